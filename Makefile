@@ -1,0 +1,79 @@
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --warn-undefined-variables --no-builtin-rules
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The generator's plugins (protoc-gen-mypy, buf) live in the venv.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+GENERATED := python/agentscope_proto/_generated
+BASELINE := proto/baseline.binpb
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+.PHONY: setup
+setup: $(BIN)/python ## Create .venv and install the package with the dev extra
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+
+CODEGEN := .venv-codegen
+OLDEST := .venv-oldest
+
+$(CODEGEN)/bin/python: scripts/codegen-requirements.txt
+	$(PYTHON) -m venv $(CODEGEN)
+	$(CODEGEN)/bin/python -m pip install --quiet -r scripts/codegen-requirements.txt
+	touch $@
+
+.PHONY: generate
+generate: $(CODEGEN)/bin/python ## Regenerate the Python code from proto/ with the pinned generator
+	$(CODEGEN)/bin/python scripts/generate.py
+
+.PHONY: check-generated
+check-generated: generate ## Fail if the committed generated code differs from a fresh generation
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); \
+		echo "generated code is stale: run 'make generate' and commit"; exit 1; fi
+
+.PHONY: lint
+lint: ## buf lint and format, ruff, mypy --strict
+	buf lint
+	buf format --diff --exit-code
+	$(BIN)/ruff check python tests scripts
+	$(BIN)/ruff format --check python tests scripts
+	$(BIN)/mypy
+
+.PHONY: breaking
+breaking: ## buf breaking against the released schema image (proto/baseline.binpb)
+	buf breaking --against $(BASELINE)
+
+.PHONY: release-schema
+release-schema: ## Refresh the breaking-change baseline after a release
+	buf build -o $(BASELINE)
+
+.PHONY: test
+test: ## Run the test suite
+	$(BIN)/python -m pytest
+
+.PHONY: test-oldest
+test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
+	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet -e '.[dev]' 'protobuf==5.29.5' 'grpcio==1.70.0'
+	$(OLDEST)/bin/python -m pytest -p no:cacheprovider
+
+.PHONY: check
+check: check-generated lint breaking test test-oldest ## Everything CI runs
+
+.PHONY: golden
+golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
+	test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
+	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt
+	.venv-golden/bin/python tests/golden/make_messages.py
+	.venv-golden/bin/python tests/golden/make_formatters.py
+	.venv-golden/bin/python tests/golden/make_parsers.py

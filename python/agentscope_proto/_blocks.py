@@ -1,0 +1,357 @@
+"""Content blocks between AgentScope's open dicts and the schema's messages.
+
+AgentScope blocks are plain dicts: producers add keys (`signature`,
+`thought_signature`, `cache_control`, anything) and readers pass them on. So a
+block converts losslessly: modelled keys go to typed fields, every other key to
+`extra_json` in its original order, and `key_order` records the dict's key
+order whenever it is not the canonical one. A modelled key whose value does not
+fit its typed field is either an error (core keys such as `text`) or, for
+provider annotations, kept as an extra key unchanged.
+
+Each block kind is described by a table of `_Key`s rather than by code, so the
+two directions cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, TypeAlias
+
+from . import _json
+from ._generated.agentscope.message.v1.message_pb2 import (
+    AudioBlock,
+    ContentBlock,
+    ContentBlocks,
+    ImageBlock,
+    OpaqueBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+    VideoBlock,
+)
+from .errors import MessageFormatError
+
+__all__ = [
+    "AnyBlock",
+    "block_from_dict",
+    "block_kind",
+    "block_to_dict",
+    "blocks_from_list",
+    "blocks_to_list",
+    "wrap",
+]
+
+AnyBlock: TypeAlias = (
+    TextBlock
+    | ThinkingBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ImageBlock
+    | AudioBlock
+    | VideoBlock
+    | OpaqueBlock
+)
+
+# Media kinds allowed inside a tool result's block list.
+RESULT_KINDS = frozenset({"text", "image", "audio", "video"})
+
+
+class _Misfit(Exception):
+    """A value that cannot live in its typed field."""
+
+
+def _read_str(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise _Misfit(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _read_b64(value: Any, path: str) -> bytes:
+    if not isinstance(value, str):
+        raise _Misfit(f"expected base64 text, got {type(value).__name__}")
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _Misfit(f"invalid base64 ({exc})") from None
+    # Only canonical base64 maps back to the same text; anything else would
+    # change on the way out.
+    if base64.b64encode(data).decode("ascii") != value:
+        raise _Misfit("base64 text is not in canonical form")
+    return data
+
+
+def _write_b64(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+def _read_json(value: Any, path: str) -> str:
+    return _json.dumps(value, path)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+_STATES = {
+    name.removeprefix("TOOL_RESULT_STATE_").lower(): number
+    for name, number in ToolResultState.items()
+    if number
+}
+_STATE_NAMES = {number: name for name, number in _STATES.items()}
+
+
+def _read_state(value: Any, path: str) -> int:
+    if not isinstance(value, str) or value not in _STATES:
+        raise _Misfit(f"unknown tool result state {value!r}")
+    return _STATES[value]
+
+
+class _Key(NamedTuple):
+    """One modelled dict key of a block kind and how it maps to the message."""
+
+    key: str
+    # Store a dict value into the message; raises _Misfit if it does not fit.
+    load: Callable[[Any, Any, str], None]
+    # The dict value for a message.
+    dump: Callable[[Any], Any]
+    # Whether the message holds a value to write.
+    present: Callable[[Any], bool]
+    # A misfit value is kept as an extra key instead of raising.
+    soft: bool = False
+
+
+def _always(message: Any) -> bool:
+    return True
+
+
+def _scalar(
+    key: str,
+    field: str,
+    read: Callable[[Any, str], Any] = _read_str,
+    write: Callable[[Any], Any] = _identity,
+    *,
+    presence: bool = False,
+    soft: bool = False,
+) -> _Key:
+    def load(message: Any, value: Any, path: str) -> None:
+        setattr(message, field, read(value, path))
+
+    def dump(message: Any) -> Any:
+        return write(getattr(message, field))
+
+    def present(message: Any) -> bool:
+        return bool(message.HasField(field))
+
+    return _Key(key, load, dump, present if presence else _always, soft)
+
+
+def _load_source(message: Any, value: Any, path: str) -> None:
+    if not isinstance(value, Mapping):
+        raise MessageFormatError(path, f"expected an object, got {type(value).__name__}")
+    kind = value.get("type")
+    keys = _SOURCE_KEYS.get(kind) if isinstance(kind, str) else None
+    if keys is None:
+        raise MessageFormatError(f"{path}.type", f"expected 'url' or 'base64', got {kind!r}")
+    message.source.SetInParent()
+    _fill(message.source, keys, value, path)
+
+
+def _dump_source(message: Any) -> dict[str, Any]:
+    source = message.source
+    which = source.WhichOneof("source")
+    if which is None:
+        raise MessageFormatError("source", "media source has neither url nor data")
+    kind = "url" if which == "url" else "base64"
+    return _emit(kind, source, _SOURCE_KEYS[kind])
+
+
+def _load_output(message: ToolResultBlock, value: Any, path: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, str):
+        message.text = value
+    elif isinstance(value, list):
+        message.blocks.SetInParent()
+        blocks_from_list(value, path, message.blocks.items, allowed=RESULT_KINDS)
+    else:
+        raise MessageFormatError(
+            path, f"expected a string, a list or null, got {type(value).__name__}"
+        )
+
+
+def _dump_output(message: ToolResultBlock) -> str | list[dict[str, Any]] | None:
+    which = message.WhichOneof("output")
+    if which == "text":
+        return message.text
+    if which == "blocks":
+        return blocks_to_list(message.blocks.items)
+    return None
+
+
+_SIGNATURE = _scalar(
+    "thought_signature", "thought_signature", _read_b64, _write_b64, presence=True, soft=True
+)
+_ID = _scalar("id", "id")
+_NAME = _scalar("name", "name")
+_SOURCE = _Key("source", _load_source, _dump_source, _always)
+
+_KEYS: dict[str, tuple[_Key, ...]] = {
+    "text": (_scalar("text", "text"), _SIGNATURE),
+    "thinking": (
+        _scalar("thinking", "thinking"),
+        _scalar("signature", "signature", presence=True, soft=True),
+        _SIGNATURE,
+    ),
+    "tool_use": (
+        _ID,
+        _NAME,
+        _scalar("input", "input_json", _read_json, _json.loads),
+        _scalar("raw_input", "raw_input", presence=True, soft=True),
+        _SIGNATURE,
+    ),
+    "tool_result": (
+        _ID,
+        _NAME,
+        _Key("output", _load_output, _dump_output, _always),
+        _scalar("state", "state", _read_state, _STATE_NAMES.__getitem__, presence=True, soft=True),
+    ),
+    "image": (_SOURCE,),
+    "audio": (_SOURCE,),
+    "video": (_SOURCE,),
+}
+_SOURCE_KEYS: dict[str, tuple[_Key, ...]] = {
+    "url": (_scalar("url", "url"), _scalar("media_type", "media_type", presence=True, soft=True)),
+    "base64": (_scalar("media_type", "media_type"), _scalar("data", "data", _read_b64, _write_b64)),
+}
+_CLASSES: dict[str, type[AnyBlock]] = {
+    "text": TextBlock,
+    "thinking": ThinkingBlock,
+    "tool_use": ToolUseBlock,
+    "tool_result": ToolResultBlock,
+    "image": ImageBlock,
+    "audio": AudioBlock,
+    "video": VideoBlock,
+}
+_KIND_OF_CLASS: dict[type[Any], str] = {cls: kind for kind, cls in _CLASSES.items()}
+
+
+def _fill(message: Any, keys: tuple[_Key, ...], data: Mapping[str, Any], path: str) -> None:
+    """Copy a block dict into `message`: modelled keys to fields, the rest to extras."""
+    extras: dict[str, Any] = {}
+    canonical = ["type"]
+    for spec in keys:
+        if spec.key not in data:
+            # Keys with presence may be absent; the others are required.
+            if spec.present is _always:
+                raise MessageFormatError(f"{path}.{spec.key}", "missing")
+            continue
+        try:
+            spec.load(message, data[spec.key], f"{path}.{spec.key}")
+        except _Misfit as exc:
+            if not spec.soft:
+                raise MessageFormatError(f"{path}.{spec.key}", str(exc)) from None
+            continue
+        canonical.append(spec.key)
+    modelled = set(canonical)
+    for key, value in data.items():
+        if key not in modelled:
+            extras[key] = value
+    if extras:
+        message.extra_json = _json.dumps(extras, path)
+        canonical.extend(extras)
+    if list(data) != canonical:
+        message.key_order.extend(data)
+
+
+def _emit(kind: str, message: Any, keys: tuple[_Key, ...]) -> dict[str, Any]:
+    """The dict of a message built by `_fill`, keys in their original order."""
+    out: dict[str, Any] = {"type": kind}
+    for spec in keys:
+        if spec.present(message):
+            out[spec.key] = spec.dump(message)
+    if message.extra_json:
+        out.update(_json.loads(message.extra_json))
+    if message.key_order:
+        return {key: out[key] for key in message.key_order}
+    return out
+
+
+def block_from_dict(
+    data: Any, path: str = "block", allowed: frozenset[str] | None = None
+) -> ContentBlock:
+    """One AgentScope block dict as a `ContentBlock`."""
+    if not isinstance(data, Mapping):
+        raise MessageFormatError(path, f"expected a block object, got {type(data).__name__}")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise MessageFormatError(f"{path}.type", f"expected a block type string, got {kind!r}")
+    if allowed is not None and kind not in allowed:
+        raise MessageFormatError(
+            f"{path}.type", f"{kind!r} is not allowed here (expected one of {sorted(allowed)})"
+        )
+    keys = _KEYS.get(kind)
+    if keys is None:
+        return ContentBlock(opaque=OpaqueBlock(type=kind, block_json=_json.dumps(data, path)))
+    wrapper = ContentBlock()
+    inner = getattr(wrapper, kind)
+    inner.SetInParent()
+    _fill(inner, keys, data, path)
+    return wrapper
+
+
+def wrap(block: AnyBlock) -> ContentBlock:
+    """Put a typed block into a `ContentBlock` wrapper (copying it)."""
+    kind = "opaque" if isinstance(block, OpaqueBlock) else _KIND_OF_CLASS[type(block)]
+    wrapper = ContentBlock()
+    getattr(wrapper, kind).CopyFrom(block)
+    return wrapper
+
+
+def block_kind(block: AnyBlock) -> str:
+    """The AgentScope `type` of a typed block (an opaque block's own type)."""
+    if isinstance(block, OpaqueBlock):
+        return block.type
+    return _KIND_OF_CLASS[type(block)]
+
+
+def block_to_dict(block: AnyBlock) -> dict[str, Any]:
+    """A typed block as the AgentScope dict it came from."""
+    if isinstance(block, OpaqueBlock):
+        value: dict[str, Any] = _json.loads(block.block_json)
+        return value
+    kind = _KIND_OF_CLASS[type(block)]
+    return _emit(kind, block, _KEYS[kind])
+
+
+def unwrap(block: ContentBlock) -> AnyBlock:
+    """The typed block inside a `ContentBlock`."""
+    which = block.WhichOneof("block")
+    if which is None:
+        raise MessageFormatError("block", "empty ContentBlock (unknown or unset kind)")
+    inner: AnyBlock = getattr(block, which)
+    return inner
+
+
+def blocks_from_list(
+    items: list[Any],
+    path: str,
+    target: Any,
+    allowed: frozenset[str] | None = None,
+) -> None:
+    """Append AgentScope block dicts to a repeated `ContentBlock` field."""
+    for index, item in enumerate(items):
+        target.append(block_from_dict(item, f"{path}[{index}]", allowed))
+
+
+def blocks_to_list(blocks: Any) -> list[dict[str, Any]]:
+    """A repeated `ContentBlock` field as AgentScope block dicts."""
+    return [block_to_dict(unwrap(block)) for block in blocks]
+
+
+def new_blocks(items: list[ContentBlock]) -> ContentBlocks:
+    """A `ContentBlocks` list holding `items`."""
+    return ContentBlocks(items=items)

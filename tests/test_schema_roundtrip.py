@@ -1,0 +1,125 @@
+"""A message holding every block kind and source kind survives the binary wire unchanged."""
+
+from __future__ import annotations
+
+from agentscope_proto import (
+    AudioBlock,
+    ContentBlock,
+    ContentBlocks,
+    ImageBlock,
+    MediaSource,
+    Msg,
+    OpaqueBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+    Usage,
+    VideoBlock,
+)
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
+
+def _every_kind() -> Msg:
+    url = MediaSource(url="https://example.com/cat.png")
+    inline = MediaSource(data=PNG, media_type="image/png")
+    local = MediaSource(url="file:///tmp/a.wav", media_type="audio/wav")
+    output = ContentBlocks(
+        items=[
+            ContentBlock(text=TextBlock(text="Sunny")),
+            ContentBlock(image=ImageBlock(source=inline)),
+            ContentBlock(audio=AudioBlock(source=local)),
+            ContentBlock(
+                video=VideoBlock(
+                    source=MediaSource(data=b"\x00\x00\x00\x18ftypmp42", media_type="video/mp4")
+                )
+            ),
+        ]
+    )
+    blocks = [
+        ContentBlock(
+            text=TextBlock(
+                text="héllo 🤖",
+                thought_signature=b"\x01\x02",
+                extra_json='{"cache_control":{"type":"ephemeral"}}',
+            )
+        ),
+        ContentBlock(
+            thinking=ThinkingBlock(thinking="hmm", signature="sig==", thought_signature=b"\xff")
+        ),
+        ContentBlock(
+            tool_use=ToolUseBlock(
+                id="call_1",
+                name="weather",
+                input_json='{"city":"Paris","n":1,"x":1.0}',
+                raw_input='{"city": "Paris", "n": 1, "x": 1.0}',
+                thought_signature=b"\x00",
+            )
+        ),
+        ContentBlock(
+            tool_result=ToolResultBlock(
+                id="call_1",
+                name="weather",
+                blocks=output,
+                state=ToolResultState.TOOL_RESULT_STATE_SUCCESS,
+            )
+        ),
+        ContentBlock(tool_result=ToolResultBlock(id="call_2", name="weather", text="done")),
+        ContentBlock(tool_result=ToolResultBlock(id="call_3", name="weather")),
+        ContentBlock(image=ImageBlock(source=url, key_order=["source", "type"])),
+        ContentBlock(audio=AudioBlock(source=MediaSource(data=b"RIFF", media_type="audio/wav"))),
+        ContentBlock(
+            video=VideoBlock(
+                source=MediaSource(url="https://example.com/v.mp4"), extra_json='{"fps":2}'
+            )
+        ),
+        ContentBlock(opaque=OpaqueBlock(type="hint", block_json='{"type":"hint","hint":"x"}')),
+    ]
+    return Msg(
+        id="NpScqPE57K4enNGEXLHsKz",
+        name="Friday",
+        role=Role.ROLE_ASSISTANT,
+        blocks=ContentBlocks(items=blocks),
+        metadata_json='{"z":1,"a":[1.0,null,18446744073709551617]}',
+        timestamp="2026-11-22 03:16:25.065",
+        invocation_id="chatcmpl-1",
+        usage=Usage(input_tokens=10, output_tokens=0, cache_read_input_tokens=3, time_seconds=0.25),
+        extra_json='{"finished_reason":"completed"}',
+    )
+
+
+def test_binary_round_trip_is_identical() -> None:
+    msg = _every_kind()
+    wire = msg.SerializeToString(deterministic=True)
+    back = Msg.FromString(wire)
+    assert back == msg
+    assert back.SerializeToString(deterministic=True) == wire
+
+
+def test_every_block_kind_and_source_kind_is_present() -> None:
+    msg = _every_kind()
+    kinds = {b.WhichOneof("block") for b in msg.blocks.items}
+    kinds |= {b.WhichOneof("block") for b in msg.blocks.items[3].tool_result.blocks.items}
+    oneof = ContentBlock.DESCRIPTOR.oneofs_by_name["block"]
+    assert kinds == {f.name for f in oneof.fields}
+    sources = {b.image.source.WhichOneof("source") for b in msg.blocks.items if b.HasField("image")}
+    sources |= {
+        b.audio.source.WhichOneof("source") for b in msg.blocks.items if b.HasField("audio")
+    }
+    assert sources == {"url", "data"}
+
+
+def test_string_content_and_empty_string_are_distinct_from_blocks() -> None:
+    empty = Msg(name="u", role=Role.ROLE_USER, text="")
+    assert Msg.FromString(empty.SerializeToString()).WhichOneof("content") == "text"
+    no_content = Msg(name="u", role=Role.ROLE_USER)
+    assert Msg.FromString(no_content.SerializeToString()).WhichOneof("content") is None
+
+
+def test_usage_counts_have_presence() -> None:
+    usage = Usage.FromString(Usage(output_tokens=0).SerializeToString())
+    assert usage.HasField("output_tokens")
+    assert not usage.HasField("input_tokens")
