@@ -17,6 +17,7 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     Usage,
     VideoBlock,
 )
+from .dialects import Dialect, from_dict, from_json, to_dict, to_json
 from .errors import AgentScopeProtoError, MessageFormatError
 from .message import (
     AnyBlock,
@@ -38,6 +39,11 @@ from .message import (
 )
 
 __all__ = [
+    "Dialect",
+    "from_dict",
+    "from_json",
+    "to_dict",
+    "to_json",
     "AgentScopeProtoError",
     "AnyBlock",
     "AudioBlock",

@@ -144,6 +144,9 @@ def _scalar(
         return write(getattr(message, field))
 
     def present(message: Any) -> bool:
+        # Enums have no presence: their zero value means "not reported".
+        if message.DESCRIPTOR.fields_by_name[field].enum_type is not None:
+            return bool(getattr(message, field))
         return bool(message.HasField(field))
 
     return _Key(key, load, dump, present if presence else _always, soft)
