@@ -1,4 +1,4 @@
-"""Parity of the message helpers with AgentScope 1.0.21, case by case (tests/golden/messages.json)."""
+"""Parity of the message helpers with AgentScope 1.0.21 (tests/golden/messages.json)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import re
 from typing import Any
 
 import pytest
-from conftest import load_golden
-from strict import assert_same
 
 from agentscope_proto import (
     Msg,
@@ -18,6 +16,8 @@ from agentscope_proto import (
     to_dict,
 )
 from agentscope_proto._blocks import block_to_dict
+from conftest import load_golden
+from strict import assert_same
 
 GOLDEN = load_golden("messages.json")
 CASES = GOLDEN["cases"]

@@ -39,17 +39,13 @@ from .message import (
 )
 
 __all__ = [
-    "Dialect",
-    "from_dict",
-    "from_json",
-    "to_dict",
-    "to_json",
     "AgentScopeProtoError",
     "AnyBlock",
     "AudioBlock",
     "BlockType",
     "ContentBlock",
     "ContentBlocks",
+    "Dialect",
     "ImageBlock",
     "MediaBlock",
     "MediaSource",
@@ -64,6 +60,8 @@ __all__ = [
     "ToolUseBlock",
     "Usage",
     "VideoBlock",
+    "from_dict",
+    "from_json",
     "get_content_blocks",
     "get_text_content",
     "has_content_blocks",
@@ -77,4 +75,6 @@ __all__ = [
     "new_tool_result_block",
     "new_tool_use_block",
     "new_video_block",
+    "to_dict",
+    "to_json",
 ]

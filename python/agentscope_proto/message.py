@@ -17,11 +17,9 @@ from ._blocks import AnyBlock, block_kind, unwrap, wrap
 from ._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
-    ContentBlocks,
     ImageBlock,
     MediaSource,
     Msg,
-    OpaqueBlock,
     Role,
     TextBlock,
     ThinkingBlock,
