@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["AgentScopeProtoError", "MessageFormatError"]
+__all__ = [
+    "AgentScopeProtoError",
+    "FormatError",
+    "MediaAccessError",
+    "MessageFormatError",
+    "ParseError",
+    "ProviderError",
+    "UnknownProviderError",
+    "UnsupportedMediaError",
+]
 
 
 class AgentScopeProtoError(Exception):
@@ -19,3 +28,58 @@ class MessageFormatError(AgentScopeProtoError, ValueError):
         super().__init__(f"{path}: {reason}" if path else reason)
         self.path = path
         self.reason = reason
+
+
+class UnknownProviderError(AgentScopeProtoError, ValueError):
+    """A provider name that is not registered; the message lists the known ones."""
+
+    def __init__(self, provider: object, known: list[str]) -> None:
+        super().__init__(f"unknown provider {provider!r}; expected one of {', '.join(known)}")
+        self.provider = provider
+        self.known = known
+
+
+class FormatError(AgentScopeProtoError, ValueError):
+    """Messages that cannot be formatted for the provider, naming where and why.
+
+    `path` locates the offending input, e.g. `messages[2].content[1]`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class UnsupportedMediaError(FormatError, TypeError):
+    """A media block the provider cannot take (e.g. a `.jpg` for Gemini)."""
+
+
+class MediaAccessError(FormatError):
+    """Media that would need a file read or a download the caller did not allow.
+
+    Pass `media_root=` to allow reading files under a directory, or
+    `allow_download=True` to allow fetching http(s) URLs.
+    """
+
+
+class ParseError(AgentScopeProtoError, ValueError):
+    """A provider response that is not valid JSON or has the wrong shape.
+
+    `path` locates the offending value, e.g. `choices[0].message.tool_calls`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class ProviderError(AgentScopeProtoError):
+    """The provider answered with an error body (`{"error": {...}}` or an error event)."""
+
+    def __init__(self, provider: str, error_type: str, message: str) -> None:
+        super().__init__(f"{provider} error ({error_type}): {message}")
+        self.provider = provider
+        self.error_type = error_type
+        self.message = message

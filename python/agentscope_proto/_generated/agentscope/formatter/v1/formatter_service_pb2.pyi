@@ -369,21 +369,30 @@ class ParseOptions(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SPLIT_THINK_TAGS_FIELD_NUMBER: _builtins.int
+    STREAM_TOOL_PARSING_FIELD_NUMBER: _builtins.int
     split_think_tags: _builtins.bool
     """Turn `<think>...</think>` spans inside text into thinking blocks (some
     hosts of reasoning models put reasoning there). Off by default, as in
     AgentScope.
     """
+    stream_tool_parsing: _builtins.bool
+    """Parse partial tool-call arguments on every stream event (AgentScope's
+    `stream_tool_parsing`). Unset means true; when false, tool inputs stay
+    `{}` until one extra final snapshot carries the repaired inputs.
+    """
     def __init__(
         self,
         *,
         split_think_tags: _builtins.bool = ...,
+        stream_tool_parsing: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "stream_tool_parsing", b"stream_tool_parsing"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["split_think_tags", b"split_think_tags"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "split_think_tags", b"split_think_tags", "stream_tool_parsing", b"stream_tool_parsing"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__stream_tool_parsing: _TypeAlias = _typing.Literal["stream_tool_parsing"]  # noqa: Y015
+    _WhichOneofArgType__stream_tool_parsing: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stream_tool_parsing) -> _WhichOneofReturnType__stream_tool_parsing | None: ...
 
 Global___ParseOptions: _TypeAlias = ParseOptions  # noqa: Y015
 

@@ -1,0 +1,197 @@
+"""`format()`: messages to the request body of a provider's API.
+
+The message list equals AgentScope 1.0.21's `<Provider>ChatFormatter` (or
+`<Provider>MultiAgentFormatter`) output, and tools / tool choice equal what the
+matching AgentScope model class sends. The body holds only the provider's own
+fields; warnings and the token count travel beside it as attributes of the
+returned `FormattedBody` (a `dict`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import _json
+from ._blocks import blocks_to_list
+from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
+from .dialects import from_dict
+from .errors import FormatError
+from .providers import get_provider
+from .providers._base import FormatContext, FormatWarning, MsgView
+
+__all__ = ["FormattedBody", "count_chars", "format"]
+
+_ROLE_NAMES = {
+    Role.ROLE_USER: "user",
+    Role.ROLE_ASSISTANT: "assistant",
+    Role.ROLE_SYSTEM: "system",
+    # AgentScope 1.x carries tool results in system messages.
+    Role.ROLE_TOOL: "system",
+}
+_COMMON_OPTIONS = frozenset({"max_tokens", "token_counter"})
+
+
+class FormattedBody(dict[str, Any]):
+    """The request body to send (a plain `dict` of the provider's fields).
+
+    `warnings` lists the blocks dropped on the way; `token_count` is the count
+    of the formatted messages when a token counter was given.
+    """
+
+    warnings: list[FormatWarning]
+    token_count: int | None
+
+    def __init__(
+        self,
+        body: Mapping[str, Any],
+        warnings: list[FormatWarning],
+        token_count: int | None,
+    ) -> None:
+        super().__init__(body)
+        self.warnings = warnings
+        self.token_count = token_count
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The body as a plain dict."""
+        return dict(self)
+
+
+def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
+    if isinstance(msg, Mapping):
+        msg = from_dict(msg)
+    elif not isinstance(msg, Msg):
+        raise FormatError(
+            f"messages[{index}]", f"expected a Msg or a message dict, got {type(msg).__name__}"
+        )
+    if msg.role not in _ROLE_NAMES:
+        raise FormatError(f"messages[{index}].role", "unset")
+    content: str | list[dict[str, Any]]
+    content = msg.text if msg.WhichOneof("content") == "text" else blocks_to_list(msg.blocks.items)
+    return MsgView(
+        msg.name if msg.HasField("name") else None, _ROLE_NAMES[msg.role], content, index
+    )
+
+
+def count_chars(messages: Sequence[Any]) -> int:
+    """AgentScope's `CharTokenCounter`: the length of the messages' text form."""
+    return len("\n".join(str(message) for message in messages))
+
+
+def _truncate(msgs: list[MsgView], max_tokens: int) -> list[MsgView]:
+    """AgentScope's `TruncatedFormatterBase._truncate`.
+
+    Drops the oldest messages (after a leading system message) up to the first
+    point where every tool call seen so far has its result.
+    """
+    start = 1 if msgs and msgs[0].role == "system" else 0
+    if start and len(msgs) == 1:
+        raise FormatError(
+            "messages[0]",
+            f"the system prompt message already exceeds the token limit ({max_tokens} tokens)",
+        )
+    pending: set[str] = set()
+    for i in range(start, len(msgs)):
+        for block in msgs[i].get_content_blocks("tool_use"):
+            pending.add(block["id"])
+        for block in msgs[i].get_content_blocks("tool_result"):
+            pending.discard(block["id"])
+        if not pending:
+            return msgs[:start] + msgs[i + 1 :]
+    if pending:
+        raise FormatError(
+            "messages",
+            f"tool call(s) without a corresponding tool result: {sorted(pending)}; "
+            "cannot truncate without splitting them",
+        )
+    return msgs[:start]
+
+
+def _counter(name: Any) -> Any:
+    if name in (None, "char"):
+        return count_chars
+    raise FormatError("token_counter", f"unknown token counter {name!r}; expected 'char'")
+
+
+def format(
+    msgs: Iterable[Msg | Mapping[str, Any]],
+    provider: str,
+    *,
+    multi_agent: bool = False,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | None = None,
+    media_root: str | Path | None = None,
+    allow_download: bool = False,
+    write_media: bool = False,
+    **options: Any,
+) -> FormattedBody:
+    """Format messages into the request body of `provider`'s API.
+
+    Args:
+        msgs: `Msg`s or AgentScope message dicts, oldest first.
+        provider: `"openai"`, `"anthropic"`, `"gemini"`, `"dashscope"`,
+            `"ollama"`, `"deepseek"` or `"openai_responses"`.
+        multi_agent: Format as AgentScope's `<Provider>MultiAgentFormatter`.
+        tools: OpenAI-style function tool schemas.
+        tool_choice: `"auto"`, `"none"`, `"required"` or a tool name.
+        media_root: Allow reading local media files under this directory.
+        allow_download: Allow downloading http(s) media (in-process only).
+        write_media: Write base64 tool-result media to the cited temp paths.
+        **options: AgentScope formatter options (`promote_tool_result_images`,
+            `conversation_history_prompt`, `max_tokens` with
+            `token_counter="char"`, ...).
+
+    Raises:
+        UnknownProviderError: `provider` is not known.
+        FormatError: the messages cannot be formatted (the error names where).
+        MediaAccessError: media would need file or network access not allowed.
+    """
+    impl = get_provider(provider)
+    unknown = set(options) - impl.options - _COMMON_OPTIONS
+    if unknown:
+        raise FormatError(
+            "options",
+            f"unknown option(s) {sorted(unknown)} for {impl.name}; "
+            f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
+        )
+    views = [_view(msg, index) for index, msg in enumerate(msgs)]
+    ctx = FormatContext(
+        options=options,
+        media_root=Path(media_root) if media_root is not None else None,
+        allow_download=allow_download,
+        write_media=write_media,
+    )
+    max_tokens = options.get("max_tokens")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 0):
+        raise FormatError("max_tokens", "must be a positive integer")
+    counter = _counter(options.get("token_counter")) if "token_counter" in options else None
+    while True:
+        ctx.warnings.clear()
+        messages = impl.format_messages(views, ctx, multi_agent=multi_agent)
+        count = counter(messages) if counter else None
+        if count is None or max_tokens is None or count <= max_tokens:
+            break
+        views = _truncate(views, max_tokens)
+    tool_list = [dict(tool) for tool in tools] if tools is not None else None
+    body = impl.build_body(messages, tool_list, tool_choice, ctx)
+    return FormattedBody(body, list(ctx.warnings), count)
+
+
+def body_to_json(body: Mapping[str, Any]) -> bytes:
+    """A formatted body as UTF-8 JSON; `bytes` values become base64 text
+    (Gemini's `thought_signature`, as its REST API expects)."""
+    return _json.dumps(_jsonable(body), "body").encode("utf-8")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(item) for item in value]
+    return value

@@ -1,0 +1,353 @@
+"""What every provider module shares: the message view, the format context and
+the few pure helpers AgentScope's formatters have in common.
+
+Formatters work on AgentScope-shaped block dicts (the `to_dict` form of each
+block) because AgentScope's own output copies those dicts, extra keys and all;
+working on the same shape is what makes byte-for-byte parity straightforward.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import tempfile
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
+
+__all__ = [
+    "DEFAULT_HISTORY_PROMPT",
+    "MEDIA_DIR",
+    "FormatContext",
+    "FormatWarning",
+    "MsgView",
+    "ParseOptions",
+    "Provider",
+    "StreamState",
+    "expect",
+    "group_messages",
+    "raise_for_error_body",
+    "tool_result_to_text",
+]
+
+logger = logging.getLogger("agentscope_proto.format")
+
+DEFAULT_HISTORY_PROMPT = (
+    "# Conversation History\n"
+    "The content between <history></history> tags contains your conversation history\n"
+)
+
+# Where AgentScope would have written base64 tool-result media. Resolved once at
+# import: tempfile probes the file system the first time it is asked.
+MEDIA_DIR = f"{tempfile.gettempdir()}/agentscope_media"
+
+
+@dataclass(slots=True)
+class MsgView:
+    """One input message as AgentScope's formatters see it.
+
+    `index` is the message's position in the caller's list (a promoted message
+    shares the index of the message it was promoted from), for error paths.
+    """
+
+    name: str | None
+    role: str
+    content: str | list[dict[str, Any]]
+    index: int
+
+    def get_content_blocks(self, block_type: str | None = None) -> list[dict[str, Any]]:
+        """AgentScope's `Msg.get_content_blocks`: string content is one text block."""
+        if isinstance(self.content, str):
+            blocks = [{"type": "text", "text": self.content}]
+        else:
+            blocks = self.content
+        if block_type is None:
+            return blocks
+        return [b for b in blocks if b.get("type") == block_type]
+
+    def has_content_blocks(self, block_type: str | None = None) -> bool:
+        """AgentScope's `Msg.has_content_blocks`."""
+        return len(self.get_content_blocks(block_type)) > 0
+
+    def get_text_content(self, separator: str = "\n") -> str | None:
+        """AgentScope's `Msg.get_text_content`."""
+        if isinstance(self.content, str):
+            return self.content
+        texts = [b["text"] for b in self.content if b.get("type") == "text"]
+        return separator.join(texts) if texts else None
+
+    def has_tool_blocks(self) -> bool:
+        """Whether the message holds a tool call or a tool result."""
+        return self.has_content_blocks("tool_use") or self.has_content_blocks("tool_result")
+
+
+@dataclass(frozen=True, slots=True)
+class FormatWarning:
+    """A block the formatter dropped, and why."""
+
+    path: str
+    block_type: str
+    message: str
+
+
+@dataclass(slots=True)
+class FormatContext:
+    """Options and permissions of one `format()` call, and what it reports back.
+
+    Formatters never touch the file system or the network themselves: they ask
+    the context, which refuses unless the caller allowed it.
+    """
+
+    options: dict[str, Any] = field(default_factory=dict)
+    media_root: Path | None = None
+    allow_download: bool = False
+    write_media: bool = False
+    download_max_bytes: int = 20 * 1024 * 1024
+    download_timeout: float = 10.0
+    warnings: list[FormatWarning] = field(default_factory=list)
+    # Tool-result media "saved" during this call, by path: AgentScope writes
+    # them to temp files and may read them back when promoting them.
+    saved_media: dict[str, bytes] = field(default_factory=dict)
+    # Path of the block being formatted, for errors raised by the media helpers.
+    location: str = ""
+
+    def at(self, msg: MsgView, block_index: int | None = None) -> None:
+        """Note which block is being formatted (names it in media errors)."""
+        self.location = f"messages[{msg.index}]"
+        if block_index is not None:
+            self.location += f".content[{block_index}]"
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """A format option by its AgentScope constructor name."""
+        return self.options.get(name, default)
+
+    def warn(
+        self, msg: MsgView | None, block_index: int | None, block_type: str, text: str
+    ) -> None:
+        """Record (and log) that a block was dropped."""
+        path = "" if msg is None else f"messages[{msg.index}]"
+        if msg is not None and block_index is not None:
+            path += f".content[{block_index}]"
+        self.warnings.append(FormatWarning(path, block_type, text))
+        logger.warning("%s: %s", path or "format", text)
+
+    # -- media ------------------------------------------------------------
+
+    def save_base64(self, media_type: str, data: str) -> str:
+        """The path AgentScope would cite for base64 tool-result media.
+
+        Content-addressed and deterministic; the file is written only when the
+        caller passed `write_media=True`.
+        """
+        raw = base64.b64decode(data)
+        path = f"{MEDIA_DIR}/{hashlib.sha256(raw).hexdigest()[:16]}.{media_type.split('/')[-1]}"
+        self.saved_media[path] = raw
+        if self.write_media:
+            Path(MEDIA_DIR).mkdir(parents=True, exist_ok=True)
+            Path(path).write_bytes(raw)
+        return path
+
+    @staticmethod
+    def is_web_url(url: str) -> bool:
+        """Whether `url` names a remote resource (scheme other than none/`file`)."""
+        return urllib.parse.urlparse(url).scheme not in ("", "file")
+
+    def _local(self, raw_path: str) -> Path:
+        if self.media_root is None:
+            raise MediaAccessError(
+                self.location,
+                f"{raw_path!r} is a local file; reading it needs media_root= (file access)",
+            )
+        root = self.media_root.resolve()
+        candidate = Path(urllib.parse.unquote(raw_path))
+        resolved = (root / candidate).resolve()
+        if not resolved.is_relative_to(root):
+            raise MediaAccessError(self.location, f"{raw_path!r} is outside the media root")
+        return resolved
+
+    def is_file(self, raw_path: str) -> bool:
+        """`os.path.isfile` for a local media path, within the caller's permission."""
+        if raw_path in self.saved_media:
+            return True
+        if self.is_web_url(raw_path):
+            return False
+        return self._local(raw_path).is_file()
+
+    def exists(self, raw_path: str) -> bool:
+        """`os.path.exists` for a local media path, within the caller's permission."""
+        if raw_path in self.saved_media:
+            return True
+        if self.is_web_url(raw_path):
+            return False
+        return self._local(raw_path).exists()
+
+    def read_file(self, raw_path: str) -> bytes:
+        """The bytes of a local media file, within the caller's permission."""
+        if raw_path in self.saved_media:
+            return self.saved_media[raw_path]
+        return self._local(raw_path).read_bytes()
+
+    def download(self, url: str) -> bytes:
+        """The body of an http(s) URL, if the caller allowed downloads."""
+        if not self.allow_download:
+            raise MediaAccessError(
+                self.location, f"{url!r} would need a download; pass allow_download=True"
+            )
+        if urllib.parse.urlparse(url).scheme not in ("http", "https"):
+            raise MediaAccessError(self.location, f"{url!r}: only http(s) URLs can be downloaded")
+        with urllib.request.urlopen(url, timeout=self.download_timeout) as response:
+            body: bytes = response.read(self.download_max_bytes + 1)
+        if len(body) > self.download_max_bytes:
+            raise MediaAccessError(
+                self.location, f"{url!r} is larger than {self.download_max_bytes} bytes"
+            )
+        return body
+
+
+def tool_result_to_text(
+    output: str | list[dict[str, Any]] | None, ctx: FormatContext
+) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """AgentScope's `convert_tool_result_to_string`.
+
+    Returns the textual output (items `- `-bulleted when there are several) and
+    the media items as `(url_or_path, block)` pairs for promotion.
+    """
+    if output is None:
+        return "", []
+    if isinstance(output, str):
+        return output, []
+    texts: list[str] = []
+    media: list[tuple[str, dict[str, Any]]] = []
+    for block in output:
+        kind = block["type"]
+        if kind == "text":
+            texts.append(block["text"])
+            continue
+        source = block["source"]
+        if source["type"] == "url":
+            where = source["url"]
+        else:
+            where = ctx.save_base64(source["media_type"], source["data"])
+        texts.append(f"The returned {kind} can be found at: {where}")
+        media.append((where, block))
+    if len(texts) == 1:
+        return texts[0], media
+    return "\n".join("- " + text for text in texts), media
+
+
+GroupKind = Literal["tool_sequence", "agent_message"]
+
+
+def group_messages(msgs: Sequence[MsgView]) -> Iterator[tuple[GroupKind, list[MsgView]]]:
+    """AgentScope's `_group_messages`: runs of tool messages and of agent messages."""
+    group: list[MsgView] = []
+    kind: GroupKind | None = None
+    for msg in msgs:
+        this: GroupKind = "tool_sequence" if msg.has_tool_blocks() else "agent_message"
+        if kind is not None and this != kind:
+            yield kind, group
+            group = []
+        kind = this
+        group.append(msg)
+    if kind is not None:
+        yield kind, group
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """Options of `parse()` and `StreamParser`."""
+
+    split_think_tags: bool = False
+    # AgentScope's `stream_tool_parsing`: repair partial tool arguments on every
+    # event (True) or only in one extra final snapshot (False).
+    stream_tool_parsing: bool = True
+
+
+class StreamState(Protocol):
+    """The accumulating state of one streamed response."""
+
+    def feed(self, event: dict[str, Any]) -> Any:
+        """Take one event's JSON; return a `ParseResult` snapshot when AgentScope
+        would yield one for it, else None."""
+        ...
+
+    def finish(self) -> Any:
+        """The final `ParseResult` after the stream ended."""
+        ...
+
+
+class Provider(Protocol):
+    """One LLM provider's wire format, both directions (see providers/__init__.py)."""
+
+    name: str
+    # Format options this provider accepts, by AgentScope constructor name.
+    options: frozenset[str]
+    # Block kinds the formatter drops (with a warning) instead of formatting.
+    dropped_blocks: frozenset[str]
+    # Block kinds the formatter formats. With `dropped_blocks` it must cover
+    # every `ContentBlock` kind ("opaque" included); a test checks that.
+    formatted_blocks: frozenset[str]
+    # How a streamed HTTP body is framed: "sse" or "ndjson".
+    framing: str
+
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[dict[str, Any]]:
+        """The provider's message list, as AgentScope's (MultiAgent)Formatter returns it."""
+        ...
+
+    def build_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> dict[str, Any]:
+        """The request body: the message list plus tools and tool choice, as the
+        AgentScope model class hands them to the SDK."""
+        ...
+
+    def parse(self, response: dict[str, Any], options: ParseOptions) -> Any:
+        """A complete response as a `ParseResult` (see parsing.py)."""
+        ...
+
+    def stream(self, options: ParseOptions) -> StreamState:
+        """A fresh state for parsing one streamed response."""
+        ...
+
+
+def raise_format(msg: MsgView, block_index: int | None, exc: type[FormatError], reason: str) -> Any:
+    """Raise `exc` with the path of a message's block."""
+    path = f"messages[{msg.index}]"
+    if block_index is not None:
+        path += f".content[{block_index}]"
+    raise exc(path, reason)
+
+
+def expect(value: Any, kind: type | tuple[type, ...], path: str) -> Any:
+    """`value` if it is of `kind`, else a `ParseError` naming `path`."""
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise ParseError(path, f"expected {names}, got {type(value).__name__}")
+    return value
+
+
+def raise_for_error_body(provider: str, response: dict[str, Any]) -> None:
+    """Raise `ProviderError` if `response` is the provider's error body.
+
+    Covers `{"error": {"type"/"code", "message"}}` (OpenAI-style and Anthropic's
+    `{"type": "error", "error": {...}}`) and `{"error": "text"}`.
+    """
+    error = response.get("error")
+    if error is None or error == {}:
+        return
+    if isinstance(error, dict):
+        kind = error.get("type") or error.get("code") or error.get("status") or "error"
+        raise ProviderError(provider, str(kind), str(error.get("message", error)))
+    raise ProviderError(provider, "error", str(error))
