@@ -1,13 +1,466 @@
-"""Placeholder while the ollama module is being written; replaced before commit."""
+"""Ollama: requests as AgentScope's OllamaChatFormatter/OllamaMultiAgentFormatter +
+OllamaChatModel build them; responses as OllamaChatModel parses them."""
 
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._result import ParseResult
+from ..errors import FormatError, ParseError
+from ._base import (
+    DEFAULT_HISTORY_PROMPT,
+    FormatContext,
+    MsgView,
+    ParseOptions,
+    expect,
+    group_messages,
+    raise_for_error_body,
+    raise_format,
+    tool_result_to_text,
+)
+from ._repair import loads_with_repair
 
-class _Pending:
+__all__ = ["PROVIDER"]
+
+# -- requests -----------------------------------------------------------------
+
+
+def _image_data(msg: MsgView, index: int, block: dict[str, Any], ctx: FormatContext) -> str:
+    """What Ollama's `images` list takes for an image block: base64 text."""
+    ctx.at(msg, index)
+    source = block.get("source")
+    source = source if isinstance(source, dict) else {}
+    kind = source.get("type")
+    if kind == "base64":
+        return str(source.get("data", ""))
+    if kind != "url" or not isinstance(source.get("url"), str):
+        raise FormatError(ctx.location, f"unsupported image source type {kind!r}")
+    url: str = source["url"]
+    # AgentScope strips `file://` before checking the file system, but hands
+    # the original URL to its downloader.
+    raw = url.removeprefix("file://")
+    if ctx.exists(raw):
+        if not ctx.is_file(raw):
+            raise FormatError(ctx.location, f"{url!r} is not a file")
+        return base64.b64encode(ctx.read_file(raw)).decode("utf-8")
+    if ctx.is_web_url(raw):
+        body = ctx.download(url)
+        # AgentScope's `_get_bytes_from_web_url` returns a UTF-8 body as the
+        # decoded text itself and only base64-encodes other bodies.
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            return base64.b64encode(body).decode("ascii")
+    raise FormatError(ctx.location, f"the URL `{url}` is not a valid image URL or local file")
+
+
+@dataclass(slots=True)
+class _Turn:
+    """One message being formatted by the chat formatter."""
+
+    msgs: list[MsgView]
+    position: int
+    out: list[dict[str, Any]]
+    ctx: FormatContext
+    texts: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+
+    @property
+    def msg(self) -> MsgView:
+        return self.msgs[self.position]
+
+
+def _text(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    turn.texts.append(block.get("text", ""))
+
+
+def _tool_use(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    # Ollama takes the arguments as an object, not as a JSON string.
+    turn.tool_calls.append(
+        {
+            "id": block.get("id"),
+            "type": "function",
+            "function": {"name": block.get("name"), "arguments": block.get("input", {})},
+        }
+    )
+
+
+def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    turn.ctx.at(turn.msg, index)
+    text, media = tool_result_to_text(block.get("output"), turn.ctx)
+    # The tool message goes out at once, before the containing message's own.
+    turn.out.append(
+        {
+            "role": "tool",
+            "tool_call_id": block.get("id"),
+            "content": text,
+            "name": block.get("name"),
+        }
+    )
+    if not turn.ctx.option("promote_tool_result_images", False):
+        return
+    promoted: list[dict[str, Any]] = []
+    for url, item in media:
+        if item.get("type") == "image":
+            promoted.append({"type": "text", "text": f"\n- The image from '{url}': "})
+            promoted.append({"type": "image", "source": {"type": "url", "url": url}})
+    if not promoted:
+        return
+    content = [
+        {
+            "type": "text",
+            "text": "<system-info>The following are the image contents from the tool "
+            f"result of '{block.get('name')}':",
+        },
+        *promoted,
+        {"type": "text", "text": "</system-info>"},
+    ]
+    # AgentScope inserts the user message right after the current one (so a
+    # second promoting result in the same message lands before the first).
+    turn.msgs.insert(turn.position + 1, MsgView("user", "user", content, turn.msg.index))
+
+
+def _image(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    turn.images.append(_image_data(turn.msg, index, block, turn.ctx))
+
+
+_CHAT_BLOCKS: dict[str, Callable[[_Turn, int, dict[str, Any]], None]] = {
+    "text": _text,
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+    "image": _image,
+}
+
+
+def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    """OllamaChatFormatter: one message each, content as one string plus `images`."""
+    out: list[dict[str, Any]] = []
+    position = 0
+    # `msgs` may grow while we walk it (promoted tool-result images).
+    while position < len(msgs):
+        turn = _Turn(msgs, position, out, ctx)
+        for index, block in enumerate(turn.msg.get_content_blocks()):
+            kind = block.get("type")
+            handler = _CHAT_BLOCKS.get(kind) if isinstance(kind, str) else None
+            if handler is None:
+                ctx.warn(
+                    turn.msg,
+                    index,
+                    str(kind),
+                    f"Unsupported block type {kind} in the message, skipped.",
+                )
+                continue
+            handler(turn, index, block)
+        message: dict[str, Any] = {"role": turn.msg.role, "content": "\n".join(turn.texts) or None}
+        if turn.tool_calls:
+            message["tool_calls"] = turn.tool_calls
+        if turn.images:
+            message["images"] = turn.images
+        # Messages left with nothing (empty text, dropped blocks only) vanish.
+        if message["content"] or turn.images or turn.tool_calls:
+            out.append(message)
+        position += 1
+    return out
+
+
+def _format_history(group: list[MsgView], ctx: FormatContext, prompt: str) -> list[dict[str, Any]]:
+    """OllamaMultiAgentFormatter's agent-message group: one user message."""
+    # AgentScope's `conversation_blocks`: text runs, and copies of image blocks
+    # that contribute "" (or a leaked `text` key) when everything is joined.
+    parts: list[dict[str, Any]] = []
+    lines: list[str] = []
+    images: list[str] = []
+    for msg in group:
+        for index, block in enumerate(msg.get_content_blocks()):
+            kind = block.get("type")
+            if kind == "text":
+                lines.append(f"{msg.name}: {block['text']}")
+            elif kind == "image":
+                if lines:
+                    parts.append({"text": "\n".join(lines)})
+                    lines.clear()
+                images.append(_image_data(msg, index, block, ctx))
+                if not isinstance(block.get("text", ""), str):
+                    raise_format(msg, index, FormatError, "image block has a non-string 'text'")
+                parts.append({**block})
+            # Every other kind is ignored silently here (no warning in AgentScope).
+    if lines:
+        parts.append({"text": "\n".join(lines)})
+    if not parts:
+        return []
+    if parts[0].get("text"):
+        parts[0]["text"] = prompt + "<history>\n" + parts[0]["text"]
+    else:
+        parts.insert(0, {"text": prompt + "<history>\n"})
+    if parts[-1].get("text"):
+        parts[-1]["text"] += "\n</history>"
+    else:
+        parts.append({"text": "</history>"})
+    # Joining with "\n" where an image sat gives the doubled newline quirk.
+    message: dict[str, Any] = {
+        "role": "user",
+        "content": "\n".join(part.get("text", "") for part in parts),
+    }
+    if images:
+        message["images"] = images
+    return [message]
+
+
+def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("conversation_history_prompt", "must be a string")
+    out: list[dict[str, Any]] = []
+    start = 0
+    if msgs and msgs[0].role == "system":
+        # The leading system message keeps string content (None without text).
+        out.append({"role": "system", "content": msgs[0].get_text_content()})
+        start = 1
+    first = True
+    for kind, group in group_messages(msgs[start:]):
+        if kind == "tool_sequence":
+            # A fresh chat formatter on a copy: promoted messages stay local.
+            out.extend(_format_chat(list(group), ctx))
+        else:
+            out.extend(_format_history(group, ctx, prompt if first else ""))
+            first = False
+    return out
+
+
+# -- responses ----------------------------------------------------------------
+
+
+def _lax_int(value: Any, path: str) -> int | None:
+    """An `Optional[int]` field as the ollama SDK's pydantic model reads it."""
+    if value is None or isinstance(value, int):
+        return None if value is None else int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise ParseError(path, f"expected an integer, got {value!r}")
+
+
+_TRUE = frozenset({"true", "1", "yes", "on", "t", "y"})
+_FALSE = frozenset({"false", "0", "no", "off", "f", "n"})
+
+
+def _lax_bool(value: Any, path: str) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise ParseError(path, f"expected a boolean, got {value!r}")
+
+
+def _opt_str(value: Any, path: str) -> str | None:
+    return None if value is None else str(expect(value, str, path))
+
+
+_STR_FIELDS = ("model", "created_at", "done_reason")
+_INT_FIELDS = (
+    "total_duration",
+    "load_duration",
+    "prompt_eval_count",
+    "prompt_eval_duration",
+    "eval_count",
+    "eval_duration",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """One /api/chat response line, checked as `ollama.ChatResponse` checks it."""
+
+    thinking: str
+    text: str
+    calls: list[tuple[str, dict[str, Any]]]
+    done: bool
+    done_reason: str
+    prompt_eval_count: int | None
+    eval_count: int | None
+
+
+def _read_chunk(data: dict[str, Any], path: str) -> _Chunk:
+    raise_for_error_body("ollama", data)
+    for name in _STR_FIELDS:
+        _opt_str(data.get(name), f"{path}.{name}")
+    counts = {name: _lax_int(data.get(name), f"{path}.{name}") for name in _INT_FIELDS}
+    message = expect(data.get("message"), dict, f"{path}.message")
+    expect(message.get("role"), str, f"{path}.message.role")
+    calls: list[tuple[str, dict[str, Any]]] = []
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None:
+        for i, call in enumerate(expect(raw_calls, list, f"{path}.message.tool_calls")):
+            where = f"{path}.message.tool_calls[{i}]"
+            function = expect(expect(call, dict, where).get("function"), dict, f"{where}.function")
+            name = expect(function.get("name"), str, f"{where}.function.name")
+            # The SDK rejects string arguments: they must already be an object.
+            arguments = expect(function.get("arguments"), dict, f"{where}.function.arguments")
+            calls.append((name, arguments))
+    return _Chunk(
+        thinking=_opt_str(message.get("thinking"), f"{path}.message.thinking") or "",
+        text=_opt_str(message.get("content"), f"{path}.message.content") or "",
+        calls=calls,
+        done=_lax_bool(data.get("done"), f"{path}.done"),
+        done_reason=data.get("done_reason") or "",
+        prompt_eval_count=counts["prompt_eval_count"],
+        eval_count=counts["eval_count"],
+    )
+
+
+def _structured(options: ParseOptions) -> bool:
+    # AgentScope's `structured_model` argument; ParseOptions does not carry it
+    # (yet), so without it no structured output is produced.
+    return bool(getattr(options, "structured_model", False))
+
+
+class _Stream:
+    """OllamaChatModel's stream parser: cumulative text, thinking and tool calls."""
+
+    def __init__(self, structured: bool) -> None:
+        self._structured = structured
+        self._thinking = ""
+        self._text = ""
+        # Keyed by `{index in its line}_{name}`: a same-named call in a later
+        # line overwrites the earlier one in place (AgentScope's OrderedDict).
+        self._calls: dict[str, dict[str, Any]] = {}
+        self._metadata: dict[str, Any] | None = None
+        self._finish_reason = ""
+        self._last: ParseResult | None = None
+        self._events = 0
+
+    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+        chunk = _read_chunk(event, f"chunk[{self._events}]")
+        self._events += 1
+        self._thinking += chunk.thinking
+        self._text += chunk.text
+        for index, (name, arguments) in enumerate(chunk.calls):
+            call_id = f"{index}_{name}"
+            # No raw_input in stream mode: AgentScope keeps it aside.
+            self._calls[call_id] = {
+                "type": "tool_use",
+                "id": call_id,
+                "name": name,
+                "input": arguments,
+            }
+        self._finish_reason = chunk.done_reason or self._finish_reason
+        content: list[dict[str, Any]] = []
+        if self._thinking:
+            content.append({"type": "thinking", "thinking": self._thinking})
+        if self._text:
+            content.append({"type": "text", "text": self._text})
+            if self._structured:
+                self._metadata = loads_with_repair(self._text)
+        content.extend(dict(call) for call in self._calls.values())
+        # Lines that add nothing are not yielded, except the final `done` one.
+        if not (chunk.done or content):
+            return None
+        self._last = ParseResult(
+            content=content,
+            # Every line counts, with missing counts as 0.
+            usage={
+                "input_tokens": chunk.prompt_eval_count or 0,
+                "output_tokens": chunk.eval_count or 0,
+            },
+            response_id="",
+            raw_finish_reason=self._finish_reason,
+            structured_output=self._metadata,
+        )
+        return self._last
+
+    def finish(self) -> ParseResult:
+        if self._last is None:
+            return ParseResult(content=[])
+        last = self._last
+        return ParseResult(
+            content=copy.deepcopy(last.content),
+            usage=dict(last.usage) if last.usage is not None else None,
+            response_id="",
+            raw_finish_reason=last.raw_finish_reason,
+            structured_output=copy.deepcopy(last.structured_output),
+        )
+
+
+# -- the provider -------------------------------------------------------------
+
+
+class _Ollama:
     name = "ollama"
+    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image"})
+    dropped_blocks = frozenset({"thinking", "audio", "video", "opaque"})
+    framing = "ndjson"
 
-    def __getattr__(self, attr: str) -> Any:
-        raise NotImplementedError("ollama provider is being written")
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[dict[str, Any]]:
+        if multi_agent:
+            return _format_multi_agent(msgs, ctx)
+        return _format_chat(msgs, ctx)
+
+    def build_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": messages}
+        if tools:
+            # OllamaChatModel passes tool schemas through unchanged.
+            body["tools"] = tools
+        if tool_choice:
+            ctx.warn(None, None, "tool_choice", "Ollama does not support tool_choice yet, ignored.")
+        return body
+
+    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+        chunk = _read_chunk(response, "response")
+        content: list[dict[str, Any]] = []
+        metadata: dict[str, Any] | None = None
+        if chunk.thinking:
+            content.append({"type": "thinking", "thinking": chunk.thinking})
+        if chunk.text:
+            content.append({"type": "text", "text": chunk.text})
+            if _structured(options):
+                metadata = loads_with_repair(chunk.text)
+        for index, (name, arguments) in enumerate(chunk.calls):
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"{index}_{name}",
+                    "name": name,
+                    "input": arguments,
+                    # Plain json.dumps: ASCII escapes, default separators.
+                    "raw_input": json.dumps(arguments),
+                }
+            )
+        usage: dict[str, Any] | None = None
+        # Usage only when both counts are present, even if null (then None).
+        if "prompt_eval_count" in response and "eval_count" in response:
+            usage = {"input_tokens": chunk.prompt_eval_count, "output_tokens": chunk.eval_count}
+        # Ollama sends no response id; AgentScope invents one.
+        return ParseResult(
+            content=content,
+            usage=usage,
+            response_id="",
+            raw_finish_reason=chunk.done_reason,
+            structured_output=metadata,
+        )
+
+    def stream(self, options: ParseOptions) -> _Stream:
+        return _Stream(_structured(options))
 
 
-PROVIDER: Any = _Pending()
+PROVIDER = _Ollama()
