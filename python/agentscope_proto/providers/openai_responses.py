@@ -1,13 +1,751 @@
-"""Placeholder while the openai_responses module is being written; replaced before commit."""
+"""OpenAI Responses: requests as AgentScope's OpenAIResponseChatFormatter/
+OpenAIResponseMultiAgentFormatter + OpenAIResponseModel build them; responses as
+OpenAIResponseModel parses them."""
 
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._result import ParseResult
+from ..errors import FormatError, ParseError, ProviderError, UnsupportedMediaError
+from ._base import (
+    DEFAULT_HISTORY_PROMPT,
+    FormatContext,
+    MsgView,
+    ParseOptions,
+    expect,
+    group_messages,
+    raise_for_error_body,
+    tool_result_to_text,
+)
+from ._repair import loads_with_repair
 
-class _Pending:
+__all__ = ["PROVIDER"]
+
+_TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
+class _ToolChoiceTypeError(FormatError, TypeError):
+    """A tool choice of the wrong type (AgentScope raises TypeError)."""
+
+
+# -- media ----------------------------------------------------------------
+
+# Extensions `_to_openai_image_url` trusts (case-sensitively) before sniffing.
+_IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+
+
+def _isobmff_brands(buf: bytes) -> tuple[str, list[str]] | None:
+    """(major brand, compatible brands) of an ISO-BMFF `ftyp` box, as filetype reads it."""
+    if len(buf) < 16 or buf[4:8] != b"ftyp":
+        return None
+    size = int.from_bytes(buf[0:4], "big")
+    if len(buf) < size:
+        return None
+    brands = [buf[i : i + 4].decode(errors="ignore") for i in range(16, size, 4)]
+    return buf[8:12].decode(errors="ignore"), brands
+
+
+def _isobmff_image(brand: str) -> Callable[[bytes], bool]:
+    def match(buf: bytes) -> bool:
+        found = _isobmff_brands(buf)
+        if found is None:
+            return False
+        major, compatible = found
+        return major == brand or (major in ("mif1", "msf1") and brand in compatible)
+
+    return match
+
+
+def _apng(buf: bytes) -> bool:
+    if len(buf) <= 8 or buf[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    i = 8
+    while len(buf) > i:
+        length = int.from_bytes(buf[i : i + 4], "big")
+        chunk = buf[i + 4 : i + 8].decode("ascii", errors="ignore")
+        if chunk in ("IDAT", "IEND"):
+            return False
+        if chunk == "acTL":
+            return True
+        i += 8 + length + 4
+    return False
+
+
+def _tiff_header(buf: bytes) -> bool:
+    return len(buf) > 9 and buf[:4] in (b"II*\x00", b"MM\x00*")
+
+
+# filetype's image matchers in its order; the first match decides (a DICOM file
+# "wins" with a non-image mime, so AgentScope then rejects it).
+_IMAGE_MATCHERS: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
+    ("image/vnd.dwg", lambda b: b[:4] == b"AC10"),
+    ("image/x-xcf", lambda b: b[:10] == b"gimp xcf v"),
+    ("image/jpeg", lambda b: len(b) > 2 and b[:3] == b"\xff\xd8\xff"),
+    (
+        "image/jpx",
+        lambda b: len(b) > 50 and b[:4] == b"\x00\x00\x00\x0c" and b[16:24] == b"ftypjp2 ",
+    ),
+    ("image/apng", _apng),
+    ("image/png", lambda b: len(b) > 3 and b[:4] == b"\x89PNG"),
+    ("image/gif", lambda b: len(b) > 2 and b[:3] == b"GIF"),
+    ("image/webp", lambda b: len(b) > 13 and b[:4] == b"RIFF" and b[8:14] == b"WEBPVP"),
+    ("image/tiff", lambda b: _tiff_header(b) and b[8:10] != b"CR"),
+    ("image/x-canon-cr2", lambda b: _tiff_header(b) and b[8:10] == b"CR"),
+    ("image/bmp", lambda b: len(b) > 1 and b[:2] == b"BM"),
+    ("image/vnd.ms-photo", lambda b: len(b) > 2 and b[:3] == b"II\xbc"),
+    ("image/vnd.adobe.photoshop", lambda b: len(b) > 3 and b[:4] == b"8BPS"),
+    ("image/x-icon", lambda b: len(b) > 3 and b[:4] == b"\x00\x00\x01\x00"),
+    ("image/heic", _isobmff_image("heic")),
+    ("application/dicom", lambda b: len(b) > 132 and b[128:132] == b"DICM"),
+    ("image/avif", _isobmff_image("avif")),
+)
+
+
+def _sniff_image(data: bytes) -> str | None:
+    """The mime `filetype.guess` gives a file whose type is an image matcher's."""
+    head = data[:8192]  # filetype reads no further
+    return next((mime for mime, match in _IMAGE_MATCHERS if match(head)), None)
+
+
+def _read(ctx: FormatContext, path: str) -> bytes:
+    try:
+        return ctx.read_file(path)
+    except OSError as exc:
+        raise FormatError(ctx.location, f"cannot read {path!r}: {exc.strerror}") from None
+
+
+def _image_url(url: str, ctx: FormatContext) -> str:
+    """AgentScope's `_to_openai_image_url`: local images inline as data URLs,
+    web URLs as they are."""
+    raw = url.removeprefix("file://")
+    if ctx.exists(raw) and ctx.is_file(raw):
+        if raw.endswith(_IMAGE_EXTENSIONS):
+            # The mime comes from the lowered extension, so `.jpg` gives `image/jpg`.
+            encoded = base64.b64encode(_read(ctx, raw)).decode("ascii")
+            return f"data:image/{raw.lower().split('.')[-1]};base64,{encoded}"
+        data = _read(ctx, raw)
+        mime = _sniff_image(data)
+        if mime is not None and mime.startswith("image/"):
+            return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    if ctx.is_web_url(raw):
+        return url
+    raise FormatError(
+        ctx.location, f'Invalid image URL: "{url}". It should be a local file or a web URL.'
+    )
+
+
+def _image_part(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
+    """AgentScope's `_format_openai_response_image_block`."""
+    source = block["source"]
+    if source["type"] == "url":
+        url = _image_url(source["url"], ctx)
+    elif source["type"] == "base64":
+        url = f"data:{source['media_type']};base64,{source['data']}"
+    else:
+        raise FormatError(ctx.location, f"Unsupported image source type: {source['type']}")
+    return {"type": "input_image", "image_url": url}
+
+
+def _audio_part(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
+    """AgentScope's `_to_openai_audio_data`, wrapped as an `input_audio` part."""
+    source = block["source"]
+    if source["type"] == "base64":
+        media_type = source["media_type"]
+        if media_type not in ("audio/wav", "audio/mp3"):
+            raise UnsupportedMediaError(
+                ctx.location,
+                f"Unsupported audio media type: {media_type}, "
+                "only audio/wav and audio/mp3 are supported.",
+            )
+        audio = {"data": source["data"], "format": media_type.split("/")[-1]}
+        return {"type": "input_audio", "input_audio": audio}
+    url = source["url"]
+    raw = url.removeprefix("file://")
+    extension = raw.split(".")[-1].lower()
+    if extension not in ("wav", "mp3"):
+        raise UnsupportedMediaError(
+            ctx.location,
+            f"Unsupported audio file extension: {extension}, wav and mp3 are supported.",
+        )
+    if ctx.exists(raw):
+        data = _read(ctx, raw)
+    elif ctx.is_web_url(raw):
+        try:
+            data = ctx.download(url)
+        except OSError as exc:
+            raise FormatError(ctx.location, f"cannot download {url!r}: {exc}") from None
+    else:
+        raise FormatError(
+            ctx.location,
+            f"Unsupported audio source: {url}, it should be a local file or a web URL.",
+        )
+    audio = {"data": base64.b64encode(data).decode("ascii"), "format": extension}
+    return {"type": "input_audio", "input_audio": audio}
+
+
+# -- chat formatter -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Item:
+    """One message being turned into input items."""
+
+    msg: MsgView
+    ctx: FormatContext
+    out: list[dict[str, Any]]  # the whole input list (promoted messages go here)
+    promote: bool
+    content: list[dict[str, Any]] = field(default_factory=list)
+    # function_call / function_call_output items follow the message item.
+    trailing: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _chat_text(item: _Item, index: int, block: dict[str, Any]) -> None:
+    # Assistant text is model output in the Responses API; extra keys do not leak.
+    kind = "output_text" if item.msg.role == "assistant" else "input_text"
+    item.content.append({"type": kind, "text": block.get("text")})
+
+
+def _chat_image(item: _Item, index: int, block: dict[str, Any]) -> None:
+    item.content.append(_image_part(block, item.ctx))
+
+
+def _chat_audio(item: _Item, index: int, block: dict[str, Any]) -> None:
+    # AgentScope drops assistant audio (a model's spoken output) without checking it.
+    if item.msg.role != "assistant":
+        item.content.append(_audio_part(block, item.ctx))
+
+
+def _chat_tool_use(item: _Item, index: int, block: dict[str, Any]) -> None:
+    arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+    item.trailing.append(
+        {
+            "type": "function_call",
+            "call_id": block.get("id"),
+            "name": block.get("name"),
+            "arguments": arguments,
+        }
+    )
+
+
+def _chat_tool_result(item: _Item, index: int, block: dict[str, Any]) -> None:
+    output, media = tool_result_to_text(block["output"], item.ctx)
+    item.trailing.append(
+        {"type": "function_call_output", "call_id": block.get("id"), "output": output}
+    )
+    promoted: list[dict[str, Any]] = []
+    if item.promote:
+        for where, media_block in media:
+            if media_block["type"] == "image":
+                promoted.append({"type": "input_text", "text": f"\n- The image from '{where}': "})
+                promoted.append({"type": "input_image", "image_url": _image_url(where, item.ctx)})
+    if promoted:
+        # Emitted at once, so it precedes this message's own item and its
+        # function_call_output (AgentScope appends it inside the block loop).
+        intro = (
+            "<system-info>The following are the image contents from the tool result "
+            f"of '{block['name']}':"
+        )
+        item.out.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": intro},
+                    *promoted,
+                    {"type": "input_text", "text": "</system-info>"},
+                ],
+            }
+        )
+
+
+def _chat_unsupported(item: _Item, index: int, block: dict[str, Any]) -> None:
+    kind = block.get("type")
+    item.ctx.warn(
+        item.msg, index, str(kind), f"Unsupported block type {kind} in the message, skipped."
+    )
+
+
+_CHAT_BLOCKS: dict[str, Callable[[_Item, int, dict[str, Any]], None]] = {
+    "text": _chat_text,
+    "image": _chat_image,
+    "audio": _chat_audio,
+    "tool_use": _chat_tool_use,
+    "tool_result": _chat_tool_result,
+}
+
+
+def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    """OpenAIResponseChatFormatter._format."""
+    out: list[dict[str, Any]] = []
+    promote = bool(ctx.option("promote_tool_result_images", False))
+    for msg in msgs:
+        item = _Item(msg, ctx, out, promote)
+        for index, block in enumerate(msg.get_content_blocks()):
+            ctx.at(msg, index)
+            handler = _CHAT_BLOCKS.get(str(block.get("type")), _chat_unsupported)
+            handler(item, index, block)
+        if item.content:
+            out.append({"role": msg.role, "content": item.content})
+        out.extend(item.trailing)
+    return out
+
+
+# -- multi-agent formatter ------------------------------------------------
+
+
+def _history_prompt(ctx: FormatContext) -> str:
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("options.conversation_history_prompt", "expected a string")
+    return prompt
+
+
+@dataclass(slots=True)
+class _History:
+    """One agent-message group being folded into a history user message."""
+
+    ctx: FormatContext
+    lines: list[str] = field(default_factory=list)
+    images: list[dict[str, Any]] = field(default_factory=list)
+    audios: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _history_text(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
+    # One line per text block, each with the sender's name.
+    acc.lines.append(f"{msg.name}: {block['text']}")
+
+
+def _history_image(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
+    acc.images.append(_image_part(block, acc.ctx))
+
+
+def _history_audio(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
+    if msg.role != "assistant":
+        acc.audios.append(_audio_part(block, acc.ctx))
+
+
+# Anything else (thinking, video, unknown kinds) is skipped without a warning.
+_HISTORY_BLOCKS: dict[str, Callable[[_History, MsgView, dict[str, Any]], None]] = {
+    "text": _history_text,
+    "image": _history_image,
+    "audio": _history_audio,
+}
+
+
+def _format_agent_group(
+    msgs: list[MsgView], ctx: FormatContext, prompt: str
+) -> list[dict[str, Any]]:
+    """OpenAIResponseMultiAgentFormatter._format_agent_message: all history text in
+    one part, then every image, then every audio."""
+    acc = _History(ctx)
+    for msg in msgs:
+        for index, block in enumerate(msg.get_content_blocks()):
+            handler = _HISTORY_BLOCKS.get(str(block.get("type")))
+            if handler is not None:
+                ctx.at(msg, index)
+                handler(acc, msg, block)
+    content: list[dict[str, Any]] = []
+    if acc.lines:
+        history = prompt + "<history>\n" + "\n".join(acc.lines) + "\n</history>"
+        content.append({"type": "input_text", "text": history})
+    content.extend(acc.images)
+    content.extend(acc.audios)
+    return [{"role": "user", "content": content}] if content else []
+
+
+def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    """TruncatedFormatterBase._format with the multi-agent formatter's parts."""
+    prompt = _history_prompt(ctx)
+    out: list[dict[str, Any]] = []
+    start = 0
+    if msgs and msgs[0].role == "system":
+        texts = msgs[0].get_content_blocks("text")
+        out.append(
+            {
+                "role": "system",
+                "content": [{"type": "input_text", "text": b["text"]} for b in texts],
+            }
+        )
+        start = 1
+    first = True
+    for kind, group in group_messages(msgs[start:]):
+        if kind == "tool_sequence":
+            out.extend(_format_chat(group, ctx))
+        else:
+            out.extend(_format_agent_group(group, ctx, prompt if first else ""))
+            first = False
+    return out
+
+
+# -- tools ----------------------------------------------------------------
+
+
+def _flatten_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """OpenAIResponseModel._format_tools: a Chat-Completions schema loses its
+    `function` wrapper; an already-flat one is kept."""
+    function = tool.get("function")
+    if isinstance(function, dict):
+        return {"type": "function", **function}
+    return {"type": "function", **tool}
+
+
+def _tool_names(tools: list[dict[str, Any]] | None) -> list[str]:
+    if tools is None:
+        # AgentScope iterates None here and raises TypeError.
+        raise _ToolChoiceTypeError("tools", "a tool name as tool_choice needs tools")
+    names = []
+    for index, tool in enumerate(tools):
+        function = tool.get("function")
+        name = function.get("name") if isinstance(function, dict) else None
+        if name is None:
+            raise FormatError(f"tools[{index}].function.name", "missing")
+        names.append(name)
+    return names
+
+
+def _check_tool_choice(choice: Any, tools: list[dict[str, Any]] | None) -> None:
+    """OpenAIResponseModel._validate_tool_choice (lists of names allowed)."""
+    if isinstance(choice, list):
+        if not all(isinstance(name, str) for name in choice):
+            raise _ToolChoiceTypeError("tool_choice", "every tool name must be a string")
+        if not tools:
+            raise FormatError("tool_choice", "tools must be provided when tool_choice is a list")
+        names = _tool_names(tools)
+        for name in choice:
+            if name not in names:
+                raise FormatError(
+                    "tool_choice",
+                    f"Invalid tool name '{name}' in tool_choice list. "
+                    f"Available functions: {', '.join(sorted(names))}",
+                )
+        return
+    if not isinstance(choice, str):
+        raise _ToolChoiceTypeError("tool_choice", f"must be str, got {type(choice).__name__}")
+    if choice in _TOOL_CHOICE_MODES:
+        return
+    names = _tool_names(tools)
+    if choice not in names:
+        options = ", ".join(sorted([*_TOOL_CHOICE_MODES, *names]))
+        raise FormatError(
+            "tool_choice", f"Invalid tool_choice '{choice}'. Available options: {options}"
+        )
+
+
+def _tool_choice(choice: str | list[str]) -> str | dict[str, Any]:
+    """OpenAIResponseModel._format_tool_choice."""
+    if isinstance(choice, list):
+        tools = [{"type": "function", "name": name} for name in choice]
+        return {"type": "allowed_tools", "mode": "auto", "tools": tools}
+    if choice in _TOOL_CHOICE_MODES:
+        return choice
+    return {"type": "function", "name": choice}
+
+
+# -- parsing --------------------------------------------------------------
+
+
+def _usage(usage: Any, path: str) -> dict[str, int | float] | None:
+    """ChatUsage from a Responses `usage` object (None or absent: no usage)."""
+    if usage is None:
+        return None
+    usage = expect(usage, dict, path)
+    result: dict[str, int | float] = {
+        "input_tokens": expect(usage.get("input_tokens"), int, f"{path}.input_tokens"),
+        "output_tokens": expect(usage.get("output_tokens"), int, f"{path}.output_tokens"),
+    }
+    for target, details, key in (
+        ("cache_read_input_tokens", "input_tokens_details", "cached_tokens"),
+        ("reasoning_tokens", "output_tokens_details", "reasoning_tokens"),
+    ):
+        section = usage.get(details)
+        value = section.get(key) if isinstance(section, dict) else None
+        if isinstance(value, int):
+            result[target] = value
+    return result
+
+
+def _finish_reason(response: dict[str, Any]) -> str:
+    status = response.get("status")
+    details = response.get("incomplete_details")
+    # "incomplete" stands for running out of tokens unless a filter cut it short.
+    reason = details.get("reason") if isinstance(details, dict) else None
+    if status == "incomplete" and reason == "content_filter":
+        return "content_filter"
+    return status if isinstance(status, str) else ""
+
+
+def _call_id(item: dict[str, Any], path: str) -> str:
+    # `call_id` pairs the call with its result; the item id only stands in.
+    value = item.get("call_id") or item.get("id") or ""
+    return str(expect(value, str, f"{path}.call_id"))
+
+
+@dataclass(slots=True)
+class _Output:
+    """What a complete response's output items add up to."""
+
+    content: list[dict[str, Any]] = field(default_factory=list)
+    structured: bool = False
+    metadata: dict[str, Any] | None = None
+
+
+def _out_reasoning(acc: _Output, item: dict[str, Any], path: str) -> None:
+    summaries = expect(item.get("summary", []), list, f"{path}.summary")
+    for index, summary in enumerate(summaries):
+        where = f"{path}.summary[{index}]"
+        text = expect(summary, dict, where).get("text", "")
+        if text:
+            acc.content.append({"type": "thinking", "thinking": expect(text, str, where)})
+
+
+def _out_message(acc: _Output, item: dict[str, Any], path: str) -> None:
+    parts = expect(item.get("content", []), list, f"{path}.content")
+    for index, part in enumerate(parts):
+        where = f"{path}.content[{index}]"
+        if expect(part, dict, where).get("type") != "output_text":
+            continue
+        text = expect(part.get("text"), str, f"{where}.text")
+        acc.content.append({"type": "text", "text": text})
+        if acc.structured:
+            # Every text part overwrites it: the last one wins.
+            acc.metadata = loads_with_repair(text)
+
+
+def _out_function_call(acc: _Output, item: dict[str, Any], path: str) -> None:
+    arguments = item.get("arguments") or "{}"
+    acc.content.append(
+        {
+            "type": "tool_use",
+            "id": _call_id(item, path),
+            "name": expect(item.get("name"), str, f"{path}.name"),
+            "input": loads_with_repair(expect(arguments, str, f"{path}.arguments")),
+        }
+    )
+
+
+_OUTPUT_ITEMS: dict[str, Callable[[_Output, dict[str, Any], str], None]] = {
+    "reasoning": _out_reasoning,
+    "message": _out_message,
+    "function_call": _out_function_call,
+}
+
+
+def _parse_response(response: dict[str, Any], options: ParseOptions) -> ParseResult:
+    """OpenAIResponseModel._parse_response: output items in order; other item and
+    part types (web search, refusal, encrypted reasoning) are ignored."""
+    raise_for_error_body(PROVIDER.name, response)
+    acc = _Output(structured=options.structured_output)
+    for index, item in enumerate(expect(response.get("output"), list, "output")):
+        path = f"output[{index}]"
+        handler = _OUTPUT_ITEMS.get(expect(item, dict, path).get("type"))
+        if handler is not None:
+            handler(acc, item, path)
+    response_id = expect(response.get("id"), (str, type(None)), "id")
+    return ParseResult(
+        content=acc.content,
+        usage=_usage(response.get("usage"), "usage"),
+        response_id=response_id or "",
+        raw_finish_reason=_finish_reason(response),
+        structured_output=acc.metadata,
+    )
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str
+    name: str
+    arguments: str = ""
+
+
+class _StreamState:
+    """OpenAIResponseModel._parse_stream_response: one snapshot per event once
+    there is any content, ordered thinking, text, tool calls."""
+
+    def __init__(self, options: ParseOptions) -> None:
+        self._tool_parsing = options.stream_tool_parsing
+        self._structured = options.structured_output
+        self._events = 0
+        self._id: str | None = None
+        self._usage: dict[str, int | float] | None = None
+        self._finish = ""
+        self._thinking = ""
+        self._text = ""
+        # Keyed by stream item id (what argument deltas name), in arrival order.
+        self._calls: dict[Any, _Call] = {}
+        # Keyed by call id, as AgentScope does: calls sharing one id share it.
+        self._last_inputs: dict[str, dict[str, Any]] = {}
+        self._metadata: dict[str, Any] | None = None
+        self._last: list[dict[str, Any]] | None = None
+
+    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+        path = f"chunk[{self._events}]"
+        self._events += 1
+        raise_for_error_body(PROVIDER.name, event)
+        kind = event.get("type")
+        if kind == "error":
+            raise ProviderError(
+                PROVIDER.name, str(event.get("code") or "error"), str(event.get("message"))
+            )
+        response = event.get("response")
+        if self._id is None and isinstance(response, dict):
+            self._id = expect(response.get("id"), (str, type(None)), f"{path}.response.id")
+        handler = _EVENTS.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(self, event, path)
+        content = self._content()
+        if self._structured and self._text:
+            self._metadata = loads_with_repair(self._text)
+        if not content:
+            return None
+        self._last = content
+        return self._result(content)
+
+    def finish(self) -> ParseResult:
+        if self._last is None:
+            return self._result([])
+        content = copy.deepcopy(self._last)
+        if not self._tool_parsing and self._calls:
+            # The extra final snapshot: inputs parsed only now.
+            for block in content:
+                if block["type"] == "tool_use":
+                    block["input"] = loads_with_repair(str(block.get("raw_input") or "{}"))
+        return self._result(content)
+
+    def _result(self, content: list[dict[str, Any]]) -> ParseResult:
+        return ParseResult(
+            content=copy.deepcopy(content),
+            usage=dict(self._usage) if self._usage is not None else None,
+            response_id=self._id or "",
+            raw_finish_reason=self._finish,
+            structured_output=copy.deepcopy(self._metadata),
+        )
+
+    def _content(self) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = []
+        if self._thinking:
+            content.append({"type": "thinking", "thinking": self._thinking})
+        if self._text:
+            content.append({"type": "text", "text": self._text})
+        for call in self._calls.values():
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": self._input(call),
+                    "raw_input": call.arguments,
+                }
+            )
+        return content
+
+    def _input(self, call: _Call) -> dict[str, Any]:
+        if not self._tool_parsing:
+            return {}
+        # Repaired on every event and never allowed to shrink (by its JSON
+        # length), even when the complete arguments parse to something shorter.
+        repaired = loads_with_repair(call.arguments or "{}")
+        last = self._last_inputs.get(call.id, {})
+        if len(json.dumps(last)) > len(json.dumps(repaired)):
+            repaired = last
+        self._last_inputs[call.id] = repaired
+        return repaired
+
+    def _on_thinking(self, event: dict[str, Any], path: str) -> None:
+        self._thinking += expect(event.get("delta"), str, f"{path}.delta")
+
+    def _on_text(self, event: dict[str, Any], path: str) -> None:
+        self._text += expect(event.get("delta"), str, f"{path}.delta")
+
+    def _on_item_added(self, event: dict[str, Any], path: str) -> None:
+        item = expect(event.get("item"), dict, f"{path}.item")
+        if item.get("type") != "function_call":
+            return
+        name = expect(item.get("name", ""), str, f"{path}.item.name")
+        # Re-adding an item id replaces the call but keeps its place.
+        self._calls[item.get("id")] = _Call(_call_id(item, f"{path}.item"), name)
+
+    def _on_arguments(self, event: dict[str, Any], path: str) -> None:
+        if "item_id" not in event:
+            raise ParseError(f"{path}.item_id", "missing")
+        call = self._calls.get(event["item_id"])
+        if call is not None:
+            call.arguments += expect(event.get("delta"), str, f"{path}.delta")
+
+    def _on_completed(self, event: dict[str, Any], path: str) -> None:
+        response = expect(event.get("response"), dict, f"{path}.response")
+        self._finish = _finish_reason(response)
+        self._usage = _usage(response.get("usage"), f"{path}.response.usage") or self._usage
+
+    def _on_ended(self, event: dict[str, Any], path: str) -> None:
+        # AgentScope reads nothing from these; the status is our finish reason.
+        response = expect(event.get("response"), dict, f"{path}.response")
+        error = response.get("error")
+        if isinstance(error, dict) and error:
+            kind = error.get("code") or error.get("type") or "error"
+            raise ProviderError(PROVIDER.name, str(kind), str(error.get("message", error)))
+        self._finish = _finish_reason(response)
+
+
+_EVENTS: dict[str, Callable[[_StreamState, dict[str, Any], str], None]] = {
+    "response.reasoning_summary_text.delta": _StreamState._on_thinking,
+    "response.output_text.delta": _StreamState._on_text,
+    "response.output_item.added": _StreamState._on_item_added,
+    "response.function_call_arguments.delta": _StreamState._on_arguments,
+    "response.completed": _StreamState._on_completed,
+    "response.incomplete": _StreamState._on_ended,
+    "response.failed": _StreamState._on_ended,
+}
+
+
+# -- the provider ---------------------------------------------------------
+
+
+class _OpenAIResponses:
     name = "openai_responses"
+    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
+    # The chat formatter warns and skips these; multi-agent history skips them silently.
+    dropped_blocks = frozenset({"thinking", "video", "opaque"})
+    framing = "sse"
 
-    def __getattr__(self, attr: str) -> Any:
-        raise NotImplementedError("openai_responses provider is being written")
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[dict[str, Any]]:
+        if multi_agent:
+            return _format_multi_agent(msgs, ctx)
+        if "conversation_history_prompt" in ctx.options:
+            # The chat formatter's constructor has no such parameter.
+            raise FormatError(
+                "options.conversation_history_prompt", "only the multi-agent formatter takes it"
+            )
+        return _format_chat(msgs, ctx)
+
+    def build_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"input": messages}
+        if tools:
+            body["tools"] = [_flatten_tool(tool) for tool in tools]
+        # Falsy choices ("", []) are not sent, and not validated either.
+        if tool_choice:
+            _check_tool_choice(tool_choice, tools)
+            body["tool_choice"] = _tool_choice(tool_choice)
+        return body
+
+    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+        return _parse_response(response, options)
+
+    def stream(self, options: ParseOptions) -> _StreamState:
+        return _StreamState(options)
 
 
-PROVIDER: Any = _Pending()
+PROVIDER = _OpenAIResponses()
