@@ -9,6 +9,7 @@ __all__ = [
     "MessageFormatError",
     "ParseError",
     "ProviderError",
+    "RemoteError",
     "UnknownProviderError",
     "UnsupportedMediaError",
 ]
@@ -82,4 +83,16 @@ class ProviderError(AgentScopeProtoError):
         super().__init__(f"{provider} error ({error_type}): {message}")
         self.provider = provider
         self.error_type = error_type
+        self.message = message
+
+
+class RemoteError(AgentScopeProtoError):
+    """A gRPC failure that does not map to one of the package's own errors.
+
+    `code` is the `grpc.StatusCode` (e.g. `UNAUTHENTICATED`, `RESOURCE_EXHAUSTED`).
+    """
+
+    def __init__(self, code: object, message: str) -> None:
+        super().__init__(f"{getattr(code, 'name', code)}: {message}")
+        self.code = code
         self.message = message

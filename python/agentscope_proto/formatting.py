@@ -17,7 +17,7 @@ from . import _json
 from ._blocks import blocks_to_list
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from .dialects import from_dict
-from .errors import FormatError
+from .errors import FormatError, MessageFormatError
 from .providers import get_provider
 from .providers._base import FormatContext, FormatWarning, MsgView
 
@@ -30,7 +30,7 @@ _ROLE_NAMES = {
     # AgentScope 1.x carries tool results in system messages.
     Role.ROLE_TOOL: "system",
 }
-_COMMON_OPTIONS = frozenset({"max_tokens", "token_counter"})
+_COMMON_OPTIONS = frozenset({"max_tokens", "token_counter", "agent_name", "model"})
 
 
 class FormattedBody(dict[str, Any]):
@@ -60,19 +60,47 @@ class FormattedBody(dict[str, Any]):
 
 
 def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
-    if isinstance(msg, Mapping):
-        msg = from_dict(msg)
-    elif not isinstance(msg, Msg):
-        raise FormatError(
-            f"messages[{index}]", f"expected a Msg or a message dict, got {type(msg).__name__}"
-        )
+    try:
+        if isinstance(msg, Mapping):
+            msg = from_dict(msg)
+        elif not isinstance(msg, Msg):
+            raise FormatError(
+                f"messages[{index}]", f"expected a Msg or a message dict, got {type(msg).__name__}"
+            )
+        content: str | list[dict[str, Any]]
+        if msg.WhichOneof("content") == "text":
+            content = msg.text
+        else:
+            content = blocks_to_list(msg.blocks.items)
+    except MessageFormatError as exc:
+        raise MessageFormatError(f"messages[{index}].{exc.path}".rstrip("."), exc.reason) from None
     if msg.role not in _ROLE_NAMES:
         raise FormatError(f"messages[{index}].role", "unset")
-    content: str | list[dict[str, Any]]
-    content = msg.text if msg.WhichOneof("content") == "text" else blocks_to_list(msg.blocks.items)
-    return MsgView(
-        msg.name if msg.HasField("name") else None, _ROLE_NAMES[msg.role], content, index
-    )
+    name = msg.name if msg.HasField("name") else None
+    return MsgView(name, _ROLE_NAMES[msg.role], content, index)
+
+
+def _named_turns(msgs: list[MsgView], agent_name: str) -> list[MsgView]:
+    """The seeds' multi-agent style: `agent_name`'s messages stay assistant turns,
+    every other agent's become user turns with text prefixed `[Name]: `."""
+    out = []
+    for msg in msgs:
+        if msg.role == "system" or msg.has_tool_blocks():
+            out.append(msg)
+        elif msg.name == agent_name:
+            out.append(MsgView(msg.name, "assistant", msg.content, msg.index))
+        else:
+            prefix = f"[{msg.name}]: "
+            content: str | list[dict[str, Any]]
+            if isinstance(msg.content, str):
+                content = prefix + msg.content
+            else:
+                content = [
+                    {**b, "text": prefix + b["text"]} if b.get("type") == "text" else b
+                    for b in msg.content
+                ]
+            out.append(MsgView(msg.name, "user", content, msg.index))
+    return out
 
 
 def count_chars(messages: Sequence[Any]) -> int:
@@ -109,10 +137,16 @@ def _truncate(msgs: list[MsgView], max_tokens: int) -> list[MsgView]:
     return msgs[:start]
 
 
-def _counter(name: Any) -> Any:
+def _counter(name: Any, model: str | None) -> Any:
     if name in (None, "char"):
         return count_chars
-    raise FormatError("token_counter", f"unknown token counter {name!r}; expected 'char'")
+    if name == "tiktoken":
+        from ._tokens import tiktoken_counter
+
+        return tiktoken_counter(model)
+    raise FormatError(
+        "token_counter", f"unknown token counter {name!r}; expected 'char' or 'tiktoken'"
+    )
 
 
 def format(
@@ -141,7 +175,10 @@ def format(
         write_media: Write base64 tool-result media to the cited temp paths.
         **options: AgentScope formatter options (`promote_tool_result_images`,
             `conversation_history_prompt`, `max_tokens` with
-            `token_counter="char"`, ...).
+            `token_counter="char"` or `"tiktoken"` (and `model=`), ...), and
+            `agent_name=`: format the conversation as seen by that agent, its
+            own messages as assistant turns and every other agent's as user
+            turns `"[Name]: text"` (the seeds' multi-agent style).
 
     Raises:
         UnknownProviderError: `provider` is not known.
@@ -157,6 +194,13 @@ def format(
             f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
         )
     views = [_view(msg, index) for index, msg in enumerate(msgs)]
+    agent_name = options.get("agent_name")
+    if agent_name is not None:
+        if not isinstance(agent_name, str) or not agent_name:
+            raise FormatError("agent_name", "must be the non-empty name of the current agent")
+        # The named-turns style is a chat conversation seen from one agent.
+        views = _named_turns(views, agent_name)
+        multi_agent = False
     ctx = FormatContext(
         options=options,
         media_root=Path(media_root) if media_root is not None else None,
@@ -166,7 +210,11 @@ def format(
     max_tokens = options.get("max_tokens")
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 0):
         raise FormatError("max_tokens", "must be a positive integer")
-    counter = _counter(options.get("token_counter")) if "token_counter" in options else None
+    counter = (
+        _counter(options["token_counter"], options.get("model"))
+        if "token_counter" in options
+        else None
+    )
     while True:
         ctx.warnings.clear()
         messages = impl.format_messages(views, ctx, multi_agent=multi_agent)

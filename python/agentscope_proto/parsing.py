@@ -37,18 +37,30 @@ def _response_json(response: Any, path: str = "response") -> dict[str, Any]:
 
 
 def parse(
-    provider: str, response: Mapping[str, Any] | str | bytes, *, split_think_tags: bool = False
+    provider: str,
+    response: Mapping[str, Any] | str | bytes,
+    *,
+    split_think_tags: bool = False,
+    structured_output: bool = False,
+    audio_format: str | None = None,
 ) -> ParseResult:
     """Parse one complete provider response (a dict, JSON text or bytes).
+
+    `structured_output=True` when the request asked for structured output (it
+    fills `ParseResult.structured_output`); `audio_format` is the audio format
+    the request asked for (OpenAI), which types audio output.
 
     Raises:
         ProviderError: the response is the provider's error body.
         ParseError: the response is not valid JSON or has the wrong shape.
     """
     impl = get_provider(provider)
-    result: ParseResult = impl.parse(
-        _response_json(response), ParseOptions(split_think_tags=split_think_tags)
+    options = ParseOptions(
+        split_think_tags=split_think_tags,
+        structured_output=structured_output,
+        audio_format=audio_format,
     )
+    result: ParseResult = impl.parse(_response_json(response), options)
     if split_think_tags:
         result.content = split_think_blocks(result.content)
     return result
@@ -87,11 +99,22 @@ class StreamParser:
     """
 
     def __init__(
-        self, provider: str, *, split_think_tags: bool = False, stream_tool_parsing: bool = True
+        self,
+        provider: str,
+        *,
+        split_think_tags: bool = False,
+        stream_tool_parsing: bool = True,
+        structured_output: bool = False,
+        audio_format: str | None = None,
     ) -> None:
         self._impl = get_provider(provider)
         self._state: StreamState = self._impl.stream(
-            ParseOptions(split_think_tags=split_think_tags, stream_tool_parsing=stream_tool_parsing)
+            ParseOptions(
+                split_think_tags=split_think_tags,
+                stream_tool_parsing=stream_tool_parsing,
+                structured_output=structured_output,
+                audio_format=audio_format,
+            )
         )
         self._framer = _Framer(self._impl.framing)
         self._last: list[dict[str, Any]] = []
@@ -100,6 +123,11 @@ class StreamParser:
         self._msg_id = new_id()
         self._timestamp = new_timestamp()
         self._events = 0
+
+    @property
+    def provider(self) -> str:
+        """The provider this parser reads."""
+        return self._impl.name
 
     def _finalise(self, result: ParseResult) -> ParseResult:
         if self._think is not None:

@@ -267,6 +267,12 @@ class ParseOptions:
     # AgentScope's `stream_tool_parsing`: repair partial tool arguments on every
     # event (True) or only in one extra final snapshot (False).
     stream_tool_parsing: bool = True
+    # The request asked for structured output (AgentScope's `structured_model`):
+    # fill `ParseResult.structured_output` as AgentScope fills `metadata`.
+    structured_output: bool = False
+    # The audio format the request asked for (OpenAI `audio.format`), which
+    # AgentScope uses as the media type of audio output; None = its default.
+    audio_format: str | None = None
 
 
 class StreamState(Protocol):

@@ -370,6 +370,8 @@ class ParseOptions(_message.Message):
 
     SPLIT_THINK_TAGS_FIELD_NUMBER: _builtins.int
     STREAM_TOOL_PARSING_FIELD_NUMBER: _builtins.int
+    STRUCTURED_OUTPUT_FIELD_NUMBER: _builtins.int
+    AUDIO_FORMAT_FIELD_NUMBER: _builtins.int
     split_think_tags: _builtins.bool
     """Turn `<think>...</think>` spans inside text into thinking blocks (some
     hosts of reasoning models put reasoning there). Off by default, as in
@@ -380,15 +382,25 @@ class ParseOptions(_message.Message):
     `stream_tool_parsing`). Unset means true; when false, tool inputs stay
     `{}` until one extra final snapshot carries the repaired inputs.
     """
+    structured_output: _builtins.bool
+    """The request asked for structured output (AgentScope's `structured_model`):
+    fill `ParseResult.structured_output_json` as AgentScope fills `metadata`.
+    """
+    audio_format: _builtins.str
+    """The audio output format the request asked for (OpenAI `audio.format`),
+    which types audio blocks. Empty means the provider default.
+    """
     def __init__(
         self,
         *,
         split_think_tags: _builtins.bool = ...,
         stream_tool_parsing: _builtins.bool | None = ...,
+        structured_output: _builtins.bool = ...,
+        audio_format: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "stream_tool_parsing", b"stream_tool_parsing"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "split_think_tags", b"split_think_tags", "stream_tool_parsing", b"stream_tool_parsing"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "audio_format", b"audio_format", "split_think_tags", b"split_think_tags", "stream_tool_parsing", b"stream_tool_parsing", "structured_output", b"structured_output"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__stream_tool_parsing: _TypeAlias = _typing.Literal["stream_tool_parsing"]  # noqa: Y015
     _WhichOneofArgType__stream_tool_parsing: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing"]  # noqa: Y015

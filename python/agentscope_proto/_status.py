@@ -1,0 +1,106 @@
+"""Errors to gRPC statuses with details, and back.
+
+The server turns each of the package's exceptions into a status whose details
+carry a `google.rpc.ErrorInfo` (the exception class and the offending path)
+and, for bad input, a `google.rpc.BadRequest` field violation; the client turns
+such a status back into the same exception class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+
+from . import errors
+from .errors import RemoteError
+
+__all__ = ["DOMAIN", "error_from_status", "status_for"]
+
+DOMAIN = "agentscope-proto"
+
+_CODES: dict[type, int] = {
+    errors.MediaAccessError: code_pb2.FAILED_PRECONDITION,
+    errors.UnsupportedMediaError: code_pb2.INVALID_ARGUMENT,
+    errors.FormatError: code_pb2.INVALID_ARGUMENT,
+    errors.MessageFormatError: code_pb2.INVALID_ARGUMENT,
+    errors.ParseError: code_pb2.INVALID_ARGUMENT,
+    errors.UnknownProviderError: code_pb2.INVALID_ARGUMENT,
+    errors.ProviderError: code_pb2.INVALID_ARGUMENT,
+}
+_CLASSES: dict[str, Any] = {cls.__name__: cls for cls in _CODES}
+
+
+def _pack(message: object) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)  # type: ignore[arg-type]
+    return packed
+
+
+def _code(exc: errors.AgentScopeProtoError) -> int:
+    for cls in type(exc).__mro__:
+        code = _CODES.get(cls)
+        if code is not None:
+            return code
+    return int(code_pb2.INVALID_ARGUMENT)
+
+
+def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> status_pb2.Status:
+    """The status (with details) that reports `exc` to a client.
+
+    `field_prefix` places the error's path inside the request, e.g. a message
+    path `content[1]` becomes `messages[3].content[1]`.
+    """
+    path = getattr(exc, "path", "") or ""
+    if field_prefix:
+        path = (
+            f"{field_prefix}.{path}" if path and not path.startswith("[") else field_prefix + path
+        )
+    code = _code(exc)
+    metadata = {"path": path}
+    if isinstance(exc, errors.ProviderError):
+        metadata.update(provider=exc.provider, error_type=exc.error_type)
+    details = [
+        _pack(
+            error_details_pb2.ErrorInfo(reason=type(exc).__name__, domain=DOMAIN, metadata=metadata)
+        )
+    ]
+    reason = getattr(exc, "reason", None) or str(exc)
+    if code == code_pb2.FAILED_PRECONDITION:
+        violation = error_details_pb2.PreconditionFailure.Violation(
+            type="MEDIA_ACCESS", subject=path, description=reason
+        )
+        details.append(_pack(error_details_pb2.PreconditionFailure(violations=[violation])))
+    else:
+        field_violation = error_details_pb2.BadRequest.FieldViolation(
+            field=path, description=reason
+        )
+        details.append(_pack(error_details_pb2.BadRequest(field_violations=[field_violation])))
+    message = f"{path}: {reason}" if path and not str(exc).startswith(path) else str(exc)
+    return status_pb2.Status(code=code, message=message, details=details)
+
+
+def error_from_status(
+    code: grpc.StatusCode, message: str, status: status_pb2.Status | None
+) -> Exception:
+    """The package exception a status with our details stands for (or a generic one)."""
+    if status is not None:
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info) and info.domain == DOMAIN and info.reason in _CLASSES:
+                cls = _CLASSES[info.reason]
+                path = info.metadata.get("path", "")
+                reason = message.removeprefix(f"{path}: ") if path else message
+                if cls is errors.ProviderError:
+                    return errors.ProviderError(
+                        info.metadata.get("provider", ""),
+                        info.metadata.get("error_type", ""),
+                        reason,
+                    )
+                if cls is errors.UnknownProviderError:
+                    return errors.FormatError(path, reason)
+                error: Exception = cls(path, reason)
+                return error
+    return RemoteError(code, message)

@@ -1,0 +1,376 @@
+"""Clients of the FormatterService, mirroring the in-process API.
+
+`FormatterClient` (blocking) and `AsyncFormatterClient` (asyncio) take and
+return the same types as `format`, `parse` and `StreamParser`, and raise the
+same exception classes, rebuilt from the status details the server sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import grpc
+from google.rpc import status_pb2
+from grpc_status import rpc_status
+
+from . import _json
+from ._blocks import blocks_to_list
+from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
+from ._generated.agentscope.message.v1.message_pb2 import Msg
+from ._result import BlockDelta, ParseResult
+from ._status import error_from_status
+from .dialects import from_dict
+from .formatting import FormattedBody
+from .providers._base import FormatWarning
+
+__all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
+
+_COUNTERS: dict[str, pb.TokenCounter.ValueType] = {
+    "char": pb.TOKEN_COUNTER_CHAR,
+    "tiktoken": pb.TOKEN_COUNTER_TIKTOKEN,
+}
+_FLAGS = ("promote_tool_result_images", "promote_tool_result_audios", "promote_tool_result_videos")
+
+
+def _provider(name: str) -> pb.Provider.ValueType:
+    try:
+        return pb.Provider.Value("PROVIDER_" + name.upper())
+    except ValueError:
+        names = [n.removeprefix("PROVIDER_").lower() for n in pb.Provider.keys()[1:]]
+        from .errors import UnknownProviderError
+
+        raise UnknownProviderError(name, names) from None
+
+
+def format_request(
+    msgs: Iterable[Msg | Mapping[str, Any]],
+    provider: str,
+    *,
+    multi_agent: bool = False,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | None = None,
+    **options: Any,
+) -> pb.FormatRequest:
+    """The `FormatRequest` for the same arguments as `format()`."""
+    request = pb.FormatRequest(provider=_provider(provider), multi_agent=multi_agent)
+    for msg in msgs:
+        request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
+    if tools is not None:
+        request.tools_json = _json.dumps([dict(t) for t in tools], "tools").encode()
+    if tool_choice:
+        request.tool_choice = tool_choice
+    opts = request.options
+    for flag in _FLAGS:
+        if options.pop(flag, False):
+            setattr(opts, flag, True)
+    if "conversation_history_prompt" in options:
+        opts.conversation_history_prompt = options.pop("conversation_history_prompt")
+    if "max_tokens" in options:
+        opts.max_tokens = options.pop("max_tokens")
+    if "token_counter" in options:
+        counter = options.pop("token_counter")
+        if counter not in _COUNTERS:
+            from .errors import FormatError
+
+            raise FormatError("token_counter", f"unknown token counter {counter!r}")
+        opts.token_counter = _COUNTERS[counter]
+    if "agent_name" in options:
+        opts.agent_name = options.pop("agent_name")
+        opts.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
+    if "model" in options:
+        opts.model = options.pop("model")
+    if options:
+        from .errors import FormatError
+
+        raise FormatError("options", f"unknown option(s) {sorted(options)}")
+    return request
+
+
+def _body(response: pb.FormatResponse) -> FormattedBody:
+    warnings = [FormatWarning(w.path, w.block_type, w.message) for w in response.warnings]
+    count = response.token_count if response.HasField("token_count") else None
+    return FormattedBody(_json.loads(response.body_json, "body_json"), warnings, count)
+
+
+def result_from_proto(result: pb.ParseResult) -> ParseResult:
+    """A `ParseResult` from its proto form."""
+    usage: dict[str, int | float] | None = None
+    if result.HasField("usage"):
+        usage = {
+            field.name: value
+            for field, value in result.usage.ListFields()  # only the fields that are set
+        }
+        if "time_seconds" in usage:
+            usage["time"] = usage.pop("time_seconds")
+    structured = (
+        _json.loads(result.structured_output_json, "structured_output_json")
+        if result.HasField("structured_output_json")
+        else None
+    )
+    deltas = [BlockDelta(d.index, blocks_to_list([d.block])[0]) for d in result.deltas]
+    return ParseResult(
+        content=blocks_to_list(result.msg.blocks.items),
+        usage=usage,
+        response_id=result.response_id,
+        raw_finish_reason=result.raw_finish_reason,
+        structured_output=structured,
+        deltas=deltas,
+        msg_id=result.msg.id,
+        timestamp=result.msg.timestamp,
+    )
+
+
+def _status(error: grpc.RpcError) -> status_pb2.Status | None:
+    metadata: Any = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    for key, value in metadata or ():
+        if key == rpc_status.GRPC_DETAILS_METADATA_KEY:
+            return status_pb2.Status.FromString(value)
+    return None
+
+
+def _raise(error: grpc.RpcError) -> Exception:
+    return error_from_status(error.code(), error.details() or "", _status(error))
+
+
+def _parse_request(
+    provider: str, response: Mapping[str, Any] | str | bytes, options: pb.ParseOptions
+) -> pb.ParseRequest:
+    return pb.ParseRequest(
+        provider=_provider(provider), response_json=_payload(response), options=options
+    )
+
+
+def _payload(value: Any) -> bytes:
+    """Provider JSON given as a dict, text or bytes, as UTF-8 bytes."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    return _json.dumps(value, "response").encode()
+
+
+def _chunk_request(
+    provider: str, chunk: Any, raw: bool, options: pb.ParseOptions, first: bool
+) -> pb.ParseStreamRequest:
+    data = _payload(chunk)
+    request = (
+        pb.ParseStreamRequest(raw_body=data) if raw else pb.ParseStreamRequest(chunk_json=data)
+    )
+    if first:
+        request.provider = _provider(provider)
+        request.options.CopyFrom(options)
+    return request
+
+
+def _stream_requests(
+    provider: str, chunks: Iterable[Any], raw: bool, options: pb.ParseOptions
+) -> Iterator[pb.ParseStreamRequest]:
+    first = True
+    for chunk in chunks:
+        yield _chunk_request(provider, chunk, raw, options, first)
+        first = False
+    if first:
+        # An empty stream still names its provider, so the server can answer.
+        yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+
+
+def _parse_options(
+    split_think_tags: bool = False,
+    stream_tool_parsing: bool = True,
+    structured_output: bool = False,
+    audio_format: str | None = None,
+) -> pb.ParseOptions:
+    options = pb.ParseOptions(
+        split_think_tags=split_think_tags,
+        structured_output=structured_output,
+        audio_format=audio_format or "",
+    )
+    if not stream_tool_parsing:
+        options.stream_tool_parsing = False
+    return options
+
+
+class FormatterClient:
+    """A blocking client: `format`, `parse` and `parse_stream` over gRPC."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        token: str | None = None,
+        max_message_mb: int = 64,
+    ) -> None:
+        limit = max_message_mb * 1024 * 1024
+        options = [
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+        ]
+        self._channel = (
+            grpc.secure_channel(target, credentials, options)
+            if credentials
+            else grpc.insecure_channel(target, options)
+        )
+        self._stub = pb_grpc.FormatterServiceStub(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+
+    def format(
+        self,
+        msgs: Iterable[Msg | Mapping[str, Any]],
+        provider: str,
+        *,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> FormattedBody:
+        """`format()` on the server; `bytes` in the body come back as base64 text."""
+        request = format_request(msgs, provider, **kwargs)
+        try:
+            return _body(self._stub.Format(request, timeout=timeout, metadata=self._metadata))
+        except grpc.RpcError as error:
+            raise _raise(error) from None
+
+    def parse(
+        self,
+        provider: str,
+        response: Mapping[str, Any] | str | bytes,
+        *,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> ParseResult:
+        """`parse()` on the server (same keyword options)."""
+        request = _parse_request(provider, response, _parse_options(**options))
+        try:
+            reply = self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise _raise(error) from None
+        return result_from_proto(reply.result)
+
+    def parse_stream(
+        self,
+        provider: str,
+        chunks: Iterable[Mapping[str, Any] | str | bytes],
+        *,
+        raw: bool = False,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> Iterator[ParseResult]:
+        """Stream events (or, with `raw=True`, raw body slices) to the server and
+        yield its snapshots; the last one is the final result. Keyword options
+        are `StreamParser`'s."""
+        parse_options = _parse_options(**options)
+        requests = _stream_requests(provider, chunks, raw, parse_options)
+        try:
+            for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
+                yield result_from_proto(reply.result)
+        except grpc.RpcError as error:
+            raise _raise(error) from None
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> FormatterClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncFormatterClient:
+    """The asyncio twin of `FormatterClient`."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        token: str | None = None,
+        max_message_mb: int = 64,
+    ) -> None:
+        limit = max_message_mb * 1024 * 1024
+        options = [
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+        ]
+        self._channel = (
+            grpc.aio.secure_channel(target, credentials, options)
+            if credentials
+            else grpc.aio.insecure_channel(target, options)
+        )
+        self._stub = pb_grpc.FormatterServiceStub(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+
+    async def format(
+        self,
+        msgs: Iterable[Msg | Mapping[str, Any]],
+        provider: str,
+        *,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> FormattedBody:
+        """`format()` on the server."""
+        request = format_request(msgs, provider, **kwargs)
+        try:
+            reply = await self._stub.Format(request, timeout=timeout, metadata=self._metadata)
+        except grpc.aio.AioRpcError as error:
+            raise _raise(error) from None
+        return _body(reply)
+
+    async def parse(
+        self,
+        provider: str,
+        response: Mapping[str, Any] | str | bytes,
+        *,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> ParseResult:
+        """`parse()` on the server (same keyword options)."""
+        request = _parse_request(provider, response, _parse_options(**options))
+        try:
+            reply = await self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
+        except grpc.aio.AioRpcError as error:
+            raise _raise(error) from None
+        return result_from_proto(reply.result)
+
+    async def parse_stream(
+        self,
+        provider: str,
+        chunks: Iterable[Any] | AsyncIterable[Any],
+        *,
+        raw: bool = False,
+        timeout: float | None = None,
+        **parse_options: Any,
+    ) -> AsyncIterator[ParseResult]:
+        """Stream events to the server and yield its snapshots."""
+        options = _parse_options(**parse_options)
+
+        async def requests() -> AsyncIterator[pb.ParseStreamRequest]:
+            if not isinstance(chunks, AsyncIterable):
+                for request in _stream_requests(provider, chunks, raw, options):
+                    yield request
+                return
+            first = True
+            async for chunk in chunks:
+                yield _chunk_request(provider, chunk, raw, options, first)
+                first = False
+            if first:
+                yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+
+        call = self._stub.ParseStream(requests(), timeout=timeout, metadata=self._metadata)
+        try:
+            async for reply in call:
+                yield result_from_proto(reply.result)
+        except grpc.aio.AioRpcError as error:
+            raise _raise(error) from None
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncFormatterClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

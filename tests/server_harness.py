@@ -1,0 +1,57 @@
+"""A real FormatterService on a free loopback port, run in a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from agentscope_proto.server import ServerConfig, _set_serving, build_server
+
+
+class RunningServer:
+    """Starts `build_server(config)` on its own event loop; `stop()` shuts it down."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._server: Any = None
+        self.health: Any = None
+        self._error: BaseException | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._server, self.health, self.port = build_server(self.config)
+            self._loop.run_until_complete(self._server.start())
+            self._loop.run_until_complete(_set_serving(self.health, True))
+        except BaseException as exc:  # reported to the starting thread
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        self._loop.run_forever()
+
+    def start(self) -> RunningServer:
+        self._thread.start()
+        self._ready.wait(10)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    @property
+    def target(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+    def call(self, coro: Any) -> Any:
+        """Run a coroutine on the server's loop (e.g. to flip health)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self.call(self._server.stop(0))
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)

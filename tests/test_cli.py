@@ -1,0 +1,216 @@
+"""The `agentscope-proto` command as a user runs it: serve (signals, workers), format, parse."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto._generated.agentscope.formatter.v1 import (
+    formatter_service_pb2_grpc as pb_grpc,
+)
+from conftest import GOLDEN
+
+COMMAND = [sys.executable, "-m", "agentscope_proto"]
+OLLAMA_REPLY = json.dumps(
+    {"model": "qwen3", "message": {"role": "assistant", "content": "hi"}, "done": True}
+).encode()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Served:
+    """`agentscope-proto serve` in a subprocess, waited for until it listens."""
+
+    def __init__(self, *args: str, listeners: int = 1) -> None:
+        self.port = _free_port()
+        self.process = subprocess.Popen(
+            [*COMMAND, "serve", "--port", str(self.port), *args],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.log: list[str] = []
+        deadline = time.monotonic() + 30
+        while sum("listening on" in line for line in self.log) < listeners:
+            assert time.monotonic() < deadline, "server did not start:\n" + "".join(self.log)
+            line = self.process.stderr.readline() if self.process.stderr else ""
+            if not line and self.process.poll() is not None:
+                raise AssertionError("server exited:\n" + "".join(self.log))
+            self.log.append(line)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(30)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+        if self.process.stderr:
+            self.log.append(self.process.stderr.read())
+        return code
+
+
+def _chunks(count: int, delay: float, sent: list[int]) -> Iterator[pb.ParseStreamRequest]:
+    for i in range(count):
+        chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": f"{i} "}}]}
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        if i == 0:
+            request.provider = pb.PROVIDER_OPENAI
+        sent.append(i)
+        yield request
+        time.sleep(delay)
+
+
+def test_sigterm_lets_an_in_flight_parse_stream_complete() -> None:
+    served = Served("--grace", "10")
+    try:
+        with grpc.insecure_channel(served.target) as channel:
+            stub = pb_grpc.FormatterServiceStub(channel)
+            sent: list[int] = []
+            call = stub.ParseStream(_chunks(20, 0.05, sent), timeout=30)
+            first = next(call)
+            assert first.result.msg.blocks.items
+            served.process.send_signal(signal.SIGTERM)
+            rest = list(call)
+        assert rest[-1].final
+        assert rest[-1].result.msg.blocks.items[0].text.text.startswith("0 1 2")
+        assert len(sent) == 20
+    finally:
+        code = served.stop()
+    assert code == 0, "".join(served.log)
+    assert any("draining" in line for line in served.log)
+
+
+def test_two_workers_share_the_port() -> None:
+    served = Served("--workers", "2", listeners=2)
+    try:
+        pids = set()
+        for _ in range(60):
+            # A fresh connection each time, for the kernel to spread.
+            with grpc.insecure_channel(
+                served.target, options=[("grpc.use_local_subchannel_pool", 1)]
+            ) as channel:
+                stub = pb_grpc.FormatterServiceStub(channel)
+                _, call = stub.Parse.with_call(
+                    pb.ParseRequest(provider=pb.PROVIDER_OLLAMA, response_json=OLLAMA_REPLY),
+                    timeout=10,
+                )
+                pids.update(v for k, v in call.initial_metadata() if k == "x-worker-pid")
+            if len(pids) == 2:
+                break
+        assert len(pids) == 2, pids
+    finally:
+        code = served.stop()
+    assert code == 0, "".join(served.log)
+
+
+def test_workers_need_a_fixed_port() -> None:
+    result = subprocess.run(
+        [*COMMAND, "serve", "--workers", "2", "--port", "0"], capture_output=True, text=True
+    )
+    assert result.returncode != 0
+    assert "fixed --port" in result.stderr
+
+
+def _write(path: Path, value: object) -> Path:
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+def test_format_command_in_process(tmp_path: Path) -> None:
+    conversation = _write(
+        tmp_path / "conversation.json",
+        [
+            {"name": "system", "role": "system", "content": "Be brief."},
+            {"name": "user", "role": "user", "content": "Hi"},
+        ],
+    )
+    result = subprocess.run(
+        [*COMMAND, "format", "--provider", "anthropic", str(conversation)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    body = json.loads(result.stdout)
+    assert body["system"] == [{"type": "text", "text": "Be brief."}]
+    assert body["messages"][0]["role"] == "user"
+
+
+def test_format_command_reports_bad_input(tmp_path: Path) -> None:
+    conversation = _write(tmp_path / "c.json", [{"name": "u", "role": "robot", "content": "x"}])
+    result = subprocess.run(
+        [*COMMAND, "format", "--provider", "openai", str(conversation)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "role" in result.stderr
+
+
+def test_parse_command_through_a_server(tmp_path: Path) -> None:
+    case = json.loads((GOLDEN / "parsers" / "anthropic.json").read_text())["cases"][0]
+    response = _write(tmp_path / "response.json", case["response"])
+    served = Served()
+    try:
+        result = subprocess.run(
+            [
+                *COMMAND,
+                "parse",
+                "--provider",
+                "anthropic",
+                "--target",
+                served.target,
+                str(response),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        served.stop()
+    assert json.loads(result.stdout)["content"] == case["expected"]["content"]
+
+
+def test_parse_command_reads_a_raw_sse_stream(tmp_path: Path) -> None:
+    case = next(
+        c
+        for c in json.loads((GOLDEN / "parsers" / "openai.json").read_text())["cases"]
+        if c["stream"] and "error" not in c["expected"] and not c["options"]
+    )
+    raw = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in case["chunks"]) + "data: [DONE]\n\n"
+    body = tmp_path / "stream.sse"
+    body.write_text(raw, encoding="utf-8")
+    result = subprocess.run(
+        [*COMMAND, "parse", "--provider", "openai", "--stream", str(body)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+    )
+    assert json.loads(result.stdout)["content"] == case["expected"]["final"]["content"]
+
+
+@pytest.mark.parametrize("flag", ["--help"])
+def test_help(flag: str) -> None:
+    result = subprocess.run([*COMMAND, flag], capture_output=True, text=True, check=True)
+    for command in ("serve", "format", "parse"):
+        assert command in result.stdout

@@ -1,0 +1,402 @@
+"""The FormatterService over a real channel: every RPC, standard services, errors, auth, TLS."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+import trustme
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_status import rpc_status
+
+from agentscope_proto import errors
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto._generated.agentscope.formatter.v1 import (
+    formatter_service_pb2_grpc as pb_grpc,
+)
+from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
+    ContentBlock,
+    Msg,
+    OpaqueBlock,
+    Role,
+)
+from agentscope_proto.client import FormatterClient, format_request
+from agentscope_proto.formatting import body_to_json, format
+from agentscope_proto.parsing import StreamParser, parse
+from agentscope_proto.server import SERVICE_NAME, ServerConfig
+from conftest import load_golden
+from server_harness import RunningServer
+
+PROVIDERS = ["openai", "anthropic", "gemini", "dashscope", "ollama", "deepseek", "openai_responses"]
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RunningServer]:
+    running = RunningServer(ServerConfig(port=0)).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def client(server: RunningServer) -> Iterator[FormatterClient]:
+    with FormatterClient(server.target) as c:
+        yield c
+
+
+@pytest.fixture
+def stub(server: RunningServer) -> Iterator[pb_grpc.FormatterServiceStub]:
+    with grpc.insecure_channel(server.target) as channel:
+        yield pb_grpc.FormatterServiceStub(channel)
+
+
+def _format_cases(per_provider: int = 6) -> list[Any]:
+    params = []
+    for provider in PROVIDERS:
+        cases = [
+            c
+            for c in load_golden(f"formatters/{provider}.json")["cases"]
+            if "error" not in c and not _uses_local_media(c)
+        ]
+        params += [
+            pytest.param(provider, c, id=f"{provider}:{c['name']}") for c in cases[:per_provider]
+        ]
+    return params
+
+
+def _uses_local_media(case: dict[str, Any]) -> bool:
+    return "media/" in json.dumps(case["msgs"])
+
+
+def _parse_cases(stream: bool, per_provider: int = 4) -> list[Any]:
+    params = []
+    for provider in PROVIDERS:
+        cases = [
+            c
+            for c in load_golden(f"parsers/{provider}.json")["cases"]
+            if c["stream"] is stream and "error" not in c["expected"] and not c["options"]
+        ]
+        params += [
+            pytest.param(provider, c, id=f"{provider}:{c['name']}") for c in cases[:per_provider]
+        ]
+    return params
+
+
+# -- every RPC gives the in-process result -----------------------------------
+
+
+@pytest.mark.parametrize(("provider", "case"), _format_cases())
+def test_format_rpc_equals_in_process(
+    client: FormatterClient, provider: str, case: dict[str, Any]
+) -> None:
+    kwargs = dict(
+        multi_agent=case["multi_agent"],
+        tools=case["tools"],
+        tool_choice=case["tool_choice"],
+        **case["options"],
+    )
+    local = format(case["msgs"], provider, **kwargs)
+    remote = client.format(case["msgs"], provider, **kwargs)
+    assert json.dumps(remote) == body_to_json(local).decode()
+    assert remote.warnings == local.warnings
+    assert remote.token_count == local.token_count
+
+
+@pytest.mark.parametrize(("provider", "case"), _parse_cases(stream=False))
+def test_parse_rpc_equals_in_process(
+    client: FormatterClient, provider: str, case: dict[str, Any]
+) -> None:
+    local = parse(provider, case["response"])
+    remote = client.parse(provider, case["response"])
+    assert remote.content == local.content
+    assert remote.usage == local.usage
+    assert remote.response_id == local.response_id
+    assert remote.finish_reason == local.finish_reason
+
+
+@pytest.mark.parametrize(("provider", "case"), _parse_cases(stream=True))
+def test_parse_stream_rpc_equals_in_process(
+    client: FormatterClient, provider: str, case: dict[str, Any]
+) -> None:
+    parser = StreamParser(provider)
+    local = [r for chunk in case["chunks"] if (r := parser.feed(chunk)) is not None]
+    local.append(parser.finish())
+    remote = list(client.parse_stream(provider, case["chunks"]))
+    assert [r.content for r in remote] == [r.content for r in local]
+    assert [r.usage for r in remote] == [r.usage for r in local]
+    assert [[(d.index, d.block) for d in r.deltas] for r in remote] == [
+        [(d.index, d.block) for d in r.deltas] for r in local
+    ]
+
+
+def test_parse_stream_accepts_raw_sse_split_anywhere(client: FormatterClient) -> None:
+    case = _parse_cases(stream=True, per_provider=1)[0].values[1]
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in case["chunks"])
+    body += b"data: [DONE]\n\n"
+    slices = [body[i : i + 7] for i in range(0, len(body), 7)]
+    remote = list(client.parse_stream("openai", slices, raw=True))
+    parser = StreamParser("openai")
+    for chunk in case["chunks"]:
+        parser.feed(chunk)
+    assert remote[-1].content == parser.finish().content
+
+
+# -- standard services --------------------------------------------------------
+
+
+def test_health_reports_serving(server: RunningServer) -> None:
+    with grpc.insecure_channel(server.target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for name in ("", SERVICE_NAME):
+            reply = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_reflection_lists_services_and_resolves_the_schema(server: RunningServer) -> None:
+    with grpc.insecure_channel(server.target) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        requests = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol=SERVICE_NAME),
+        ]
+        listed, files = list(stub.ServerReflectionInfo(iter(requests), timeout=5))
+    names = {s.name for s in listed.list_services_response.service}
+    assert {SERVICE_NAME, "grpc.health.v1.Health"} <= names
+    from google.protobuf import descriptor_pb2
+
+    protos = [
+        descriptor_pb2.FileDescriptorProto.FromString(raw)
+        for raw in files.file_descriptor_response.file_descriptor_proto
+    ]
+    assert "agentscope/formatter/v1/formatter_service.proto" in {p.name for p in protos}
+
+
+# -- errors: statuses with details ---------------------------------------------
+
+
+def _details(error: grpc.RpcError) -> tuple[error_details_pb2.ErrorInfo, Any]:
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None, "no status details"
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    return info, status
+
+
+def _field_violation(status: Any) -> str:
+    bad = error_details_pb2.BadRequest()
+    assert status.details[1].Unpack(bad)
+    return str(bad.field_violations[0].field)
+
+
+def test_missing_provider_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Format(pb.FormatRequest(), timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "provider"
+
+
+def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None:
+    bad = Msg(name="u", role=Role.ROLE_USER)
+    bad.blocks.items.append(ContentBlock(opaque=OpaqueBlock(type="x", block_json="{not json")))
+    request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), bad])
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Format(request, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status).startswith("messages[")
+
+
+def test_invalid_utf8_response_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
+    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI, response_json=b'{"x": "\xff"}')
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Parse(request, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info, _ = _details(caught.value)
+    assert info.reason == "ParseError"
+
+
+def test_local_media_is_failed_precondition(client: FormatterClient) -> None:
+    msg = {
+        "name": "u",
+        "role": "user",
+        "content": [{"type": "image", "source": {"type": "url", "url": "/etc/passwd.png"}}],
+    }
+    with pytest.raises(errors.MediaAccessError) as caught:
+        client.format([msg], "openai")
+    assert caught.value.path == "messages[0].content[0]"
+
+
+def test_client_rebuilds_typed_errors(client: FormatterClient) -> None:
+    with pytest.raises(errors.ParseError):
+        client.parse("openai", b"[1, 2]")
+    with pytest.raises(errors.UnknownProviderError):
+        client.parse("nope", b"{}")
+
+
+def test_oversize_request_is_resource_exhausted() -> None:
+    running = RunningServer(ServerConfig(port=0, max_message_mb=1)).start()
+    try:
+        with FormatterClient(running.target) as client, pytest.raises(errors.RemoteError) as caught:
+            client.parse("openai", b'{"x": "' + b"a" * (2 * 1024 * 1024) + b'"}')
+        assert caught.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        running.stop()
+
+
+def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterServiceStub) -> None:
+    bad_requests = [
+        lambda: stub.Parse(pb.ParseRequest(provider=pb.PROVIDER_ANTHROPIC), timeout=5),
+        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json=b"{}"), timeout=5),
+        lambda: stub.Format(
+            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json=b"{}"), timeout=5
+        ),
+    ]
+    for send in bad_requests:
+        with pytest.raises(grpc.RpcError) as caught:
+            send()
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+# -- deadlines and cancellation -------------------------------------------------
+
+
+def _slow_chunks(count: int, delay: float) -> Iterator[pb.ParseStreamRequest]:
+    chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": "x"}}]}
+    for i in range(count):
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        if i == 0:
+            request.provider = pb.PROVIDER_OPENAI
+        time.sleep(delay)
+        yield request
+
+
+def test_deadline_is_honoured_mid_stream(stub: pb_grpc.FormatterServiceStub) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        list(stub.ParseStream(_slow_chunks(50, 0.05), timeout=0.5))
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+def test_cancel_mid_stream(stub: pb_grpc.FormatterServiceStub) -> None:
+    call = stub.ParseStream(_slow_chunks(50, 0.02), timeout=10)
+    next(call)
+    call.cancel()
+    with pytest.raises(grpc.RpcError) as caught:
+        list(call)
+    assert caught.value.code() == grpc.StatusCode.CANCELLED
+
+
+# -- auth ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def auth_server() -> Iterator[RunningServer]:
+    running = RunningServer(ServerConfig(port=0, auth_token=TOKEN)).start()
+    yield running
+    running.stop()
+
+
+@pytest.mark.parametrize("token", [None, "wrong", TOKEN[:-1], TOKEN + "x"])
+def test_auth_rejects_missing_or_wrong_tokens(
+    auth_server: RunningServer, token: str | None
+) -> None:
+    with FormatterClient(auth_server.target, token=token) as client:
+        with pytest.raises(errors.AgentScopeProtoError) as caught:
+            client.parse("openai", b"{}")
+        assert "UNAUTHENTICATED" in str(caught.value)
+        assert TOKEN not in str(caught.value)
+        with pytest.raises(errors.AgentScopeProtoError) as streamed:
+            list(client.parse_stream("openai", [{"id": "x", "choices": []}]))
+        assert "UNAUTHENTICATED" in str(streamed.value)
+
+
+def test_auth_accepts_the_token_and_leaves_health_open(auth_server: RunningServer) -> None:
+    with (
+        FormatterClient(auth_server.target, token=TOKEN) as client,
+        pytest.raises(errors.ParseError),
+    ):
+        client.parse("openai", b"[]")  # authenticated: reaches the parser
+    with grpc.insecure_channel(auth_server.target) as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(), timeout=5
+        )
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_auth_uses_constant_time_comparison() -> None:
+    import inspect
+
+    from agentscope_proto import server
+
+    assert "hmac.compare_digest" in inspect.getsource(server._TokenAuth)
+
+
+# -- TLS ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+def _tls_server(ca: trustme.CA, tmp: Any, mutual: bool) -> RunningServer:
+    cert = ca.issue_cert("localhost", "127.0.0.1")
+    key_path, cert_path, ca_path = tmp / "key.pem", tmp / "cert.pem", tmp / "ca.pem"
+    cert.private_key_pem.write_to_path(str(key_path))
+    cert.cert_chain_pems[0].write_to_path(str(cert_path))
+    ca.cert_pem.write_to_path(str(ca_path))
+    config = ServerConfig(
+        port=0, tls_cert=cert_path, tls_key=key_path, tls_client_ca=ca_path if mutual else None
+    )
+    return RunningServer(config).start()
+
+
+@pytest.mark.parametrize("mutual", [False, True], ids=["tls", "mtls"])
+def test_tls(ca: trustme.CA, tmp_path: Any, mutual: bool) -> None:
+    running = _tls_server(ca, tmp_path, mutual)
+    try:
+        client_cert = ca.issue_cert("client@example.com")
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=ca.cert_pem.bytes(),
+            private_key=client_cert.private_key_pem.bytes() if mutual else None,
+            certificate_chain=client_cert.cert_chain_pems[0].bytes() if mutual else None,
+        )
+        target = f"localhost:{running.port}"
+        with (
+            FormatterClient(target, credentials=credentials) as client,
+            pytest.raises(errors.ParseError),
+        ):
+            client.parse("openai", b"[]")
+        if mutual:
+            anonymous = grpc.ssl_channel_credentials(root_certificates=ca.cert_pem.bytes())
+            with FormatterClient(target, credentials=anonymous) as client:
+                with pytest.raises(errors.AgentScopeProtoError) as caught:
+                    client.parse("openai", b"[]", timeout=5)
+                assert "UNAVAILABLE" in str(caught.value)
+    finally:
+        running.stop()
+
+
+def test_format_request_round_trips_options() -> None:
+    request = format_request(
+        [{"name": "u", "role": "user", "content": "hi"}],
+        "gemini",
+        multi_agent=True,
+        tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        tool_choice="auto",
+        promote_tool_result_images=True,
+        max_tokens=100,
+        token_counter="char",
+    )
+    assert request.provider == pb.PROVIDER_GEMINI
+    assert request.options.max_tokens == 100
+    assert request.options.token_counter == pb.TOKEN_COUNTER_CHAR
+    assert json.loads(request.tools_json)[0]["function"]["name"] == "f"
+    with pytest.raises(errors.FormatError, match="unknown option"):
+        format_request([], "openai", bogus=1)
