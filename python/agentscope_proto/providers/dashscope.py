@@ -1,13 +1,684 @@
-"""Placeholder while the dashscope module is being written; replaced before commit."""
+"""DashScope: requests as AgentScope's DashScopeChatFormatter/DashScopeMultiAgentFormatter +
+DashScopeChatModel build them; responses as DashScopeChatModel parses them."""
 
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import mimetypes
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._result import ParseResult
+from ..errors import FormatError, ParseError, ProviderError
+from ._base import (
+    DEFAULT_HISTORY_PROMPT,
+    FormatContext,
+    MsgView,
+    ParseOptions,
+    expect,
+    group_messages,
+    raise_for_error_body,
+    raise_format,
+    tool_result_to_text,
+)
+from ._repair import loads_streaming, loads_with_repair
 
-class _Pending:
-    name = "dashscope"
+__all__ = ["PROVIDER"]
 
-    def __getattr__(self, attr: str) -> Any:
-        raise NotImplementedError("dashscope provider is being written")
+_NAME = "dashscope"
+_MEDIA_KINDS = ("image", "audio", "video")
+_TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+Block = dict[str, Any]
 
 
-PROVIDER: Any = _Pending()
+class _ToolChoiceTypeError(FormatError, TypeError):
+    """A tool choice of the wrong type (AgentScope raises TypeError here)."""
+
+
+# -- media ------------------------------------------------------------------
+
+
+def _media_from_base64(ctx: FormatContext, msg: MsgView, index: int, source: Block) -> str:
+    return f"data:{source['media_type']};base64,{source['data']}"
+
+
+def _media_from_url(ctx: FormatContext, msg: MsgView, index: int, source: Block) -> str:
+    url: str = source["url"].removeprefix("file://")
+    if not ctx.is_file(url):
+        # AgentScope treats anything that is not an existing file as a web URL,
+        # so a missing local file goes out as its bare (file://-stripped) path.
+        return url
+    # AgentScope types the file with `mimetypes` on its absolute path: by
+    # extension only (`.wav` -> audio/x-wav, `.mpeg` -> video/mpeg).
+    media_type = mimetypes.guess_type(posixpath.normpath(posixpath.join("/", url)))[0]
+    if not media_type:
+        raise_format(
+            msg,
+            index,
+            FormatError,
+            f"cannot tell the media type of {url!r} from its extension; "
+            "DashScope needs a recognised one (.png, .jpg, .mp3, .mp4, ...)",
+        )
+    data = base64.b64encode(ctx.read_file(url)).decode("ascii")
+    return f"data:{media_type};base64,{data}"
+
+
+def _media_unsupported(ctx: FormatContext, msg: MsgView, index: int, source: Block) -> str:
+    # AgentScope raises NotImplementedError for other source types.
+    raise FormatError(
+        f"messages[{msg.index}].content[{index}].source", f"unsupported source {source!r}"
+    )
+
+
+_SOURCES: dict[str, Callable[[FormatContext, MsgView, int, Block], str]] = {
+    "url": _media_from_url,
+    "base64": _media_from_base64,
+}
+
+
+def _media_item(ctx: FormatContext, msg: MsgView, index: int, block: Block) -> dict[str, str]:
+    """A bare-key content item, `{"image"|"audio"|"video": url or data URI}`."""
+    ctx.at(msg, index)
+    source = block["source"]
+    convert = _SOURCES.get(source.get("type"), _media_unsupported)
+    return {block["type"]: convert(ctx, msg, index, source)}
+
+
+def _collapse_text(messages: list[Block]) -> list[Block]:
+    """AgentScope's `_reformat_messages`: an all-text content list becomes one string.
+
+    Empty texts are left out of the join, and a list whose texts are all empty
+    stays a list (so `""` content is sent as `[{"text": ""}]`).
+    """
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        # Our items never carry "type"; AgentScope's check also accepts "type": "text".
+        if not all(
+            isinstance(item, dict) and "text" in item and item.get("type", "text") == "text"
+            for item in content
+        ):
+            continue
+        texts = [item["text"] for item in content if item["text"]]
+        if texts:
+            message["content"] = "\n".join(texts)
+    return messages
+
+
+# -- chat formatter -----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Turn:
+    """One message being formatted by the chat formatter."""
+
+    ctx: FormatContext
+    # The list being walked: promoted tool-result media are inserted into it
+    # right after `msg`, as AgentScope inserts them into its own list.
+    msgs: list[MsgView]
+    position: int
+    msg: MsgView
+    out: list[Block]
+    content: list[Block] = field(default_factory=list)
+    tool_calls: list[Block] = field(default_factory=list)
+
+
+def _chat_text(turn: _Turn, block: Block, index: int) -> None:
+    turn.content.append({"text": block["text"]})
+
+
+def _chat_media(turn: _Turn, block: Block, index: int) -> None:
+    turn.content.append(_media_item(turn.ctx, turn.msg, index, block))
+
+
+def _chat_tool_use(turn: _Turn, block: Block, index: int) -> None:
+    arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+    turn.tool_calls.append(
+        {
+            "id": block.get("id"),
+            "type": "function",
+            "function": {"name": block.get("name"), "arguments": arguments},
+        }
+    )
+
+
+def _chat_tool_result(turn: _Turn, block: Block, index: int) -> None:
+    turn.ctx.at(turn.msg, index)
+    text, media = tool_result_to_text(block["output"], turn.ctx)
+    # The tool message goes out at once, before the containing message's own dict.
+    turn.out.append(
+        {
+            "role": "tool",
+            "tool_call_id": block.get("id"),
+            "content": text,
+            "name": block.get("name"),
+        }
+    )
+    promoted: list[Block] = []
+    for where, item in media:
+        kind = item["type"]
+        if turn.ctx.option(f"promote_tool_result_{kind}s", False):
+            promoted.append({"type": "text", "text": f"\n- The {kind} from '{where}': "})
+            promoted.append({"type": kind, "source": {"type": "url", "url": where}})
+    if not promoted:
+        return
+    intro = (
+        "<system-info>The following are the media contents from the tool result of "
+        f"'{block['name']}':"
+    )
+    content = [
+        {"type": "text", "text": intro},
+        *promoted,
+        {"type": "text", "text": "</system-info>"},
+    ]
+    # Inserted at position + 1 for every result, so a message with several
+    # promoting results gets their user messages in reverse order (as AgentScope).
+    turn.msgs.insert(turn.position + 1, MsgView("user", "user", content, turn.msg.index))
+
+
+_CHAT_BLOCKS: dict[str, Callable[[_Turn, Block, int], None]] = {
+    "text": _chat_text,
+    **dict.fromkeys(_MEDIA_KINDS, _chat_media),
+    "tool_use": _chat_tool_use,
+    "tool_result": _chat_tool_result,
+}
+
+
+def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+    """DashScopeChatFormatter._format: walks `msgs`, inserting promoted messages into it."""
+    out: list[Block] = []
+    position = 0
+    while position < len(msgs):
+        msg = msgs[position]
+        turn = _Turn(ctx, msgs, position, msg, out)
+        for index, block in enumerate(msg.get_content_blocks()):
+            kind = block["type"]
+            handler = _CHAT_BLOCKS.get(kind)
+            if handler is None:
+                ctx.warn(
+                    msg, index, kind, f"Unsupported block type {kind} in the message, skipped."
+                )
+                continue
+            handler(turn, block, index)
+        formatted: Block = {"role": msg.role, "content": turn.content}
+        if turn.tool_calls:
+            formatted["tool_calls"] = turn.tool_calls
+        # Tool-call-only messages keep `"content": []` (DashScope rejects a
+        # missing or null content); messages with neither are dropped.
+        if turn.content or turn.tool_calls:
+            out.append(formatted)
+        position += 1
+    return _collapse_text(out)
+
+
+# -- multi-agent formatter ------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _History:
+    """One agent-message group being folded into a history user message."""
+
+    ctx: FormatContext
+    msg: MsgView
+    blocks: list[Block] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def flush(self) -> None:
+        if self.lines:
+            self.blocks.append({"text": "\n".join(self.lines)})
+            self.lines.clear()
+
+
+def _history_text(history: _History, block: Block, index: int) -> None:
+    history.lines.append(f"{history.msg.name}: {block['text']}")
+
+
+def _history_media(history: _History, block: Block, index: int) -> None:
+    # Media interleave with the text: the lines so far become one item first.
+    history.flush()
+    history.blocks.append(_media_item(history.ctx, history.msg, index, block))
+
+
+# Other kinds (thinking, unknown) are skipped silently in history, as AgentScope does.
+_HISTORY_BLOCKS: dict[str, Callable[[_History, Block, int], None]] = {
+    "text": _history_text,
+    **dict.fromkeys(_MEDIA_KINDS, _history_media),
+}
+
+
+def _format_history(msgs: list[MsgView], ctx: FormatContext, prompt: str) -> list[Block]:
+    """DashScopeMultiAgentFormatter._format_agent_message."""
+    history = _History(ctx, msgs[0])
+    for msg in msgs:
+        history.msg = msg
+        for index, block in enumerate(msg.get_content_blocks()):
+            handler = _HISTORY_BLOCKS.get(block["type"])
+            if handler is not None:
+                handler(history, block, index)
+    history.flush()
+    blocks = history.blocks
+    if not blocks:
+        return []
+    if blocks[0].get("text"):
+        blocks[0]["text"] = prompt + "<history>\n" + blocks[0]["text"]
+    else:
+        blocks.insert(0, {"text": prompt + "<history>\n"})
+    if blocks[-1].get("text"):
+        blocks[-1]["text"] += "\n</history>"
+    else:
+        blocks.append({"text": "</history>"})
+    return _collapse_text([{"role": "user", "content": blocks}])
+
+
+def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+    """TruncatedFormatterBase._format with DashScope's system and group formatting."""
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("options.conversation_history_prompt", "expected a string")
+    out: list[Block] = []
+    start = 0
+    if msgs and msgs[0].role == "system":
+        # DashScope's system message is the joined text (None when there is none).
+        out.append({"role": "system", "content": msgs[0].get_text_content()})
+        start = 1
+    first = True
+    for kind, group in group_messages(msgs[start:]):
+        if kind == "tool_sequence":
+            # AgentScope formats tool sequences with a fresh chat formatter on a
+            # copy of the group, so promotions never reach the outer list.
+            out.extend(_format_chat(list(group), ctx))
+        else:
+            out.extend(_format_history(group, ctx, prompt if first else ""))
+            first = False
+    return out
+
+
+# -- tools ----------------------------------------------------------------------------
+
+
+def _check_tools(tools: list[Block]) -> None:
+    """DashScopeChatModel._format_tools_json_schemas: OpenAI-form schemas, passed as is."""
+    for index, tool in enumerate(tools):
+        if tool.get("type") != "function" or "function" not in tool:
+            raise FormatError(
+                f"tools[{index}]",
+                "each tool must be a dict with 'type': 'function' and a 'function' key",
+            )
+
+
+def _tool_choice(tool_choice: Any, tools: list[Block] | None) -> str | Block:
+    """ChatModelBase._validate_tool_choice + DashScopeChatModel._format_tool_choice."""
+    if tool_choice in ("any", "required"):
+        # DashScope has no forced mode: AgentScope downgrades both to "auto".
+        tool_choice = "auto"
+    if not isinstance(tool_choice, str):
+        raise _ToolChoiceTypeError(
+            "tool_choice", f"expected a string, got {type(tool_choice).__name__}"
+        )
+    if tool_choice in _TOOL_CHOICE_MODES:
+        return tool_choice
+    if tools is None:
+        raise _ToolChoiceTypeError(
+            "tool_choice", f"{tool_choice!r} names a tool but no tools given"
+        )
+    names = []
+    for index, tool in enumerate(tools):
+        function = tool.get("function")
+        if not isinstance(function, dict) or "name" not in function:
+            raise FormatError(f"tools[{index}].function", "expected an object with a 'name'")
+        names.append(function["name"])
+    if tool_choice not in names:
+        options = ", ".join(sorted([*_TOOL_CHOICE_MODES, *map(str, names)]))
+        raise FormatError("tool_choice", f"unknown tool {tool_choice!r}; expected one of {options}")
+    return {"type": "function", "function": {"name": tool_choice}}
+
+
+# -- parsing --------------------------------------------------------------------------
+
+
+def _check_status(response: Block) -> None:
+    """Raise `ProviderError` for an error response (the SDK's non-200 status)."""
+    raise_for_error_body(_NAME, response)
+    status = response.get("status_code", 200)
+    code = response.get("code")
+    # Without status_code, a bare `{"code", "message"}` body (the HTTP error
+    # body itself) is an error too.
+    if status != 200 or (code and response.get("output") is None):
+        raise ProviderError(
+            _NAME, str(code or status), str(response.get("message") or f"HTTP status {status}")
+        )
+
+
+def _choice(response: Block) -> Block:
+    """`output.choices[0]`, checked as the SDK's response classes would build it."""
+    output = expect(response.get("output"), dict, "output")
+    choices = output.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ParseError("output.choices", "expected a non-empty list")
+    for index, item in enumerate(choices):
+        message = expect(item, dict, f"output.choices[{index}]").get("message")
+        # The SDK builds a Message (which needs a role) from every non-empty one.
+        if message:
+            path = f"output.choices[{index}].message"
+            if "role" not in expect(message, dict, path):
+                raise ParseError(f"{path}.role", "missing")
+    first: Block = choices[0]
+    if not first.get("message"):
+        raise ParseError("output.choices[0].message", "missing")
+    return first
+
+
+def _count(details: Any, key: str, path: str) -> int | None:
+    if not isinstance(details, dict) or details.get(key) is None:
+        return None
+    value: int = expect(details[key], int, f"{path}.{key}")
+    return value
+
+
+def _usage(response: Block) -> dict[str, int | float]:
+    # The SDK builds usage from `{}` when there is none, so AgentScope reports
+    # zeros rather than no usage.
+    raw = response.get("usage") or {}
+    expect(raw, dict, "usage")
+    usage: dict[str, int | float] = {
+        "input_tokens": expect(raw.get("input_tokens", 0), int, "usage.input_tokens"),
+        "output_tokens": expect(raw.get("output_tokens", 0), int, "usage.output_tokens"),
+    }
+    extras = {
+        "cache_read_input_tokens": ("prompt_tokens_details", "cached_tokens"),
+        "cache_creation_input_tokens": ("prompt_tokens_details", "cache_creation_input_tokens"),
+        "reasoning_tokens": ("output_tokens_details", "reasoning_tokens"),
+    }
+    for name, (group, key) in extras.items():
+        value = _count(raw.get(group), key, f"usage.{group}")
+        if value is not None:
+            usage[name] = value
+    return usage
+
+
+def _request_id(response: Block) -> str:
+    request_id = response.get("request_id")
+    if request_id is None:
+        return ""
+    value: str = expect(request_id, str, "request_id")
+    return value
+
+
+def _finish_reason(choice: Block) -> str:
+    reason = choice.get("finish_reason")
+    # Stream chunks carry the string "null" until the last one.
+    return reason if isinstance(reason, str) and reason != "null" else ""
+
+
+def _text(value: Any, path: str) -> Block:
+    return {"type": "text", "text": expect(value, str, path)}
+
+
+def _content_blocks(content: Any, path: str) -> list[Block]:
+    """Non-stream message content: a string, or the `text` items of a list."""
+    if content is None or content == "" or content == []:
+        return []
+    if isinstance(content, str):
+        return [_text(content, path)]
+    if not isinstance(content, list):
+        raise ParseError(path, f"expected a string or a list, got {type(content).__name__}")
+    return [
+        _text(item["text"], f"{path}[{index}].text")
+        for index, item in enumerate(content)
+        if isinstance(item, dict) and "text" in item
+    ]
+
+
+def _tool_use(call: Any, path: str) -> Block:
+    call = expect(call, dict, path)
+    function = expect(call.get("function"), dict, f"{path}.function")
+    if "name" not in function:
+        raise ParseError(f"{path}.function.name", "missing")
+    if "id" not in call:
+        raise ParseError(f"{path}.id", "missing")
+    # Non-stream tool calls carry no raw_input in AgentScope.
+    return {
+        "type": "tool_use",
+        "name": expect(function["name"], str, f"{path}.function.name"),
+        "input": loads_with_repair(function.get("arguments", "{}") or "{}"),
+        "id": expect(call["id"], str, f"{path}.id"),
+    }
+
+
+def _structured(content: list[Block]) -> dict[str, Any] | None:
+    """AgentScope's structured-output metadata: the input of the last tool call."""
+    inputs = [block["input"] for block in content if block["type"] == "tool_use"]
+    return inputs[-1] if inputs else None
+
+
+def _parse(response: Block, structured: bool) -> ParseResult:
+    _check_status(response)
+    choice = _choice(response)
+    message: Block = choice["message"]
+    path = "output.choices[0].message"
+    # `reasoning_content` is ignored: AgentScope reads thinking only when streaming.
+    content = _content_blocks(message.get("content"), f"{path}.content")
+    calls = message.get("tool_calls")
+    if calls:
+        calls = expect(calls, list, f"{path}.tool_calls")
+        content += [_tool_use(call, f"{path}.tool_calls[{i}]") for i, call in enumerate(calls)]
+    return ParseResult(
+        content=content,
+        usage=_usage(response),
+        response_id=_request_id(response),
+        raw_finish_reason=_finish_reason(choice),
+        structured_output=_structured(content) if structured else None,
+    )
+
+
+# -- streaming ------------------------------------------------------------------------
+
+
+def _concat(entry: Block, key: str, value: Any, path: str) -> None:
+    entry[key] = entry.get(key, "") + expect(value, str, path)
+
+
+@dataclass(slots=True)
+class _Stream:
+    """DashScopeChatModel._parse_dashscope_stream_response, one chunk at a time."""
+
+    tool_parsing: bool
+    structured: bool = False
+    thinking: str = ""
+    text: str = ""
+    # Tool calls by the delta's `index`, in first-seen order.
+    calls: dict[Any, Block] = field(default_factory=dict)
+    # The last parsed input per tool *id* (AgentScope keys it so; ids can collide).
+    last_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    metadata: dict[str, Any] | None = None
+    request_id: str | None = None
+    usage: dict[str, int | float] | None = None
+    finish_reason: str = ""
+    last: ParseResult | None = None
+    events: int = 0
+
+    def feed(self, event: Block) -> ParseResult | None:
+        chunk = self.events
+        self.events += 1
+        try:
+            return self._feed(event)
+        except ParseError as exc:
+            raise ParseError(f"chunk[{chunk}].{exc.path}", exc.reason) from None
+
+    def _feed(self, event: Block) -> ParseResult | None:
+        _check_status(event)
+        if self.request_id is None:
+            # Only the first chunk's request id counts (an empty one stays empty).
+            self.request_id = _request_id(event)
+        choice = _choice(event)
+        self.finish_reason = _finish_reason(choice) or self.finish_reason
+        message: Block = choice["message"]
+        path = "output.choices[0].message"
+        reasoning = message.get("reasoning_content")
+        if isinstance(reasoning, str):
+            self.thinking += reasoning
+        content = message.get("content")
+        if isinstance(content, str):
+            self.text += content
+        elif isinstance(content, list):
+            for index, item in enumerate(content):
+                if isinstance(item, dict) and "text" in item:
+                    self.text += expect(item["text"], str, f"{path}.content[{index}].text")
+        calls = message.get("tool_calls", [])
+        if isinstance(calls, (dict, str)) and not calls:
+            calls = []
+        for index, call in enumerate(expect(calls, list, f"{path}.tool_calls")):
+            self._add_call(call, f"{path}.tool_calls[{index}]")
+        blocks = self._blocks()
+        # Usage comes from every chunk (zeros where a chunk has none).
+        self.usage = _usage(event)
+        if not blocks:
+            return None
+        self.last = ParseResult(
+            content=blocks,
+            usage=self.usage,
+            response_id=self.request_id,
+            raw_finish_reason=self.finish_reason,
+            structured_output=self.metadata,
+        )
+        return self._copy(self.last)
+
+    def _add_call(self, call: Any, path: str) -> None:
+        call = expect(call, dict, path)
+        key = call.get("index", 0)
+        try:
+            hash(key)
+        except TypeError:
+            raise ParseError(f"{path}.index", "expected a number") from None
+        if "id" in call:
+            entry = self.calls.setdefault(key, {})
+            # Quirk: an id that differs from the one so far is appended to it.
+            if call["id"] != entry.get("id"):
+                _concat(entry, "id", call["id"], f"{path}.id")
+        if "function" in call:
+            function = expect(call["function"], dict, f"{path}.function")
+            # Quirk: names are concatenated too, so a repeated name doubles.
+            for name in ("name", "arguments"):
+                if name in function:
+                    entry = self.calls.setdefault(key, {})
+                    _concat(entry, name, function[name], f"{path}.function.{name}")
+
+    def _blocks(self) -> list[Block]:
+        blocks: list[Block] = []
+        if self.thinking:
+            blocks.append({"type": "thinking", "thinking": self.thinking})
+        if self.text:
+            blocks.append({"type": "text", "text": self.text})
+        for call in self.calls.values():
+            call_id = call.get("id", "")
+            raw = call.get("arguments")
+            parsed: dict[str, Any] = {}
+            if self.tool_parsing:
+                parsed = loads_streaming(raw or "", self.last_inputs.get(call_id))
+                self.last_inputs[call_id] = parsed
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call_id,
+                    "name": call.get("name", ""),
+                    "input": parsed,
+                    "raw_input": raw,
+                }
+            )
+            if self.structured:
+                # Kept across chunks, like AgentScope's `metadata` variable.
+                self.metadata = parsed
+        return blocks
+
+    @staticmethod
+    def _copy(result: ParseResult) -> ParseResult:
+        return ParseResult(
+            content=copy.deepcopy(result.content),
+            usage=None if result.usage is None else dict(result.usage),
+            response_id=result.response_id,
+            raw_finish_reason=result.raw_finish_reason,
+            structured_output=copy.deepcopy(result.structured_output),
+        )
+
+    def finish(self) -> ParseResult:
+        if self.last is None:
+            return ParseResult(
+                content=[],
+                usage=self.usage,
+                response_id=self.request_id or "",
+                raw_finish_reason=self.finish_reason,
+                structured_output=self.metadata,
+            )
+        result = self._copy(self.last)
+        result.raw_finish_reason = self.finish_reason
+        if not self.tool_parsing and self.calls:
+            # stream_tool_parsing=False: one extra final snapshot with the
+            # inputs parsed at last, and the latest chunk's usage.
+            result.usage = self.usage
+            for block in result.content:
+                if block["type"] == "tool_use":
+                    block["input"] = loads_with_repair(str(block.get("raw_input") or "{}"))
+            result.structured_output = _structured(result.content) if self.structured else None
+        return result
+
+
+# -- provider -------------------------------------------------------------------------
+
+
+class _DashScope:
+    name = _NAME
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "promote_tool_result_audios",
+            "promote_tool_result_videos",
+            "conversation_history_prompt",
+        }
+    )
+    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
+    # Thinking and unknown blocks: warned about and skipped by the chat
+    # formatter, skipped silently in multi-agent history.
+    dropped_blocks = frozenset({"thinking", "opaque"})
+    framing = "sse"
+
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[Block]:
+        if multi_agent:
+            return _format_multi_agent(msgs, ctx)
+        if "conversation_history_prompt" in ctx.options:
+            raise FormatError(
+                "options.conversation_history_prompt",
+                "only the multi-agent formatter takes a conversation history prompt",
+            )
+        return _format_chat(msgs, ctx)
+
+    def build_body(
+        self,
+        messages: list[Block],
+        tools: list[Block] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> Block:
+        body: Block = {"messages": messages}
+        if tools:
+            _check_tools(tools)
+            body["tools"] = tools
+        if tool_choice:
+            body["tool_choice"] = _tool_choice(tool_choice, tools)
+        return body
+
+    def parse(self, response: Block, options: ParseOptions) -> ParseResult:
+        return _parse(response, options.structured_output)
+
+    def stream(self, options: ParseOptions) -> _Stream:
+        return _Stream(options.stream_tool_parsing, options.structured_output)
+
+
+PROVIDER = _DashScope()
