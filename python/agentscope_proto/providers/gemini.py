@@ -1,13 +1,650 @@
-"""Placeholder while the gemini module is being written; replaced before commit."""
+"""Gemini: requests as AgentScope's GeminiChatFormatter/GeminiMultiAgentFormatter +
+GeminiChatModel build them; responses as GeminiChatModel parses them.
 
+Responses are the REST JSON (camelCase, snake_case also accepted) that the
+google-genai SDK turns into the objects AgentScope reads; the checks below are
+the ones the SDK's validation would fail on.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import http.client
+import json
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._result import ParseResult
+from ..errors import FormatError, MediaAccessError, ParseError, UnsupportedMediaError
+from ._base import (
+    DEFAULT_HISTORY_PROMPT,
+    FormatContext,
+    MsgView,
+    ParseOptions,
+    expect,
+    group_messages,
+    raise_for_error_body,
+    tool_result_to_text,
+)
+from ._repair import loads_with_repair
 
-class _Pending:
+__all__ = ["PROVIDER"]
+
+# GeminiChatFormatter.supported_extensions: the mime type of URL media is
+# f"{kind}/{extension}", so `.jpg` and `.gif` have none and are refused.
+_EXTENSIONS = {
+    "image": ("png", "jpeg", "webp", "heic", "heif"),
+    "video": ("mp4", "mpeg", "mov", "avi", "x-flv", "mpg", "webm", "wmv", "3gpp"),
+    "audio": ("mp3", "wav", "aiff", "aac", "ogg", "flac"),
+}
+_MEDIA_KINDS = frozenset(_EXTENSIONS)
+_DOWNLOAD_ATTEMPTS = 3
+_CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+_DEFS_PREFIX = "#/$defs/"
+
+
+class _OptionTypeError(FormatError, TypeError):
+    """An argument AgentScope rejects with TypeError (a tool choice that is not a
+    string, a tool name with no tools, a history prompt that is not a string)."""
+
+
+# -- requests: media -----------------------------------------------------------
+
+
+def _web_body(url: str, ctx: FormatContext) -> str:
+    """AgentScope's `_get_bytes_from_web_url`: up to three tries; a body that is
+    valid UTF-8 comes back as that text, not as base64 (its bug, reproduced)."""
+    reason = ""
+    for _ in range(_DOWNLOAD_ATTEMPTS):
+        try:
+            body = ctx.download(url)
+        except FormatError:
+            raise
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            reason = str(exc)
+            continue
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            return base64.b64encode(body).decode("ascii")
+    raise MediaAccessError(
+        ctx.location, f"{url!r}: download failed {_DOWNLOAD_ATTEMPTS} times ({reason})"
+    )
+
+
+def _inline_from_url(url: str, ctx: FormatContext) -> dict[str, Any]:
+    """AgentScope's `_to_gemini_inline_data`: read or download, typed by extension."""
+    raw = url.removeprefix("file://")
+    extension = raw.split(".")[-1].lower()
+    kind = next((k for k, exts in _EXTENSIONS.items() if extension in exts), None)
+    local = ctx.exists(raw)
+    if not local and urllib.parse.urlparse(raw).scheme in ("", "file"):
+        raise FormatError(ctx.location, f"{url!r} is neither a web URL nor an existing local file")
+    # The extension is checked only once the source is known to exist.
+    if kind is None:
+        raise UnsupportedMediaError(
+            ctx.location,
+            f"unsupported file extension {extension!r} (Gemini takes {dict(_EXTENSIONS)})",
+        )
+    data = base64.b64encode(ctx.read_file(raw)).decode("ascii") if local else _web_body(url, ctx)
+    return {"data": data, "mime_type": f"{kind}/{extension}"}
+
+
+def _media_part(
+    msg: MsgView, index: int, block: dict[str, Any], ctx: FormatContext
+) -> dict[str, Any]:
+    """AgentScope's `_format_gemini_media_block`."""
+    ctx.at(msg, index)
+    source = block["source"]
+    if source["type"] == "base64":
+        return {"inline_data": {"data": source["data"], "mime_type": source["media_type"]}}
+    if source["type"] == "url":
+        return {"inline_data": _inline_from_url(source["url"], ctx)}
+    raise FormatError(ctx.location, f"unsupported source type {source['type']!r}")
+
+
+def _signature(block: dict[str, Any], ctx: FormatContext) -> bytes | None:
+    """A block's base64 `thought_signature` as the bytes Gemini takes back."""
+    value = block.get("thought_signature")
+    if value is None:
+        return None
+    try:
+        # Python's lenient decoder, as AgentScope uses it (bad padding still fails).
+        return base64.b64decode(value)
+    except (TypeError, ValueError) as exc:
+        raise FormatError(ctx.location, f"thought_signature: {exc}") from None
+
+
+# -- requests: the chat formatter ------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Turn:
+    """One message on its way through GeminiChatFormatter."""
+
+    msgs: list[MsgView]
+    position: int
+    ctx: FormatContext
+    out: list[dict[str, Any]]
+    parts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def msg(self) -> MsgView:
+        return self.msgs[self.position]
+
+
+def _with_signature(part: dict[str, Any], turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    turn.ctx.at(turn.msg, index)
+    signature = _signature(block, turn.ctx)
+    if signature is not None:
+        part["thought_signature"] = signature
+    turn.parts.append(part)
+
+
+def _text(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    _with_signature({"text": block.get("text")}, turn, index, block)
+
+
+def _tool_use(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    # Gemini ids its calls itself: AgentScope always sends `id: None`.
+    call = {"id": None, "name": block["name"], "args": block["input"]}
+    _with_signature({"function_call": call}, turn, index, block)
+
+
+def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    turn.ctx.at(turn.msg, index)
+    output, media = tool_result_to_text(block["output"], turn.ctx)
+    # The result goes out at once, ahead of the parts of the message holding it.
+    response = {"id": block["id"], "name": block["name"], "response": {"output": output}}
+    turn.out.append({"role": "user", "parts": [{"function_response": response}]})
+    if not turn.ctx.option("promote_tool_result_images", False):
+        return
+    promoted: list[dict[str, Any]] = []
+    for where, item in media:
+        if item["type"] == "image":
+            promoted.append({"type": "text", "text": f"\n- The image from '{where}': "})
+            promoted.append({"type": "image", "source": {"type": "url", "url": where}})
+    if not promoted:
+        return
+    content = [
+        {
+            "type": "text",
+            "text": "<system-info>The following are the image contents from the tool "
+            f"result of '{block['name']}':",
+        },
+        *promoted,
+        {"type": "text", "text": "</system-info>"},
+    ]
+    # AgentScope inserts right after the current message, so the promotions of
+    # several results in one message come out in reverse order.
+    turn.msgs.insert(turn.position + 1, MsgView("user", "user", content, turn.msg.index))
+
+
+def _media(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+    turn.parts.append(_media_part(turn.msg, index, block, turn.ctx))
+
+
+_CHAT_BLOCKS: dict[str, Callable[[_Turn, int, dict[str, Any]], None]] = {
+    "text": _text,
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+    "image": _media,
+    "audio": _media,
+    "video": _media,
+}
+
+
+def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    """GeminiChatFormatter._format; `msgs` grows by the promoted messages."""
+    out: list[dict[str, Any]] = []
+    position = 0
+    while position < len(msgs):
+        turn = _Turn(msgs, position, ctx, out)
+        for index, block in enumerate(turn.msg.get_content_blocks()):
+            kind = block.get("type")
+            handler = _CHAT_BLOCKS.get(kind) if isinstance(kind, str) else None
+            if handler is None:
+                # Thinking included: Gemini gets no thoughts back, only signatures.
+                ctx.warn(turn.msg, index, str(kind), f"unsupported block type {kind!r}; skipped")
+                continue
+            handler(turn, index, block)
+        if turn.parts:
+            # No system role: system messages are sent as user turns.
+            role = "model" if turn.msg.role == "assistant" else "user"
+            out.append({"role": role, "parts": turn.parts})
+        position += 1
+    return out
+
+
+# -- requests: the multi-agent formatter -----------------------------------------
+
+
+def _history(group: list[MsgView], ctx: FormatContext, prompt: str) -> list[dict[str, Any]]:
+    """GeminiMultiAgentFormatter._format_agent_message: one user turn of history
+    lines, media interleaved where it sat; other blocks are silently ignored."""
+    parts: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for msg in group:
+        for index, block in enumerate(msg.get_content_blocks()):
+            kind = block.get("type")
+            if kind == "text":
+                lines.append(f"{msg.name}: {block['text']}")
+            elif kind in _MEDIA_KINDS:
+                if lines:
+                    parts.append({"text": "\n".join(lines)})
+                    lines = []
+                parts.append(_media_part(msg, index, block, ctx))
+    if lines:
+        parts.append({"text": "\n".join(lines)})
+    if not parts:
+        return []
+    # No newline after "<history>", unlike the other providers (AgentScope's quirk).
+    if parts[0].get("text"):
+        parts[0]["text"] = f"{prompt}<history>{parts[0]['text']}"
+    else:
+        parts.insert(0, {"text": f"{prompt}<history>"})
+    if parts[-1].get("text"):
+        parts[-1]["text"] += "\n</history>"
+    else:
+        parts.append({"text": "</history>"})
+    return [{"role": "user", "parts": parts}]
+
+
+def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    """TruncatedFormatterBase._format with Gemini's system and group formatting."""
+    out: list[dict[str, Any]] = []
+    start = 0
+    if msgs and msgs[0].role == "system":
+        # Text only, and `None` when it has none.
+        out.append({"role": "user", "parts": [{"text": msgs[0].get_text_content()}]})
+        start = 1
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    for kind, group in group_messages(msgs[start:]):
+        if kind == "tool_sequence":
+            # A fresh chat formatter on its own list: promotions stay inside the group.
+            out.extend(_format_chat(group, ctx))
+        else:
+            if not isinstance(prompt, str):
+                raise _OptionTypeError("conversation_history_prompt", "expected a string")
+            out.extend(_history(group, ctx, prompt))
+            prompt = ""
+    return out
+
+
+# -- requests: tools -----------------------------------------------------------------
+
+
+def _inline_refs(schema: Any, ctx: FormatContext, path: str) -> Any:
+    """GeminiChatModel's `_flatten_json_schema`: Gemini takes no `$ref`, so every
+    `#/$defs/...` reference is replaced by a copy of its definition."""
+    schema = copy.deepcopy(schema)
+    if not isinstance(schema, dict):
+        raise FormatError(path, f"expected a JSON schema object, got {type(schema).__name__}")
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any, seen: frozenset[str]) -> Any:
+        if isinstance(node, list):
+            return [resolve(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" not in node:
+            return {key: resolve(value, seen) for key, value in node.items()}
+        ref = node["$ref"]
+        if not isinstance(ref, str):
+            raise FormatError(path, f"$ref must be a string, got {type(ref).__name__}")
+        if not ref.startswith(_DEFS_PREFIX):
+            return node  # other references are left as they are
+        name = ref[len(_DEFS_PREFIX) :]
+        if name in seen:
+            ctx.warn(None, None, "tool", f"circular reference to {name!r} in a tool schema")
+            return {"type": "object", "description": f"(circular: {name})"}
+        seen |= {name}
+        if not isinstance(defs, dict):
+            raise FormatError(f"{path}.$defs", "expected an object")
+        if name not in defs:
+            return node
+        resolved = resolve(defs[name], seen)
+        extras = {key: value for key, value in node.items() if key != "$ref"}
+        if extras and not isinstance(resolved, dict):
+            raise FormatError(f"{path}.$defs.{name}", "expected an object")
+        for key, value in extras.items():
+            # Keys beside the $ref (a description, say) override the definition's.
+            resolved[key] = resolve(value, seen)
+        return resolved
+
+    return resolve(schema, frozenset())
+
+
+def _function_declarations(tools: list[dict[str, Any]], ctx: FormatContext) -> list[dict[str, Any]]:
+    """GeminiChatModel._format_tools_json_schemas: schemas without a `function`
+    are skipped, leaving possibly an empty declaration list."""
+    declarations = []
+    for index, tool in enumerate(tools):
+        if "function" not in tool:
+            continue
+        function = tool["function"]
+        if not isinstance(function, dict):
+            raise FormatError(f"tools[{index}].function", "expected an object")
+        function = dict(function)
+        if "parameters" in function:
+            function["parameters"] = _inline_refs(
+                function["parameters"], ctx, f"tools[{index}].function.parameters"
+            )
+        declarations.append(function)
+    return [{"function_declarations": declarations}]
+
+
+def _tool_config(tool_choice: Any, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """ChatModelBase._validate_tool_choice plus GeminiChatModel._format_tool_choice."""
+    if tool_choice == "any":
+        tool_choice = "required"  # deprecated alias (a DeprecationWarning, not a log)
+    if not isinstance(tool_choice, str):
+        raise _OptionTypeError(
+            "tool_choice", f"expected a string, got {type(tool_choice).__name__}"
+        )
+    mode = _CHOICE_MODES.get(tool_choice)
+    if mode is not None:
+        return {"function_calling_config": {"mode": mode}}
+    if tools is None:
+        raise _OptionTypeError("tools", f"tool_choice {tool_choice!r} names a tool, but none")
+    names = []
+    for index, tool in enumerate(tools):
+        function = tool.get("function")
+        if not isinstance(function, dict) or "name" not in function:
+            raise FormatError(f"tools[{index}].function.name", "missing")
+        names.append(function["name"])
+    if tool_choice not in names:
+        options = ", ".join(sorted([*_CHOICE_MODES, *map(str, names)]))
+        raise FormatError("tool_choice", f"unknown tool {tool_choice!r}; expected one of {options}")
+    return {"function_calling_config": {"mode": "ANY", "allowed_function_names": [tool_choice]}}
+
+
+# -- responses: reading the JSON as the SDK validates it ---------------------------
+
+
+def _get(obj: dict[str, Any], camel: str, snake: str, kind: Any, path: str) -> Any:
+    """A field by its REST (camelCase) or SDK (snake_case) name; None if absent."""
+    key = camel if obj.get(camel) is not None else snake
+    value = obj.get(key)
+    if value is None:
+        return None
+    return expect(value, kind, f"{path}.{key}" if path else key)
+
+
+def _count(obj: dict[str, Any], camel: str, snake: str, path: str) -> int | None:
+    value = _get(obj, camel, snake, (int, float), path)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ParseError(f"{path}.{camel}", f"expected an integer, got {value!r}")
+        return int(value)
+    return value  # type: ignore[no-any-return]
+
+
+def _b64decode_like_sdk(text: str, path: str) -> bytes:
+    """Pydantic's base64 for `bytes` fields: either alphabet, padding optional,
+    no whitespace, no stray bits in the last symbol."""
+    urlsafe = not ("+" in text or "/" in text) and ("-" in text or "_" in text)
+    body = text.rstrip("=")
+    pad = len(text) - len(body)
+    alphabet = "-_" if urlsafe else "+/"
+    tail = len(body) % 4
+    valid = (
+        all(c.isascii() and (c.isalnum() or c in alphabet) for c in body)
+        and tail != 1
+        and (pad == 0 or (tail != 0 and pad <= 4 - tail))
+    )
+    if valid:
+        padded = body + "=" * (-len(body) % 4)
+        raw = base64.b64decode(padded, altchars=b"-_" if urlsafe else None, validate=True)
+        encoded = base64.b64encode(raw, altchars=b"-_" if urlsafe else None).decode()
+        if encoded.rstrip("=") == body:
+            return raw
+    raise ParseError(path, "invalid base64")
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    text: str | None
+    thought: bool
+    call: dict[str, Any] | None  # {"id", "name", "args"}
+    signature: str | None  # standard base64, as AgentScope re-encodes the SDK's bytes
+
+
+def _read_part(raw: Any, path: str) -> _Part:
+    raw = expect(raw, dict, path)
+    text = _get(raw, "text", "text", str, path)
+    thought = bool(_get(raw, "thought", "thought", bool, path))
+    signature = None
+    sig_text = _get(raw, "thoughtSignature", "thought_signature", str, path)
+    if sig_text is not None:
+        key = "thoughtSignature" if raw.get("thoughtSignature") is not None else "thought_signature"
+        decoded = _b64decode_like_sdk(sig_text, f"{path}.{key}")
+        # An empty signature is falsy to AgentScope: as good as none.
+        signature = base64.b64encode(decoded).decode("ascii") if decoded else None
+    call = None
+    raw_call = _get(raw, "functionCall", "function_call", dict, path)
+    if raw_call is not None:
+        call_path = f"{path}.functionCall"
+        name = _get(raw_call, "name", "name", str, call_path)
+        if name is None:
+            raise ParseError(f"{call_path}.name", "missing")
+        call = {
+            "id": _get(raw_call, "id", "id", str, call_path),
+            "name": name,
+            "args": _get(raw_call, "args", "args", dict, call_path),
+        }
+    return _Part(text, thought, call, signature)
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    parts: list[_Part]  # of the first candidate only, as AgentScope reads them
+    usage: dict[str, int | float] | None
+    response_id: str | None
+    finish_reason: str
+
+
+def _read_usage(raw: Any) -> dict[str, int | float] | None:
+    """GeminiChatModel._extract_usage: output = total - prompt (thoughts included);
+    nothing unless both counts are there."""
+    if raw is None:
+        return None
+    path = "usageMetadata"
+    raw = expect(raw, dict, path)
+    prompt = _count(raw, "promptTokenCount", "prompt_token_count", path)
+    total = _count(raw, "totalTokenCount", "total_token_count", path)
+    if prompt is None or total is None:
+        return None
+    usage: dict[str, int | float] = {"input_tokens": prompt, "output_tokens": total - prompt}
+    cached = _count(raw, "cachedContentTokenCount", "cached_content_token_count", path)
+    if cached is not None:
+        usage["cache_read_input_tokens"] = cached
+    thoughts = _count(raw, "thoughtsTokenCount", "thoughts_token_count", path)
+    if thoughts is not None:
+        usage["reasoning_tokens"] = thoughts
+    return usage
+
+
+def _read_chunk(response: dict[str, Any]) -> _Chunk:
+    raise_for_error_body("gemini", response)
+    candidates = _get(response, "candidates", "candidates", list, "") or []
+    # The SDK validates every candidate; AgentScope reads the first.
+    all_parts = []
+    finish = ""
+    for c_index, candidate in enumerate(candidates):
+        c_path = f"candidates[{c_index}]"
+        candidate = expect(candidate, dict, c_path)
+        if c_index == 0:
+            finish = _get(candidate, "finishReason", "finish_reason", str, c_path) or ""
+        content = _get(candidate, "content", "content", dict, c_path) or {}
+        raw_parts = _get(content, "parts", "parts", list, f"{c_path}.content") or []
+        all_parts.append(
+            [_read_part(p, f"{c_path}.content.parts[{i}]") for i, p in enumerate(raw_parts)]
+        )
+    if not candidates:
+        # A blocked prompt has no candidate; its block reason is the closest thing.
+        feedback = _get(response, "promptFeedback", "prompt_feedback", dict, "") or {}
+        finish = _get(feedback, "blockReason", "block_reason", str, "promptFeedback") or ""
+    usage = _read_usage(response.get("usageMetadata", response.get("usage_metadata")))
+    response_id = _get(response, "responseId", "response_id", str, "")
+    return _Chunk(all_parts[0] if all_parts else [], usage, response_id, finish)
+
+
+def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dict[str, Any]:
+    """A tool_use block; the call's id is its signature, else its own id, else
+    `call_{n}` (Gemini usually sends no id)."""
+    args = call["args"] or {}
+    block = {
+        "type": "tool_use",
+        "id": signature or call["id"] or f"call_{number}",
+        "name": call["name"],
+        "input": args,
+        "raw_input": json.dumps(args, ensure_ascii=False),
+    }
+    if signature:
+        block["thought_signature"] = signature
+    return block
+
+
+def _structured(options: ParseOptions) -> bool:
+    # Structured output mode (AgentScope's `structured_model`), when the options carry it.
+    return bool(getattr(options, "structured_model", False))
+
+
+def _parse(response: dict[str, Any], options: ParseOptions) -> ParseResult:
+    """GeminiChatModel._parse_gemini_generation_response."""
+    chunk = _read_chunk(response)
+    blocks: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    text_signature = None
+    for part in chunk.parts:
+        if part.text:
+            kind = "thinking" if part.thought else "text"
+            blocks.append({"type": kind, kind: part.text})
+        if part.call is not None:
+            calls.append(_call_block(part.call, part.signature, len(calls)))
+        elif part.signature:
+            text_signature = part.signature
+    if text_signature:
+        # The last signature of a non-call part (thoughts included) goes to the last text.
+        text_block = next((b for b in reversed(blocks) if b["type"] == "text"), None)
+        if text_block is not None:
+            text_block["thought_signature"] = text_signature
+    metadata = None
+    # The SDK's `response.text`: every non-thought text part, "" ones included.
+    text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
+    if text and _structured(options):
+        metadata = loads_with_repair(text)
+    return ParseResult(
+        content=blocks + calls,
+        usage=chunk.usage,
+        response_id=chunk.response_id or "",
+        raw_finish_reason=chunk.finish_reason,
+        structured_output=metadata,
+    )
+
+
+class _Stream:
+    """GeminiChatModel._parse_gemini_stream_generation_response: one snapshot per
+    chunk (even a chunk without parts), usage from that chunk alone."""
+
+    def __init__(self, options: ParseOptions) -> None:
+        self._structured = _structured(options)
+        self._text = ""
+        self._thinking = ""
+        self._text_signature: str | None = None
+        self._calls: list[dict[str, Any]] = []
+        self._metadata: dict[str, Any] | None = None
+        # The first chunk's id sticks, even an empty one.
+        self._response_id: str | None = None
+        self._finish = ""
+        self._last: ParseResult | None = None
+
+    def feed(self, event: dict[str, Any]) -> ParseResult:
+        chunk = _read_chunk(event)
+        for part in chunk.parts:
+            if part.text:
+                if part.thought:
+                    self._thinking += part.text
+                else:
+                    self._text += part.text
+            if part.call is not None:
+                self._calls.append(_call_block(part.call, part.signature, len(self._calls)))
+            elif part.signature:
+                self._text_signature = part.signature
+        if self._text and self._structured:
+            self._metadata = loads_with_repair(self._text)
+        if self._response_id is None:
+            self._response_id = chunk.response_id
+        self._finish = chunk.finish_reason or self._finish
+        content: list[dict[str, Any]] = []
+        if self._thinking:
+            content.append({"type": "thinking", "thinking": self._thinking})
+        if self._text:
+            text_block: dict[str, Any] = {"type": "text", "text": self._text}
+            if self._text_signature:
+                text_block["thought_signature"] = self._text_signature
+            content.append(text_block)
+        self._last = ParseResult(
+            content=content + [dict(call) for call in self._calls],
+            usage=chunk.usage,
+            response_id=self._response_id or "",
+            raw_finish_reason=self._finish,
+            structured_output=self._metadata,
+        )
+        return self._last
+
+    def finish(self) -> ParseResult:
+        last = self._last
+        if last is None:
+            return ParseResult(content=[])
+        # A copy: the parser stamps deltas on what it returns.
+        return ParseResult(
+            content=[dict(block) for block in last.content],
+            usage=None if last.usage is None else dict(last.usage),
+            response_id=last.response_id,
+            raw_finish_reason=last.raw_finish_reason,
+            structured_output=last.structured_output,
+        )
+
+
+class _Gemini:
     name = "gemini"
+    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
+    dropped_blocks = frozenset({"thinking", "opaque"})
+    framing = "sse"
 
-    def __getattr__(self, attr: str) -> Any:
-        raise NotImplementedError("gemini provider is being written")
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[dict[str, Any]]:
+        if multi_agent:
+            return _format_multi_agent(msgs, ctx)
+        return _format_chat(msgs, ctx)
+
+    def build_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> dict[str, Any]:
+        # GeminiChatModel puts tools and tool_config in its `config`; they are hoisted.
+        body: dict[str, Any] = {"contents": messages}
+        if tools:
+            body["tools"] = _function_declarations(tools, ctx)
+        if tool_choice:
+            body["tool_config"] = _tool_config(tool_choice, tools)
+        return body
+
+    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+        return _parse(response, options)
+
+    def stream(self, options: ParseOptions) -> _Stream:
+        return _Stream(options)
 
 
-PROVIDER: Any = _Pending()
+PROVIDER = _Gemini()
