@@ -1,13 +1,715 @@
-"""Placeholder while the anthropic module is being written; replaced before commit."""
+"""Anthropic: requests as AgentScope's AnthropicChatFormatter/AnthropicMultiAgentFormatter +
+AnthropicChatModel build them; responses as AnthropicChatModel parses them."""
 
-from typing import Any
+from __future__ import annotations
+
+import base64
+import copy
+import posixpath
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from .._result import ParseResult
+from ..errors import FormatError, ParseError
+from ._base import (
+    DEFAULT_HISTORY_PROMPT,
+    FormatContext,
+    MsgView,
+    ParseOptions,
+    expect,
+    group_messages,
+    raise_for_error_body,
+)
+from ._repair import loads_streaming, loads_with_repair
+
+__all__ = ["PROVIDER"]
 
 
-class _Pending:
+class _ToolChoiceTypeError(FormatError, TypeError):
+    """A tool choice AgentScope rejects with a TypeError (not a string, or no tools to name)."""
+
+
+# -- media ---------------------------------------------------------------------
+
+# AgentScope's fixed extension map for local images; anything else is sniffed.
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+
+def _ftyp_brands(buf: bytes) -> tuple[str, list[str]] | None:
+    """The major and compatible brands of an ISO-BMFF `ftyp` box, as `filetype` reads them."""
+    if len(buf) < 16 or buf[4:8] != b"ftyp":
+        return None
+    size = int.from_bytes(buf[:4], "big")
+    if len(buf) < size:
+        return None
+    brands = [buf[i : i + 4].decode(errors="ignore") for i in range(16, size, 4)]
+    return buf[8:12].decode(errors="ignore"), brands
+
+
+def _isobmff_image(brand: str) -> Callable[[bytes], bool]:
+    def match(buf: bytes) -> bool:
+        found = _ftyp_brands(buf)
+        if found is None:
+            return False
+        major, compatible = found
+        return major == brand or (major in ("mif1", "msf1") and brand in compatible)
+
+    return match
+
+
+def _apng(buf: bytes) -> bool:
+    # An acTL chunk before the first IDAT/IEND makes a PNG animated.
+    if len(buf) <= 8 or buf[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    i = 8
+    while len(buf) > i:
+        length = int.from_bytes(buf[i : i + 4], "big")
+        chunk = buf[i + 4 : i + 8].decode("ascii", errors="ignore")
+        if chunk in ("IDAT", "IEND"):
+            return False
+        if chunk == "acTL":
+            return True
+        i += 8 + length + 4
+    return False
+
+
+def _jpx(buf: bytes) -> bool:
+    return len(buf) > 50 and buf[:4] == b"\x00\x00\x00\x0c" and buf[16:24] == b"ftypjp2 "
+
+
+def _webp(buf: bytes) -> bool:
+    return buf[:4] == b"RIFF" and buf[8:14] == b"WEBPVP"
+
+
+def _tiff(buf: bytes) -> bool:
+    return len(buf) > 9 and buf[:4] in (b"II*\x00", b"MM\x00*") and buf[8:10] != b"CR"
+
+
+def _cr2(buf: bytes) -> bool:
+    return buf[:4] in (b"II*\x00", b"MM\x00*") and buf[8:10] == b"CR"
+
+
+def _dicom(buf: bytes) -> bool:
+    return len(buf) > 132 and buf[128:132] == b"DICM"
+
+
+# `filetype.guess`'s image matchers (a magic prefix or a test), in its order: the
+# first match decides, and DICOM, listed among them, is not an image type.
+_SNIFFERS: tuple[tuple[str, bytes | Callable[[bytes], bool]], ...] = (
+    ("image/vnd.dwg", b"AC10"),
+    ("image/x-xcf", b"gimp xcf v"),
+    ("image/jpeg", b"\xff\xd8\xff"),
+    ("image/jpx", _jpx),
+    ("image/apng", _apng),
+    ("image/png", b"\x89PNG"),
+    ("image/gif", b"GIF"),
+    ("image/webp", _webp),
+    ("image/tiff", _tiff),
+    ("image/x-canon-cr2", _cr2),
+    ("image/bmp", b"BM"),
+    ("image/vnd.ms-photo", b"II\xbc"),
+    ("image/vnd.adobe.photoshop", b"8BPS"),
+    ("image/x-icon", b"\x00\x00\x01\x00"),
+    ("image/heic", _isobmff_image("heic")),
+    ("application/dicom", _dicom),
+    ("image/avif", _isobmff_image("avif")),
+)
+
+
+def _sniff_image(data: bytes) -> str | None:
+    """The image mime type `filetype.guess` finds in `data`, or None."""
+    head = data[:8192]
+    for mime, test in _SNIFFERS:
+        if head.startswith(test) if isinstance(test, bytes) else test(head):
+            return mime if mime.startswith("image/") else None
+    return None
+
+
+def _format_image(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
+    """An image block as Anthropic takes it: base64 as is, local files inlined, web URLs kept."""
+    source = block["source"]
+    if source["type"] == "base64":
+        return dict(block)
+    url = source["url"]
+    path = url.removeprefix("file://")
+    if ctx.exists(path) and ctx.is_file(path):
+        data = ctx.read_file(path)
+        media_type = _IMAGE_TYPES.get(posixpath.splitext(path)[1].lower()) or _sniff_image(data)
+        if media_type is not None:
+            encoded = base64.b64encode(data).decode("ascii")
+            return {
+                "type": "image",
+                "source": {"type": "base64", "media_type": media_type, "data": encoded},
+            }
+    if ctx.is_web_url(path):
+        # Only the URL travels: AgentScope drops any extra keys of the block here.
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    raise FormatError(
+        ctx.location, f'Invalid image URL: "{url}". It should be a local file or a web URL.'
+    )
+
+
+# -- chat formatter --------------------------------------------------------------
+
+# Each block formatter appends to the message's content or, for tool results,
+# straight to the output list (AgentScope emits those before the message itself).
+_BlockFormatter = Callable[
+    [dict[str, Any], FormatContext, list[dict[str, Any]], list[dict[str, Any]]], None
+]
+
+
+def _format_copy(
+    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
+) -> None:
+    # `{**block}`: extra keys (signature, cache_control, anything) go to the API too.
+    content.append(dict(block))
+
+
+def _format_image_block(
+    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
+) -> None:
+    content.append(_format_image(block, ctx))
+
+
+def _format_tool_use(
+    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
+) -> None:
+    content.append(
+        {
+            "id": block.get("id"),
+            "type": "tool_use",
+            "name": block.get("name"),
+            "input": block.get("input", {}),
+        }
+    )
+
+
+def _format_tool_result(
+    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
+) -> None:
+    output = block.get("output")
+    result: list[dict[str, Any]]
+    if output is None:
+        result = [{"type": "text", "text": ""}]
+    elif isinstance(output, list):
+        # Anthropic takes tool-result media natively: images are converted like
+        # message images, every other item (audio and video too) goes verbatim.
+        result = [
+            _format_image(item, ctx) if item.get("type") == "image" else item for item in output
+        ]
+    else:
+        result = [{"type": "text", "text": str(output)}]
+    out.append(
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": block.get("id"), "content": result}],
+        }
+    )
+
+
+_CHAT_BLOCKS: dict[str, _BlockFormatter] = {
+    "text": _format_copy,
+    "thinking": _format_copy,
+    "image": _format_image_block,
+    "tool_use": _format_tool_use,
+    "tool_result": _format_tool_result,
+}
+
+
+def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    """AnthropicChatFormatter._format: one API message per input message, tool results apart."""
+    out: list[dict[str, Any]] = []
+    for position, msg in enumerate(msgs):
+        content: list[dict[str, Any]] = []
+        for index, block in enumerate(msg.get_content_blocks()):
+            kind = block.get("type")
+            formatter = _CHAT_BLOCKS.get(kind) if isinstance(kind, str) else None
+            if formatter is None:
+                ctx.warn(
+                    msg, index, str(kind), f"Unsupported block type {kind} in the message, skipped."
+                )
+                continue
+            ctx.at(msg, index)
+            formatter(block, ctx, content, out)
+        # Claude takes a system prompt only first; a later system message (position
+        # within this list, so within a tool sequence in multi-agent mode) becomes a user's.
+        role = "user" if msg.role == "system" and position != 0 else msg.role
+        if content:
+            out.append({"role": role, "content": content})
+    return out
+
+
+# -- multi-agent formatter -------------------------------------------------------
+
+
+def _history_text(block: dict[str, Any], ctx: FormatContext) -> str:
+    text = block.get("text")
+    if not isinstance(text, str):
+        raise FormatError(ctx.location, "history block text must be a string")
+    return text
+
+
+def _format_history(msgs: list[MsgView], ctx: FormatContext, prompt: str) -> list[dict[str, Any]]:
+    """AnthropicMultiAgentFormatter._format_agent_message: the group as one user message,
+    `name: text` lines in `<history>` tags, images interleaved where they occur."""
+    blocks: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for msg in msgs:
+        for index, block in enumerate(msg.get_content_blocks()):
+            ctx.at(msg, index)
+            if block["type"] == "text":
+                lines.append(f"{msg.name}: {block['text']}")
+            elif block["type"] == "image":
+                if lines:
+                    blocks.append({"text": "\n".join(lines), "type": "text"})
+                    lines = []
+                blocks.append(_format_image(block, ctx))
+            # Every other kind is left out of the history without a warning.
+    if lines:
+        blocks.append({"text": "\n".join(lines), "type": "text"})
+    if not blocks:
+        return []
+    # A leading/trailing image gets the tags as blocks of their own (AgentScope
+    # tests the block's "text" value, so an image never takes them).
+    if blocks[0].get("text"):
+        blocks[0]["text"] = prompt + "<history>\n" + _history_text(blocks[0], ctx)
+    else:
+        blocks.insert(0, {"type": "text", "text": prompt + "<history>\n"})
+    if blocks[-1].get("text"):
+        blocks[-1]["text"] = _history_text(blocks[-1], ctx) + "\n</history>"
+    else:
+        blocks.append({"type": "text", "text": "</history>"})
+    return [{"role": "user", "content": blocks}]
+
+
+def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
+    """AnthropicMultiAgentFormatter: a leading system message, then tool sequences
+    formatted by the chat formatter and agent runs folded into history messages."""
+    out: list[dict[str, Any]] = []
+    rest = msgs
+    if msgs and msgs[0].role == "system":
+        # The base class's system message: its text blocks only.
+        out.append({"role": "system", "content": msgs[0].get_content_blocks("text")})
+        rest = msgs[1:]
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("options.conversation_history_prompt", "must be a string")
+    first = True
+    for kind, group in group_messages(rest):
+        if kind == "tool_sequence":
+            out.extend(_format_chat(group, ctx))
+        else:
+            out.extend(_format_history(group, ctx, prompt if first else ""))
+            first = False
+    return out
+
+
+# -- request body ----------------------------------------------------------------
+
+_TOOL_CHOICES = {"auto": "auto", "none": "none", "required": "any"}
+
+
+def _format_tool(schema: Any, index: int) -> dict[str, Any]:
+    """AnthropicChatModel._format_tools_json_schemas for one OpenAI-style schema."""
+    if not isinstance(schema, Mapping) or "function" not in schema:
+        raise FormatError(f"tools[{index}]", "expected an object with key 'function'")
+    function = schema["function"]
+    if not isinstance(function, Mapping) or "name" not in function:
+        raise FormatError(f"tools[{index}].function", "expected an object with key 'name'")
+    return {
+        "name": function["name"],
+        "description": function.get("description", ""),
+        "input_schema": function.get("parameters", {}),
+    }
+
+
+def _format_tool_choice(choice: Any, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """ChatModelBase._validate_tool_choice, then AnthropicChatModel._format_tool_choice."""
+    if choice == "any":
+        # Deprecated alias; AgentScope's DeprecationWarning is not a logged warning.
+        choice = "required"
+    if not isinstance(choice, str):
+        raise _ToolChoiceTypeError("tool_choice", f"must be a string, got {type(choice).__name__}")
+    if choice in _TOOL_CHOICES:
+        return {"type": _TOOL_CHOICES[choice]}
+    if tools is None:
+        raise _ToolChoiceTypeError("tool_choice", f"names tool {choice!r} but no tools were given")
+    names = [tool["function"]["name"] for tool in tools]
+    if choice not in names:
+        options = ", ".join(sorted(map(str, [*_TOOL_CHOICES, *names])))
+        raise FormatError(
+            "tool_choice", f"invalid tool_choice {choice!r}; expected one of {options}"
+        )
+    return {"type": "tool", "name": choice}
+
+
+# -- responses -------------------------------------------------------------------
+
+
+def _present(raw: Any) -> bool:
+    """AgentScope's `if <sdk object>:`: any JSON object (even `{}`) becomes a truthy model."""
+    return raw is not None and (isinstance(raw, dict) or bool(raw))
+
+
+def _tokens(usage: Mapping[str, Any], key: str, path: str, *, nullable: bool = False) -> Any:
+    """A token count; `nullable` where AgentScope would carry a null along."""
+    if key not in usage:
+        raise ParseError(f"{path}.{key}", "missing")
+    if usage[key] is None and nullable:
+        return None
+    return expect(usage[key], (int, float), f"{path}.{key}")
+
+
+def _cache_tokens(usage: Mapping[str, Any], into: dict[str, Any], path: str) -> None:
+    """Anthropic's cache counts, where reported (AgentScope keeps neither)."""
+    for key in ("cache_read_input_tokens", "cache_creation_input_tokens"):
+        if usage.get(key) is not None:
+            into[key] = _tokens(usage, key, path)
+
+
+def _parse_usage(raw: Any, path: str) -> dict[str, Any] | None:
+    if not _present(raw):
+        return None
+    usage = expect(raw, dict, path)
+    result: dict[str, Any] = {
+        "input_tokens": _tokens(usage, "input_tokens", path),
+        "output_tokens": _tokens(usage, "output_tokens", path),
+    }
+    _cache_tokens(usage, result, path)
+    return result
+
+
+def _str_field(block: Mapping[str, Any], key: str, path: str) -> str:
+    value: str = expect(block.get(key), str, f"{path}.{key}")
+    return value
+
+
+def _parse_thinking(block: dict[str, Any], path: str) -> dict[str, Any]:
+    return {
+        "type": "thinking",
+        "thinking": _str_field(block, "thinking", path),
+        "signature": _str_field(block, "signature", path),
+    }
+
+
+def _parse_text(block: dict[str, Any], path: str) -> dict[str, Any]:
+    # Citations and other extras are dropped.
+    return {"type": "text", "text": _str_field(block, "text", path)}
+
+
+def _parse_tool_use(block: dict[str, Any], path: str) -> dict[str, Any]:
+    if "input" not in block:
+        raise ParseError(f"{path}.input", "missing")
+    return {
+        "type": "tool_use",
+        "id": _str_field(block, "id", path),
+        "name": _str_field(block, "name", path),
+        "input": block["input"],
+    }
+
+
+# Other kinds (redacted_thinking, server_tool_use, web_search_tool_result, ...)
+# are skipped, as AgentScope does.
+_RESPONSE_BLOCKS: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
+    "thinking": _parse_thinking,
+    "text": _parse_text,
+    "tool_use": _parse_tool_use,
+}
+
+
+def _response_id(value: Any, path: str) -> str:
+    # A missing or empty id makes AgentScope invent one: ours stays "".
+    if not value:
+        return ""
+    text: str = expect(value, str, path)
+    return text
+
+
+class _Stream:
+    """AnthropicChatModel._parse_anthropic_stream_completion_response, one event at a time."""
+
+    def __init__(self, options: ParseOptions) -> None:
+        self._options = options
+        self._events = 0
+        self._id: str | None = None
+        # AgentScope hands the same usage object to every snapshot and updates it
+        # in place on message_delta, so the last snapshot's usage keeps changing.
+        self._usage: dict[str, Any] | None = None
+        self._text = ""
+        self._thinking = ""
+        self._signature = ""
+        self._calls: dict[int, dict[str, str]] = {}
+        self._last_inputs: dict[str, dict[str, Any]] = {}
+        self._metadata: dict[str, Any] | None = None
+        self._stop_reason = ""
+        # The last snapshot as yielded (content, id, metadata), and the usage object it shares.
+        self._last: tuple[list[dict[str, Any]], str, dict[str, Any] | None] | None = None
+        self._last_usage: dict[str, Any] | None = None
+
+    # Each handler returns whether the event changed the content (AgentScope's
+    # content_changed/thinking_changed); only then is a snapshot due.
+
+    def _message_start(self, event: dict[str, Any], path: str) -> bool:
+        message = expect(event.get("message"), dict, f"{path}.message")
+        if self._id is None:
+            found = message.get("id")
+            self._id = None if found is None else expect(found, str, f"{path}.message.id")
+        raw = message.get("usage")
+        if _present(raw):
+            where = f"{path}.message.usage"
+            usage = expect(raw, dict, where)
+            # A new object: snapshots already yielded keep the previous one.
+            self._usage = {
+                "input_tokens": _tokens(usage, "input_tokens", where),
+                # Read with a default of 0 by AgentScope.
+                "output_tokens": (
+                    _tokens(usage, "output_tokens", where, nullable=True)
+                    if "output_tokens" in usage
+                    else 0
+                ),
+            }
+            _cache_tokens(usage, self._usage, where)
+        return False
+
+    def _content_block_start(self, event: dict[str, Any], path: str) -> bool:
+        block = expect(event.get("content_block"), dict, f"{path}.content_block")
+        if block.get("type") != "tool_use":
+            # Text or thinking in a start event is ignored; only deltas count.
+            return False
+        index: int = expect(event.get("index"), int, f"{path}.index")
+        self._calls[index] = {
+            "id": _str_field(block, "id", f"{path}.content_block"),
+            "name": _str_field(block, "name", f"{path}.content_block"),
+            "input": "",
+        }
+        return True
+
+    def _content_block_delta(self, event: dict[str, Any], path: str) -> bool:
+        if "index" not in event:
+            raise ParseError(f"{path}.index", "missing")
+        delta = expect(event.get("delta"), dict, f"{path}.delta")
+        kind = delta.get("type")
+        handler = self._DELTAS.get(kind) if isinstance(kind, str) else None
+        return handler(self, event["index"], delta, f"{path}.delta") if handler else False
+
+    def _text_delta(self, index: Any, delta: dict[str, Any], path: str) -> bool:
+        self._text += _str_field(delta, "text", path)
+        return True
+
+    def _thinking_delta(self, index: Any, delta: dict[str, Any], path: str) -> bool:
+        self._thinking += _str_field(delta, "thinking", path)
+        return True
+
+    def _signature_delta(self, index: Any, delta: dict[str, Any], path: str) -> bool:
+        # Replaces (not extends) the signature, and yields nothing by itself.
+        self._signature = _str_field(delta, "signature", path)
+        return False
+
+    def _input_json_delta(self, index: Any, delta: dict[str, Any], path: str) -> bool:
+        call = self._calls.get(index) if isinstance(index, int) else None
+        if call is None:
+            # Arguments for a block that never started as tool_use are dropped.
+            return False
+        if "partial_json" not in delta:
+            raise ParseError(f"{path}.partial_json", "missing")
+        piece = delta["partial_json"]
+        call["input"] += expect(piece, str, f"{path}.partial_json") if piece else ""
+        return True
+
+    def _message_delta(self, event: dict[str, Any], path: str) -> bool:
+        delta = event.get("delta")
+        if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
+            self._stop_reason = delta["stop_reason"]
+        raw = event.get("usage")
+        if self._usage is None or not _present(raw):
+            return False
+        usage = expect(raw, dict, f"{path}.usage")
+        # Anthropic-compatible APIs (DashScope) report input tokens only here; a
+        # smaller count never replaces the one from message_start.
+        found = usage.get("input_tokens") or 0
+        found = expect(found, (int, float), f"{path}.usage.input_tokens")
+        if found > self._usage["input_tokens"]:
+            self._usage["input_tokens"] = found
+        self._usage["output_tokens"] = _tokens(
+            usage, "output_tokens", f"{path}.usage", nullable=True
+        )
+        _cache_tokens(usage, self._usage, f"{path}.usage")
+        return False
+
+    _EVENTS: ClassVar[dict[str, Callable[[_Stream, dict[str, Any], str], bool]]] = {
+        "message_start": _message_start,
+        "content_block_start": _content_block_start,
+        "content_block_delta": _content_block_delta,
+        "message_delta": _message_delta,
+    }
+    _DELTAS: ClassVar[dict[str, Callable[[_Stream, Any, dict[str, Any], str], bool]]] = {
+        "text_delta": _text_delta,
+        "thinking_delta": _thinking_delta,
+        "signature_delta": _signature_delta,
+        "input_json_delta": _input_json_delta,
+    }
+
+    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+        path = f"chunk[{self._events}]"
+        self._events += 1
+        raise_for_error_body("anthropic", event)
+        kind = event.get("type")
+        # Other events (ping, content_block_stop, message_stop) change nothing.
+        handler = self._EVENTS.get(kind) if isinstance(kind, str) else None
+        if handler is None or not handler(self, event, path):
+            return None
+        # Nothing is yielded before message_start brought a usage.
+        if self._usage is None:
+            return None
+        content = self._content()
+        if not content:
+            return None
+        self._last = (copy.deepcopy(content), self._id or "", copy.deepcopy(self._metadata))
+        self._last_usage = self._usage
+        return ParseResult(
+            content=content,
+            usage=dict(self._usage),
+            response_id=self._id or "",
+            raw_finish_reason=self._stop_reason,
+            structured_output=copy.deepcopy(self._metadata),
+        )
+
+    def _content(self) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = []
+        if self._thinking:
+            content.append(
+                {"type": "thinking", "thinking": self._thinking, "signature": self._signature}
+            )
+        if self._text:
+            content.append({"type": "text", "text": self._text})
+        for call in self._calls.values():
+            raw = call["input"]
+            parsed: dict[str, Any] = {}
+            if self._options.stream_tool_parsing:
+                # Keyed by the call id, as AgentScope does (same-id calls share it).
+                parsed = loads_streaming(raw, self._last_inputs.get(call["id"]))
+                self._last_inputs[call["id"]] = parsed
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": call["name"],
+                    "input": copy.deepcopy(parsed),
+                    "raw_input": raw,
+                }
+            )
+            if self._options.structured_output:
+                self._metadata = parsed
+        return content
+
+    def finish(self) -> ParseResult:
+        if self._last is None:
+            # AgentScope yields nothing at all here.
+            return ParseResult(
+                content=[],
+                usage=None if self._usage is None else dict(self._usage),
+                response_id=self._id or "",
+                raw_finish_reason=self._stop_reason,
+            )
+        last_content, last_id, last_metadata = self._last
+        if not self._options.stream_tool_parsing and self._calls:
+            # The extra final snapshot: the last content with every tool input
+            # repaired from its raw text, and the usage as it is now.
+            content = copy.deepcopy(last_content)
+            metadata = None
+            for block in content:
+                if block["type"] == "tool_use":
+                    block["input"] = loads_with_repair(block.get("raw_input") or "{}")
+                    if self._options.structured_output:
+                        metadata = copy.deepcopy(block["input"])
+            return ParseResult(
+                content=content,
+                usage=None if self._usage is None else dict(self._usage),
+                response_id=last_id,
+                raw_finish_reason=self._stop_reason,
+                structured_output=metadata,
+            )
+        # The last snapshot, with the usage updates it received after being yielded.
+        return ParseResult(
+            content=copy.deepcopy(last_content),
+            usage=None if self._last_usage is None else dict(self._last_usage),
+            response_id=last_id,
+            raw_finish_reason=self._stop_reason,
+            structured_output=copy.deepcopy(last_metadata),
+        )
+
+
+class _Anthropic:
     name = "anthropic"
+    options = frozenset({"conversation_history_prompt"})
+    formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result", "image"})
+    # Audio and video are warned about and skipped (though tool results carry them).
+    dropped_blocks = frozenset({"audio", "video", "opaque"})
+    framing = "sse"
 
-    def __getattr__(self, attr: str) -> Any:
-        raise NotImplementedError("anthropic provider is being written")
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[dict[str, Any]]:
+        """AnthropicChatFormatter / AnthropicMultiAgentFormatter output."""
+        return _format_multi_agent(msgs, ctx) if multi_agent else _format_chat(msgs, ctx)
+
+    def build_body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> dict[str, Any]:
+        """AnthropicChatModel's kwargs: tools, tool_choice, system, messages."""
+        body: dict[str, Any] = {}
+        if tools:
+            body["tools"] = [_format_tool(tool, index) for index, tool in enumerate(tools)]
+        if tool_choice:
+            body["tool_choice"] = _format_tool_choice(tool_choice, tools)
+        if not messages:
+            # AgentScope fails reading messages[0] (IndexError).
+            raise FormatError("messages", "nothing to send: every message formatted to nothing")
+        if messages[0]["role"] == "system":
+            # Anthropic takes the system prompt apart from the messages.
+            body["system"] = messages[0]["content"]
+            messages = messages[1:]
+        body["messages"] = messages
+        return body
+
+    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+        """AnthropicChatModel._parse_anthropic_completion_response."""
+        raise_for_error_body(self.name, response)
+        content: list[dict[str, Any]] = []
+        metadata = None
+        blocks = response.get("content")
+        if blocks:
+            for index, block in enumerate(expect(blocks, list, "content")):
+                # AgentScope skips anything that is not a typed block.
+                kind = block.get("type") if isinstance(block, dict) else None
+                parser = _RESPONSE_BLOCKS.get(kind) if isinstance(kind, str) else None
+                if parser is None:
+                    continue
+                content.append(parser(block, f"content[{index}]"))
+                if block["type"] == "tool_use" and options.structured_output:
+                    metadata = copy.deepcopy(content[-1]["input"])
+        stop_reason = response.get("stop_reason")
+        return ParseResult(
+            content=content,
+            usage=_parse_usage(response.get("usage"), "usage"),
+            response_id=_response_id(response.get("id"), "id"),
+            raw_finish_reason=stop_reason if isinstance(stop_reason, str) else "",
+            structured_output=metadata,
+        )
+
+    def stream(self, options: ParseOptions) -> _Stream:
+        """A fresh state for one event stream."""
+        return _Stream(options)
 
 
-PROVIDER: Any = _Pending()
+PROVIDER = _Anthropic()
