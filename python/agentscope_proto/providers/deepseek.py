@@ -1,13 +1,138 @@
-"""Placeholder while the deepseek module is being written; replaced before commit."""
+"""DeepSeek: requests as AgentScope's DeepSeekChatFormatter/DeepSeekMultiAgentFormatter +
+OpenAIChatModel build them; responses as OpenAIChatModel parses them.
 
+Only the message list is DeepSeek's own: text-only content strings and `reasoning_content`.
+The body and both parsers are OpenAIChatModel's, shared with `openai.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._result import ParseResult
+from ._base import FormatContext, MsgView, ParseOptions, tool_result_to_text
+from .openai import (
+    UNSUPPORTED_BLOCK,
+    ChatCompletionStream,
+    build_chat_body,
+    format_multi_agent,
+    history_prompt,
+    history_text,
+    parse_completion,
+    tool_call,
+    tool_message,
+)
 
-class _Pending:
+__all__ = ["PROVIDER"]
+
+Block = dict[str, Any]
+
+
+@dataclass(slots=True)
+class _Turn:
+    """One message on its way through the chat formatter."""
+
+    msg: MsgView
+    ctx: FormatContext
+    out: list[Block]
+    texts: list[str] = field(default_factory=list)
+    thoughts: list[str] = field(default_factory=list)
+    tool_calls: list[Block] = field(default_factory=list)
+
+
+def _text(turn: _Turn, at: int, block: Block) -> None:
+    turn.texts.append(block.get("text", ""))
+
+
+def _thinking(turn: _Turn, at: int, block: Block) -> None:
+    turn.thoughts.append(block.get("thinking", ""))
+
+
+def _tool_use(turn: _Turn, at: int, block: Block) -> None:
+    turn.tool_calls.append(tool_call(block))
+
+
+def _tool_result(turn: _Turn, at: int, block: Block) -> None:
+    turn.ctx.at(turn.msg, at)
+    # Media in the result only leave their path in the text: no promotion here.
+    text, _ = tool_result_to_text(block.get("output"), turn.ctx)
+    turn.out.append(tool_message(block, text))
+
+
+_CHAT_BLOCKS: dict[str, Callable[[_Turn, int, Block], None]] = {
+    "text": _text,
+    "thinking": _thinking,
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+}
+
+
+def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+    """`DeepSeekChatFormatter._format`: one string of content per message."""
+    out: list[Block] = []
+    for msg in msgs:
+        turn = _Turn(msg, ctx, out)
+        for at, block in enumerate(msg.get_content_blocks()):
+            kind = block.get("type", "")
+            handler = _CHAT_BLOCKS.get(kind)
+            if handler is None:
+                ctx.warn(msg, at, str(kind), UNSUPPORTED_BLOCK.format(kind))
+                continue
+            handler(turn, at, block)
+        text = "\n".join(turn.texts)
+        # Empty text is "" unless the message calls tools (then null); a message
+        # with neither text nor calls is dropped, reasoning or not.
+        message: Block = {"role": msg.role, "content": text or (None if turn.tool_calls else "")}
+        reasoning = "\n".join(turn.thoughts)
+        if reasoning:
+            message["reasoning_content"] = reasoning
+        if turn.tool_calls:
+            message["tool_calls"] = turn.tool_calls
+        if message["content"] or turn.tool_calls:
+            out.append(message)
+    return out
+
+
+def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool) -> list[Block]:
+    """One user message with the history as a string; non-text blocks are ignored silently."""
+    lines = [
+        f"{msg.name}: {block['text']}" for msg in group for block in msg.get_content_blocks("text")
+    ]
+    if not lines:
+        return []
+    return [{"role": "user", "content": history_text(lines, history_prompt(ctx, first))}]
+
+
+class _DeepSeek:
     name = "deepseek"
+    options = frozenset({"conversation_history_prompt"})
+    formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
+    dropped_blocks = frozenset({"image", "audio", "video", "opaque"})
+    framing = "sse"
 
-    def __getattr__(self, attr: str) -> Any:
-        raise NotImplementedError("deepseek provider is being written")
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[Block]:
+        if multi_agent:
+            return format_multi_agent(msgs, ctx, _format_chat, _format_agent_message)
+        return _format_chat(msgs, ctx)
+
+    def build_body(
+        self,
+        messages: list[Block],
+        tools: list[Block] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> Block:
+        return build_chat_body(messages, tools, tool_choice, ctx)
+
+    def parse(self, response: Block, options: ParseOptions) -> ParseResult:
+        return parse_completion(self.name, response, options)
+
+    def stream(self, options: ParseOptions) -> ChatCompletionStream:
+        return ChatCompletionStream(self.name, options)
 
 
-PROVIDER: Any = _Pending()
+PROVIDER = _DeepSeek()

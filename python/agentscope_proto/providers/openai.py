@@ -1,13 +1,786 @@
-"""Placeholder while the openai module is being written; replaced before commit."""
+"""OpenAI: requests as AgentScope's OpenAIChatFormatter/OpenAIMultiAgentFormatter + OpenAIChatModel
+build them; responses as OpenAIChatModel parses them.
 
+DeepSeek speaks the same Chat Completions dialect through the same model class, so the body
+builder, the parsers and the multi-agent skeleton here are shared with `deepseek.py`.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
+from .._result import ParseResult
+from ..errors import FormatError, ParseError, UnsupportedMediaError
+from ._base import (
+    DEFAULT_HISTORY_PROMPT,
+    FormatContext,
+    MsgView,
+    ParseOptions,
+    expect,
+    group_messages,
+    raise_for_error_body,
+    raise_format,
+    tool_result_to_text,
+)
+from ._repair import loads_streaming, loads_with_repair
 
-class _Pending:
+__all__ = [
+    "PROVIDER",
+    "ChatCompletionStream",
+    "build_chat_body",
+    "format_multi_agent",
+    "history_prompt",
+    "history_text",
+    "parse_completion",
+    "tool_call",
+    "tool_message",
+]
+
+Block = dict[str, Any]
+UNSUPPORTED_BLOCK = "Unsupported block type {} in the message, skipped."
+
+
+class _ToolChoiceTypeError(FormatError, TypeError):
+    """A tool choice AgentScope rejects with TypeError: not a string, or a tool
+    name when no tools were given."""
+
+
+# -- pieces shared with DeepSeek ------------------------------------------------
+
+
+def tool_call(block: Block) -> Block:
+    """A tool_use block as a Chat Completions `tool_calls` entry (arguments as
+    `json.dumps(..., ensure_ascii=False)` text, Python's default separators)."""
+    return {
+        "id": block.get("id"),
+        "type": "function",
+        "function": {
+            "name": block.get("name"),
+            "arguments": json.dumps(block.get("input", {}), ensure_ascii=False),
+        },
+    }
+
+
+def tool_message(block: Block, text: str) -> Block:
+    """The `role: tool` message carrying one tool result's text."""
+    return {
+        "role": "tool",
+        "tool_call_id": block.get("id"),
+        "content": text,
+        "name": block.get("name"),
+    }
+
+
+def history_text(lines: list[str], prompt: str) -> str:
+    """Agent-message lines wrapped in `<history>` tags behind the prompt ("" without lines)."""
+    if not lines:
+        return ""
+    return f"{prompt}<history>\n" + "\n".join(lines) + "\n</history>"
+
+
+def history_prompt(ctx: FormatContext, first: bool) -> str:
+    """Only the first agent-message group carries the conversation history prompt."""
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("conversation_history_prompt", f"expected a string, got {prompt!r}")
+    return prompt if first else ""
+
+
+def format_multi_agent(
+    msgs: list[MsgView],
+    ctx: FormatContext,
+    tool_sequence: Callable[[list[MsgView], FormatContext], list[Block]],
+    agent_message: Callable[[list[MsgView], FormatContext, bool], list[Block]],
+) -> list[Block]:
+    """`TruncatedFormatterBase._format`: a leading system message keeps its text
+    blocks, tool runs go through the chat formatter, other runs become history."""
+    out: list[Block] = []
+    start = 0
+    if msgs and msgs[0].role == "system":
+        out.append({"role": "system", "content": msgs[0].get_content_blocks("text")})
+        start = 1
+    first = True
+    for kind, group in group_messages(msgs[start:]):
+        if kind == "tool_sequence":
+            # The chat formatter works on its own copy of the group (AgentScope's
+            # `format` copies its input), so promotions do not leak outside it.
+            out.extend(tool_sequence(list(group), ctx))
+        else:
+            out.extend(agent_message(group, ctx, first))
+            first = False
+    return out
+
+
+# -- media ----------------------------------------------------------------------
+
+_IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _is_apng(head: bytes) -> bool:
+    if len(head) <= 8 or head[:8] != _PNG:
+        return False
+    at = 8
+    while len(head) > at:
+        size = int.from_bytes(head[at : at + 4], "big")
+        chunk = head[at + 4 : at + 8].decode("ascii", errors="ignore")
+        if chunk in ("IDAT", "IEND"):
+            return False
+        if chunk == "acTL":
+            return True
+        at += 8 + size + 4
+    return False
+
+
+def _isobmff_brand(head: bytes, brand: str) -> bool:
+    if len(head) < 16 or head[4:8] != b"ftyp":
+        return False
+    size = int.from_bytes(head[:4], "big")
+    if len(head) < size:
+        return False
+    major = head[8:12].decode(errors="ignore")
+    compatible = [head[i : i + 4].decode(errors="ignore") for i in range(16, size, 4)]
+    return major == brand or (major in ("mif1", "msf1") and brand in compatible)
+
+
+def _tiff(head: bytes) -> bool:
+    return len(head) > 9 and head[:4] in (b"II*\x00", b"MM\x00*")
+
+
+# filetype 1.2.0's image matchers, in its order (the first match wins). Its image
+# matchers come before all others, so "an image was guessed" means one of these.
+_IMAGE_SIGNATURES: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
+    ("image/vnd.dwg", lambda h: h[:4] == b"AC10"),
+    ("image/x-xcf", lambda h: h[:10] == b"gimp xcf v"),
+    ("image/jpeg", lambda h: len(h) > 2 and h[:3] == b"\xff\xd8\xff"),
+    ("image/jpx", lambda h: len(h) > 50 and h[:4] == b"\0\0\0\x0c" and h[16:24] == b"ftypjp2 "),
+    ("image/apng", _is_apng),
+    ("image/png", lambda h: len(h) > 3 and h[:4] == b"\x89PNG"),
+    ("image/gif", lambda h: len(h) > 2 and h[:3] == b"GIF"),
+    ("image/webp", lambda h: len(h) > 13 and h[:4] == b"RIFF" and h[8:14] == b"WEBPVP"),
+    ("image/tiff", lambda h: _tiff(h) and h[8:10] != b"CR"),
+    ("image/x-canon-cr2", lambda h: _tiff(h) and h[8:10] == b"CR"),
+    ("image/bmp", lambda h: len(h) > 1 and h[:2] == b"BM"),
+    ("image/vnd.ms-photo", lambda h: len(h) > 2 and h[:3] == b"II\xbc"),
+    ("image/vnd.adobe.photoshop", lambda h: len(h) > 3 and h[:4] == b"8BPS"),
+    ("image/x-icon", lambda h: len(h) > 3 and h[:4] == b"\0\0\x01\0"),
+    ("image/heic", lambda h: _isobmff_brand(h, "heic")),
+    ("application/dicom", lambda h: len(h) > 132 and h[128:132] == b"DICM"),
+    ("image/avif", lambda h: _isobmff_brand(h, "avif")),
+)
+
+
+def _sniff_image(data: bytes) -> str | None:
+    """The MIME type `filetype.guess` gives an image file, else None."""
+    head = data[:8192]
+    for mime, matches in _IMAGE_SIGNATURES:
+        if matches(head):
+            return mime if mime.startswith("image/") else None
+    return None
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _image_url(msg: MsgView, at: int, url: str, ctx: FormatContext) -> str:
+    """`_to_openai_image_url`: a local image becomes a data URL, a web URL stays."""
+    raw = url.removeprefix("file://")
+    if ctx.exists(raw) and ctx.is_file(raw):
+        # The extension test is case-sensitive and `.jpg` gives `image/jpg`, as
+        # in AgentScope; anything else is typed by content sniffing.
+        if raw.endswith(_IMAGE_EXTENSIONS):
+            return f"data:image/{raw.lower().split('.')[-1]};base64,{_b64(ctx.read_file(raw))}"
+        data = ctx.read_file(raw)
+        mime = _sniff_image(data)
+        if mime is not None:
+            return f"data:{mime};base64,{_b64(data)}"
+    if not ctx.is_web_url(raw):
+        raise_format(
+            msg, at, FormatError, f"invalid image URL {url!r}: not an image file or a web URL"
+        )
+    return url
+
+
+def _image_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
+    """`_format_openai_image_block`."""
+    ctx.at(msg, at)
+    source = block["source"]
+    if source["type"] == "url":
+        url = _image_url(msg, at, source["url"], ctx)
+    elif source["type"] == "base64":
+        url = f"data:{source['media_type']};base64,{source['data']}"
+    else:
+        url = raise_format(msg, at, FormatError, f"unsupported image source {source['type']!r}")
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _audio_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
+    """`_to_openai_audio_data` wrapped as an `input_audio` part (wav and mp3 only)."""
+    ctx.at(msg, at)
+    source = block["source"]
+    if source["type"] == "base64":
+        media_type = source["media_type"]
+        if media_type not in ("audio/wav", "audio/mp3"):
+            raise_format(
+                msg,
+                at,
+                UnsupportedMediaError,
+                f"unsupported audio media type {media_type!r}; only audio/wav and audio/mp3",
+            )
+        audio = {"data": source["data"], "format": media_type.split("/")[-1]}
+        return {"type": "input_audio", "input_audio": audio}
+    if source["type"] != "url":
+        raise_format(msg, at, UnsupportedMediaError, f"unsupported audio source {source['type']!r}")
+    url = source["url"]
+    raw = url.removeprefix("file://")
+    extension = raw.split(".")[-1].lower()
+    if extension not in ("wav", "mp3"):
+        raise_format(
+            msg,
+            at,
+            UnsupportedMediaError,
+            f"unsupported audio file extension {extension!r}; only wav and mp3",
+        )
+    local = ctx.exists(raw)
+    if not local and not ctx.is_web_url(raw):
+        raise_format(msg, at, FormatError, f"audio source {url!r}: not a local file or a web URL")
+    if local and not ctx.is_file(raw):
+        raise_format(msg, at, FormatError, f"audio source {url!r} is not a file")
+    data = ctx.read_file(raw) if local else ctx.download(url)
+    return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": extension}}
+
+
+# -- OpenAIChatFormatter ----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Turn:
+    """One message on its way through the chat formatter."""
+
+    msgs: list[MsgView]
+    position: int
+    ctx: FormatContext
+    out: list[Block]
+    content: list[Block] = field(default_factory=list)
+    tool_calls: list[Block] = field(default_factory=list)
+
+    @property
+    def msg(self) -> MsgView:
+        return self.msgs[self.position]
+
+
+def _chat_text(turn: _Turn, at: int, block: Block) -> None:
+    # A shallow copy: extra keys (cache_control, ...) go to the API as they are.
+    turn.content.append({**block})
+
+
+def _chat_tool_use(turn: _Turn, at: int, block: Block) -> None:
+    turn.tool_calls.append(tool_call(block))
+
+
+def _chat_tool_result(turn: _Turn, at: int, block: Block) -> None:
+    turn.ctx.at(turn.msg, at)
+    text, media = tool_result_to_text(block.get("output"), turn.ctx)
+    # Appended at once, so the tool message precedes its own message's content.
+    turn.out.append(tool_message(block, text))
+    if not turn.ctx.option("promote_tool_result_images", False):
+        return
+    images = [where for where, item in media if item["type"] == "image"]
+    if not images:
+        return
+    blocks: list[Block] = [
+        {
+            "type": "text",
+            "text": "<system-info>The following are the image contents from the tool "
+            f"result of '{block['name']}':",
+        }
+    ]
+    for where in images:
+        blocks.append({"type": "text", "text": f"\n- The image from '{where}': "})
+        blocks.append({"type": "image", "source": {"type": "url", "url": where}})
+    blocks.append({"type": "text", "text": "</system-info>"})
+    # AgentScope inserts the promoted user message right after the current one;
+    # parallel results each insert there, so later results end up first.
+    turn.msgs.insert(turn.position + 1, MsgView("user", "user", blocks, turn.msg.index))
+
+
+def _chat_image(turn: _Turn, at: int, block: Block) -> None:
+    turn.content.append(_image_part(turn.msg, at, block, turn.ctx))
+
+
+def _chat_audio(turn: _Turn, at: int, block: Block) -> None:
+    # Assistant audio (a multimodal model's own output) is dropped unchecked and
+    # without a warning.
+    if turn.msg.role != "assistant":
+        turn.content.append(_audio_part(turn.msg, at, block, turn.ctx))
+
+
+_CHAT_BLOCKS: dict[str, Callable[[_Turn, int, Block], None]] = {
+    "text": _chat_text,
+    "tool_use": _chat_tool_use,
+    "tool_result": _chat_tool_result,
+    "image": _chat_image,
+    "audio": _chat_audio,
+}
+
+
+def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+    """`OpenAIChatFormatter._format` (inserts promoted messages into `msgs`)."""
+    out: list[Block] = []
+    position = 0
+    while position < len(msgs):
+        turn = _Turn(msgs, position, ctx, out)
+        msg = turn.msg
+        for at, block in enumerate(msg.get_content_blocks()):
+            handler = _CHAT_BLOCKS.get(block.get("type", ""))
+            if handler is None:
+                ctx.warn(
+                    msg, at, str(block.get("type")), UNSUPPORTED_BLOCK.format(block.get("type"))
+                )
+                continue
+            handler(turn, at, block)
+        message: Block = {"role": msg.role, "name": msg.name, "content": turn.content or None}
+        if turn.tool_calls:
+            message["tool_calls"] = turn.tool_calls
+        if turn.content or turn.tool_calls:
+            out.append(message)
+        position += 1
+    return out
+
+
+# -- OpenAIMultiAgentFormatter -----------------------------------------------------
+
+
+@dataclass(slots=True)
+class _History:
+    lines: list[str] = field(default_factory=list)
+    images: list[Block] = field(default_factory=list)
+    audios: list[Block] = field(default_factory=list)
+
+
+def _history_text(
+    history: _History, msg: MsgView, at: int, block: Block, ctx: FormatContext
+) -> None:
+    history.lines.append(f"{msg.name}: {block['text']}")
+
+
+def _history_image(
+    history: _History, msg: MsgView, at: int, block: Block, ctx: FormatContext
+) -> None:
+    history.images.append(_image_part(msg, at, block, ctx))
+
+
+def _history_audio(
+    history: _History, msg: MsgView, at: int, block: Block, ctx: FormatContext
+) -> None:
+    if msg.role != "assistant":
+        history.audios.append(_audio_part(msg, at, block, ctx))
+
+
+# Every other block kind is ignored in history, silently.
+_HISTORY_BLOCKS: dict[str, Callable[[_History, MsgView, int, Block, FormatContext], None]] = {
+    "text": _history_text,
+    "image": _history_image,
+    "audio": _history_audio,
+}
+
+
+def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool) -> list[Block]:
+    """One user message: all history text in one part, then images, then audio."""
+    history = _History()
+    for msg in group:
+        for at, block in enumerate(msg.get_content_blocks()):
+            handler = _HISTORY_BLOCKS.get(block.get("type", ""))
+            if handler is not None:
+                handler(history, msg, at, block, ctx)
+    text = history_text(history.lines, history_prompt(ctx, first))
+    content = ([{"type": "text", "text": text}] if text else []) + history.images + history.audios
+    return [{"role": "user", "content": content}] if content else []
+
+
+# -- OpenAIChatModel: request body ---------------------------------------------------
+
+_TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
+def _validate_tool_choice(choice: Any, tools: list[Block] | None) -> str:
+    """`ChatModelBase._validate_tool_choice`: a mode, or the name of a given tool."""
+    if not isinstance(choice, str):
+        raise _ToolChoiceTypeError("tool_choice", f"must be a string, got {type(choice).__name__}")
+    if choice in _TOOL_CHOICE_MODES:
+        return choice
+    if tools is None:
+        raise _ToolChoiceTypeError(
+            "tool_choice", f"names the tool {choice!r} but no tools were given"
+        )
+    names: list[str] = []
+    for index, tool in enumerate(tools):
+        function = tool.get("function")
+        if not isinstance(function, dict) or "name" not in function:
+            raise FormatError(
+                f"tools[{index}].function", "missing: a named tool_choice needs OpenAI-style tools"
+            )
+        names.append(str(function["name"]))
+    if choice not in names:
+        options = ", ".join(sorted([*_TOOL_CHOICE_MODES, *names]))
+        raise FormatError("tool_choice", f"invalid tool_choice {choice!r}; available: {options}")
+    return choice
+
+
+def build_chat_body(
+    messages: list[Block], tools: list[Block] | None, tool_choice: Any, ctx: FormatContext
+) -> Block:
+    """The Chat Completions body in `OpenAIChatModel.__call__`'s kwargs order."""
+    body: Block = {"messages": messages}
+    if tools:
+        # `_format_tools_json_schemas` is the identity for OpenAI.
+        body["tools"] = tools
+    if tool_choice:
+        if tool_choice == "any":
+            # Deprecated alias; AgentScope warns through `warnings`, not its logger.
+            tool_choice = "required"
+        choice = _validate_tool_choice(tool_choice, tools)
+        body["tool_choice"] = (
+            choice
+            if choice in _TOOL_CHOICE_MODES
+            else {"type": "function", "function": {"name": choice}}
+        )
+    return body
+
+
+# -- OpenAIChatModel: responses --------------------------------------------------------
+
+
+def _audio_format(options: ParseOptions, default: str) -> str:
+    # AgentScope reads the model's `generate_kwargs["audio"]["format"]`, whose
+    # default differs between streamed and complete responses.
+    return options.audio_format or default
+
+
+def _int_or_none(value: Any, path: str) -> int | None:
+    if value is None:
+        return None
+    return int(expect(value, int, path))
+
+
+def _parse_usage(raw: Any, path: str) -> dict[str, Any] | None:
+    """`ChatUsage` from a Chat Completions `usage` (`{}` still counts: the SDK
+    object is truthy; missing counts are None)."""
+    if not isinstance(raw, dict) and not raw:
+        return None
+    raw = expect(raw, dict, path)
+    usage: dict[str, Any] = {
+        "input_tokens": _int_or_none(raw.get("prompt_tokens"), f"{path}.prompt_tokens"),
+        "output_tokens": _int_or_none(raw.get("completion_tokens"), f"{path}.completion_tokens"),
+    }
+    prompt = expect(raw.get("prompt_tokens_details") or {}, dict, f"{path}.prompt_tokens_details")
+    cached = prompt.get("cached_tokens")
+    if cached is None:
+        cached = raw.get("prompt_cache_hit_tokens")  # DeepSeek's own field
+    if cached is not None:
+        usage["cache_read_input_tokens"] = _int_or_none(cached, f"{path}.cached_tokens")
+    completion = expect(
+        raw.get("completion_tokens_details") or {}, dict, f"{path}.completion_tokens_details"
+    )
+    reasoning = completion.get("reasoning_tokens")
+    if reasoning is not None:
+        usage["reasoning_tokens"] = _int_or_none(reasoning, f"{path}.reasoning_tokens")
+    return usage
+
+
+def _reasoning(message: Block) -> str | None:
+    """`reasoning_content` if it is a string, else `reasoning` if that is one."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _finish_reason(choice: Block) -> str:
+    value = choice.get("finish_reason")
+    return value if isinstance(value, str) else ""
+
+
+def _message_thinking(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+    reasoning = _reasoning(message)
+    # An empty string still gives a (empty) thinking block.
+    if reasoning is not None:
+        yield {"type": "thinking", "thinking": reasoning}
+
+
+def _message_text(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+    if message.get("content"):
+        yield {"type": "text", "text": expect(message["content"], str, f"{path}.content")}
+
+
+def _message_audio(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+    audio = message.get("audio")
+    if not audio:
+        return
+    audio = expect(audio, dict, f"{path}.audio")
+    source = {
+        "data": expect(audio.get("data"), str, f"{path}.audio.data"),
+        "media_type": f"audio/{_audio_format(options, 'mp3')}",
+        "type": "base64",
+    }
+    yield {"type": "audio", "source": source}
+    if audio.get("transcript"):
+        yield {"type": "text", "text": expect(audio["transcript"], str, f"{path}.audio.transcript")}
+
+
+def _call_arguments(call: Any, path: str) -> tuple[str, str, str]:
+    call = expect(call, dict, path)
+    # A `custom` tool call has no `function`; AgentScope crashes on it.
+    function = expect(call.get("function"), dict, f"{path}.function")
+    return (
+        expect(call.get("id"), str, f"{path}.id"),
+        expect(function.get("name"), str, f"{path}.function.name"),
+        expect(function.get("arguments"), str, f"{path}.function.arguments"),
+    )
+
+
+def _message_tool_calls(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+    calls = expect(message.get("tool_calls") or [], list, f"{path}.tool_calls")
+    for index, call in enumerate(calls):
+        call_id, name, arguments = _call_arguments(call, f"{path}.tool_calls[{index}]")
+        # No raw_input in non-stream mode.
+        yield {
+            "type": "tool_use",
+            "id": call_id,
+            "name": name,
+            "input": loads_with_repair(arguments),
+        }
+
+
+# AgentScope's fixed block order: thinking, text, audio (+ transcript), tool calls.
+_MESSAGE_PARTS: tuple[Callable[[Block, str, ParseOptions], Iterator[Block]], ...] = (
+    _message_thinking,
+    _message_text,
+    _message_audio,
+    _message_tool_calls,
+)
+
+
+def parse_completion(provider: str, response: Block, options: ParseOptions) -> ParseResult:
+    """`OpenAIChatModel._parse_openai_completion_response` (only `choices[0]` is read)."""
+    raise_for_error_body(provider, response)
+    content: list[Block] = []
+    structured: Block | None = None
+    finish = ""
+    choices = response.get("choices")
+    if choices:
+        choices = expect(choices, list, "choices")
+        choice = expect(choices[0], dict, "choices[0]")
+        message = expect(choice.get("message"), dict, "choices[0].message")
+        path = "choices[0].message"
+        content = [block for part in _MESSAGE_PARTS for block in part(message, path, options)]
+        finish = _finish_reason(choice)
+        if options.structured_output and message.get("tool_calls"):
+            # Without a parsed `response_format`, the first tool call's arguments.
+            first = _call_arguments(message["tool_calls"][0], f"{path}.tool_calls[0]")
+            structured = loads_with_repair(first[2])
+    response_id = response.get("id")
+    return ParseResult(
+        content=content,
+        usage=_parse_usage(response.get("usage"), "usage"),
+        response_id=response_id if isinstance(response_id, str) else "",
+        raw_finish_reason=finish,
+        structured_output=structured,
+    )
+
+
+@dataclass(slots=True)
+class _StreamedCall:
+    id: str
+    name: str
+    arguments: str
+
+
+class ChatCompletionStream:
+    """`OpenAIChatModel._parse_openai_stream_response` over chunk JSONs."""
+
+    def __init__(self, provider: str, options: ParseOptions) -> None:
+        self._provider = provider
+        self._options = options
+        self._chunks = 0
+        self._response_id: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._finish = ""
+        self._text = ""
+        self._thinking = ""
+        self._audio = ""
+        self._calls: dict[Any, _StreamedCall] = {}
+        # Last parsed input per tool call *id* (AgentScope keys it so).
+        self._inputs: dict[str, dict[str, Any]] = {}
+        self._structured: Block | None = None
+        self._contents: list[Block] = []
+        self._last: ParseResult | None = None
+
+    def _result(self, content: list[Block], structured: Block | None) -> ParseResult:
+        return ParseResult(
+            content=content,
+            usage=self._usage,
+            response_id=self._response_id or "",
+            raw_finish_reason=self._finish,
+            structured_output=structured,
+        )
+
+    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+        path = f"chunk[{self._chunks}]"
+        self._chunks += 1
+        raise_for_error_body(self._provider, event)
+        if self._response_id is None:
+            # Only the first chunk's id counts, even "" (then the id is invented).
+            chunk_id = event.get("id")
+            self._response_id = chunk_id if isinstance(chunk_id, str) or chunk_id is None else ""
+        if isinstance(event.get("usage"), dict) or event.get("usage"):
+            # Any usage object counts, even `{}` (its counts are then None).
+            self._usage = _parse_usage(event["usage"], f"{path}.usage")
+        choices = event.get("choices")
+        if not choices:
+            # A usage-only chunk repeats the last content with the usage.
+            if self._usage is not None and self._contents:
+                return self._snapshot(list(self._contents))
+            return None
+        choices = expect(choices, list, f"{path}.choices")
+        choice = expect(choices[0], dict, f"{path}.choices[0]")
+        self._finish = _finish_reason(choice) or self._finish
+        delta = expect(choice.get("delta") or {}, dict, f"{path}.choices[0].delta")
+        self._absorb(delta, f"{path}.choices[0].delta")
+        self._contents = self._build()
+        return self._snapshot(self._contents) if self._contents else None
+
+    def _snapshot(self, content: list[Block]) -> ParseResult:
+        self._last = self._result(content, self._structured)
+        return self._last
+
+    def _absorb(self, delta: Block, path: str) -> None:
+        self._thinking += _reasoning(delta) or ""
+        if delta.get("content"):
+            self._text += expect(delta["content"], str, f"{path}.content")
+        if "audio" in delta:
+            # A null `audio` crashes AgentScope (`"data" in None`).
+            audio = expect(delta["audio"], dict, f"{path}.audio")
+            if "data" in audio:
+                self._audio += expect(audio["data"], str, f"{path}.audio.data")
+            if "transcript" in audio:
+                self._text += expect(audio["transcript"], str, f"{path}.audio.transcript")
+        calls = expect(delta.get("tool_calls") or [], list, f"{path}.tool_calls")
+        for index, call in enumerate(calls):
+            self._absorb_call(
+                expect(call, dict, f"{path}.tool_calls[{index}]"), f"{path}.tool_calls[{index}]"
+            )
+
+    def _absorb_call(self, call: Block, path: str) -> None:
+        key = call.get("index")
+        if isinstance(key, (dict, list)):
+            raise ParseError(f"{path}.index", f"expected an integer, got {type(key).__name__}")
+        function = expect(call.get("function"), dict, f"{path}.function")
+        arguments = function.get("arguments")
+        if key in self._calls:
+            if arguments is not None:
+                self._calls[key].arguments += expect(arguments, str, f"{path}.function.arguments")
+            return
+        # The first delta of a call names it; later ones only add arguments.
+        self._calls[key] = _StreamedCall(
+            expect(call.get("id"), str, f"{path}.id"),
+            expect(function.get("name"), str, f"{path}.function.name"),
+            expect(arguments or "", str, f"{path}.function.arguments"),
+        )
+
+    def _build(self) -> list[Block]:
+        content: list[Block] = []
+        if self._thinking:
+            content.append({"type": "thinking", "thinking": self._thinking})
+        if self._audio:
+            # Streams default to wav (non-stream responses to mp3).
+            media_type = f"audio/{_audio_format(self._options, 'wav')}"
+            source = {"data": self._audio, "media_type": media_type, "type": "base64"}
+            content.append({"type": "audio", "source": source})
+        if self._text:
+            content.append({"type": "text", "text": self._text})
+            if self._options.structured_output:
+                self._structured = loads_with_repair(self._text)
+        for call in self._calls.values():
+            if self._options.stream_tool_parsing:
+                parsed = loads_streaming(call.arguments, self._inputs.get(call.id))
+                self._inputs[call.id] = parsed
+            else:
+                parsed = {}
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": parsed,
+                    "raw_input": call.arguments,
+                }
+            )
+        return content
+
+    def finish(self) -> ParseResult:
+        last = self._last
+        if last is None:
+            # AgentScope yields nothing at all here.
+            return self._result([], None)
+        if self._options.stream_tool_parsing or not self._calls:
+            # A copy of the last snapshot (the caller annotates each result it gets).
+            return ParseResult(
+                content=list(last.content),
+                usage=last.usage,
+                response_id=last.response_id,
+                raw_finish_reason=self._finish,
+                structured_output=last.structured_output,
+            )
+        # One extra response with every tool input repaired from its raw text.
+        content = copy.deepcopy(last.content)
+        structured: Block | None = None
+        for block in content:
+            if block.get("type") == "tool_use":
+                block["input"] = loads_with_repair(str(block.get("raw_input") or "{}"))
+                if self._options.structured_output:
+                    structured = block["input"]
+        return self._result(content, structured)
+
+
+# -- the provider ---------------------------------------------------------------------
+
+
+class _OpenAI:
     name = "openai"
+    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
+    dropped_blocks = frozenset({"thinking", "video", "opaque"})
+    framing = "sse"
 
-    def __getattr__(self, attr: str) -> Any:
-        raise NotImplementedError("openai provider is being written")
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[Block]:
+        if multi_agent:
+            return format_multi_agent(msgs, ctx, _format_chat, _format_agent_message)
+        return _format_chat(msgs, ctx)
+
+    def build_body(
+        self,
+        messages: list[Block],
+        tools: list[Block] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> Block:
+        return build_chat_body(messages, tools, tool_choice, ctx)
+
+    def parse(self, response: Block, options: ParseOptions) -> ParseResult:
+        return parse_completion(self.name, response, options)
+
+    def stream(self, options: ParseOptions) -> ChatCompletionStream:
+        return ChatCompletionStream(self.name, options)
 
 
-PROVIDER: Any = _Pending()
+PROVIDER = _OpenAI()
