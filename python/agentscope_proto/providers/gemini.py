@@ -509,11 +509,6 @@ def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dic
     return block
 
 
-def _structured(options: ParseOptions) -> bool:
-    # Structured output mode (AgentScope's `structured_model`), when the options carry it.
-    return bool(getattr(options, "structured_model", False))
-
-
 def _parse(response: dict[str, Any], options: ParseOptions) -> ParseResult:
     """GeminiChatModel._parse_gemini_generation_response."""
     chunk = _read_chunk(response)
@@ -536,7 +531,7 @@ def _parse(response: dict[str, Any], options: ParseOptions) -> ParseResult:
     metadata = None
     # The SDK's `response.text`: every non-thought text part, "" ones included.
     text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
-    if text and _structured(options):
+    if text and options.structured_output:
         metadata = loads_with_repair(text)
     return ParseResult(
         content=blocks + calls,
@@ -552,7 +547,7 @@ class _Stream:
     chunk (even a chunk without parts), usage from that chunk alone."""
 
     def __init__(self, options: ParseOptions) -> None:
-        self._structured = _structured(options)
+        self._structured = options.structured_output
         self._text = ""
         self._thinking = ""
         self._text_signature: str | None = None
