@@ -19,9 +19,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+NODE_INTEROP := tests/interop/node
+
 .PHONY: setup
-setup: $(BIN)/python ## Create .venv and install the package with the dev extra
+setup: $(BIN)/python ## Create .venv, install the package (dev extra) and the Node interop client
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	cd $(NODE_INTEROP) && npm ci --no-audit --no-fund --loglevel=error
+
+.PHONY: serve
+serve: setup ## Install everything, then run the FormatterService on 127.0.0.1:50051
+	$(BIN)/agentscope-proto serve
 
 CODEGEN := .venv-codegen
 OLDEST := .venv-oldest

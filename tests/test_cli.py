@@ -19,6 +19,7 @@ from agentscope_proto._generated.agentscope.formatter.v1 import formatter_servic
 from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
+
 from conftest import GOLDEN
 
 COMMAND = [sys.executable, "-m", "agentscope_proto"]

@@ -13,6 +13,7 @@ import pytest
 
 from agentscope_proto.errors import AgentScopeProtoError
 from agentscope_proto.formatting import format
+
 from conftest import load_golden
 from golden_data import GOLDEN, decode
 from strict import assert_same

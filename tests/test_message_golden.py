@@ -16,6 +16,7 @@ from agentscope_proto import (
     to_dict,
 )
 from agentscope_proto._blocks import block_to_dict
+
 from conftest import load_golden
 from strict import assert_same
 

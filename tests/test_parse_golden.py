@@ -8,6 +8,7 @@ import pytest
 
 from agentscope_proto.errors import AgentScopeProtoError
 from agentscope_proto.parsing import ParseResult, StreamParser, parse
+
 from conftest import load_golden
 from golden_data import decode
 from strict import assert_same

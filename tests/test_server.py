@@ -30,6 +30,7 @@ from agentscope_proto.client import FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.server import SERVICE_NAME, ServerConfig
+
 from conftest import load_golden
 from server_harness import RunningServer
 

@@ -1,0 +1,596 @@
+"""agentscope-java's Jackson JSON: read it, and write it back in the same shape.
+
+Each file under tests/fixtures/java/ is hand-written from agentscope-java's
+message classes (`io.agentscope.core.message` at `c2d43f86e`, after v2.0.2) in
+the form Jackson writes them, one per difference listed in
+`../shared/notes/schema-anchors.md` §1.6 and named after it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentscope_proto import (
+    MessageFormatError,
+    Msg,
+    Role,
+    ToolResultState,
+    from_dict,
+    from_json,
+    get_content_blocks,
+    get_text_content,
+    new_msg,
+    new_text_block,
+    new_tool_result_block,
+    new_tool_use_block,
+    to_dict,
+    to_json,
+)
+from agentscope_proto._json import loads
+from agentscope_proto.dialects import detect_dialect
+from strict import assert_same
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "java"
+NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
+
+
+def load(name: str) -> dict[str, Any]:
+    with (FIXTURES / f"{name}.json").open(encoding="utf-8") as file:
+        data: dict[str, Any] = json.load(file)
+    return data
+
+
+def read(name: str) -> Msg:
+    return from_dict(load(name))
+
+
+def test_one_fixture_per_difference() -> None:
+    assert len(NAMES) == 21
+    assert [int(name[:2]) for name in NAMES] == list(range(1, 22))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_detected_as_java(name: str) -> None:
+    assert detect_dialect(load(name)) == "java"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_writes_back_unchanged(name: str) -> None:
+    data = load(name)
+    assert_same(to_dict(from_dict(data), dialect="java"), data)
+    assert_same(to_dict(from_dict(data, dialect="java"), dialect="java"), data)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_writes_back_unchanged_after_binary_round_trip(name: str) -> None:
+    data = load(name)
+    wire = from_dict(data).SerializeToString()
+    assert_same(to_dict(Msg.FromString(wire), dialect="java"), data)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_json_text_round_trip(name: str) -> None:
+    text = (FIXTURES / f"{name}.json").read_text(encoding="utf-8")
+    assert_same(json.loads(to_json(from_json(text), dialect="java")), json.loads(text))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_agentscope_form_reads_back_the_same(name: str) -> None:
+    """The 1.x form of a Java message is a valid 1.x message with the same content."""
+    msg = read(name)
+    data = to_dict(msg)
+    again = from_dict(data)
+    assert_same(to_dict(again), data)
+    assert list(msg.blocks.items) == list(again.blocks.items)
+
+
+# --- One test per difference (schema-anchors §1.6) ---------------------------
+
+
+def test_01_role_casing() -> None:
+    msg = read("01_role_casing")
+    assert msg.role == Role.ROLE_USER
+    assert to_dict(msg)["role"] == "user"
+    for spelling in ("USER", "User", "uSeR"):
+        assert from_dict({**load("01_role_casing"), "role": spelling}).role == Role.ROLE_USER
+
+
+def test_02_tool_result_role() -> None:
+    msg = read("02_tool_result_role")
+    assert msg.role == Role.ROLE_TOOL
+    # AgentScope 1.x carries tool results in system messages.
+    assert to_dict(msg)["role"] == "system"
+    assert from_dict(to_dict(msg)).role == Role.ROLE_SYSTEM
+    assert to_dict(from_dict(to_dict(msg)), dialect="java")["role"] == "TOOL"
+    assert from_dict({**load("02_tool_result_role"), "role": "tool"}).role == Role.ROLE_TOOL
+
+
+def test_02_system_message_with_tool_result_is_written_as_tool() -> None:
+    result = new_tool_result_block("call_1", "get_weather", "Sunny")
+    assert to_dict(new_msg("system", [result], "system"), dialect="java")["role"] == "TOOL"
+    assert to_dict(new_msg("system", "Be brief.", "system"), dialect="java")["role"] == "SYSTEM"
+
+
+def test_03_content_array() -> None:
+    msg = read("03_content_array")
+    assert msg.WhichOneof("content") == "blocks"
+    assert get_text_content(msg) == "Paris is sunny today.\nExpect 21°C in the afternoon."
+    # A plain string (AgentScope 1.x) is accepted and written as one text block.
+    data = {**load("01_role_casing"), "content": "hi"}
+    msg = from_dict(data, dialect="java")
+    assert msg.text == "hi"
+    assert to_dict(msg, dialect="java")["content"] == [{"type": "text", "text": "hi"}]
+    # Null content is an empty list, as in Java; null blocks are dropped.
+    assert to_dict(from_dict({**data, "content": None}, dialect="java"), "java")["content"] == []
+    msg = from_dict({**data, "content": [None, {"type": "text", "text": "x"}]}, dialect="java")
+    assert to_dict(msg, dialect="java")["content"] == [{"type": "text", "text": "x"}]
+
+
+def test_04_name_null() -> None:
+    msg = read("04_name_null")
+    assert not msg.HasField("name")
+    assert to_dict(msg)["name"] is None
+    data = load("04_name_null")
+    del data["name"]
+    assert not from_dict(data).HasField("name")
+    assert to_dict(from_dict(data), dialect="java")["name"] is None
+
+
+def test_05_uuid_id() -> None:
+    msg = read("05_uuid_id")
+    assert msg.id == "123e4567-e89b-12d3-a456-426614174000"
+    assert msg.role == Role.ROLE_SYSTEM
+    data = {**load("05_uuid_id"), "id": None}
+    assert not from_dict(data).HasField("id")
+    assert to_dict(from_dict(data), dialect="java")["id"] is None
+
+
+def test_06_timestamp_iso8601() -> None:
+    msg = read("06_timestamp_iso8601")
+    assert msg.timestamp == "2024-01-15T10:30:00Z"
+    assert to_dict(msg)["timestamp"] == "2024-01-15T10:30:00Z"
+    assert read("01_role_casing").timestamp == "2026-03-14 09:26:53.589"
+
+
+def test_06_seed_example_reads_and_writes_in_jackson_order() -> None:
+    """The serialization example of the design documents, in its own key order."""
+    seed = {
+        "name": "user",
+        "role": "USER",
+        "content": [
+            {"type": "text", "text": "What is this image?"},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/photo.jpg"}},
+        ],
+        "metadata": {},
+        "id": "msg_001",
+        "timestamp": "2024-01-15T10:30:00Z",
+    }
+    assert_same(to_dict(from_dict(seed), dialect="java"), load("06_timestamp_iso8601"))
+
+
+def test_07_usage_camel_case() -> None:
+    msg = read("07_usage_camel_case")
+    assert msg.usage.input_tokens == 100
+    assert msg.usage.output_tokens == 50
+    assert msg.usage.cache_read_input_tokens == 30
+    assert msg.usage.time_seconds == 1.5
+    assert not msg.usage.HasField("cache_creation_input_tokens")
+    # The older copy stays in the metadata, where agentscope-java's
+    # getChatUsage() falls back to it.
+    assert loads(msg.metadata_json)["_chat_usage"]["inputTokens"] == 100
+    assert "usage" not in to_dict(msg)
+
+
+def test_07_usage_defaults_and_errors() -> None:
+    data = {**load("01_role_casing"), "usage": {"inputTokens": 7}}
+    msg = from_dict(data)
+    assert msg.usage.input_tokens == 7
+    assert not msg.usage.HasField("output_tokens")
+    assert to_dict(msg, dialect="java")["usage"] == {
+        "inputTokens": 7,
+        "outputTokens": 0,
+        "cachedTokens": 0,
+        "time": 0.0,
+        "totalTokens": 7,
+    }
+    with pytest.raises(MessageFormatError, match=r"^usage\.inputTokens: expected an integer"):
+        from_dict({**data, "usage": {"inputTokens": "7"}})
+    with pytest.raises(MessageFormatError, match=r"^usage\.time: expected a number"):
+        from_dict({**data, "usage": {"time": True}})
+    with pytest.raises(MessageFormatError, match=r"^usage: expected an object"):
+        from_dict({**data, "usage": [1]})
+
+
+def test_08_no_invocation_id() -> None:
+    msg = read("08_no_invocation_id")
+    assert not msg.HasField("invocation_id")
+    one_x = new_msg("Friday", "Checking now.", "assistant", invocation_id="chatcmpl-1")
+    written = to_dict(one_x, dialect="java")
+    assert list(written) == ["id", "name", "role", "content", "metadata", "timestamp", "usage"]
+
+
+def test_09_metadata_generate_reason() -> None:
+    msg = read("09_metadata_generate_reason")
+    metadata = loads(msg.metadata_json)
+    assert metadata["agentscope_generate_reason"] == "STRUCTURED_OUTPUT"
+    assert metadata["_structured_output"] == {"city": "Paris", "temp_c": 21.5}
+    assert to_dict(msg)["metadata"] == metadata
+
+
+def test_10_explicit_nulls() -> None:
+    msg = read("10_explicit_nulls")
+    thinking, tool_use = (unwrap_all(msg))
+    assert thinking.thinking == "Look it up first."
+    assert not thinking.extra_json
+    assert not tool_use.HasField("raw_input")
+    assert not msg.HasField("usage")
+    # Nulls mean "not set": the 1.x form has no such keys.
+    blocks = to_dict(msg)["content"]
+    assert blocks[0] == {"type": "thinking", "thinking": "Look it up first."}
+    assert "content" not in blocks[1]
+
+
+def test_11_data_block_is_kept_opaque() -> None:
+    msg = read("11_data_block")
+    block = msg.blocks.items[1]
+    assert block.WhichOneof("block") == "opaque"
+    assert block.opaque.type == "data"
+    assert to_dict(msg)["content"][1] == load("11_data_block")["content"][1]
+
+
+def test_12_thinking_metadata() -> None:
+    msg = read("12_thinking_metadata")
+    (thinking,) = get_content_blocks(msg, "thinking")
+    assert thinking.thinking == "The user wants a forecast."
+    assert list(loads(thinking.extra_json)) == ["metadata"]
+    assert "reasoningDetails" in loads(thinking.extra_json)["metadata"]
+
+
+def test_13_tool_use_raw_content() -> None:
+    msg = read("13_tool_use_raw_content")
+    (call,) = get_content_blocks(msg, "tool_use")
+    assert call.raw_input == '{"city":"Paris","days":3}'
+    assert loads(call.input_json) == {"city": "Paris", "days": 3}
+    block = to_dict(msg)["content"][0]
+    assert block["raw_input"] == '{"city":"Paris","days":3}'
+    assert "content" not in block
+
+
+def test_14_tool_use_metadata_state() -> None:
+    msg = read("14_tool_use_metadata_state")
+    first, second = get_content_blocks(msg, "tool_use")
+    # Gemini's signature, which agentscope-java keeps in metadata.
+    assert first.thought_signature == bytes.fromhex("0a2401d1ed8a6f5a579d")
+    assert loads(first.extra_json) == {"state": "allowed"}
+    assert loads(second.extra_json) == {"metadata": {"approvedBy": "alice"}, "state": "asking"}
+    assert to_dict(msg)["content"][0] == {
+        "type": "tool_use",
+        "id": "call_9",
+        "name": "get_weather",
+        "input": {"city": "Paris"},
+        "thought_signature": "CiQB0e2Kb1pXnQ==",
+        "state": "allowed",
+    }
+
+
+def test_14_invalid_thought_signature_stays_in_metadata() -> None:
+    data = load("14_tool_use_metadata_state")
+    data["content"][0]["metadata"] = {"thoughtSignature": "not base64!"}
+    msg = from_dict(data)
+    first = get_content_blocks(msg, "tool_use")[0]
+    assert not first.HasField("thought_signature")
+    assert_same(to_dict(msg, dialect="java"), data)
+
+
+def test_15_tool_result_output_list() -> None:
+    msg = read("15_tool_result_output_list")
+    (result,) = get_content_blocks(msg, "tool_result")
+    kinds = [b.WhichOneof("block") for b in result.blocks.items]
+    assert kinds == ["text", "image"]
+    assert result.blocks.items[1].image.source.media_type == "image/png"
+    assert result.blocks.items[1].image.source.data.startswith(b"\x89PNG")
+
+
+def test_15_any_block_kind_in_output_and_string_output() -> None:
+    data = load("15_tool_result_output_list")
+    output = data["content"][0]["output"]
+    output.append({"type": "thinking", "thinking": "x", "metadata": None})
+    output.append({"type": "hint", "id": "h", "hint": "y", "source": None})
+    msg = from_dict(data)
+    kinds = [b.WhichOneof("block") for b in msg.blocks.items[0].tool_result.blocks.items]
+    assert kinds == ["text", "image", "thinking", "opaque"]
+    assert_same(to_dict(msg, dialect="java"), data)
+    # AgentScope 1.x's string output reads, and Java gets a list.
+    data["content"][0]["output"] = "Sunny"
+    msg = from_dict(data)
+    assert msg.blocks.items[0].tool_result.text == "Sunny"
+    assert to_dict(msg, dialect="java")["content"][0]["output"] == [{"type": "text", "text": "Sunny"}]
+
+
+def test_16_tool_result_metadata_state() -> None:
+    msg = read("16_tool_result_metadata_state")
+    suspended, failed = get_content_blocks(msg, "tool_result")
+    assert suspended.state == ToolResultState.TOOL_RESULT_STATE_RUNNING
+    assert loads(suspended.extra_json) == {"metadata": {"agentscope_suspended": True}}
+    assert failed.state == ToolResultState.TOOL_RESULT_STATE_ERROR
+    assert not failed.extra_json
+    assert to_dict(msg)["content"][1]["state"] == "error"
+
+
+def test_17_media_pixel_knobs() -> None:
+    msg = read("17_media_pixel_knobs")
+    image, video = msg.blocks.items[0].image, msg.blocks.items[1].video
+    assert loads(image.extra_json) == {"min_pixels": 3136, "max_pixels": 1003520}
+    assert loads(video.extra_json)["fps"] == 2.0
+    assert list(loads(video.extra_json)) == [
+        "fps",
+        "max_frames",
+        "min_pixels",
+        "max_pixels",
+        "total_pixels",
+    ]
+
+
+def test_18_url_mime_type() -> None:
+    msg = read("18_url_mime_type")
+    image, audio = msg.blocks.items[0].image, msg.blocks.items[1].audio
+    assert image.source.url == "https://example.com/images/cat"
+    assert image.source.media_type == "image/webp"
+    assert audio.source.media_type == "audio/mpeg"
+    assert not image.source.extra_json
+    # Java HEAD writes `mime_type`; a 1.x URL source has no media type.
+    one_x = to_dict(msg)["content"][0]["source"]
+    assert one_x == {"type": "url", "url": "https://example.com/images/cat", "media_type": "image/webp"}
+
+
+def test_19_local_url_is_kept_verbatim() -> None:
+    msg = read("19_local_url")
+    assert msg.blocks.items[0].image.source.url == "file:///tmp/agentscope/sample.png"
+    assert msg.blocks.items[1].video.source.url == "media/demo.mp4"
+
+
+def test_20_state_casing() -> None:
+    data = load("20_state_casing")
+    loud = copy.deepcopy(data)
+    loud["content"][0]["state"] = "FINISHED"
+    loud["content"][1]["state"] = "Denied"
+    msg = from_dict(loud)
+    assert msg.blocks.items[1].tool_result.state == ToolResultState.TOOL_RESULT_STATE_DENIED
+    assert loads(msg.blocks.items[0].tool_use.extra_json) == {"state": "finished"}
+    assert_same(to_dict(msg, dialect="java"), data)
+
+
+def test_21_hint_block_is_kept_opaque() -> None:
+    msg = read("21_hint_block")
+    hints = [b.opaque for b in msg.blocks.items if b.WhichOneof("block") == "opaque"]
+    assert [h.type for h in hints] == ["hint", "hint"]
+    assert loads(hints[1].block_json)["source"] is None
+    assert get_text_content(msg) == "Sunny, 21°C."
+
+
+# --- Writing AgentScope 1.x messages as agentscope-java ----------------------
+
+
+def unwrap_all(msg: Msg) -> list[Any]:
+    return [getattr(b, str(b.WhichOneof("block"))) for b in msg.blocks.items]
+
+
+def test_one_x_message_in_java_shape() -> None:
+    one_x = {
+        "id": "6hGaqqUXRucCDyXt4tbeDw",
+        "name": "Friday",
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}},
+            {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+            {
+                "type": "tool_use",
+                "id": "call_1",
+                "name": "f",
+                "input": {"a": 1},
+                "raw_input": '{"a": 1}',
+                "thought_signature": "c2ln",
+            },
+            {"type": "tool_result", "id": "call_1", "name": "f", "output": None},
+            {"source": {"data": "AAEC", "type": "base64", "media_type": "audio/wav"}, "type": "audio"},
+            {"type": "video", "source": {"type": "url", "url": "https://x/v.mp4"}, "fps": None},
+        ],
+        "metadata": {"keep": 1, "dropped": None},
+        "timestamp": "2025-03-14 09:26:53.589",
+        "invocation_id": "inv-1",
+    }
+    assert_same(
+        to_dict(from_dict(one_x), dialect="java"),
+        {
+            "id": "6hGaqqUXRucCDyXt4tbeDw",
+            "name": "Friday",
+            "role": "ASSISTANT",
+            "content": [
+                {"type": "text", "text": "hi"},
+                {"type": "thinking", "thinking": "hmm", "metadata": None},
+                {
+                    "type": "tool_use",
+                    "id": "call_1",
+                    "name": "f",
+                    "input": {"a": 1},
+                    "content": '{"a": 1}',
+                    "metadata": {"thoughtSignature": "c2ln"},
+                    "state": "pending",
+                },
+                {
+                    "type": "tool_result",
+                    "id": "call_1",
+                    "name": "f",
+                    "output": [],
+                    "metadata": {},
+                    "state": "running",
+                },
+                {
+                    "type": "audio",
+                    "source": {"type": "base64", "media_type": "audio/wav", "data": "AAEC"},
+                },
+                {"type": "video", "source": {"type": "url", "url": "https://x/v.mp4"}},
+            ],
+            "metadata": {"keep": 1},
+            "timestamp": "2025-03-14 09:26:53.589",
+            "usage": None,
+        },
+    )
+
+
+def test_string_content_and_constructed_messages() -> None:
+    msg = new_msg(
+        "Friday",
+        [new_text_block("a"), new_tool_use_block("c", "f", {"x": [1, 2.5]})],
+        "assistant",
+        timestamp="2025-01-01 00:00:00.000",
+        id="m1",
+    )
+    assert to_dict(msg, dialect="java")["content"] == [
+        {"type": "text", "text": "a"},
+        {
+            "type": "tool_use",
+            "id": "c",
+            "name": "f",
+            "input": {"x": [1, 2.5]},
+            "content": None,
+            "metadata": {},
+            "state": "pending",
+        },
+    ]
+
+
+def test_java_needs_object_metadata() -> None:
+    msg = from_dict({"name": "a", "role": "user", "content": "x", "metadata": [1]})
+    with pytest.raises(MessageFormatError, match="^metadata: agentscope-java needs an object"):
+        to_dict(msg, dialect="java")
+
+
+def test_unset_role_cannot_be_written() -> None:
+    with pytest.raises(MessageFormatError, match="^role: unset"):
+        to_dict(Msg(), dialect="java")
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"role": "robot"}, "role"),
+        ({"role": None}, "role"),
+        ({"name": 3}, "name"),
+        ({"id": 3}, "id"),
+        ({"timestamp": 3}, "timestamp"),
+        ({"metadata": "x"}, "metadata"),
+        ({"content": {"type": "text"}}, "content"),
+        ({"content": [{"type": "text", "text": 1}]}, "content[0].text"),
+        ({"content": [{"type": "image", "source": {"type": "url"}}]}, "content[0].source.url"),
+        ({"content": [{"type": "tool_result", "output": [7]}]}, "content[0].output[0]"),
+        ({"content": ["text"]}, "content[0]"),
+    ],
+)
+def test_bad_java_input_names_the_path(change: dict[str, Any], path: str) -> None:
+    data = {**load("01_role_casing"), **change}
+    with pytest.raises(MessageFormatError) as caught:
+        from_dict(data, dialect="java")
+    assert caught.value.path == path
+
+
+def test_java_without_role_is_an_error() -> None:
+    data = load("01_role_casing")
+    del data["role"]
+    with pytest.raises(MessageFormatError, match="^role: missing"):
+        from_dict(data, dialect="java")
+
+
+def test_unknown_top_level_keys_are_kept_but_not_written() -> None:
+    data = {**load("01_role_casing"), "traceId": "t-1"}
+    msg = from_dict(data)
+    assert loads(msg.extra_json) == {"traceId": "t-1"}
+    assert_same(to_dict(msg, dialect="java"), load("01_role_casing"))
+
+
+# --- Detection ---------------------------------------------------------------
+
+
+def _neutral() -> dict[str, Any]:
+    """A dict that reads the same in every dialect: no trace of any of them."""
+    return {
+        "id": "x",
+        "name": "Friday",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "hi"}],
+        "metadata": {},
+        "timestamp": "2025-03-14 09:26:53.589",
+    }
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"role": "ASSISTANT"},
+        {"role": "TOOL"},
+        {"usage": None},
+        {"usage": {"inputTokens": 1}},
+        {"name": None},
+        {"timestamp": "2024-01-15T10:30:00Z"},
+        {"timestamp": "2024-01-15T10:30:00.123+08:00"},
+        {"content": [{"type": "tool_use", "id": "c", "name": "f", "input": {}, "content": None}]},
+        {"content": [{"type": "thinking", "thinking": "t", "metadata": None}]},
+        {"content": [{"type": "tool_result", "id": "c", "name": "f", "output": [], "state": "x"}]},
+        {"content": [{"type": "tool_result", "id": "c", "name": "f", "output": [], "metadata": {}}]},
+        {"content": [{"type": "image", "source": {"type": "url", "url": "u", "mime_type": "m"}}]},
+        {"content": [{"type": "image", "source": {"type": "url", "url": "u"}, "max_pixels": 1}]},
+        {"content": [{"type": "video", "source": {"type": "url", "url": "u"}, "fps": 1.0}]},
+        {
+            "content": [
+                {
+                    "type": "tool_result",
+                    "id": "c",
+                    "name": "f",
+                    "output": [{"type": "audio", "source": {"type": "url", "url": "u", "mime_type": "m"}}],
+                }
+            ]
+        },
+    ],
+)
+def test_java_traces(change: dict[str, Any]) -> None:
+    assert detect_dialect(_neutral()) == "agentscope"
+    assert detect_dialect({**_neutral(), **change}) == "java"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # String content and invocation_id exist only in AgentScope 1.x.
+        {"content": "hi", "timestamp": "2024-01-15T10:30:00Z"},
+        {"invocation_id": "inv", "usage": None},
+        # Traces that 1.x allows.
+        {"metadata": None},
+        {"id": None},
+        {"timestamp": None},
+        {"timestamp": "2024-01-15T10:30:00"},
+        {"content": [{"type": "tool_call", "id": "c", "name": "f", "input": "{}"}]},
+        {"content": [{"type": "hint", "hint": "be brief"}]},
+    ],
+)
+def test_agentscope_despite_traces(change: dict[str, Any]) -> None:
+    assert detect_dialect({**_neutral(), **change}) == "agentscope"
+
+
+def test_detection_survives_garbage() -> None:
+    for data in ([], "x", None, {}, {"role": 1}, {"content": [1, None, "x", {"type": []}]}):
+        assert detect_dialect(data) == "agentscope"
+
+
+def test_unknown_and_read_only_dialects() -> None:
+    msg = read("01_role_casing")
+    with pytest.raises(ValueError, match="unknown dialect 'jackson'"):
+        to_dict(msg, dialect="jackson")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown dialect 'jackson'"):
+        from_dict(load("01_role_casing"), dialect="jackson")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="read-only"):
+        to_dict(msg, dialect="agentscope2")
