@@ -33,6 +33,7 @@ from agentscope_proto import (
 )
 from agentscope_proto._json import loads
 from agentscope_proto.dialects import detect_dialect
+
 from strict import assert_same
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "java"
@@ -224,7 +225,7 @@ def test_09_metadata_generate_reason() -> None:
 
 def test_10_explicit_nulls() -> None:
     msg = read("10_explicit_nulls")
-    thinking, tool_use = (unwrap_all(msg))
+    thinking, tool_use = unwrap_all(msg)
     assert thinking.thinking == "Look it up first."
     assert not thinking.extra_json
     assert not tool_use.HasField("raw_input")
@@ -309,7 +310,9 @@ def test_15_any_block_kind_in_output_and_string_output() -> None:
     data["content"][0]["output"] = "Sunny"
     msg = from_dict(data)
     assert msg.blocks.items[0].tool_result.text == "Sunny"
-    assert to_dict(msg, dialect="java")["content"][0]["output"] == [{"type": "text", "text": "Sunny"}]
+    assert to_dict(msg, dialect="java")["content"][0]["output"] == [
+        {"type": "text", "text": "Sunny"}
+    ]
 
 
 def test_16_tool_result_metadata_state() -> None:
@@ -345,7 +348,11 @@ def test_18_url_mime_type() -> None:
     assert not image.source.extra_json
     # Java HEAD writes `mime_type`; a 1.x URL source has no media type.
     one_x = to_dict(msg)["content"][0]["source"]
-    assert one_x == {"type": "url", "url": "https://example.com/images/cat", "media_type": "image/webp"}
+    assert one_x == {
+        "type": "url",
+        "url": "https://example.com/images/cat",
+        "media_type": "image/webp",
+    }
 
 
 def test_19_local_url_is_kept_verbatim() -> None:
@@ -397,7 +404,10 @@ def test_one_x_message_in_java_shape() -> None:
                 "thought_signature": "c2ln",
             },
             {"type": "tool_result", "id": "call_1", "name": "f", "output": None},
-            {"source": {"data": "AAEC", "type": "base64", "media_type": "audio/wav"}, "type": "audio"},
+            {
+                "source": {"data": "AAEC", "type": "base64", "media_type": "audio/wav"},
+                "type": "audio",
+            },
             {"type": "video", "source": {"type": "url", "url": "https://x/v.mp4"}, "fps": None},
         ],
         "metadata": {"keep": 1, "dropped": None},
@@ -467,12 +477,12 @@ def test_string_content_and_constructed_messages() -> None:
 
 def test_java_needs_object_metadata() -> None:
     msg = from_dict({"name": "a", "role": "user", "content": "x", "metadata": [1]})
-    with pytest.raises(MessageFormatError, match="^metadata: agentscope-java needs an object"):
+    with pytest.raises(MessageFormatError, match=r"^metadata: agentscope-java needs an object"):
         to_dict(msg, dialect="java")
 
 
 def test_unset_role_cannot_be_written() -> None:
-    with pytest.raises(MessageFormatError, match="^role: unset"):
+    with pytest.raises(MessageFormatError, match=r"^role: unset"):
         to_dict(Msg(), dialect="java")
 
 
@@ -502,7 +512,7 @@ def test_bad_java_input_names_the_path(change: dict[str, Any], path: str) -> Non
 def test_java_without_role_is_an_error() -> None:
     data = load("01_role_casing")
     del data["role"]
-    with pytest.raises(MessageFormatError, match="^role: missing"):
+    with pytest.raises(MessageFormatError, match=r"^role: missing"):
         from_dict(data, dialect="java")
 
 
@@ -541,7 +551,11 @@ def _neutral() -> dict[str, Any]:
         {"content": [{"type": "tool_use", "id": "c", "name": "f", "input": {}, "content": None}]},
         {"content": [{"type": "thinking", "thinking": "t", "metadata": None}]},
         {"content": [{"type": "tool_result", "id": "c", "name": "f", "output": [], "state": "x"}]},
-        {"content": [{"type": "tool_result", "id": "c", "name": "f", "output": [], "metadata": {}}]},
+        {
+            "content": [
+                {"type": "tool_result", "id": "c", "name": "f", "output": [], "metadata": {}}
+            ]
+        },
         {"content": [{"type": "image", "source": {"type": "url", "url": "u", "mime_type": "m"}}]},
         {"content": [{"type": "image", "source": {"type": "url", "url": "u"}, "max_pixels": 1}]},
         {"content": [{"type": "video", "source": {"type": "url", "url": "u"}, "fps": 1.0}]},
@@ -551,7 +565,9 @@ def _neutral() -> dict[str, Any]:
                     "type": "tool_result",
                     "id": "c",
                     "name": "f",
-                    "output": [{"type": "audio", "source": {"type": "url", "url": "u", "mime_type": "m"}}],
+                    "output": [
+                        {"type": "audio", "source": {"type": "url", "url": "u", "mime_type": "m"}}
+                    ],
                 }
             ]
         },

@@ -210,8 +210,13 @@ def _walk_blocks(items: Any) -> Iterator[Mapping[str, Any]]:
                 yield from _walk_blocks(item.get("output"))
 
 
-def _has_java_block_traces(block: Mapping[str, Any]) -> bool:
+def _kind(block: Mapping[str, Any]) -> str | None:
     kind = block.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def _has_java_block_traces(block: Mapping[str, Any]) -> bool:
+    kind = _kind(block)
     if kind == "tool_use":
         return "content" in block
     if kind == "thinking":
@@ -230,7 +235,7 @@ def _has_as2_traces(data: Mapping[str, Any], blocks: list[Mapping[str, Any]]) ->
     usage = data.get("usage")
     if isinstance(usage, Mapping) and any(key in _AS2_USAGE_KEYS for key in usage):
         return True
-    return any(b.get("type") in _AS2_BLOCK_TYPES or "created_at" in b for b in blocks)
+    return any(_kind(b) in _AS2_BLOCK_TYPES or "created_at" in b for b in blocks)
 
 
 def _has_java_traces(data: Mapping[str, Any], blocks: list[Mapping[str, Any]]) -> bool:
