@@ -16,3 +16,10 @@ def load_golden(name: str) -> dict[str, Any]:
     with (GOLDEN / name).open(encoding="utf-8") as file:
         data: dict[str, Any] = json.load(file)
     return data
+
+
+def default_options(case: dict[str, Any]) -> bool:
+    """Whether a parser golden case ran with AgentScope's default model options."""
+    return all(
+        key == "stream_tool_parsing" and value is True for key, value in case["options"].items()
+    )

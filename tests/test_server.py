@@ -31,7 +31,7 @@ from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.server import SERVICE_NAME, ServerConfig
 
-from conftest import load_golden
+from conftest import default_options, load_golden
 from server_harness import RunningServer
 from strict import assert_same
 
@@ -82,7 +82,7 @@ def _parse_cases(stream: bool, per_provider: int = 4) -> list[Any]:
         cases = [
             c
             for c in load_golden(f"parsers/{provider}.json")["cases"]
-            if c["stream"] is stream and "error" not in c["expected"] and not c["options"]
+            if c["stream"] is stream and "error" not in c["expected"] and default_options(c)
         ]
         params += [
             pytest.param(provider, c, id=f"{provider}:{c['name']}") for c in cases[:per_provider]

@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NoReturn, Protocol
 
 from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
 
@@ -328,7 +328,9 @@ class Provider(Protocol):
         ...
 
 
-def raise_format(msg: MsgView, block_index: int | None, exc: type[FormatError], reason: str) -> Any:
+def raise_format(
+    msg: MsgView, block_index: int | None, exc: type[FormatError], reason: str
+) -> NoReturn:
     """Raise `exc` with the path of a message's block."""
     path = f"messages[{msg.index}]"
     if block_index is not None:

@@ -320,12 +320,6 @@ def _read_chunk(data: dict[str, Any], path: str) -> _Chunk:
     )
 
 
-def _structured(options: ParseOptions) -> bool:
-    # AgentScope's `structured_model` argument; ParseOptions does not carry it
-    # (yet), so without it no structured output is produced.
-    return bool(getattr(options, "structured_model", False))
-
-
 class _Stream:
     """OllamaChatModel's stream parser: cumulative text, thinking and tool calls."""
 
@@ -433,7 +427,7 @@ class _Ollama:
             content.append({"type": "thinking", "thinking": chunk.thinking})
         if chunk.text:
             content.append({"type": "text", "text": chunk.text})
-            if _structured(options):
+            if options.structured_output:
                 metadata = loads_with_repair(chunk.text)
         for index, (name, arguments) in enumerate(chunk.calls):
             content.append(
@@ -460,7 +454,7 @@ class _Ollama:
         )
 
     def stream(self, options: ParseOptions) -> _Stream:
-        return _Stream(_structured(options))
+        return _Stream(options.structured_output)
 
 
 PROVIDER = _Ollama()
