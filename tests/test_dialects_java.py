@@ -321,7 +321,7 @@ def test_16_tool_result_metadata_state() -> None:
     assert suspended.state == ToolResultState.TOOL_RESULT_STATE_RUNNING
     assert loads(suspended.extra_json) == {"metadata": {"agentscope_suspended": True}}
     assert failed.state == ToolResultState.TOOL_RESULT_STATE_ERROR
-    assert not failed.extra_json
+    assert loads(failed.extra_json) == {"metadata": {}}
     assert to_dict(msg)["content"][1]["state"] == "error"
 
 
@@ -368,7 +368,7 @@ def test_20_state_casing() -> None:
     loud["content"][1]["state"] = "Denied"
     msg = from_dict(loud)
     assert msg.blocks.items[1].tool_result.state == ToolResultState.TOOL_RESULT_STATE_DENIED
-    assert loads(msg.blocks.items[0].tool_use.extra_json) == {"state": "finished"}
+    assert loads(msg.blocks.items[0].tool_use.extra_json) == {"metadata": {}, "state": "finished"}
     assert_same(to_dict(msg, dialect="java"), data)
 
 

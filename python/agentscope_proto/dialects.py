@@ -33,13 +33,16 @@ Reading
 
 How agentscope-java JSON maps (one line per difference in the notes' §1.6):
 roles are read in any case, `"TOOL"` as `ROLE_TOOL` (1, 2); content may be a
-string (3); `name` and `id` may be null or absent, leaving the field unset
-(4, 5); `timestamp` is kept verbatim, ISO-8601 instants included (6); `usage`
+string (3); `name` and `id` may be null or absent, leaving the field unset (4
+and 5); `timestamp` is kept verbatim, ISO-8601 instants included (6); `usage`
 `{inputTokens, outputTokens, cachedTokens, time}` becomes `Msg.usage`
 (`cachedTokens` as `cache_read_input_tokens`, `time` as `time_seconds`;
-`totalTokens` is derived and not stored; `metadata["_chat_usage"]` stays in
-the metadata) (7); unknown top-level keys go to `Msg.extra_json` (8, 9);
-explicit nulls mean "not set" (10); `hint` and `data` blocks are kept as
+`totalTokens` is derived and not stored; `metadata["_chat_usage"]` stays in the
+metadata) (7); agentscope-java has no `invocation_id` (8) and keeps what 2.x
+has as message fields in the metadata (`agentscope_generate_reason`,
+`_structured_output`), which is kept verbatim (9); unknown top-level keys go to
+`Msg.extra_json`; explicit nulls mean "not set", so the keys agentscope-java
+writes as null are not kept (10); `hint` and `data` blocks are kept as
 `OpaqueBlock`s (11, 21); thinking `metadata`, tool_use `metadata` and `state`,
 tool_result `metadata` are kept as extra keys, except a tool_use
 `metadata["thoughtSignature"]` (the Gemini signature as base64) which becomes
@@ -476,10 +479,11 @@ def _java_tool_use(data: Mapping[str, Any]) -> dict[str, Any]:
         signature = metadata.get("thoughtSignature")
         if _is_canonical_b64(signature):
             out["thought_signature"] = signature
-            metadata = {k: v for k, v in metadata.items() if k != "thoughtSignature"}
+            # A metadata that held only the signature moved entirely.
+            metadata = {k: v for k, v in metadata.items() if k != "thoughtSignature"} or None
     if raw is not None and "raw_input" not in out:
         out["content"] = raw
-    if metadata is not None and metadata != {}:
+    if metadata is not None:
         out["metadata"] = metadata
     if data.get("state") is not None:
         out["state"] = _java_state(data["state"], _TOOL_CALL_STATES)
@@ -493,9 +497,8 @@ def _java_tool_result(data: Mapping[str, Any]) -> dict[str, Any]:
     out["output"] = [] if data.get("output") is None else data["output"]
     if data.get("state") is not None:
         out["state"] = _java_state(data["state"], _RESULT_STATES)
-    metadata = data.get("metadata")
-    if metadata is not None and metadata != {}:
-        out["metadata"] = metadata
+    if data.get("metadata") is not None:
+        out["metadata"] = data["metadata"]
     return _rebuild(out, data, {"type", "id", "name", "output", "state", "metadata"})
 
 
