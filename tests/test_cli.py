@@ -57,8 +57,9 @@ class Served:
     def target(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def stop(self) -> int:
-        if self.process.poll() is None:
+    def stop(self, signalled: bool = False) -> int:
+        """SIGTERM the server (unless already sent) and wait for it to exit."""
+        if not signalled and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
             code = self.process.wait(30)
@@ -83,6 +84,7 @@ def _chunks(count: int, delay: float, sent: list[int]) -> Iterator[pb.ParseStrea
 
 def test_sigterm_lets_an_in_flight_parse_stream_complete() -> None:
     served = Served("--grace", "10")
+    signalled = False
     try:
         with grpc.insecure_channel(served.target) as channel:
             stub = pb_grpc.FormatterServiceStub(channel)
@@ -91,12 +93,13 @@ def test_sigterm_lets_an_in_flight_parse_stream_complete() -> None:
             first = next(call)
             assert first.result.msg.blocks.items
             served.process.send_signal(signal.SIGTERM)
+            signalled = True
             rest = list(call)
         assert rest[-1].final
         assert rest[-1].result.msg.blocks.items[0].text.text.startswith("0 1 2")
         assert len(sent) == 20
     finally:
-        code = served.stop()
+        code = served.stop(signalled)
     assert code == 0, "".join(served.log)
     assert any("draining" in line for line in served.log)
 

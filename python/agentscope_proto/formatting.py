@@ -193,6 +193,9 @@ def format(
             f"unknown option(s) {sorted(unknown)} for {impl.name}; "
             f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
         )
+    if not multi_agent and "conversation_history_prompt" in options:
+        # Only multi-agent formatters take it, as in AgentScope.
+        raise FormatError("conversation_history_prompt", "only applies with multi_agent=True")
     views = [_view(msg, index) for index, msg in enumerate(msgs)]
     agent_name = options.get("agent_name")
     if agent_name is not None:

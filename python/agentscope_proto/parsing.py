@@ -78,12 +78,14 @@ def _delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[Bl
         kind = block["type"]
         if kind in ("text", "thinking") and block[kind].startswith(old[kind]):
             deltas.append(BlockDelta(index, {**block, kind: block[kind][len(old[kind]) :]}))
-        elif kind == "tool_use" and str(block.get("raw_input", "")).startswith(
-            str(old.get("raw_input", ""))
+        elif kind == "tool_use" and (block.get("raw_input") or "").startswith(
+            old.get("raw_input") or ""
         ):
+            # raw_input may be absent or None (DashScope names a call before
+            # its arguments arrive): treat both as "".
             grown = dict(block)
-            if "raw_input" in block:
-                grown["raw_input"] = block["raw_input"][len(old.get("raw_input", "")) :]
+            if block.get("raw_input") is not None:
+                grown["raw_input"] = block["raw_input"][len(old.get("raw_input") or "") :]
             deltas.append(BlockDelta(index, grown))
         else:
             deltas.append(BlockDelta(index, block))

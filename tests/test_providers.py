@@ -1,0 +1,124 @@
+"""Cross-provider guarantees: block coverage, purity (no I/O), registry and options."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import socket
+from typing import Any
+
+import pytest
+
+from agentscope_proto import errors
+from agentscope_proto._generated.agentscope.message.v1.message_pb2 import ContentBlock
+from agentscope_proto.formatting import format
+from agentscope_proto.providers import PROVIDERS, get_provider
+
+KINDS = {field.name for field in ContentBlock.DESCRIPTOR.oneofs_by_name["block"].fields}
+PNG_B64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+def test_every_block_kind_is_formatted_or_declared_dropped(name: str) -> None:
+    provider = PROVIDERS[name]
+    formatted, dropped = provider.formatted_blocks, provider.dropped_blocks
+    assert formatted | dropped == KINDS, f"{name} does not decide {KINDS - formatted - dropped}"
+    assert not formatted & dropped
+
+
+def test_unknown_provider_lists_the_known_ones() -> None:
+    with pytest.raises(errors.UnknownProviderError) as caught:
+        get_provider("claude")
+    for known in PROVIDERS:
+        assert known in str(caught.value)
+
+
+def test_unknown_option_is_rejected_with_the_accepted_ones() -> None:
+    with pytest.raises(errors.FormatError, match="promote_tool_result_images"):
+        format([], "openai", promote_everything=True)
+
+
+def _conversation(source: dict[str, Any]) -> list[dict[str, Any]]:
+    """A conversation touching every block kind, media from `source`."""
+    media = [{"type": kind, "source": source} for kind in ("image", "audio", "video")]
+    return [
+        {"name": "system", "role": "system", "content": "Be brief."},
+        {"name": "user", "role": "user", "content": [{"type": "text", "text": "Look"}, media[0]]},
+        {
+            "name": "Friday",
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "tool_use", "id": "c1", "name": "f", "input": {"n": 1}},
+            ],
+        },
+        {
+            "name": "system",
+            "role": "system",
+            "content": [{"type": "tool_result", "id": "c1", "name": "f", "output": [*media]}],
+        },
+        {"name": "user", "role": "user", "content": [{"type": "hint", "hint": "x"}]},
+    ]
+
+
+def _outcome(call: Any) -> BaseException | None:
+    try:
+        call()
+    except errors.AgentScopeProtoError as exc:
+        return exc
+    return None
+
+
+class _NoIO:
+    """Makes any file open or socket creation fail loudly."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError(f"I/O attempted: {args[:1]}")
+
+        for target, attr in (
+            (builtins, "open"),
+            (io, "open"),
+            (socket, "socket"),
+            (socket, "create_connection"),
+            (socket, "getaddrinfo"),
+        ):
+            monkeypatch.setattr(target, attr, refuse)
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+@pytest.mark.parametrize("multi_agent", [False, True])
+def test_inline_media_needs_no_io(
+    name: str, multi_agent: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = {"type": "base64", "media_type": "image/png", "data": PNG_B64}
+    _NoIO(monkeypatch)
+    outcome = _outcome(lambda: format(_conversation(source), name, multi_agent=multi_agent))
+    # A provider may refuse a media type (as AgentScope does), never for I/O.
+    assert not isinstance(outcome, errors.MediaAccessError), outcome
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+@pytest.mark.parametrize(
+    "url", ["media/cat.png", "file:///etc/passwd", "/etc/hosts.png", "http://169.254.169.254/x.png"]
+)
+def test_media_needing_io_is_refused_without_permission(
+    name: str, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    msgs = [
+        {
+            "name": "u",
+            "role": "user",
+            "content": [{"type": "image", "source": {"type": "url", "url": url}}],
+        }
+    ]
+    _NoIO(monkeypatch)
+    outcome = _outcome(lambda: format(msgs, name))
+    if isinstance(outcome, errors.MediaAccessError):
+        assert outcome.path == "messages[0].content[0]"
+    elif name in ("openai", "anthropic", "dashscope", "openai_responses") and "http" not in url:
+        # These read local images (AgentScope does); without permission they must refuse.
+        assert outcome is not None
