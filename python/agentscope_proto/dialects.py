@@ -441,14 +441,6 @@ def _to_agentscope(msg: Msg) -> dict[str, Any]:
 # --- agentscope-java ---------------------------------------------------------
 
 
-def _rebuild(first: dict[str, Any], data: Mapping[str, Any], handled: set[str]) -> dict[str, Any]:
-    """`first`, then the keys of `data` not yet handled, in their order."""
-    for key, value in data.items():
-        if key not in handled and key not in first:
-            first[key] = value
-    return first
-
-
 def _java_state(value: Any, known: Any) -> Any:
     """A state value in lowercase when it is a known state in any case."""
     if isinstance(value, str) and value.lower() in known:
@@ -456,84 +448,107 @@ def _java_state(value: Any, known: Any) -> Any:
     return value
 
 
-def _java_source(source: Any) -> Any:
-    if not isinstance(source, Mapping):
-        return source
-    out = {k: v for k, v in source.items() if not (v is None and k == "mime_type")}
-    if source.get("type") == "url" and "mime_type" in out and "media_type" not in out:
-        return {k if k != "mime_type" else "media_type": v for k, v in out.items()}
-    return out
+# How each agentscope-java block key reads: a rule turns one (key, value) into
+# the (key, value) pairs of the 1.x-shaped dict, in place, so the block keeps
+# its layout (`key_order` records it).
+_Pairs = list[tuple[str, Any]]
+_Rule = Callable[[str, Any, Mapping[str, Any]], _Pairs]
 
 
-def _java_tool_use(data: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "tool_use"}
-    out["id"] = "" if data.get("id") is None else data.get("id")
-    out["name"] = "" if data.get("name") is None else data.get("name")
-    out["input"] = {} if data.get("input") is None else data["input"]
-    handled = {"type", "id", "name", "input", "content", "metadata", "state"}
-    raw = data.get("content")
-    if isinstance(raw, str) and "raw_input" not in data:
-        out["raw_input"] = raw
-    metadata = data.get("metadata")
-    if isinstance(metadata, Mapping) and "thought_signature" not in data:
-        signature = metadata.get("thoughtSignature")
+def _null_as(default: Any) -> _Rule:
+    def rule(key: str, value: Any, data: Mapping[str, Any]) -> _Pairs:
+        return [(key, default if value is None else value)]
+
+    return rule
+
+
+def _drop_null(key: str, value: Any, data: Mapping[str, Any]) -> _Pairs:
+    return [] if value is None else [(key, value)]
+
+
+def _state_in(known: Any) -> _Rule:
+    def rule(key: str, value: Any, data: Mapping[str, Any]) -> _Pairs:
+        return [] if value is None else [(key, _java_state(value, known))]
+
+    return rule
+
+
+def _raw_content(key: str, value: Any, data: Mapping[str, Any]) -> _Pairs:
+    """A tool_use `content` (the raw argument text) is 1.x's `raw_input`."""
+    if value is None:
+        return []
+    if isinstance(value, str) and "raw_input" not in data:
+        return [("raw_input", value)]
+    return [(key, value)]
+
+
+def _tool_metadata(key: str, value: Any, data: Mapping[str, Any]) -> _Pairs:
+    """Gemini's `thoughtSignature` moves out of a tool_use's metadata."""
+    if value is None:
+        return []
+    if isinstance(value, Mapping) and "thought_signature" not in data:
+        signature = value.get("thoughtSignature")
         if _is_canonical_b64(signature):
-            out["thought_signature"] = signature
+            rest = {k: v for k, v in value.items() if k != "thoughtSignature"}
             # A metadata that held only the signature moved entirely.
-            metadata = {k: v for k, v in metadata.items() if k != "thoughtSignature"} or None
-    if raw is not None and "raw_input" not in out:
-        out["content"] = raw
-    if metadata is not None:
-        out["metadata"] = metadata
-    if data.get("state") is not None:
-        out["state"] = _java_state(data["state"], _TOOL_CALL_STATES)
-    return _rebuild(out, data, handled)
+            return [("thought_signature", signature)] + ([(key, rest)] if rest else [])
+    return [(key, value)]
 
 
-def _java_tool_result(data: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "tool_result"}
-    out["id"] = "" if data.get("id") is None else data.get("id")
-    out["name"] = "" if data.get("name") is None else data.get("name")
-    out["output"] = [] if data.get("output") is None else data["output"]
-    if data.get("state") is not None:
-        out["state"] = _java_state(data["state"], _RESULT_STATES)
-    if data.get("metadata") is not None:
-        out["metadata"] = data["metadata"]
-    return _rebuild(out, data, {"type", "id", "name", "output", "state", "metadata"})
+def _source(key: str, value: Any, data: Mapping[str, Any]) -> _Pairs:
+    """A URL source's `mime_type` is `media_type` (URLSource is NON_NULL)."""
+    if not isinstance(value, Mapping):
+        return [(key, value)]
+    rename = value.get("type") == "url" and "media_type" not in value
+    source = {
+        ("media_type" if rename and k == "mime_type" else k): v
+        for k, v in value.items()
+        if not (k == "mime_type" and v is None)
+    }
+    return [(key, source)]
 
 
-def _java_text_like(field: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    def translate(data: Mapping[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": data["type"]}
-        out[field] = "" if data.get(field) is None else data[field]
-        if field == "thinking" and data.get("metadata") is not None:
-            out["metadata"] = data["metadata"]
-        handled = {"type", field, "metadata"} if field == "thinking" else {"type", field}
-        return _rebuild(out, data, handled)
-
-    return translate
-
-
-def _java_media(data: Mapping[str, Any]) -> dict[str, Any]:
-    knobs = _JAVA_MEDIA_KEYS.get(data["type"], ())
-    out: dict[str, Any] = {"type": data["type"]}
-    if "source" in data:
-        out["source"] = _java_source(data["source"])
-    for key, value in data.items():
-        if key not in out and not (key in knobs and value is None):
-            out[key] = value
-    return out
-
-
-_FROM_JAVA: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
-    "text": _java_text_like("text"),
-    "thinking": _java_text_like("thinking"),
-    "tool_use": _java_tool_use,
-    "tool_result": _java_tool_result,
-    "image": _java_media,
-    "audio": _java_media,
-    "video": _java_media,
+_KNOBS = dict.fromkeys(_JAVA_MEDIA_KEYS["video"], _drop_null)
+_FROM_JAVA: dict[str, dict[str, _Rule]] = {
+    "text": {"text": _null_as("")},
+    "thinking": {"thinking": _null_as(""), "metadata": _drop_null},
+    "tool_use": {
+        "id": _null_as(""),
+        "name": _null_as(""),
+        "input": _null_as({}),
+        "content": _raw_content,
+        "metadata": _tool_metadata,
+        "state": _state_in(_TOOL_CALL_STATES),
+    },
+    "tool_result": {
+        "id": _null_as(""),
+        "name": _null_as(""),
+        "metadata": _drop_null,
+        "state": _state_in(_RESULT_STATES),
+    },
+    "image": {"source": _source, "min_pixels": _drop_null, "max_pixels": _drop_null},
+    "audio": {"source": _source},
+    "video": {"source": _source, **_KNOBS},
 }
+# What agentscope-java holds for a missing key that 1.x requires.
+_JAVA_DEFAULTS: dict[str, dict[str, Any]] = {
+    "text": {"text": ""},
+    "thinking": {"thinking": ""},
+    "tool_use": {"id": "", "name": "", "input": {}},
+    "tool_result": {"id": "", "name": "", "output": None},
+}
+
+
+def _from_java_block(kind: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """An agentscope-java block dict as the 1.x-shaped dict it means."""
+    rules = _FROM_JAVA[kind]
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        rule = rules.get(key)
+        out.update(rule(key, value, data) if rule else [(key, value)])
+    for key, default in _JAVA_DEFAULTS.get(kind, {}).items():
+        out.setdefault(key, default)
+    return out
 
 
 def _java_block(item: Any, path: str) -> ContentBlock | None:
@@ -543,10 +558,9 @@ def _java_block(item: Any, path: str) -> ContentBlock | None:
     if not isinstance(item, Mapping):
         raise MessageFormatError(path, f"expected a block object, got {_type_name(item)}")
     kind = item.get("type")
-    translate = _FROM_JAVA.get(kind) if isinstance(kind, str) else None
-    if translate is None:
+    if not isinstance(kind, str) or kind not in _FROM_JAVA:
         return block_from_dict(item, path)
-    data = translate(item)
+    data = _from_java_block(kind, item)
     if kind == "tool_result":
         return _with_output(data, path, _java_block)
     return block_from_dict(data, path)
@@ -696,6 +710,14 @@ def _to_java(msg: Msg) -> dict[str, Any]:
 
 
 # --- AgentScope 2.x ----------------------------------------------------------
+
+
+def _rebuild(first: dict[str, Any], data: Mapping[str, Any], handled: set[str]) -> dict[str, Any]:
+    """`first`, then the keys of `data` not yet handled, in their order."""
+    for key, value in data.items():
+        if key not in handled and key not in first:
+            first[key] = value
+    return first
 
 
 def _as2_media_kind(source: Any) -> str | None:
