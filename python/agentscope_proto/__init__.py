@@ -1,4 +1,10 @@
-"""AgentScope agent messages as Protocol Buffers."""
+"""AgentScope agent messages as Protocol Buffers, provider formatters and parsers, and the
+gRPC FormatterService's clients.
+
+The generated message types are re-exported under their proto names; the rest is
+a flat set of `new_*`/`get_*` helpers, `from_dict`/`to_dict`, `format`, `parse`
+and `StreamParser`.
+"""
 
 from ._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
@@ -17,8 +23,21 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     Usage,
     VideoBlock,
 )
+from ._result import BlockDelta, ParseResult
+from .client import AsyncFormatterClient, FormatterClient
 from .dialects import Dialect, from_dict, from_json, to_dict, to_json
-from .errors import AgentScopeProtoError, MessageFormatError
+from .errors import (
+    AgentScopeProtoError,
+    FormatError,
+    MediaAccessError,
+    MessageFormatError,
+    ParseError,
+    ProviderError,
+    RemoteError,
+    UnknownProviderError,
+    UnsupportedMediaError,
+)
+from .formatting import FormattedBody, format
 from .message import (
     AnyBlock,
     BlockType,
@@ -37,29 +56,48 @@ from .message import (
     new_tool_use_block,
     new_video_block,
 )
+from .parsing import StreamParser, parse
+from .providers import PROVIDERS
+from .providers._base import FormatWarning
 
 __all__ = [
+    "PROVIDERS",
     "AgentScopeProtoError",
     "AnyBlock",
+    "AsyncFormatterClient",
     "AudioBlock",
+    "BlockDelta",
     "BlockType",
     "ContentBlock",
     "ContentBlocks",
     "Dialect",
+    "FormatError",
+    "FormatWarning",
+    "FormattedBody",
+    "FormatterClient",
     "ImageBlock",
+    "MediaAccessError",
     "MediaBlock",
     "MediaSource",
     "MessageFormatError",
     "Msg",
     "OpaqueBlock",
+    "ParseError",
+    "ParseResult",
+    "ProviderError",
+    "RemoteError",
     "Role",
+    "StreamParser",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
     "ToolResultState",
     "ToolUseBlock",
+    "UnknownProviderError",
+    "UnsupportedMediaError",
     "Usage",
     "VideoBlock",
+    "format",
     "from_dict",
     "from_json",
     "get_content_blocks",
@@ -75,6 +113,7 @@ __all__ = [
     "new_tool_result_block",
     "new_tool_use_block",
     "new_video_block",
+    "parse",
     "to_dict",
     "to_json",
 ]

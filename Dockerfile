@@ -1,0 +1,23 @@
+# agentscope-proto FormatterService.
+#   docker build -t agentscope-proto .
+#   docker run -p 50051:50051 agentscope-proto
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY python ./python
+RUN pip install . && useradd --system --uid 10001 --no-create-home formatter
+
+USER formatter
+EXPOSE 50051
+
+# gRPC health checking (grpc.health.v1), the same probe Kubernetes uses.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+    CMD ["python", "-c", "import grpc, sys; from grpc_health.v1 import health_pb2 as h, health_pb2_grpc as g; ch = grpc.insecure_channel('127.0.0.1:50051'); r = g.HealthStub(ch).Check(h.HealthCheckRequest(), timeout=2); sys.exit(r.status != h.HealthCheckResponse.SERVING)"]
+
+# Bind all interfaces inside the container; the platform decides exposure.
+# The service is stateless: scale with replicas behind an L7 gRPC balancer.
+ENTRYPOINT ["agentscope-proto", "serve", "--host", "0.0.0.0", "--port", "50051"]
+CMD ["--workers", "2"]
