@@ -33,13 +33,14 @@ serve: setup ## Install everything, then run the FormatterService on 127.0.0.1:5
 CODEGEN := .venv-codegen
 OLDEST := .venv-oldest
 
-$(CODEGEN)/bin/python: scripts/codegen-requirements.txt
-	$(PYTHON) -m venv $(CODEGEN)
+# A stamp, not bin/python itself: touching that symlink would touch the system interpreter.
+$(CODEGEN)/.installed: scripts/codegen-requirements.txt
+	test -x $(CODEGEN)/bin/python || $(PYTHON) -m venv $(CODEGEN)
 	$(CODEGEN)/bin/python -m pip install --quiet -r scripts/codegen-requirements.txt
 	touch $@
 
 .PHONY: generate
-generate: $(CODEGEN)/bin/python ## Regenerate the Python code from proto/ with the pinned generator
+generate: $(CODEGEN)/.installed ## Regenerate the Python code from proto/ with the pinned generator
 	$(CODEGEN)/bin/python scripts/generate.py
 
 .PHONY: check-generated
