@@ -308,7 +308,11 @@ def block_from_dict(
 
 def wrap(block: AnyBlock) -> ContentBlock:
     """Put a typed block into a `ContentBlock` wrapper (copying it)."""
-    kind = "opaque" if isinstance(block, OpaqueBlock) else _KIND_OF_CLASS[type(block)]
+    kind = "opaque" if isinstance(block, OpaqueBlock) else _KIND_OF_CLASS.get(type(block))
+    if kind is None:
+        raise MessageFormatError(
+            "block", f"expected a typed block (TextBlock, ...), got {type(block).__name__}"
+        )
     wrapper = ContentBlock()
     getattr(wrapper, kind).CopyFrom(block)
     return wrapper

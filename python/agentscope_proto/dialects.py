@@ -204,13 +204,16 @@ _AS2_USAGE_KEYS = frozenset(key for key, _ in _AS2_USAGE)
 
 def _walk_blocks(items: Any) -> Iterator[Mapping[str, Any]]:
     """Every block dict in a content list, tool result outputs included."""
-    if not isinstance(items, list):
-        return
-    for item in items:
-        if isinstance(item, Mapping):
-            yield item
-            if item.get("type") == "tool_result":
-                yield from _walk_blocks(item.get("output"))
+    stack = [items]
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, list):
+            continue
+        for item in current:
+            if isinstance(item, Mapping):
+                yield item
+                if item.get("type") == "tool_result":
+                    stack.append(item.get("output"))
 
 
 def _kind(block: Mapping[str, Any]) -> str | None:
@@ -336,6 +339,8 @@ def _set_metadata(msg: Msg, metadata: Any) -> None:
 def _set_extras(msg: Msg, data: Mapping[str, Any], known: frozenset[str]) -> None:
     extras = {k: v for k, v in data.items() if k not in known}
     if extras:
+        for key, value in extras.items():
+            _json.dumps(value, str(key))
         msg.extra_json = _json.dumps(extras, "")
 
 
@@ -582,6 +587,12 @@ def _from_java(data: Mapping[str, Any]) -> Msg:
     return msg
 
 
+def _known_state(value: Any, known: Any) -> str | None:
+    """A known state value in lowercase, else None."""
+    state = _java_state(value, known)
+    return state if isinstance(state, str) and state in known else None
+
+
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -624,7 +635,7 @@ def _to_java_block(block: ContentBlock) -> dict[str, Any]:
         metadata = _object_or(data.get("metadata"), {}) or {}
         if (signature := _str_or_none(data.get("thought_signature"))) is not None:
             metadata = {"thoughtSignature": signature, **metadata}
-        state = _java_state(data.get("state"), _TOOL_CALL_STATES)
+        state = _known_state(data.get("state"), _TOOL_CALL_STATES)
         return {
             "type": "tool_use",
             "id": data["id"],
@@ -632,7 +643,7 @@ def _to_java_block(block: ContentBlock) -> dict[str, Any]:
             "input": data["input"],
             "content": _str_or_none(data.get("raw_input")),
             "metadata": metadata,
-            "state": state if state in _TOOL_CALL_STATES else "pending",
+            "state": state or "pending",
         }
     if isinstance(inner, ToolResultBlock):
         which = inner.WhichOneof("output")
@@ -641,14 +652,14 @@ def _to_java_block(block: ContentBlock) -> dict[str, Any]:
             output = [{"type": "text", "text": inner.text}]
         elif which == "blocks":
             output = [_to_java_block(b) for b in inner.blocks.items]
-        state = _java_state(data.get("state"), _RESULT_STATES)
+        state = _known_state(data.get("state"), _RESULT_STATES)
         return {
             "type": "tool_result",
             "id": data["id"],
             "name": data["name"],
             "output": output,
             "metadata": _object_or(data.get("metadata"), {}),
-            "state": state if state in _RESULT_STATES else "running",
+            "state": state or "running",
         }
     out: dict[str, Any] = {"type": kind, "source": _to_java_source(data["source"])}
     for key in _JAVA_MEDIA_KEYS.get(kind, ()):
@@ -840,7 +851,10 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
         _check_dialect(dialect, _READERS)
     if not isinstance(data, Mapping):
         raise MessageFormatError("", f"expected a message object, got {_type_name(data)}")
-    return _READERS[dialect or detect_dialect(data)](data)
+    try:
+        return _READERS[dialect or detect_dialect(data)](data)
+    except RecursionError:
+        raise MessageFormatError("content", "blocks nested too deeply") from None
 
 
 def to_dict(msg: Msg, dialect: Dialect = "agentscope") -> dict[str, Any]:
