@@ -284,7 +284,7 @@ def test_opaque_blocks_count_by_their_own_type() -> None:
 def test_to_json_and_from_json() -> None:
     msg = _every_kind()
     text = to_json(msg)
-    assert '"text": "é"' in to_json(new_msg("a", "é", "user"))
+    assert '"content": "é"' in to_json(new_msg("a", "é", "user"))
     assert from_json(text) == from_dict(json.loads(text))
     assert from_json(text.encode()) == from_dict(json.loads(text))
     assert json.loads(to_json(msg, indent=1)) == to_dict(msg)
