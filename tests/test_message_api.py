@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -589,3 +590,43 @@ def test_mutated_messages_raise_only_message_format_errors(data: st.DataObject) 
         for out in ("agentscope", "java"):
             with contextlib.suppress(MessageFormatError):
                 to_dict(msg, out)  # type: ignore[arg-type]
+
+
+# --- ProtoJSON, the schema-native JSON ----------------------------------------
+
+
+def _every_field() -> Msg:
+    msg = _every_kind()
+    msg.blocks.items.append(
+        ContentBlock(opaque=OpaqueBlock(type="hint", block_json='{"type":"hint"}'))
+    )
+    msg.blocks.items[0].thinking.signature = "sig"
+    msg.blocks.items[0].thinking.thought_signature = b"\x00\xff"
+    msg.blocks.items[1].text.extra_json = '{"cache_control":{"type":"ephemeral"}}'
+    msg.blocks.items[1].text.key_order.extend(["cache_control", "type", "text"])
+    msg.blocks.items[2].tool_use.raw_input = '{"city": "Paris"}'
+    msg.blocks.items[3].tool_result.state = ToolResultState.TOOL_RESULT_STATE_ERROR
+    msg.metadata_json = '{"big":18446744073709551617,"f":1.0}'
+    msg.invocation_id = "inv-1"
+    msg.usage.input_tokens = 2**62
+    msg.usage.output_tokens = 0
+    msg.usage.time_seconds = 1.5
+    msg.extra_json = '{"finished_reason":"completed"}'
+    return msg
+
+
+def test_protojson_round_trips_every_block_kind() -> None:
+    msg = _every_field()
+    kinds = {b.WhichOneof("block") for b in msg.blocks.items}
+    assert kinds == {"text", "thinking", "tool_use", "tool_result", "image", "audio", "video"} | {
+        "opaque"
+    }
+    for names in (False, True):
+        text = json_format.MessageToJson(msg, preserving_proto_field_name=names)
+        assert json_format.Parse(text, Msg()) == msg
+    body = json.loads(json_format.MessageToJson(msg))
+    assert body["role"] == "ROLE_ASSISTANT"
+    assert body["usage"]["inputTokens"] == str(2**62)
+    assert body["blocks"]["items"][0]["thinking"]["thoughtSignature"] == "AP8="
+    assert body["metadataJson"] == '{"big":18446744073709551617,"f":1.0}'
+    assert json_format.ParseDict(json_format.MessageToDict(msg), Msg()) == msg

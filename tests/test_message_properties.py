@@ -17,6 +17,7 @@ import base64
 import string
 from typing import Any
 
+from google.protobuf import json_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -339,3 +340,9 @@ def test_java_form_reads_back_the_same(msg: Msg) -> None:
     java = to_dict(msg, dialect="java")
     assert detect_dialect(java) == "java"
     assert_same(to_dict(from_dict(java), dialect="java"), java)
+
+
+@SETTINGS
+@given(protos())
+def test_protos_round_trip_through_protojson(msg: Msg) -> None:
+    assert json_format.Parse(json_format.MessageToJson(msg), Msg()) == msg
