@@ -25,7 +25,7 @@ from ._generated.agentscope.message.v1.message_pb2 import (
 )
 from ._result import BlockDelta, ParseResult
 from .client import AsyncFormatterClient, FormatterClient
-from .dialects import Dialect, from_dict, from_json, to_dict, to_json
+from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
 from .errors import (
     AgentScopeProtoError,
     FormatError,
@@ -38,6 +38,7 @@ from .errors import (
     UnsupportedMediaError,
 )
 from .formatting import FormattedBody, format
+from .interop import from_agentscope, to_agentscope
 from .message import (
     AnyBlock,
     BlockType,
@@ -97,7 +98,9 @@ __all__ = [
     "UnsupportedMediaError",
     "Usage",
     "VideoBlock",
+    "detect_dialect",
     "format",
+    "from_agentscope",
     "from_dict",
     "from_json",
     "get_content_blocks",
@@ -114,6 +117,7 @@ __all__ = [
     "new_tool_use_block",
     "new_video_block",
     "parse",
+    "to_agentscope",
     "to_dict",
     "to_json",
 ]
