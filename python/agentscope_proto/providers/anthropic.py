@@ -21,6 +21,7 @@ from ._base import (
     raise_for_error_body,
 )
 from ._repair import loads_streaming, loads_with_repair
+from ._shared import sniff_image
 
 __all__ = ["PROVIDER"]
 
@@ -41,96 +42,6 @@ _IMAGE_TYPES = {
 }
 
 
-def _ftyp_brands(buf: bytes) -> tuple[str, list[str]] | None:
-    """The major and compatible brands of an ISO-BMFF `ftyp` box, as `filetype` reads them."""
-    if len(buf) < 16 or buf[4:8] != b"ftyp":
-        return None
-    size = int.from_bytes(buf[:4], "big")
-    if len(buf) < size:
-        return None
-    brands = [buf[i : i + 4].decode(errors="ignore") for i in range(16, size, 4)]
-    return buf[8:12].decode(errors="ignore"), brands
-
-
-def _isobmff_image(brand: str) -> Callable[[bytes], bool]:
-    def match(buf: bytes) -> bool:
-        found = _ftyp_brands(buf)
-        if found is None:
-            return False
-        major, compatible = found
-        return major == brand or (major in ("mif1", "msf1") and brand in compatible)
-
-    return match
-
-
-def _apng(buf: bytes) -> bool:
-    # An acTL chunk before the first IDAT/IEND makes a PNG animated.
-    if len(buf) <= 8 or buf[:8] != b"\x89PNG\r\n\x1a\n":
-        return False
-    i = 8
-    while len(buf) > i:
-        length = int.from_bytes(buf[i : i + 4], "big")
-        chunk = buf[i + 4 : i + 8].decode("ascii", errors="ignore")
-        if chunk in ("IDAT", "IEND"):
-            return False
-        if chunk == "acTL":
-            return True
-        i += 8 + length + 4
-    return False
-
-
-def _jpx(buf: bytes) -> bool:
-    return len(buf) > 50 and buf[:4] == b"\x00\x00\x00\x0c" and buf[16:24] == b"ftypjp2 "
-
-
-def _webp(buf: bytes) -> bool:
-    return buf[:4] == b"RIFF" and buf[8:14] == b"WEBPVP"
-
-
-def _tiff(buf: bytes) -> bool:
-    return len(buf) > 9 and buf[:4] in (b"II*\x00", b"MM\x00*") and buf[8:10] != b"CR"
-
-
-def _cr2(buf: bytes) -> bool:
-    return buf[:4] in (b"II*\x00", b"MM\x00*") and buf[8:10] == b"CR"
-
-
-def _dicom(buf: bytes) -> bool:
-    return len(buf) > 132 and buf[128:132] == b"DICM"
-
-
-# `filetype.guess`'s image matchers (a magic prefix or a test), in its order: the
-# first match decides, and DICOM, listed among them, is not an image type.
-_SNIFFERS: tuple[tuple[str, bytes | Callable[[bytes], bool]], ...] = (
-    ("image/vnd.dwg", b"AC10"),
-    ("image/x-xcf", b"gimp xcf v"),
-    ("image/jpeg", b"\xff\xd8\xff"),
-    ("image/jpx", _jpx),
-    ("image/apng", _apng),
-    ("image/png", b"\x89PNG"),
-    ("image/gif", b"GIF"),
-    ("image/webp", _webp),
-    ("image/tiff", _tiff),
-    ("image/x-canon-cr2", _cr2),
-    ("image/bmp", b"BM"),
-    ("image/vnd.ms-photo", b"II\xbc"),
-    ("image/vnd.adobe.photoshop", b"8BPS"),
-    ("image/x-icon", b"\x00\x00\x01\x00"),
-    ("image/heic", _isobmff_image("heic")),
-    ("application/dicom", _dicom),
-    ("image/avif", _isobmff_image("avif")),
-)
-
-
-def _sniff_image(data: bytes) -> str | None:
-    """The image mime type `filetype.guess` finds in `data`, or None."""
-    head = data[:8192]
-    for mime, test in _SNIFFERS:
-        if head.startswith(test) if isinstance(test, bytes) else test(head):
-            return mime if mime.startswith("image/") else None
-    return None
-
-
 def _format_image(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
     """An image block as Anthropic takes it: base64 as is, local files inlined, web URLs kept."""
     source = block["source"]
@@ -140,7 +51,7 @@ def _format_image(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
     path = url.removeprefix("file://")
     if ctx.exists(path) and ctx.is_file(path):
         data = ctx.read_file(path)
-        media_type = _IMAGE_TYPES.get(posixpath.splitext(path)[1].lower()) or _sniff_image(data)
+        media_type = _IMAGE_TYPES.get(posixpath.splitext(path)[1].lower()) or sniff_image(data)
         if media_type is not None:
             encoded = base64.b64encode(data).decode("ascii")
             return {

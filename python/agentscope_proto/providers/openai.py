@@ -28,6 +28,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
+from ._shared import sniff_image
 
 __all__ = [
     "PROVIDER",
@@ -119,69 +120,6 @@ def format_multi_agent(
 # -- media ----------------------------------------------------------------------
 
 _IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-_PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _is_apng(head: bytes) -> bool:
-    if len(head) <= 8 or head[:8] != _PNG:
-        return False
-    at = 8
-    while len(head) > at:
-        size = int.from_bytes(head[at : at + 4], "big")
-        chunk = head[at + 4 : at + 8].decode("ascii", errors="ignore")
-        if chunk in ("IDAT", "IEND"):
-            return False
-        if chunk == "acTL":
-            return True
-        at += 8 + size + 4
-    return False
-
-
-def _isobmff_brand(head: bytes, brand: str) -> bool:
-    if len(head) < 16 or head[4:8] != b"ftyp":
-        return False
-    size = int.from_bytes(head[:4], "big")
-    if len(head) < size:
-        return False
-    major = head[8:12].decode(errors="ignore")
-    compatible = [head[i : i + 4].decode(errors="ignore") for i in range(16, size, 4)]
-    return major == brand or (major in ("mif1", "msf1") and brand in compatible)
-
-
-def _tiff(head: bytes) -> bool:
-    return len(head) > 9 and head[:4] in (b"II*\x00", b"MM\x00*")
-
-
-# filetype 1.2.0's image matchers, in its order (the first match wins). Its image
-# matchers come before all others, so "an image was guessed" means one of these.
-_IMAGE_SIGNATURES: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
-    ("image/vnd.dwg", lambda h: h[:4] == b"AC10"),
-    ("image/x-xcf", lambda h: h[:10] == b"gimp xcf v"),
-    ("image/jpeg", lambda h: len(h) > 2 and h[:3] == b"\xff\xd8\xff"),
-    ("image/jpx", lambda h: len(h) > 50 and h[:4] == b"\0\0\0\x0c" and h[16:24] == b"ftypjp2 "),
-    ("image/apng", _is_apng),
-    ("image/png", lambda h: len(h) > 3 and h[:4] == b"\x89PNG"),
-    ("image/gif", lambda h: len(h) > 2 and h[:3] == b"GIF"),
-    ("image/webp", lambda h: len(h) > 13 and h[:4] == b"RIFF" and h[8:14] == b"WEBPVP"),
-    ("image/tiff", lambda h: _tiff(h) and h[8:10] != b"CR"),
-    ("image/x-canon-cr2", lambda h: _tiff(h) and h[8:10] == b"CR"),
-    ("image/bmp", lambda h: len(h) > 1 and h[:2] == b"BM"),
-    ("image/vnd.ms-photo", lambda h: len(h) > 2 and h[:3] == b"II\xbc"),
-    ("image/vnd.adobe.photoshop", lambda h: len(h) > 3 and h[:4] == b"8BPS"),
-    ("image/x-icon", lambda h: len(h) > 3 and h[:4] == b"\0\0\x01\0"),
-    ("image/heic", lambda h: _isobmff_brand(h, "heic")),
-    ("application/dicom", lambda h: len(h) > 132 and h[128:132] == b"DICM"),
-    ("image/avif", lambda h: _isobmff_brand(h, "avif")),
-)
-
-
-def _sniff_image(data: bytes) -> str | None:
-    """The MIME type `filetype.guess` gives an image file, else None."""
-    head = data[:8192]
-    for mime, matches in _IMAGE_SIGNATURES:
-        if matches(head):
-            return mime if mime.startswith("image/") else None
-    return None
 
 
 def _b64(data: bytes) -> str:
@@ -197,7 +135,7 @@ def _image_url(msg: MsgView, at: int, url: str, ctx: FormatContext) -> str:
         if raw.endswith(_IMAGE_EXTENSIONS):
             return f"data:image/{raw.lower().split('.')[-1]};base64,{_b64(ctx.read_file(raw))}"
         data = ctx.read_file(raw)
-        mime = _sniff_image(data)
+        mime = sniff_image(data)
         if mime is not None:
             return f"data:{mime};base64,{_b64(data)}"
     if not ctx.is_web_url(raw):

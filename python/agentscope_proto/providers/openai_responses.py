@@ -24,6 +24,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
+from ._shared import sniff_image
 
 __all__ = ["PROVIDER"]
 
@@ -38,79 +39,6 @@ class _ToolChoiceTypeError(FormatError, TypeError):
 
 # Extensions `_to_openai_image_url` trusts (case-sensitively) before sniffing.
 _IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-
-
-def _isobmff_brands(buf: bytes) -> tuple[str, list[str]] | None:
-    """(major brand, compatible brands) of an ISO-BMFF `ftyp` box, as filetype reads it."""
-    if len(buf) < 16 or buf[4:8] != b"ftyp":
-        return None
-    size = int.from_bytes(buf[0:4], "big")
-    if len(buf) < size:
-        return None
-    brands = [buf[i : i + 4].decode(errors="ignore") for i in range(16, size, 4)]
-    return buf[8:12].decode(errors="ignore"), brands
-
-
-def _isobmff_image(brand: str) -> Callable[[bytes], bool]:
-    def match(buf: bytes) -> bool:
-        found = _isobmff_brands(buf)
-        if found is None:
-            return False
-        major, compatible = found
-        return major == brand or (major in ("mif1", "msf1") and brand in compatible)
-
-    return match
-
-
-def _apng(buf: bytes) -> bool:
-    if len(buf) <= 8 or buf[:8] != b"\x89PNG\r\n\x1a\n":
-        return False
-    i = 8
-    while len(buf) > i:
-        length = int.from_bytes(buf[i : i + 4], "big")
-        chunk = buf[i + 4 : i + 8].decode("ascii", errors="ignore")
-        if chunk in ("IDAT", "IEND"):
-            return False
-        if chunk == "acTL":
-            return True
-        i += 8 + length + 4
-    return False
-
-
-def _tiff_header(buf: bytes) -> bool:
-    return len(buf) > 9 and buf[:4] in (b"II*\x00", b"MM\x00*")
-
-
-# filetype's image matchers in its order; the first match decides (a DICOM file
-# "wins" with a non-image mime, so AgentScope then rejects it).
-_IMAGE_MATCHERS: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
-    ("image/vnd.dwg", lambda b: b[:4] == b"AC10"),
-    ("image/x-xcf", lambda b: b[:10] == b"gimp xcf v"),
-    ("image/jpeg", lambda b: len(b) > 2 and b[:3] == b"\xff\xd8\xff"),
-    (
-        "image/jpx",
-        lambda b: len(b) > 50 and b[:4] == b"\x00\x00\x00\x0c" and b[16:24] == b"ftypjp2 ",
-    ),
-    ("image/apng", _apng),
-    ("image/png", lambda b: len(b) > 3 and b[:4] == b"\x89PNG"),
-    ("image/gif", lambda b: len(b) > 2 and b[:3] == b"GIF"),
-    ("image/webp", lambda b: len(b) > 13 and b[:4] == b"RIFF" and b[8:14] == b"WEBPVP"),
-    ("image/tiff", lambda b: _tiff_header(b) and b[8:10] != b"CR"),
-    ("image/x-canon-cr2", lambda b: _tiff_header(b) and b[8:10] == b"CR"),
-    ("image/bmp", lambda b: len(b) > 1 and b[:2] == b"BM"),
-    ("image/vnd.ms-photo", lambda b: len(b) > 2 and b[:3] == b"II\xbc"),
-    ("image/vnd.adobe.photoshop", lambda b: len(b) > 3 and b[:4] == b"8BPS"),
-    ("image/x-icon", lambda b: len(b) > 3 and b[:4] == b"\x00\x00\x01\x00"),
-    ("image/heic", _isobmff_image("heic")),
-    ("application/dicom", lambda b: len(b) > 132 and b[128:132] == b"DICM"),
-    ("image/avif", _isobmff_image("avif")),
-)
-
-
-def _sniff_image(data: bytes) -> str | None:
-    """The mime `filetype.guess` gives a file whose type is an image matcher's."""
-    head = data[:8192]  # filetype reads no further
-    return next((mime for mime, match in _IMAGE_MATCHERS if match(head)), None)
 
 
 def _read(ctx: FormatContext, path: str) -> bytes:
@@ -130,8 +58,8 @@ def _image_url(url: str, ctx: FormatContext) -> str:
             encoded = base64.b64encode(_read(ctx, raw)).decode("ascii")
             return f"data:image/{raw.lower().split('.')[-1]};base64,{encoded}"
         data = _read(ctx, raw)
-        mime = _sniff_image(data)
-        if mime is not None and mime.startswith("image/"):
+        mime = sniff_image(data)
+        if mime is not None:
             return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
     if ctx.is_web_url(raw):
         return url
