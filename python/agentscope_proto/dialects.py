@@ -124,7 +124,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, get_args
 
 from . import _json
-from ._blocks import block_from_dict, block_to_dict, blocks_from_list, blocks_to_list, unwrap
+from ._blocks import block_from_dict, block_to_dict, blocks_to_list, unwrap
 from ._generated.agentscope.message.v1.message_pb2 import (
     ContentBlock,
     Msg,
@@ -175,7 +175,6 @@ _RESULT_STATES = {
     for name, number in ToolResultState.items()
     if number
 }
-_RESULT_STATE_NAMES = {number: name for name, number in _RESULT_STATES.items()}
 _ISO_INSTANT = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)",
     re.ASCII | re.IGNORECASE,
@@ -405,12 +404,7 @@ def _from_agentscope(data: Mapping[str, Any]) -> Msg:
             raise MessageFormatError("name", f"expected a string, got {_type_name(name)}")
         msg.name = name
     msg.role = _read_role(_required(data, "role"), _ROLES, any_case=False)
-    content = _required(data, "content")
-    if isinstance(content, list):
-        msg.blocks.SetInParent()
-        blocks_from_list(content, "content", msg.blocks.items)
-    else:
-        _set_content(msg, content, block_from_dict)
+    _set_content(msg, _required(data, "content"), block_from_dict)
     if "id" not in data:
         msg.id = new_id()
     elif (msg_id := _optional_str(data, "id")) is not None:
