@@ -553,7 +553,8 @@ def test_bad_protos_cannot_be_written(msg: Msg, path: str, dialect: Any) -> None
 SAMPLES: list[dict[str, Any]] = [c["input"] for c in load_golden("messages.json")["cases"]]
 SAMPLES += [
     json.loads(p.read_text(encoding="utf-8"))
-    for p in sorted((Path(__file__).resolve().parent / "fixtures").rglob("*.json"))
+    for kind in ("java", "agentscope2")
+    for p in sorted((Path(__file__).resolve().parent / "fixtures" / kind).glob("*.json"))
 ]
 ODD = [None, 0, -1, 1.5, True, "", "x", [], {}, [None], [1], {"type": None}, {"type": ["x"]}]
 ODD += [{"type": "text"}, {"a": 1}, 2**70, float("nan"), ["user"], {"type": "tool_result"}]
