@@ -10,6 +10,7 @@ __all__ = [
     "ParseError",
     "ProviderError",
     "RemoteError",
+    "ToolChoiceError",
     "UnknownProviderError",
     "UnsupportedMediaError",
 ]
@@ -54,6 +55,14 @@ class FormatError(AgentScopeProtoError, ValueError):
 
 class UnsupportedMediaError(FormatError, TypeError):
     """A media block the provider cannot take (e.g. a `.jpg` for Gemini)."""
+
+
+class ToolChoiceError(FormatError, TypeError):
+    """A `tool_choice` of the wrong type, or one naming a tool when no tools were given.
+
+    AgentScope raises `TypeError` for both, so this is a `TypeError` as well as
+    a `FormatError`; a name missing from the given tools is a plain `FormatError`.
+    """
 
 
 class MediaAccessError(FormatError):

@@ -21,13 +21,9 @@ from ._base import (
     raise_for_error_body,
 )
 from ._repair import loads_streaming, loads_with_repair
-from ._shared import sniff_image
+from ._shared import sniff_image, validate_tool_choice
 
 __all__ = ["PROVIDER"]
-
-
-class _ToolChoiceTypeError(FormatError, TypeError):
-    """A tool choice AgentScope rejects with a TypeError (not a string, or no tools to name)."""
 
 
 # -- media ---------------------------------------------------------------------
@@ -245,18 +241,9 @@ def _format_tool_choice(choice: Any, tools: list[dict[str, Any]] | None) -> dict
     if choice == "any":
         # Deprecated alias; AgentScope's DeprecationWarning is not a logged warning.
         choice = "required"
-    if not isinstance(choice, str):
-        raise _ToolChoiceTypeError("tool_choice", f"must be a string, got {type(choice).__name__}")
+    choice = validate_tool_choice(choice, tools)
     if choice in _TOOL_CHOICES:
         return {"type": _TOOL_CHOICES[choice]}
-    if tools is None:
-        raise _ToolChoiceTypeError("tool_choice", f"names tool {choice!r} but no tools were given")
-    names = [tool["function"]["name"] for tool in tools]
-    if choice not in names:
-        options = ", ".join(sorted(map(str, [*_TOOL_CHOICES, *names])))
-        raise FormatError(
-            "tool_choice", f"invalid tool_choice {choice!r}; expected one of {options}"
-        )
     return {"type": "tool", "name": choice}
 
 

@@ -26,18 +26,14 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
+from ._shared import TOOL_CHOICE_MODES, validate_tool_choice
 
 __all__ = ["PROVIDER"]
 
 _NAME = "dashscope"
 _MEDIA_KINDS = ("image", "audio", "video")
-_TOOL_CHOICE_MODES = ("auto", "none", "required")
 
 Block = dict[str, Any]
-
-
-class _ToolChoiceTypeError(FormatError, TypeError):
-    """A tool choice of the wrong type (AgentScope raises TypeError here)."""
 
 
 # -- media ------------------------------------------------------------------
@@ -317,26 +313,10 @@ def _tool_choice(tool_choice: Any, tools: list[Block] | None) -> str | Block:
     if tool_choice in ("any", "required"):
         # DashScope has no forced mode: AgentScope downgrades both to "auto".
         tool_choice = "auto"
-    if not isinstance(tool_choice, str):
-        raise _ToolChoiceTypeError(
-            "tool_choice", f"expected a string, got {type(tool_choice).__name__}"
-        )
-    if tool_choice in _TOOL_CHOICE_MODES:
-        return tool_choice
-    if tools is None:
-        raise _ToolChoiceTypeError(
-            "tool_choice", f"{tool_choice!r} names a tool but no tools given"
-        )
-    names = []
-    for index, tool in enumerate(tools):
-        function = tool.get("function")
-        if not isinstance(function, dict) or "name" not in function:
-            raise FormatError(f"tools[{index}].function", "expected an object with a 'name'")
-        names.append(function["name"])
-    if tool_choice not in names:
-        options = ", ".join(sorted([*_TOOL_CHOICE_MODES, *map(str, names)]))
-        raise FormatError("tool_choice", f"unknown tool {tool_choice!r}; expected one of {options}")
-    return {"type": "function", "function": {"name": tool_choice}}
+    choice = validate_tool_choice(tool_choice, tools)
+    if choice in TOOL_CHOICE_MODES:
+        return choice
+    return {"type": "function", "function": {"name": choice}}
 
 
 # -- parsing --------------------------------------------------------------------------

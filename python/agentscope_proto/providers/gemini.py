@@ -30,6 +30,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
+from ._shared import validate_tool_choice
 
 __all__ = ["PROVIDER"]
 
@@ -46,9 +47,9 @@ _CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _DEFS_PREFIX = "#/$defs/"
 
 
-class _OptionTypeError(FormatError, TypeError):
-    """An argument AgentScope rejects with TypeError (a tool choice that is not a
-    string, a tool name with no tools, a history prompt that is not a string)."""
+class _HistoryPromptTypeError(FormatError, TypeError):
+    """A history prompt that is not a string: AgentScope's concatenation fails
+    with TypeError (the other providers' formatters check it as a value)."""
 
 
 # -- requests: media -----------------------------------------------------------
@@ -268,7 +269,7 @@ def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[st
             out.extend(_format_chat(group, ctx))
         else:
             if not isinstance(prompt, str):
-                raise _OptionTypeError("conversation_history_prompt", "expected a string")
+                raise _HistoryPromptTypeError("conversation_history_prompt", "expected a string")
             out.extend(_history(group, ctx, prompt))
             prompt = ""
     return out
@@ -341,25 +342,10 @@ def _tool_config(tool_choice: Any, tools: list[dict[str, Any]] | None) -> dict[s
     """ChatModelBase._validate_tool_choice plus GeminiChatModel._format_tool_choice."""
     if tool_choice == "any":
         tool_choice = "required"  # deprecated alias (a DeprecationWarning, not a log)
-    if not isinstance(tool_choice, str):
-        raise _OptionTypeError(
-            "tool_choice", f"expected a string, got {type(tool_choice).__name__}"
-        )
-    mode = _CHOICE_MODES.get(tool_choice)
-    if mode is not None:
-        return {"function_calling_config": {"mode": mode}}
-    if tools is None:
-        raise _OptionTypeError("tools", f"tool_choice {tool_choice!r} names a tool, but none")
-    names = []
-    for index, tool in enumerate(tools):
-        function = tool.get("function")
-        if not isinstance(function, dict) or "name" not in function:
-            raise FormatError(f"tools[{index}].function.name", "missing")
-        names.append(function["name"])
-    if tool_choice not in names:
-        options = ", ".join(sorted([*_CHOICE_MODES, *map(str, names)]))
-        raise FormatError("tool_choice", f"unknown tool {tool_choice!r}; expected one of {options}")
-    return {"function_calling_config": {"mode": "ANY", "allowed_function_names": [tool_choice]}}
+    choice = validate_tool_choice(tool_choice, tools)
+    if choice in _CHOICE_MODES:
+        return {"function_calling_config": {"mode": _CHOICE_MODES[choice]}}
+    return {"function_calling_config": {"mode": "ANY", "allowed_function_names": [choice]}}
 
 
 # -- responses: reading the JSON as the SDK validates it ---------------------------

@@ -28,7 +28,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
-from ._shared import sniff_image
+from ._shared import TOOL_CHOICE_MODES, sniff_image, validate_tool_choice
 
 __all__ = [
     "PROVIDER",
@@ -44,11 +44,6 @@ __all__ = [
 
 Block = dict[str, Any]
 UNSUPPORTED_BLOCK = "Unsupported block type {} in the message, skipped."
-
-
-class _ToolChoiceTypeError(FormatError, TypeError):
-    """A tool choice AgentScope rejects with TypeError: not a string, or a tool
-    name when no tools were given."""
 
 
 # -- pieces shared with DeepSeek ------------------------------------------------
@@ -344,32 +339,6 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
 
 # -- OpenAIChatModel: request body ---------------------------------------------------
 
-_TOOL_CHOICE_MODES = ("auto", "none", "required")
-
-
-def _validate_tool_choice(choice: Any, tools: list[Block] | None) -> str:
-    """`ChatModelBase._validate_tool_choice`: a mode, or the name of a given tool."""
-    if not isinstance(choice, str):
-        raise _ToolChoiceTypeError("tool_choice", f"must be a string, got {type(choice).__name__}")
-    if choice in _TOOL_CHOICE_MODES:
-        return choice
-    if tools is None:
-        raise _ToolChoiceTypeError(
-            "tool_choice", f"names the tool {choice!r} but no tools were given"
-        )
-    names: list[str] = []
-    for index, tool in enumerate(tools):
-        function = tool.get("function")
-        if not isinstance(function, dict) or "name" not in function:
-            raise FormatError(
-                f"tools[{index}].function", "missing: a named tool_choice needs OpenAI-style tools"
-            )
-        names.append(str(function["name"]))
-    if choice not in names:
-        options = ", ".join(sorted([*_TOOL_CHOICE_MODES, *names]))
-        raise FormatError("tool_choice", f"invalid tool_choice {choice!r}; available: {options}")
-    return choice
-
 
 def build_chat_body(
     messages: list[Block], tools: list[Block] | None, tool_choice: Any, ctx: FormatContext
@@ -383,10 +352,10 @@ def build_chat_body(
         if tool_choice == "any":
             # Deprecated alias; AgentScope warns through `warnings`, not its logger.
             tool_choice = "required"
-        choice = _validate_tool_choice(tool_choice, tools)
+        choice = validate_tool_choice(tool_choice, tools)
         body["tool_choice"] = (
             choice
-            if choice in _TOOL_CHOICE_MODES
+            if choice in TOOL_CHOICE_MODES
             else {"type": "function", "function": {"name": choice}}
         )
     return body

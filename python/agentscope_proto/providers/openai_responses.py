@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._result import ParseResult
-from ..errors import FormatError, ParseError, ProviderError, UnsupportedMediaError
+from ..errors import (
+    FormatError,
+    ParseError,
+    ProviderError,
+    ToolChoiceError,
+    UnsupportedMediaError,
+)
 from ._base import (
     DEFAULT_HISTORY_PROMPT,
     FormatContext,
@@ -24,16 +30,9 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import sniff_image
+from ._shared import TOOL_CHOICE_MODES, sniff_image, tool_names, validate_tool_choice
 
 __all__ = ["PROVIDER"]
-
-_TOOL_CHOICE_MODES = ("auto", "none", "required")
-
-
-class _ToolChoiceTypeError(FormatError, TypeError):
-    """A tool choice of the wrong type (AgentScope raises TypeError)."""
-
 
 # -- media ----------------------------------------------------------------
 
@@ -322,46 +321,24 @@ def _flatten_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", **tool}
 
 
-def _tool_names(tools: list[dict[str, Any]] | None) -> list[str]:
-    if tools is None:
-        # AgentScope iterates None here and raises TypeError.
-        raise _ToolChoiceTypeError("tools", "a tool name as tool_choice needs tools")
-    names = []
-    for index, tool in enumerate(tools):
-        function = tool.get("function")
-        name = function.get("name") if isinstance(function, dict) else None
-        if name is None:
-            raise FormatError(f"tools[{index}].function.name", "missing")
-        names.append(name)
-    return names
-
-
 def _check_tool_choice(choice: Any, tools: list[dict[str, Any]] | None) -> None:
-    """OpenAIResponseModel._validate_tool_choice (lists of names allowed)."""
-    if isinstance(choice, list):
-        if not all(isinstance(name, str) for name in choice):
-            raise _ToolChoiceTypeError("tool_choice", "every tool name must be a string")
-        if not tools:
-            raise FormatError("tool_choice", "tools must be provided when tool_choice is a list")
-        names = _tool_names(tools)
-        for name in choice:
-            if name not in names:
-                raise FormatError(
-                    "tool_choice",
-                    f"Invalid tool name '{name}' in tool_choice list. "
-                    f"Available functions: {', '.join(sorted(names))}",
-                )
+    """OpenAIResponseModel._validate_tool_choice: the base check, or a list of
+    tool names (no "any" alias here: it is an unknown tool name)."""
+    if not isinstance(choice, list):
+        validate_tool_choice(choice, tools)
         return
-    if not isinstance(choice, str):
-        raise _ToolChoiceTypeError("tool_choice", f"must be str, got {type(choice).__name__}")
-    if choice in _TOOL_CHOICE_MODES:
-        return
-    names = _tool_names(tools)
-    if choice not in names:
-        options = ", ".join(sorted([*_TOOL_CHOICE_MODES, *names]))
-        raise FormatError(
-            "tool_choice", f"Invalid tool_choice '{choice}'. Available options: {options}"
-        )
+    if not all(isinstance(name, str) for name in choice):
+        raise ToolChoiceError("tool_choice", "every tool name must be a string")
+    if not tools:
+        raise FormatError("tool_choice", "tools must be provided when tool_choice is a list")
+    names = tool_names(tools)
+    for name in choice:
+        if name not in names:
+            raise FormatError(
+                "tool_choice",
+                f"Invalid tool name '{name}' in tool_choice list. "
+                f"Available functions: {', '.join(sorted(map(str, names)))}",
+            )
 
 
 def _tool_choice(choice: str | list[str]) -> str | dict[str, Any]:
@@ -369,7 +346,7 @@ def _tool_choice(choice: str | list[str]) -> str | dict[str, Any]:
     if isinstance(choice, list):
         tools = [{"type": "function", "name": name} for name in choice]
         return {"type": "allowed_tools", "mode": "auto", "tools": tools}
-    if choice in _TOOL_CHOICE_MODES:
+    if choice in TOOL_CHOICE_MODES:
         return choice
     return {"type": "function", "name": choice}
 
