@@ -2,7 +2,9 @@
 build them; responses as OpenAIChatModel parses them.
 
 DeepSeek speaks the same Chat Completions dialect through the same model class, so the body
-builder, the parsers and the multi-agent skeleton here are shared with `deepseek.py`.
+builder, the parsers and the multi-agent skeleton here are shared with `deepseek.py`; the
+Responses API takes images and audio as AgentScope's OpenAI helpers convert them, so
+`openai_responses.py` uses the media conversion here.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from ._base import (
     expect,
     group_messages,
     raise_for_error_body,
-    raise_format,
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
@@ -33,10 +34,13 @@ from ._shared import TOOL_CHOICE_MODES, sniff_image, validate_tool_choice
 __all__ = [
     "PROVIDER",
     "ChatCompletionStream",
+    "audio_part",
     "build_chat_body",
     "format_multi_agent",
     "history_prompt",
     "history_text",
+    "image_block_url",
+    "image_url",
     "parse_completion",
     "tool_call",
     "tool_message",
@@ -112,8 +116,9 @@ def format_multi_agent(
     return out
 
 
-# -- media ----------------------------------------------------------------------
+# -- media (shared with openai_responses.py) --------------------------------------
 
+# Extensions `_to_openai_image_url` trusts (case-sensitively) before sniffing.
 _IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 
 
@@ -121,71 +126,76 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _image_url(msg: MsgView, at: int, url: str, ctx: FormatContext) -> str:
-    """`_to_openai_image_url`: a local image becomes a data URL, a web URL stays."""
+def _read(ctx: FormatContext, path: str) -> bytes:
+    try:
+        return ctx.read_file(path)
+    except OSError as exc:
+        raise FormatError(ctx.location, f"cannot read {path!r}: {exc.strerror}") from None
+
+
+def image_url(url: str, ctx: FormatContext) -> str:
+    """AgentScope's `_to_openai_image_url`: a local image becomes a data URL, a
+    web URL stays as it is (errors name `ctx.location`)."""
     raw = url.removeprefix("file://")
     if ctx.exists(raw) and ctx.is_file(raw):
-        # The extension test is case-sensitive and `.jpg` gives `image/jpg`, as
-        # in AgentScope; anything else is typed by content sniffing.
         if raw.endswith(_IMAGE_EXTENSIONS):
-            return f"data:image/{raw.lower().split('.')[-1]};base64,{_b64(ctx.read_file(raw))}"
-        data = ctx.read_file(raw)
+            # The mime comes from the lowered extension, so `.jpg` gives `image/jpg`.
+            return f"data:image/{raw.lower().split('.')[-1]};base64,{_b64(_read(ctx, raw))}"
+        data = _read(ctx, raw)
         mime = sniff_image(data)
         if mime is not None:
             return f"data:{mime};base64,{_b64(data)}"
-    if not ctx.is_web_url(raw):
-        raise_format(
-            msg, at, FormatError, f"invalid image URL {url!r}: not an image file or a web URL"
-        )
-    return url
+    if ctx.is_web_url(raw):
+        return url
+    raise FormatError(
+        ctx.location, f'Invalid image URL: "{url}". It should be a local file or a web URL.'
+    )
 
 
-def _image_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
-    """`_format_openai_image_block`."""
-    ctx.at(msg, at)
+def image_block_url(block: Block, ctx: FormatContext) -> str:
+    """The URL an image block goes out as: `image_url` of its URL, or a data URL."""
     source = block["source"]
     if source["type"] == "url":
-        url = _image_url(msg, at, source["url"], ctx)
-    elif source["type"] == "base64":
-        url = f"data:{source['media_type']};base64,{source['data']}"
-    else:
-        url = raise_format(msg, at, FormatError, f"unsupported image source {source['type']!r}")
-    return {"type": "image_url", "image_url": {"url": url}}
+        return image_url(source["url"], ctx)
+    if source["type"] == "base64":
+        return f"data:{source['media_type']};base64,{source['data']}"
+    raise FormatError(ctx.location, f"Unsupported image source type: {source['type']}")
 
 
-def _audio_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
-    """`_to_openai_audio_data` wrapped as an `input_audio` part (wav and mp3 only)."""
-    ctx.at(msg, at)
+def audio_part(block: Block, ctx: FormatContext) -> Block:
+    """AgentScope's `_to_openai_audio_data` wrapped as an `input_audio` part: wav
+    and mp3 only, local files read, web URLs downloaded."""
     source = block["source"]
     if source["type"] == "base64":
         media_type = source["media_type"]
         if media_type not in ("audio/wav", "audio/mp3"):
-            raise_format(
-                msg,
-                at,
-                UnsupportedMediaError,
-                f"unsupported audio media type {media_type!r}; only audio/wav and audio/mp3",
+            raise UnsupportedMediaError(
+                ctx.location,
+                f"Unsupported audio media type: {media_type}, "
+                "only audio/wav and audio/mp3 are supported.",
             )
         audio = {"data": source["data"], "format": media_type.split("/")[-1]}
         return {"type": "input_audio", "input_audio": audio}
-    if source["type"] != "url":
-        raise_format(msg, at, UnsupportedMediaError, f"unsupported audio source {source['type']!r}")
     url = source["url"]
     raw = url.removeprefix("file://")
     extension = raw.split(".")[-1].lower()
     if extension not in ("wav", "mp3"):
-        raise_format(
-            msg,
-            at,
-            UnsupportedMediaError,
-            f"unsupported audio file extension {extension!r}; only wav and mp3",
+        raise UnsupportedMediaError(
+            ctx.location,
+            f"Unsupported audio file extension: {extension}, wav and mp3 are supported.",
         )
-    local = ctx.exists(raw)
-    if not local and not ctx.is_web_url(raw):
-        raise_format(msg, at, FormatError, f"audio source {url!r}: not a local file or a web URL")
-    if local and not ctx.is_file(raw):
-        raise_format(msg, at, FormatError, f"audio source {url!r} is not a file")
-    data = ctx.read_file(raw) if local else ctx.download(url)
+    if ctx.exists(raw):
+        data = _read(ctx, raw)
+    elif ctx.is_web_url(raw):
+        try:
+            data = ctx.download(url)
+        except OSError as exc:
+            raise FormatError(ctx.location, f"cannot download {url!r}: {exc}") from None
+    else:
+        raise FormatError(
+            ctx.location,
+            f"Unsupported audio source: {url}, it should be a local file or a web URL.",
+        )
     return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": extension}}
 
 
@@ -241,6 +251,17 @@ def _chat_tool_result(turn: _Turn, at: int, block: Block) -> None:
     # AgentScope inserts the promoted user message right after the current one;
     # parallel results each insert there, so later results end up first.
     turn.msgs.insert(turn.position + 1, MsgView("user", "user", blocks, turn.msg.index))
+
+
+def _image_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
+    """`_format_openai_image_block`."""
+    ctx.at(msg, at)
+    return {"type": "image_url", "image_url": {"url": image_block_url(block, ctx)}}
+
+
+def _audio_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
+    ctx.at(msg, at)
+    return audio_part(block, ctx)
 
 
 def _chat_image(turn: _Turn, at: int, block: Block) -> None:

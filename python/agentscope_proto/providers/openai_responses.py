@@ -4,7 +4,6 @@ OpenAIResponseModel parses them."""
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from collections.abc import Callable
@@ -12,13 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._result import ParseResult
-from ..errors import (
-    FormatError,
-    ParseError,
-    ProviderError,
-    ToolChoiceError,
-    UnsupportedMediaError,
-)
+from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ._base import (
     DEFAULT_HISTORY_PROMPT,
     FormatContext,
@@ -30,90 +23,17 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import TOOL_CHOICE_MODES, sniff_image, tool_names, validate_tool_choice
+from ._shared import TOOL_CHOICE_MODES, tool_names, validate_tool_choice
+from .openai import audio_part, image_block_url, image_url
 
 __all__ = ["PROVIDER"]
 
 # -- media ----------------------------------------------------------------
 
-# Extensions `_to_openai_image_url` trusts (case-sensitively) before sniffing.
-_IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-
-
-def _read(ctx: FormatContext, path: str) -> bytes:
-    try:
-        return ctx.read_file(path)
-    except OSError as exc:
-        raise FormatError(ctx.location, f"cannot read {path!r}: {exc.strerror}") from None
-
-
-def _image_url(url: str, ctx: FormatContext) -> str:
-    """AgentScope's `_to_openai_image_url`: local images inline as data URLs,
-    web URLs as they are."""
-    raw = url.removeprefix("file://")
-    if ctx.exists(raw) and ctx.is_file(raw):
-        if raw.endswith(_IMAGE_EXTENSIONS):
-            # The mime comes from the lowered extension, so `.jpg` gives `image/jpg`.
-            encoded = base64.b64encode(_read(ctx, raw)).decode("ascii")
-            return f"data:image/{raw.lower().split('.')[-1]};base64,{encoded}"
-        data = _read(ctx, raw)
-        mime = sniff_image(data)
-        if mime is not None:
-            return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-    if ctx.is_web_url(raw):
-        return url
-    raise FormatError(
-        ctx.location, f'Invalid image URL: "{url}". It should be a local file or a web URL.'
-    )
-
 
 def _image_part(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
     """AgentScope's `_format_openai_response_image_block`."""
-    source = block["source"]
-    if source["type"] == "url":
-        url = _image_url(source["url"], ctx)
-    elif source["type"] == "base64":
-        url = f"data:{source['media_type']};base64,{source['data']}"
-    else:
-        raise FormatError(ctx.location, f"Unsupported image source type: {source['type']}")
-    return {"type": "input_image", "image_url": url}
-
-
-def _audio_part(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
-    """AgentScope's `_to_openai_audio_data`, wrapped as an `input_audio` part."""
-    source = block["source"]
-    if source["type"] == "base64":
-        media_type = source["media_type"]
-        if media_type not in ("audio/wav", "audio/mp3"):
-            raise UnsupportedMediaError(
-                ctx.location,
-                f"Unsupported audio media type: {media_type}, "
-                "only audio/wav and audio/mp3 are supported.",
-            )
-        audio = {"data": source["data"], "format": media_type.split("/")[-1]}
-        return {"type": "input_audio", "input_audio": audio}
-    url = source["url"]
-    raw = url.removeprefix("file://")
-    extension = raw.split(".")[-1].lower()
-    if extension not in ("wav", "mp3"):
-        raise UnsupportedMediaError(
-            ctx.location,
-            f"Unsupported audio file extension: {extension}, wav and mp3 are supported.",
-        )
-    if ctx.exists(raw):
-        data = _read(ctx, raw)
-    elif ctx.is_web_url(raw):
-        try:
-            data = ctx.download(url)
-        except OSError as exc:
-            raise FormatError(ctx.location, f"cannot download {url!r}: {exc}") from None
-    else:
-        raise FormatError(
-            ctx.location,
-            f"Unsupported audio source: {url}, it should be a local file or a web URL.",
-        )
-    audio = {"data": base64.b64encode(data).decode("ascii"), "format": extension}
-    return {"type": "input_audio", "input_audio": audio}
+    return {"type": "input_image", "image_url": image_block_url(block, ctx)}
 
 
 # -- chat formatter -------------------------------------------------------
@@ -145,7 +65,7 @@ def _chat_image(item: _Item, index: int, block: dict[str, Any]) -> None:
 def _chat_audio(item: _Item, index: int, block: dict[str, Any]) -> None:
     # AgentScope drops assistant audio (a model's spoken output) without checking it.
     if item.msg.role != "assistant":
-        item.content.append(_audio_part(block, item.ctx))
+        item.content.append(audio_part(block, item.ctx))
 
 
 def _chat_tool_use(item: _Item, index: int, block: dict[str, Any]) -> None:
@@ -170,7 +90,7 @@ def _chat_tool_result(item: _Item, index: int, block: dict[str, Any]) -> None:
         for where, media_block in media:
             if media_block["type"] == "image":
                 promoted.append({"type": "input_text", "text": f"\n- The image from '{where}': "})
-                promoted.append({"type": "input_image", "image_url": _image_url(where, item.ctx)})
+                promoted.append({"type": "input_image", "image_url": image_url(where, item.ctx)})
     if promoted:
         # Emitted at once, so it precedes this message's own item and its
         # function_call_output (AgentScope appends it inside the block loop).
@@ -253,7 +173,7 @@ def _history_image(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
 
 def _history_audio(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
     if msg.role != "assistant":
-        acc.audios.append(_audio_part(block, acc.ctx))
+        acc.audios.append(audio_part(block, acc.ctx))
 
 
 # Anything else (thinking, video, unknown kinds) is skipped without a warning.
