@@ -7,13 +7,22 @@ provider module (or is a parameter here, named for what it changes).
 
 from __future__ import annotations
 
+import base64
+import http.client
 from typing import Any
 
 import filetype
 
-from ..errors import FormatError, ToolChoiceError
+from ..errors import FormatError, MediaAccessError, ToolChoiceError
+from ._base import FormatContext
 
-__all__ = ["TOOL_CHOICE_MODES", "sniff_image", "tool_names", "validate_tool_choice"]
+__all__ = [
+    "TOOL_CHOICE_MODES",
+    "sniff_image",
+    "tool_names",
+    "validate_tool_choice",
+    "web_body",
+]
 
 Block = dict[str, Any]
 
@@ -32,6 +41,31 @@ def sniff_image(data: bytes) -> str | None:
         return None
     mime: str = kind.mime
     return mime if mime.startswith("image/") else None
+
+
+_DOWNLOAD_ATTEMPTS = 3
+
+
+def web_body(url: str, ctx: FormatContext) -> str:
+    """AgentScope's `_get_bytes_from_web_url` (Gemini's and Ollama's formatters):
+    up to three tries; a body that is valid UTF-8 comes back as that text, not
+    as base64 (its bug, reproduced)."""
+    reason = ""
+    for _ in range(_DOWNLOAD_ATTEMPTS):
+        try:
+            body = ctx.download(url)
+        except FormatError:
+            raise  # not allowed, or too large: trying again changes nothing
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            reason = str(exc)
+            continue
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            return base64.b64encode(body).decode("ascii")
+    raise MediaAccessError(
+        ctx.location, f"{url!r}: download failed {_DOWNLOAD_ATTEMPTS} times ({reason})"
+    )
 
 
 # -- tool choice -------------------------------------------------------------------

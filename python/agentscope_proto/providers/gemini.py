@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import http.client
 import json
 import urllib.parse
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._result import ParseResult
-from ..errors import FormatError, MediaAccessError, ParseError, UnsupportedMediaError
+from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ._base import (
     DEFAULT_HISTORY_PROMPT,
     FormatContext,
@@ -30,7 +29,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import validate_tool_choice
+from ._shared import validate_tool_choice, web_body
 
 __all__ = ["PROVIDER"]
 
@@ -42,7 +41,6 @@ _EXTENSIONS = {
     "audio": ("mp3", "wav", "aiff", "aac", "ogg", "flac"),
 }
 _MEDIA_KINDS = frozenset(_EXTENSIONS)
-_DOWNLOAD_ATTEMPTS = 3
 _CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _DEFS_PREFIX = "#/$defs/"
 
@@ -53,27 +51,6 @@ class _HistoryPromptTypeError(FormatError, TypeError):
 
 
 # -- requests: media -----------------------------------------------------------
-
-
-def _web_body(url: str, ctx: FormatContext) -> str:
-    """AgentScope's `_get_bytes_from_web_url`: up to three tries; a body that is
-    valid UTF-8 comes back as that text, not as base64 (its bug, reproduced)."""
-    reason = ""
-    for _ in range(_DOWNLOAD_ATTEMPTS):
-        try:
-            body = ctx.download(url)
-        except FormatError:
-            raise
-        except (OSError, ValueError, http.client.HTTPException) as exc:
-            reason = str(exc)
-            continue
-        try:
-            return body.decode("utf-8")
-        except UnicodeDecodeError:
-            return base64.b64encode(body).decode("ascii")
-    raise MediaAccessError(
-        ctx.location, f"{url!r}: download failed {_DOWNLOAD_ATTEMPTS} times ({reason})"
-    )
 
 
 def _inline_from_url(url: str, ctx: FormatContext) -> dict[str, Any]:
@@ -90,7 +67,7 @@ def _inline_from_url(url: str, ctx: FormatContext) -> dict[str, Any]:
             ctx.location,
             f"unsupported file extension {extension!r} (Gemini takes {dict(_EXTENSIONS)})",
         )
-    data = base64.b64encode(ctx.read_file(raw)).decode("ascii") if local else _web_body(url, ctx)
+    data = base64.b64encode(ctx.read_file(raw)).decode("ascii") if local else web_body(url, ctx)
     return {"data": data, "mime_type": f"{kind}/{extension}"}
 
 

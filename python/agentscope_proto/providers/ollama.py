@@ -24,6 +24,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
+from ._shared import web_body
 
 __all__ = ["PROVIDER"]
 
@@ -49,13 +50,7 @@ def _image_data(msg: MsgView, index: int, block: dict[str, Any], ctx: FormatCont
             raise FormatError(ctx.location, f"{url!r} is not a file")
         return base64.b64encode(ctx.read_file(raw)).decode("utf-8")
     if ctx.is_web_url(raw):
-        body = ctx.download(url)
-        # AgentScope's `_get_bytes_from_web_url` returns a UTF-8 body as the
-        # decoded text itself and only base64-encodes other bodies.
-        try:
-            return body.decode("utf-8")
-        except UnicodeDecodeError:
-            return base64.b64encode(body).decode("ascii")
+        return web_body(url, ctx)
     raise FormatError(ctx.location, f"the URL `{url}` is not a valid image URL or local file")
 
 
