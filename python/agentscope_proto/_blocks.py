@@ -25,6 +25,7 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     ContentBlock,
     ContentBlocks,
     ImageBlock,
+    MediaSource,
     OpaqueBlock,
     TextBlock,
     ThinkingBlock,
@@ -64,13 +65,13 @@ class _Misfit(Exception):
     """A value that cannot live in its typed field."""
 
 
-def _read_str(value: Any, path: str) -> str:
+def _read_str(value: Any) -> str:
     if not isinstance(value, str):
         raise _Misfit(f"expected a string, got {type(value).__name__}")
     return value
 
 
-def _read_b64(value: Any, path: str) -> bytes:
+def _read_b64(value: Any) -> bytes:
     if not isinstance(value, str):
         raise _Misfit(f"expected base64 text, got {type(value).__name__}")
     try:
@@ -88,12 +89,11 @@ def _write_b64(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
-def _read_json(value: Any, path: str) -> str:
-    return _json.dumps(value, path)
-
-
-def _identity(value: Any) -> Any:
-    return value
+def _read_json(value: Any) -> str:
+    try:
+        return _json.dumps(value)
+    except MessageFormatError as exc:
+        raise _Misfit(exc.reason) from None
 
 
 _STATES = {
@@ -104,52 +104,43 @@ _STATES = {
 _STATE_NAMES = {number: name for name, number in _STATES.items()}
 
 
-def _read_state(value: Any, path: str) -> int:
+def _read_state(value: Any) -> int:
     if not isinstance(value, str) or value not in _STATES:
         raise _Misfit(f"unknown tool result state {value!r}")
     return _STATES[value]
 
 
 class _Key(NamedTuple):
-    """One modelled dict key of a block kind and how it maps to the message."""
+    """One modelled dict key of a block kind and how it maps to the message.
+
+    A scalar key names its `field`, how a dict value is `read` into it (raising
+    `_Misfit` if it does not fit) and how the field's value is `write`n back
+    (None: as it is). A composite key (`source`, `output`) has no field but a
+    `load` into and a `dump` from the message instead.
+    """
 
     key: str
-    # Store a dict value into the message; raises _Misfit if it does not fit.
-    load: Callable[[Any, Any, str], None]
-    # The dict value for a message.
-    dump: Callable[[Any], Any]
-    # Whether the message holds a value to write.
-    present: Callable[[Any], bool]
+    field: str | None = None
+    read: Callable[[Any], Any] = _read_str
+    write: Callable[[Any], Any] | None = None
+    # The key may be absent: the message then holds it only when set.
+    optional: bool = False
     # A misfit value is kept as an extra key instead of raising.
     soft: bool = False
-
-
-def _always(message: Any) -> bool:
-    return True
+    load: Callable[[Any, Any, str], None] | None = None
+    dump: Callable[[Any], Any] | None = None
 
 
 def _scalar(
     key: str,
     field: str,
-    read: Callable[[Any, str], Any] = _read_str,
-    write: Callable[[Any], Any] = _identity,
+    read: Callable[[Any], Any] = _read_str,
+    write: Callable[[Any], Any] | None = None,
     *,
     presence: bool = False,
     soft: bool = False,
 ) -> _Key:
-    def load(message: Any, value: Any, path: str) -> None:
-        setattr(message, field, read(value, path))
-
-    def dump(message: Any) -> Any:
-        return write(getattr(message, field))
-
-    def present(message: Any) -> bool:
-        # Enums have no presence: their zero value means "not reported".
-        if message.DESCRIPTOR.fields_by_name[field].enum_type is not None:
-            return bool(getattr(message, field))
-        return bool(message.HasField(field))
-
-    return _Key(key, load, dump, present if presence else _always, soft)
+    return _Key(key, field, read, write, optional=presence, soft=soft)
 
 
 def _load_source(message: Any, value: Any, path: str) -> None:
@@ -159,8 +150,9 @@ def _load_source(message: Any, value: Any, path: str) -> None:
     keys = _SOURCE_KEYS.get(kind) if isinstance(kind, str) else None
     if keys is None:
         raise MessageFormatError(f"{path}.type", f"expected 'url' or 'base64', got {kind!r}")
-    message.source.SetInParent()
-    _fill(message.source, keys, value, path)
+    source = message.source
+    source.SetInParent()
+    _fill(source, keys, value, path)
 
 
 def _dump_source(message: Any) -> dict[str, Any]:
@@ -169,7 +161,7 @@ def _dump_source(message: Any) -> dict[str, Any]:
     if which is None:
         raise MessageFormatError("source", "media source has neither url nor data")
     kind = "url" if which == "url" else "base64"
-    return _emit(kind, source, _SOURCE_KEYS[kind])
+    return _emit(kind, source, _SOURCE_PLANS[kind])
 
 
 def _load_output(message: ToolResultBlock, value: Any, path: str) -> None:
@@ -200,7 +192,7 @@ _SIGNATURE = _scalar(
 )
 _ID = _scalar("id", "id")
 _NAME = _scalar("name", "name")
-_SOURCE = _Key("source", _load_source, _dump_source, _always)
+_SOURCE = _Key("source", load=_load_source, dump=_dump_source)
 
 _KEYS: dict[str, tuple[_Key, ...]] = {
     "text": (_scalar("text", "text"), _SIGNATURE),
@@ -219,7 +211,7 @@ _KEYS: dict[str, tuple[_Key, ...]] = {
     "tool_result": (
         _ID,
         _NAME,
-        _Key("output", _load_output, _dump_output, _always),
+        _Key("output", load=_load_output, dump=_dump_output),
         _scalar("state", "state", _read_state, _STATE_NAMES.__getitem__, presence=True, soft=True),
     ),
     "image": (_SOURCE,),
@@ -241,53 +233,92 @@ _CLASSES: dict[str, type[AnyBlock]] = {
 }
 _KIND_OF_CLASS: dict[type[Any], str] = {cls: kind for kind, cls in _CLASSES.items()}
 
+# How `_emit` writes a key back, compiled from the tables above so that the hot
+# path makes no descriptor lookups: (key, field or None for a composite key,
+# writer or dumper, presence test).
+_ALWAYS, _HAS_FIELD, _NONZERO = 0, 1, 2
+_Step: TypeAlias = tuple[str, str | None, Callable[[Any], Any] | None, int]
+_Plan: TypeAlias = tuple[_Step, ...]
+
+
+def _plan(cls: Any, keys: tuple[_Key, ...]) -> _Plan:
+    steps: list[_Step] = []
+    for spec in keys:
+        if spec.field is None:
+            steps.append((spec.key, None, spec.dump, _ALWAYS))
+            continue
+        presence = _ALWAYS
+        if spec.optional:
+            # Enums have no presence: their zero value means "not reported".
+            is_enum = cls.DESCRIPTOR.fields_by_name[spec.field].enum_type is not None
+            presence = _NONZERO if is_enum else _HAS_FIELD
+        steps.append((spec.key, spec.field, spec.write, presence))
+    return tuple(steps)
+
+
+_PLANS: dict[str, _Plan] = {kind: _plan(_CLASSES[kind], keys) for kind, keys in _KEYS.items()}
+_SOURCE_PLANS: dict[str, _Plan] = {
+    kind: _plan(MediaSource, keys) for kind, keys in _SOURCE_KEYS.items()
+}
+
 
 def _fill(message: Any, keys: tuple[_Key, ...], data: Mapping[str, Any], path: str) -> None:
     """Copy a block dict into `message`: modelled keys to fields, the rest to extras."""
-    extras: dict[str, Any] = {}
     canonical = ["type"]
     for spec in keys:
-        if spec.key not in data:
-            # Keys with presence may be absent; the others are required.
-            if spec.present is _always:
-                raise MessageFormatError(f"{path}.{spec.key}", "missing")
+        key = spec.key
+        if key not in data:
+            # Optional keys may be absent; the others are required.
+            if not spec.optional:
+                raise MessageFormatError(f"{path}.{key}", "missing")
             continue
         try:
-            spec.load(message, data[spec.key], f"{path}.{spec.key}")
+            if spec.field is not None:
+                setattr(message, spec.field, spec.read(data[key]))
+            else:
+                spec.load(message, data[key], f"{path}.{key}")  # type: ignore[misc]
         except _Misfit as exc:
             if not spec.soft:
-                raise MessageFormatError(f"{path}.{spec.key}", str(exc)) from None
+                raise MessageFormatError(f"{path}.{key}", str(exc)) from None
             continue
-        canonical.append(spec.key)
-    modelled = set(canonical)
-    for key, value in data.items():
-        if key not in modelled:
-            extras[key] = value
-    if extras:
+        canonical.append(key)
+    # Every canonical key is in `data`; any other key is an extra.
+    if len(data) > len(canonical):
+        modelled = set(canonical)
+        extras = {key: value for key, value in data.items() if key not in modelled}
         message.extra_json = _json.dumps(extras, path)
         canonical.extend(extras)
     if list(data) != canonical:
         message.key_order.extend(data)
 
 
-def _emit(kind: str, message: Any, keys: tuple[_Key, ...]) -> dict[str, Any]:
+def _emit(kind: str, message: Any, plan: _Plan) -> dict[str, Any]:
     """The dict of a message built by `_fill`, keys in their original order."""
     out: dict[str, Any] = {"type": kind}
-    for spec in keys:
-        if spec.present(message):
-            out[spec.key] = spec.dump(message)
-    if message.extra_json:
-        out.update(_json.loads(message.extra_json))
-    if message.key_order:
-        return {key: out[key] for key in message.key_order}
+    for key, field, write, presence in plan:
+        if field is None:
+            out[key] = write(message)  # type: ignore[misc]
+            continue
+        if presence == _HAS_FIELD and not message.HasField(field):
+            continue
+        value = getattr(message, field)
+        if presence == _NONZERO and not value:
+            continue
+        out[key] = value if write is None else write(value)
+    extra = message.extra_json
+    if extra:
+        out.update(_json.loads(extra))
+    order = message.key_order
+    if order:
+        return {key: out[key] for key in order}
     return out
 
 
-def block_from_dict(
-    data: Any, path: str = "block", allowed: frozenset[str] | None = None
-) -> ContentBlock:
-    """One AgentScope block dict as a `ContentBlock`."""
-    if not isinstance(data, Mapping):
+def _fill_block(
+    wrapper: ContentBlock, data: Any, path: str, allowed: frozenset[str] | None
+) -> None:
+    """Fill an empty `ContentBlock` from one AgentScope block dict."""
+    if type(data) is not dict and not isinstance(data, Mapping):
         raise MessageFormatError(path, f"expected a block object, got {type(data).__name__}")
     kind = data.get("type")
     if not isinstance(kind, str):
@@ -298,11 +329,21 @@ def block_from_dict(
         )
     keys = _KEYS.get(kind)
     if keys is None:
-        return ContentBlock(opaque=OpaqueBlock(type=kind, block_json=_json.dumps(data, path)))
-    wrapper = ContentBlock()
+        opaque = wrapper.opaque
+        opaque.type = kind
+        opaque.block_json = _json.dumps(data, path)
+        return
     inner = getattr(wrapper, kind)
     inner.SetInParent()
     _fill(inner, keys, data, path)
+
+
+def block_from_dict(
+    data: Any, path: str = "block", allowed: frozenset[str] | None = None
+) -> ContentBlock:
+    """One AgentScope block dict as a `ContentBlock`."""
+    wrapper = ContentBlock()
+    _fill_block(wrapper, data, path, allowed)
     return wrapper
 
 
@@ -331,7 +372,7 @@ def block_to_dict(block: AnyBlock) -> dict[str, Any]:
         value: dict[str, Any] = _json.loads(block.block_json)
         return value
     kind = _KIND_OF_CLASS[type(block)]
-    return _emit(kind, block, _KEYS[kind])
+    return _emit(kind, block, _PLANS[kind])
 
 
 def unwrap(block: ContentBlock) -> AnyBlock:
@@ -349,14 +390,29 @@ def blocks_from_list(
     target: Any,
     allowed: frozenset[str] | None = None,
 ) -> None:
-    """Append AgentScope block dicts to a repeated `ContentBlock` field."""
+    """Append AgentScope block dicts to a repeated `ContentBlock` field.
+
+    Blocks are built in place; if a block is invalid, the error leaves it half
+    built at the end of `target`.
+    """
+    add = target.add
     for index, item in enumerate(items):
-        target.append(block_from_dict(item, f"{path}[{index}]", allowed))
+        _fill_block(add(), item, f"{path}[{index}]", allowed)
 
 
 def blocks_to_list(blocks: Any) -> list[dict[str, Any]]:
     """A repeated `ContentBlock` field as AgentScope block dicts."""
-    return [block_to_dict(unwrap(block)) for block in blocks]
+    out = []
+    for block in blocks:
+        which = block.WhichOneof("block")
+        if which is None:
+            raise MessageFormatError("block", "empty ContentBlock (unknown or unset kind)")
+        inner = getattr(block, which)
+        if which == "opaque":
+            out.append(_json.loads(inner.block_json))
+        else:
+            out.append(_emit(which, inner, _PLANS[which]))
+    return out
 
 
 def new_blocks(items: list[ContentBlock]) -> ContentBlocks:
