@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import base64
 import http.client
+import json
 from typing import Any
 
 import filetype
 
 from ..errors import FormatError, MediaAccessError, ToolChoiceError
-from ._base import FormatContext
+from ._base import FormatContext, MsgView
 
 __all__ = [
     "TOOL_CHOICE_MODES",
+    "promote_media",
     "sniff_image",
+    "tool_call",
+    "tool_message",
     "tool_names",
     "validate_tool_choice",
     "web_body",
@@ -28,6 +32,64 @@ Block = dict[str, Any]
 
 # `ChatModelBase`'s tool choice modes; any other string must name a tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
+# -- chat formatter pieces -----------------------------------------------------------
+
+
+def tool_call(block: Block) -> Block:
+    """A tool_use block as a Chat Completions `tool_calls` entry (arguments as
+    `json.dumps(..., ensure_ascii=False)` text, Python's default separators)."""
+    return {
+        "id": block.get("id"),
+        "type": "function",
+        "function": {
+            "name": block.get("name"),
+            "arguments": json.dumps(block.get("input", {}), ensure_ascii=False),
+        },
+    }
+
+
+def tool_message(block: Block, text: str) -> Block:
+    """The `role: tool` message carrying one tool result's text."""
+    return {
+        "role": "tool",
+        "tool_call_id": block.get("id"),
+        "content": text,
+        "name": block.get("name"),
+    }
+
+
+def promote_media(
+    msgs: list[MsgView],
+    position: int,
+    tool_name: str,
+    media: list[tuple[str, str]],
+    noun: str = "image",
+) -> None:
+    """AgentScope's promotion of tool-result media (`(url or path, kind)` pairs):
+    a user message listing them, inserted into `msgs` right after the message at
+    `position` (so several promoting results of one message end up reversed).
+
+    `noun` names the media in the opening line: DashScope says "media".
+    """
+    if not media:
+        return
+    content: list[Block] = [
+        {
+            "type": "text",
+            "text": f"<system-info>The following are the {noun} contents from the tool "
+            f"result of '{tool_name}':",
+        }
+    ]
+    for where, kind in media:
+        content.append({"type": "text", "text": f"\n- The {kind} from '{where}': "})
+        content.append({"type": kind, "source": {"type": "url", "url": where}})
+    content.append({"type": "text", "text": "</system-info>"})
+    msgs.insert(position + 1, MsgView("user", "user", content, msgs[position].index))
+
+
+# -- media --------------------------------------------------------------------------
 
 
 def sniff_image(data: bytes) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 import mimetypes
 import posixpath
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
-from ._shared import TOOL_CHOICE_MODES, validate_tool_choice
+from ._shared import TOOL_CHOICE_MODES, promote_media, tool_call, tool_message, validate_tool_choice
 
 __all__ = ["PROVIDER"]
 
@@ -134,48 +133,21 @@ def _chat_media(turn: _Turn, block: Block, index: int) -> None:
 
 
 def _chat_tool_use(turn: _Turn, block: Block, index: int) -> None:
-    arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-    turn.tool_calls.append(
-        {
-            "id": block.get("id"),
-            "type": "function",
-            "function": {"name": block.get("name"), "arguments": arguments},
-        }
-    )
+    turn.tool_calls.append(tool_call(block))
 
 
 def _chat_tool_result(turn: _Turn, block: Block, index: int) -> None:
     turn.ctx.at(turn.msg, index)
     text, media = tool_result_to_text(block["output"], turn.ctx)
     # The tool message goes out at once, before the containing message's own dict.
-    turn.out.append(
-        {
-            "role": "tool",
-            "tool_call_id": block.get("id"),
-            "content": text,
-            "name": block.get("name"),
-        }
-    )
-    promoted: list[Block] = []
-    for where, item in media:
-        kind = item["type"]
-        if turn.ctx.option(f"promote_tool_result_{kind}s", False):
-            promoted.append({"type": "text", "text": f"\n- The {kind} from '{where}': "})
-            promoted.append({"type": kind, "source": {"type": "url", "url": where}})
-    if not promoted:
-        return
-    intro = (
-        "<system-info>The following are the media contents from the tool result of "
-        f"'{block['name']}':"
-    )
-    content = [
-        {"type": "text", "text": intro},
-        *promoted,
-        {"type": "text", "text": "</system-info>"},
+    turn.out.append(tool_message(block, text))
+    # Each media kind has its own option (promote_tool_result_images/audios/videos).
+    promoted = [
+        (where, item["type"])
+        for where, item in media
+        if turn.ctx.option(f"promote_tool_result_{item['type']}s", False)
     ]
-    # Inserted at position + 1 for every result, so a message with several
-    # promoting results gets their user messages in reverse order (as AgentScope).
-    turn.msgs.insert(turn.position + 1, MsgView("user", "user", content, turn.msg.index))
+    promote_media(turn.msgs, turn.position, block["name"], promoted, noun="media")
 
 
 _CHAT_BLOCKS: dict[str, Callable[[_Turn, Block, int], None]] = {

@@ -13,6 +13,7 @@ from typing import Any
 
 from .._result import ParseResult
 from ._base import FormatContext, MsgView, ParseOptions, tool_result_to_text
+from ._shared import tool_call, tool_message
 from .openai import (
     UNSUPPORTED_BLOCK,
     ChatCompletionStream,
@@ -21,8 +22,6 @@ from .openai import (
     history_prompt,
     history_text,
     parse_completion,
-    tool_call,
-    tool_message,
 )
 
 __all__ = ["PROVIDER"]

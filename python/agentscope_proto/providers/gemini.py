@@ -29,7 +29,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import validate_tool_choice, web_body
+from ._shared import promote_media, validate_tool_choice, web_body
 
 __all__ = ["PROVIDER"]
 
@@ -138,27 +138,9 @@ def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
     # The result goes out at once, ahead of the parts of the message holding it.
     response = {"id": block["id"], "name": block["name"], "response": {"output": output}}
     turn.out.append({"role": "user", "parts": [{"function_response": response}]})
-    if not turn.ctx.option("promote_tool_result_images", False):
-        return
-    promoted: list[dict[str, Any]] = []
-    for where, item in media:
-        if item["type"] == "image":
-            promoted.append({"type": "text", "text": f"\n- The image from '{where}': "})
-            promoted.append({"type": "image", "source": {"type": "url", "url": where}})
-    if not promoted:
-        return
-    content = [
-        {
-            "type": "text",
-            "text": "<system-info>The following are the image contents from the tool "
-            f"result of '{block['name']}':",
-        },
-        *promoted,
-        {"type": "text", "text": "</system-info>"},
-    ]
-    # AgentScope inserts right after the current message, so the promotions of
-    # several results in one message come out in reverse order.
-    turn.msgs.insert(turn.position + 1, MsgView("user", "user", content, turn.msg.index))
+    if turn.ctx.option("promote_tool_result_images", False):
+        images = [(where, "image") for where, item in media if item["type"] == "image"]
+        promote_media(turn.msgs, turn.position, block["name"], images)
 
 
 def _media(turn: _Turn, index: int, block: dict[str, Any]) -> None:

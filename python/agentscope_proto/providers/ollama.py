@@ -24,7 +24,7 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import web_body
+from ._shared import promote_media, tool_message, web_body
 
 __all__ = ["PROVIDER"]
 
@@ -90,35 +90,10 @@ def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
     turn.ctx.at(turn.msg, index)
     text, media = tool_result_to_text(block.get("output"), turn.ctx)
     # The tool message goes out at once, before the containing message's own.
-    turn.out.append(
-        {
-            "role": "tool",
-            "tool_call_id": block.get("id"),
-            "content": text,
-            "name": block.get("name"),
-        }
-    )
-    if not turn.ctx.option("promote_tool_result_images", False):
-        return
-    promoted: list[dict[str, Any]] = []
-    for url, item in media:
-        if item.get("type") == "image":
-            promoted.append({"type": "text", "text": f"\n- The image from '{url}': "})
-            promoted.append({"type": "image", "source": {"type": "url", "url": url}})
-    if not promoted:
-        return
-    content = [
-        {
-            "type": "text",
-            "text": "<system-info>The following are the image contents from the tool "
-            f"result of '{block.get('name')}':",
-        },
-        *promoted,
-        {"type": "text", "text": "</system-info>"},
-    ]
-    # AgentScope inserts the user message right after the current one (so a
-    # second promoting result in the same message lands before the first).
-    turn.msgs.insert(turn.position + 1, MsgView("user", "user", content, turn.msg.index))
+    turn.out.append(tool_message(block, text))
+    if turn.ctx.option("promote_tool_result_images", False):
+        images = [(where, "image") for where, item in media if item["type"] == "image"]
+        promote_media(turn.msgs, turn.position, block["name"], images)
 
 
 def _image(turn: _Turn, index: int, block: dict[str, Any]) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +28,14 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
-from ._shared import TOOL_CHOICE_MODES, sniff_image, validate_tool_choice
+from ._shared import (
+    TOOL_CHOICE_MODES,
+    promote_media,
+    sniff_image,
+    tool_call,
+    tool_message,
+    validate_tool_choice,
+)
 
 __all__ = [
     "PROVIDER",
@@ -42,8 +48,6 @@ __all__ = [
     "image_block_url",
     "image_url",
     "parse_completion",
-    "tool_call",
-    "tool_message",
 ]
 
 Block = dict[str, Any]
@@ -51,29 +55,6 @@ UNSUPPORTED_BLOCK = "Unsupported block type {} in the message, skipped."
 
 
 # -- pieces shared with DeepSeek ------------------------------------------------
-
-
-def tool_call(block: Block) -> Block:
-    """A tool_use block as a Chat Completions `tool_calls` entry (arguments as
-    `json.dumps(..., ensure_ascii=False)` text, Python's default separators)."""
-    return {
-        "id": block.get("id"),
-        "type": "function",
-        "function": {
-            "name": block.get("name"),
-            "arguments": json.dumps(block.get("input", {}), ensure_ascii=False),
-        },
-    }
-
-
-def tool_message(block: Block, text: str) -> Block:
-    """The `role: tool` message carrying one tool result's text."""
-    return {
-        "role": "tool",
-        "tool_call_id": block.get("id"),
-        "content": text,
-        "name": block.get("name"),
-    }
 
 
 def history_text(lines: list[str], prompt: str) -> str:
@@ -232,25 +213,9 @@ def _chat_tool_result(turn: _Turn, at: int, block: Block) -> None:
     text, media = tool_result_to_text(block.get("output"), turn.ctx)
     # Appended at once, so the tool message precedes its own message's content.
     turn.out.append(tool_message(block, text))
-    if not turn.ctx.option("promote_tool_result_images", False):
-        return
-    images = [where for where, item in media if item["type"] == "image"]
-    if not images:
-        return
-    blocks: list[Block] = [
-        {
-            "type": "text",
-            "text": "<system-info>The following are the image contents from the tool "
-            f"result of '{block['name']}':",
-        }
-    ]
-    for where in images:
-        blocks.append({"type": "text", "text": f"\n- The image from '{where}': "})
-        blocks.append({"type": "image", "source": {"type": "url", "url": where}})
-    blocks.append({"type": "text", "text": "</system-info>"})
-    # AgentScope inserts the promoted user message right after the current one;
-    # parallel results each insert there, so later results end up first.
-    turn.msgs.insert(turn.position + 1, MsgView("user", "user", blocks, turn.msg.index))
+    if turn.ctx.option("promote_tool_result_images", False):
+        images = [(where, "image") for where, item in media if item["type"] == "image"]
+        promote_media(turn.msgs, turn.position, block["name"], images)
 
 
 def _image_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
