@@ -124,7 +124,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, get_args
 
 from . import _json
-from ._blocks import block_from_dict, block_to_dict, blocks_to_list, unwrap
+from ._blocks import block_from_dict, block_to_dict, blocks_from_list, blocks_to_list, unwrap
 from ._generated.agentscope.message.v1.message_pb2 import (
     ContentBlock,
     Msg,
@@ -209,7 +209,7 @@ def _walk_blocks(items: Any) -> Iterator[Mapping[str, Any]]:
         if not isinstance(current, list):
             continue
         for item in current:
-            if isinstance(item, Mapping):
+            if type(item) is dict or isinstance(item, Mapping):
                 yield item
                 if item.get("type") == "tool_result":
                     stack.append(item.get("output"))
@@ -253,7 +253,12 @@ def _has_java_traces(data: Mapping[str, Any], blocks: list[Mapping[str, Any]]) -
     if "name" in data and data["name"] is None:
         return True
     timestamp = data.get("timestamp")
-    if isinstance(timestamp, str) and _ISO_INSTANT.fullmatch(timestamp):
+    # 1.x timestamps have no "T": skip the regex for them.
+    if (
+        isinstance(timestamp, str)
+        and ("T" in timestamp or "t" in timestamp)
+        and _ISO_INSTANT.fullmatch(timestamp)
+    ):
         return True
     return any(_has_java_block_traces(b) for b in blocks)
 
@@ -319,10 +324,15 @@ def _set_content(
             "content", f"expected a string or a list of blocks, got {_type_name(content)}"
         )
     msg.blocks.SetInParent()
+    items = msg.blocks.items
+    if read_block is block_from_dict:
+        # The plain 1.x reader: build the blocks in place instead of copying them in.
+        blocks_from_list(content, "content", items)
+        return
     for index, item in enumerate(content):
         block = read_block(item, f"content[{index}]")
         if block is not None:
-            msg.blocks.items.append(block)
+            items.append(block)
 
 
 def _set_metadata(msg: Msg, metadata: Any) -> None:
