@@ -17,11 +17,16 @@ from ._base import (
     MsgView,
     ParseOptions,
     expect,
-    group_messages,
     raise_for_error_body,
 )
 from ._repair import loads_streaming, loads_with_repair
-from ._shared import sniff_image, validate_tool_choice
+from ._shared import (
+    format_multi_agent,
+    sniff_image,
+    system_blocks,
+    validate_tool_choice,
+    wrap_history,
+)
 
 __all__ = ["PROVIDER"]
 
@@ -155,14 +160,14 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
 # -- multi-agent formatter -------------------------------------------------------
 
 
-def _history_text(block: dict[str, Any], ctx: FormatContext) -> str:
-    text = block.get("text")
-    if not isinstance(text, str):
-        raise FormatError(ctx.location, "history block text must be a string")
-    return text
+def _history_prompt(ctx: FormatContext) -> str:
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("options.conversation_history_prompt", "must be a string")
+    return prompt
 
 
-def _format_history(msgs: list[MsgView], ctx: FormatContext, prompt: str) -> list[dict[str, Any]]:
+def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:
     """AnthropicMultiAgentFormatter._format_agent_message: the group as one user message,
     `name: text` lines in `<history>` tags, images interleaved where they occur."""
     blocks: list[dict[str, Any]] = []
@@ -184,37 +189,15 @@ def _format_history(msgs: list[MsgView], ctx: FormatContext, prompt: str) -> lis
         return []
     # A leading/trailing image gets the tags as blocks of their own (AgentScope
     # tests the block's "text" value, so an image never takes them).
-    if blocks[0].get("text"):
-        blocks[0]["text"] = prompt + "<history>\n" + _history_text(blocks[0], ctx)
-    else:
-        blocks.insert(0, {"type": "text", "text": prompt + "<history>\n"})
-    if blocks[-1].get("text"):
-        blocks[-1]["text"] = _history_text(blocks[-1], ctx) + "\n</history>"
-    else:
-        blocks.append({"type": "text", "text": "</history>"})
+    wrap_history(blocks, _history_prompt(ctx) if first else "", ctx, part_type="text")
     return [{"role": "user", "content": blocks}]
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """AnthropicMultiAgentFormatter: a leading system message, then tool sequences
     formatted by the chat formatter and agent runs folded into history messages."""
-    out: list[dict[str, Any]] = []
-    rest = msgs
-    if msgs and msgs[0].role == "system":
-        # The base class's system message: its text blocks only.
-        out.append({"role": "system", "content": msgs[0].get_content_blocks("text")})
-        rest = msgs[1:]
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("options.conversation_history_prompt", "must be a string")
-    first = True
-    for kind, group in group_messages(rest):
-        if kind == "tool_sequence":
-            out.extend(_format_chat(group, ctx))
-        else:
-            out.extend(_format_history(group, ctx, prompt if first else ""))
-            first = False
-    return out
+    _history_prompt(ctx)  # checked before any message is formatted
+    return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_history)
 
 
 # -- request body ----------------------------------------------------------------

@@ -19,13 +19,21 @@ from ._base import (
     MsgView,
     ParseOptions,
     expect,
-    group_messages,
     raise_for_error_body,
     raise_format,
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
-from ._shared import TOOL_CHOICE_MODES, promote_media, tool_call, tool_message, validate_tool_choice
+from ._shared import (
+    TOOL_CHOICE_MODES,
+    format_multi_agent,
+    promote_media,
+    system_text,
+    tool_call,
+    tool_message,
+    validate_tool_choice,
+    wrap_history,
+)
 
 __all__ = ["PROVIDER"]
 
@@ -220,7 +228,14 @@ _HISTORY_BLOCKS: dict[str, Callable[[_History, Block, int], None]] = {
 }
 
 
-def _format_history(msgs: list[MsgView], ctx: FormatContext, prompt: str) -> list[Block]:
+def _history_prompt(ctx: FormatContext) -> str:
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("options.conversation_history_prompt", "expected a string")
+    return prompt
+
+
+def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> list[Block]:
     """DashScopeMultiAgentFormatter._format_agent_message."""
     history = _History(ctx, msgs[0])
     for msg in msgs:
@@ -233,38 +248,14 @@ def _format_history(msgs: list[MsgView], ctx: FormatContext, prompt: str) -> lis
     blocks = history.blocks
     if not blocks:
         return []
-    if blocks[0].get("text"):
-        blocks[0]["text"] = prompt + "<history>\n" + blocks[0]["text"]
-    else:
-        blocks.insert(0, {"text": prompt + "<history>\n"})
-    if blocks[-1].get("text"):
-        blocks[-1]["text"] += "\n</history>"
-    else:
-        blocks.append({"text": "</history>"})
+    wrap_history(blocks, _history_prompt(ctx) if first else "", ctx)
     return _collapse_text([{"role": "user", "content": blocks}])
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
     """TruncatedFormatterBase._format with DashScope's system and group formatting."""
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("options.conversation_history_prompt", "expected a string")
-    out: list[Block] = []
-    start = 0
-    if msgs and msgs[0].role == "system":
-        # DashScope's system message is the joined text (None when there is none).
-        out.append({"role": "system", "content": msgs[0].get_text_content()})
-        start = 1
-    first = True
-    for kind, group in group_messages(msgs[start:]):
-        if kind == "tool_sequence":
-            # AgentScope formats tool sequences with a fresh chat formatter on a
-            # copy of the group, so promotions never reach the outer list.
-            out.extend(_format_chat(list(group), ctx))
-        else:
-            out.extend(_format_history(group, ctx, prompt if first else ""))
-            first = False
-    return out
+    _history_prompt(ctx)  # checked before any message is formatted
+    return format_multi_agent(msgs, ctx, system_text, _format_chat, _format_history)
 
 
 # -- tools ----------------------------------------------------------------------------

@@ -13,14 +13,12 @@ from typing import Any
 
 from .._result import ParseResult
 from ._base import FormatContext, MsgView, ParseOptions, tool_result_to_text
-from ._shared import tool_call, tool_message
+from ._shared import format_multi_agent, history_text, system_blocks, tool_call, tool_message
 from .openai import (
     UNSUPPORTED_BLOCK,
     ChatCompletionStream,
     build_chat_body,
-    format_multi_agent,
     history_prompt,
-    history_text,
     parse_completion,
 )
 
@@ -115,7 +113,7 @@ class _DeepSeek:
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
     ) -> list[Block]:
         if multi_agent:
-            return format_multi_agent(msgs, ctx, _format_chat, _format_agent_message)
+            return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_agent_message)
         return _format_chat(msgs, ctx)
 
     def build_body(

@@ -24,12 +24,17 @@ from ._base import (
     MsgView,
     ParseOptions,
     expect,
-    group_messages,
     raise_for_error_body,
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import promote_media, validate_tool_choice, web_body
+from ._shared import (
+    format_multi_agent,
+    promote_media,
+    validate_tool_choice,
+    web_body,
+    wrap_history,
+)
 
 __all__ = ["PROVIDER"]
 
@@ -182,9 +187,14 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
 # -- requests: the multi-agent formatter -----------------------------------------
 
 
-def _history(group: list[MsgView], ctx: FormatContext, prompt: str) -> list[dict[str, Any]]:
+def _history(group: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:
     """GeminiMultiAgentFormatter._format_agent_message: one user turn of history
     lines, media interleaved where it sat; other blocks are silently ignored."""
+    prompt = ""
+    if first:
+        prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+        if not isinstance(prompt, str):
+            raise _HistoryPromptTypeError("conversation_history_prompt", "expected a string")
     parts: list[dict[str, Any]] = []
     lines: list[str] = []
     for msg in group:
@@ -202,36 +212,18 @@ def _history(group: list[MsgView], ctx: FormatContext, prompt: str) -> list[dict
     if not parts:
         return []
     # No newline after "<history>", unlike the other providers (AgentScope's quirk).
-    if parts[0].get("text"):
-        parts[0]["text"] = f"{prompt}<history>{parts[0]['text']}"
-    else:
-        parts.insert(0, {"text": f"{prompt}<history>"})
-    if parts[-1].get("text"):
-        parts[-1]["text"] += "\n</history>"
-    else:
-        parts.append({"text": "</history>"})
+    wrap_history(parts, prompt, ctx, opening="<history>")
     return [{"role": "user", "parts": parts}]
+
+
+def _system_turn(msg: MsgView) -> dict[str, Any]:
+    # No system role in Gemini: the text only (None without any), as a user turn.
+    return {"role": "user", "parts": [{"text": msg.get_text_content()}]}
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """TruncatedFormatterBase._format with Gemini's system and group formatting."""
-    out: list[dict[str, Any]] = []
-    start = 0
-    if msgs and msgs[0].role == "system":
-        # Text only, and `None` when it has none.
-        out.append({"role": "user", "parts": [{"text": msgs[0].get_text_content()}]})
-        start = 1
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    for kind, group in group_messages(msgs[start:]):
-        if kind == "tool_sequence":
-            # A fresh chat formatter on its own list: promotions stay inside the group.
-            out.extend(_format_chat(group, ctx))
-        else:
-            if not isinstance(prompt, str):
-                raise _HistoryPromptTypeError("conversation_history_prompt", "expected a string")
-            out.extend(_history(group, ctx, prompt))
-            prompt = ""
-    return out
+    return format_multi_agent(msgs, ctx, _system_turn, _format_chat, _history)
 
 
 # -- requests: tools -----------------------------------------------------------------

@@ -18,13 +18,19 @@ from ._base import (
     MsgView,
     ParseOptions,
     expect,
-    group_messages,
     raise_for_error_body,
     raise_format,
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import promote_media, tool_message, web_body
+from ._shared import (
+    format_multi_agent,
+    promote_media,
+    system_text,
+    tool_message,
+    web_body,
+    wrap_history,
+)
 
 __all__ = ["PROVIDER"]
 
@@ -139,7 +145,14 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
     return out
 
 
-def _format_history(group: list[MsgView], ctx: FormatContext, prompt: str) -> list[dict[str, Any]]:
+def _history_prompt(ctx: FormatContext) -> str:
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError("conversation_history_prompt", "must be a string")
+    return prompt
+
+
+def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:
     """OllamaMultiAgentFormatter's agent-message group: one user message."""
     # AgentScope's `conversation_blocks`: text runs, and copies of image blocks
     # that contribute "" (or a leaked `text` key) when everything is joined.
@@ -164,14 +177,7 @@ def _format_history(group: list[MsgView], ctx: FormatContext, prompt: str) -> li
         parts.append({"text": "\n".join(lines)})
     if not parts:
         return []
-    if parts[0].get("text"):
-        parts[0]["text"] = prompt + "<history>\n" + parts[0]["text"]
-    else:
-        parts.insert(0, {"text": prompt + "<history>\n"})
-    if parts[-1].get("text"):
-        parts[-1]["text"] += "\n</history>"
-    else:
-        parts.append({"text": "</history>"})
+    wrap_history(parts, _history_prompt(ctx) if first else "", ctx)
     # Joining with "\n" where an image sat gives the doubled newline quirk.
     message: dict[str, Any] = {
         "role": "user",
@@ -183,24 +189,8 @@ def _format_history(group: list[MsgView], ctx: FormatContext, prompt: str) -> li
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("conversation_history_prompt", "must be a string")
-    out: list[dict[str, Any]] = []
-    start = 0
-    if msgs and msgs[0].role == "system":
-        # The leading system message keeps string content (None without text).
-        out.append({"role": "system", "content": msgs[0].get_text_content()})
-        start = 1
-    first = True
-    for kind, group in group_messages(msgs[start:]):
-        if kind == "tool_sequence":
-            # A fresh chat formatter on a copy: promoted messages stay local.
-            out.extend(_format_chat(list(group), ctx))
-        else:
-            out.extend(_format_history(group, ctx, prompt if first else ""))
-            first = False
-    return out
+    _history_prompt(ctx)  # checked before any message is formatted
+    return format_multi_agent(msgs, ctx, system_text, _format_chat, _format_history)
 
 
 # -- responses ----------------------------------------------------------------

@@ -23,15 +23,17 @@ from ._base import (
     MsgView,
     ParseOptions,
     expect,
-    group_messages,
     raise_for_error_body,
     tool_result_to_text,
 )
 from ._repair import loads_streaming, loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
+    format_multi_agent,
+    history_text,
     promote_media,
     sniff_image,
+    system_blocks,
     tool_call,
     tool_message,
     validate_tool_choice,
@@ -42,9 +44,8 @@ __all__ = [
     "ChatCompletionStream",
     "audio_part",
     "build_chat_body",
-    "format_multi_agent",
+    "history_media",
     "history_prompt",
-    "history_text",
     "image_block_url",
     "image_url",
     "parse_completion",
@@ -57,44 +58,12 @@ UNSUPPORTED_BLOCK = "Unsupported block type {} in the message, skipped."
 # -- pieces shared with DeepSeek ------------------------------------------------
 
 
-def history_text(lines: list[str], prompt: str) -> str:
-    """Agent-message lines wrapped in `<history>` tags behind the prompt ("" without lines)."""
-    if not lines:
-        return ""
-    return f"{prompt}<history>\n" + "\n".join(lines) + "\n</history>"
-
-
 def history_prompt(ctx: FormatContext, first: bool) -> str:
     """Only the first agent-message group carries the conversation history prompt."""
     prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
     if not isinstance(prompt, str):
         raise FormatError("conversation_history_prompt", f"expected a string, got {prompt!r}")
     return prompt if first else ""
-
-
-def format_multi_agent(
-    msgs: list[MsgView],
-    ctx: FormatContext,
-    tool_sequence: Callable[[list[MsgView], FormatContext], list[Block]],
-    agent_message: Callable[[list[MsgView], FormatContext, bool], list[Block]],
-) -> list[Block]:
-    """`TruncatedFormatterBase._format`: a leading system message keeps its text
-    blocks, tool runs go through the chat formatter, other runs become history."""
-    out: list[Block] = []
-    start = 0
-    if msgs and msgs[0].role == "system":
-        out.append({"role": "system", "content": msgs[0].get_content_blocks("text")})
-        start = 1
-    first = True
-    for kind, group in group_messages(msgs[start:]):
-        if kind == "tool_sequence":
-            # The chat formatter works on its own copy of the group (AgentScope's
-            # `format` copies its input), so promotions do not leak outside it.
-            out.extend(tool_sequence(list(group), ctx))
-        else:
-            out.extend(agent_message(group, ctx, first))
-            first = False
-    return out
 
 
 # -- media (shared with openai_responses.py) --------------------------------------
@@ -218,26 +187,22 @@ def _chat_tool_result(turn: _Turn, at: int, block: Block) -> None:
         promote_media(turn.msgs, turn.position, block["name"], images)
 
 
-def _image_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
+def _image_part(block: Block, ctx: FormatContext) -> Block:
     """`_format_openai_image_block`."""
-    ctx.at(msg, at)
     return {"type": "image_url", "image_url": {"url": image_block_url(block, ctx)}}
 
 
-def _audio_part(msg: MsgView, at: int, block: Block, ctx: FormatContext) -> Block:
-    ctx.at(msg, at)
-    return audio_part(block, ctx)
-
-
 def _chat_image(turn: _Turn, at: int, block: Block) -> None:
-    turn.content.append(_image_part(turn.msg, at, block, turn.ctx))
+    turn.ctx.at(turn.msg, at)
+    turn.content.append(_image_part(block, turn.ctx))
 
 
 def _chat_audio(turn: _Turn, at: int, block: Block) -> None:
     # Assistant audio (a multimodal model's own output) is dropped unchecked and
     # without a warning.
     if turn.msg.role != "assistant":
-        turn.content.append(_audio_part(turn.msg, at, block, turn.ctx))
+        turn.ctx.at(turn.msg, at)
+        turn.content.append(audio_part(block, turn.ctx))
 
 
 _CHAT_BLOCKS: dict[str, Callable[[_Turn, int, Block], None]] = {
@@ -276,50 +241,35 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
 # -- OpenAIMultiAgentFormatter -----------------------------------------------------
 
 
-@dataclass(slots=True)
-class _History:
-    lines: list[str] = field(default_factory=list)
-    images: list[Block] = field(default_factory=list)
-    audios: list[Block] = field(default_factory=list)
-
-
-def _history_text(
-    history: _History, msg: MsgView, at: int, block: Block, ctx: FormatContext
-) -> None:
-    history.lines.append(f"{msg.name}: {block['text']}")
-
-
-def _history_image(
-    history: _History, msg: MsgView, at: int, block: Block, ctx: FormatContext
-) -> None:
-    history.images.append(_image_part(msg, at, block, ctx))
-
-
-def _history_audio(
-    history: _History, msg: MsgView, at: int, block: Block, ctx: FormatContext
-) -> None:
-    if msg.role != "assistant":
-        history.audios.append(_audio_part(msg, at, block, ctx))
-
-
-# Every other block kind is ignored in history, silently.
-_HISTORY_BLOCKS: dict[str, Callable[[_History, MsgView, int, Block, FormatContext], None]] = {
-    "text": _history_text,
-    "image": _history_image,
-    "audio": _history_audio,
-}
+def history_media(
+    group: list[MsgView], ctx: FormatContext, image_part: Callable[[Block, FormatContext], Block]
+) -> tuple[list[str], list[Block]]:
+    """The walk of `_format_agent_message` in AgentScope's OpenAI multi-agent
+    formatters (Chat Completions and Responses): the `name: text` lines, and the
+    group's images followed by its audio (assistant audio is left out). Other
+    kinds are skipped without a warning."""
+    lines: list[str] = []
+    images: list[Block] = []
+    audios: list[Block] = []
+    for msg in group:
+        for at, block in enumerate(msg.get_content_blocks()):
+            kind = block.get("type")
+            if kind == "text":
+                lines.append(f"{msg.name}: {block['text']}")
+            elif kind == "image":
+                ctx.at(msg, at)
+                images.append(image_part(block, ctx))
+            elif kind == "audio" and msg.role != "assistant":
+                ctx.at(msg, at)
+                audios.append(audio_part(block, ctx))
+    return lines, images + audios
 
 
 def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool) -> list[Block]:
     """One user message: all history text in one part, then images, then audio."""
-    history = _History()
-    for msg in group:
-        for at, block in enumerate(msg.get_content_blocks()):
-            handler = _HISTORY_BLOCKS.get(block.get("type", ""))
-            if handler is not None:
-                handler(history, msg, at, block, ctx)
-    text = history_text(history.lines, history_prompt(ctx, first))
-    content = ([{"type": "text", "text": text}] if text else []) + history.images + history.audios
+    lines, media = history_media(group, ctx, _image_part)
+    text = history_text(lines, history_prompt(ctx, first))
+    content = ([{"type": "text", "text": text}] if text else []) + media
     return [{"role": "user", "content": content}] if content else []
 
 
@@ -657,7 +607,7 @@ class _OpenAI:
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
     ) -> list[Block]:
         if multi_agent:
-            return format_multi_agent(msgs, ctx, _format_chat, _format_agent_message)
+            return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_agent_message)
         return _format_chat(msgs, ctx)
 
     def build_body(

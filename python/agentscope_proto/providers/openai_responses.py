@@ -18,13 +18,18 @@ from ._base import (
     MsgView,
     ParseOptions,
     expect,
-    group_messages,
     raise_for_error_body,
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
-from ._shared import TOOL_CHOICE_MODES, tool_names, validate_tool_choice
-from .openai import audio_part, image_block_url, image_url
+from ._shared import (
+    TOOL_CHOICE_MODES,
+    format_multi_agent,
+    history_text,
+    tool_names,
+    validate_tool_choice,
+)
+from .openai import audio_part, history_media, image_block_url, image_url
 
 __all__ = ["PROVIDER"]
 
@@ -152,81 +157,27 @@ def _history_prompt(ctx: FormatContext) -> str:
     return prompt
 
 
-@dataclass(slots=True)
-class _History:
-    """One agent-message group being folded into a history user message."""
-
-    ctx: FormatContext
-    lines: list[str] = field(default_factory=list)
-    images: list[dict[str, Any]] = field(default_factory=list)
-    audios: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _history_text(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
-    # One line per text block, each with the sender's name.
-    acc.lines.append(f"{msg.name}: {block['text']}")
-
-
-def _history_image(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
-    acc.images.append(_image_part(block, acc.ctx))
-
-
-def _history_audio(acc: _History, msg: MsgView, block: dict[str, Any]) -> None:
-    if msg.role != "assistant":
-        acc.audios.append(audio_part(block, acc.ctx))
-
-
-# Anything else (thinking, video, unknown kinds) is skipped without a warning.
-_HISTORY_BLOCKS: dict[str, Callable[[_History, MsgView, dict[str, Any]], None]] = {
-    "text": _history_text,
-    "image": _history_image,
-    "audio": _history_audio,
-}
-
-
 def _format_agent_group(
-    msgs: list[MsgView], ctx: FormatContext, prompt: str
+    msgs: list[MsgView], ctx: FormatContext, first: bool
 ) -> list[dict[str, Any]]:
     """OpenAIResponseMultiAgentFormatter._format_agent_message: all history text in
     one part, then every image, then every audio."""
-    acc = _History(ctx)
-    for msg in msgs:
-        for index, block in enumerate(msg.get_content_blocks()):
-            handler = _HISTORY_BLOCKS.get(str(block.get("type")))
-            if handler is not None:
-                ctx.at(msg, index)
-                handler(acc, msg, block)
-    content: list[dict[str, Any]] = []
-    if acc.lines:
-        history = prompt + "<history>\n" + "\n".join(acc.lines) + "\n</history>"
-        content.append({"type": "input_text", "text": history})
-    content.extend(acc.images)
-    content.extend(acc.audios)
+    prompt = _history_prompt(ctx) if first else ""
+    lines, media = history_media(msgs, ctx, _image_part)
+    text = history_text(lines, prompt)
+    content = ([{"type": "input_text", "text": text}] if text else []) + media
     return [{"role": "user", "content": content}] if content else []
+
+
+def _system_message(msg: MsgView) -> dict[str, Any]:
+    texts = msg.get_content_blocks("text")
+    return {"role": "system", "content": [{"type": "input_text", "text": b["text"]} for b in texts]}
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """TruncatedFormatterBase._format with the multi-agent formatter's parts."""
-    prompt = _history_prompt(ctx)
-    out: list[dict[str, Any]] = []
-    start = 0
-    if msgs and msgs[0].role == "system":
-        texts = msgs[0].get_content_blocks("text")
-        out.append(
-            {
-                "role": "system",
-                "content": [{"type": "input_text", "text": b["text"]} for b in texts],
-            }
-        )
-        start = 1
-    first = True
-    for kind, group in group_messages(msgs[start:]):
-        if kind == "tool_sequence":
-            out.extend(_format_chat(group, ctx))
-        else:
-            out.extend(_format_agent_group(group, ctx, prompt if first else ""))
-            first = False
-    return out
+    _history_prompt(ctx)  # checked before any message is formatted
+    return format_multi_agent(msgs, ctx, _system_message, _format_chat, _format_agent_group)
 
 
 # -- tools ----------------------------------------------------------------
