@@ -7,7 +7,7 @@ how plain-string content counts as one text block.
 from __future__ import annotations
 
 import base64
-import uuid
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, overload
@@ -56,15 +56,29 @@ _ROLES = {"user": Role.ROLE_USER, "assistant": Role.ROLE_ASSISTANT, "system": Ro
 _ID_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
+# Base-57 digits two at a time, and uuid4's version and variant bits.
+_ID_PAIRS = [a + b for a in _ID_ALPHABET for b in _ID_ALPHABET]
+_ID_BASE2 = len(_ID_ALPHABET) ** 2
+_ID_BASE4 = _ID_BASE2**2
+_UUID4_CLEAR = ~(0xC000 << 48 | 0xF000 << 64)
+_UUID4_SET = 0x8000 << 48 | 0x4000 << 64
+
+
 def new_id() -> str:
-    """A fresh message id in AgentScope's form (a 22-character shortuuid)."""
-    number = uuid.uuid4().int
-    digits = []
-    while number:
-        number, digit = divmod(number, len(_ID_ALPHABET))
-        digits.append(_ID_ALPHABET[digit])
-    digits.extend(_ID_ALPHABET[0] * (22 - len(digits)))
-    return "".join(reversed(digits))
+    """A fresh message id in AgentScope's form (a 22-character shortuuid).
+
+    What `shortuuid.uuid()` returns: a random UUID4 as 22 base-57 digits, most
+    significant first, computed here four digits per big-integer division.
+    """
+    number = int.from_bytes(os.urandom(16), "big") & _UUID4_CLEAR | _UUID4_SET
+    parts = []
+    # 57**22 > 2**128: five groups of four digits, then the last two.
+    for _ in range(5):
+        number, group = divmod(number, _ID_BASE4)
+        high, low = divmod(group, _ID_BASE2)
+        parts.append(_ID_PAIRS[high] + _ID_PAIRS[low])
+    parts.append(_ID_PAIRS[number])
+    return "".join(reversed(parts))
 
 
 def new_timestamp() -> str:
