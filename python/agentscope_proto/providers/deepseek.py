@@ -2,7 +2,7 @@
 OpenAIChatModel build them; responses as OpenAIChatModel parses them.
 
 Only the message list is DeepSeek's own: text-only content strings and `reasoning_content`.
-The body and both parsers are OpenAIChatModel's, shared with `openai.py`.
+The body and both parsers are OpenAIChatModel's: the provider subclasses `openai.py`'s.
 """
 
 from __future__ import annotations
@@ -11,16 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._result import ParseResult
-from ._base import FormatContext, MsgView, ParseOptions, tool_result_to_text
+from ._base import FormatContext, MsgView, tool_result_to_text
 from ._shared import format_multi_agent, history_text, system_blocks, tool_call, tool_message
-from .openai import (
-    UNSUPPORTED_BLOCK,
-    ChatCompletionStream,
-    build_chat_body,
-    history_prompt,
-    parse_completion,
-)
+from .openai import UNSUPPORTED_BLOCK, OpenAIChat, history_prompt
 
 __all__ = ["PROVIDER"]
 
@@ -102,12 +95,11 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
     return [{"role": "user", "content": history_text(lines, history_prompt(ctx, first))}]
 
 
-class _DeepSeek:
+class _DeepSeek(OpenAIChat):
     name = "deepseek"
     options = frozenset({"conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
     dropped_blocks = frozenset({"image", "audio", "video", "opaque"})
-    framing = "sse"
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -115,21 +107,6 @@ class _DeepSeek:
         if multi_agent:
             return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_agent_message)
         return _format_chat(msgs, ctx)
-
-    def build_body(
-        self,
-        messages: list[Block],
-        tools: list[Block] | None,
-        tool_choice: str | None,
-        ctx: FormatContext,
-    ) -> Block:
-        return build_chat_body(messages, tools, tool_choice, ctx)
-
-    def parse(self, response: Block, options: ParseOptions) -> ParseResult:
-        return parse_completion(self.name, response, options)
-
-    def stream(self, options: ParseOptions) -> ChatCompletionStream:
-        return ChatCompletionStream(self.name, options)
 
 
 PROVIDER = _DeepSeek()

@@ -42,6 +42,7 @@ from ._shared import (
 __all__ = [
     "PROVIDER",
     "ChatCompletionStream",
+    "OpenAIChat",
     "audio_part",
     "build_chat_body",
     "history_media",
@@ -596,7 +597,10 @@ class ChatCompletionStream:
 # -- the provider ---------------------------------------------------------------------
 
 
-class _OpenAI:
+class OpenAIChat:
+    """OpenAIChatModel with AgentScope's OpenAI formatters (DeepSeek subclasses it:
+    the same model class, its own formatters)."""
+
     name = "openai"
     options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
@@ -626,4 +630,4 @@ class _OpenAI:
         return ChatCompletionStream(self.name, options)
 
 
-PROVIDER = _OpenAI()
+PROVIDER = OpenAIChat()
