@@ -4,7 +4,8 @@ Python's `json` module already keeps what `google.protobuf.Struct` loses:
 integers stay `int` with every digit, floats stay `float` (`-0.0` included),
 object keys keep their order and `null` stays distinct from an absent key. This
 module fixes the dialect used on the wire: compact, UTF-8, and strict (no
-`NaN`/`Infinity`, which other languages' parsers reject).
+`NaN`/`Infinity`, which other languages' parsers reject; no duplicate object
+keys, which parsers resolve differently) and at most `MAX_DEPTH` levels deep.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from typing import Any
 
 from .errors import MessageFormatError
 
-__all__ = ["dumps", "loads"]
+__all__ = ["MAX_DEPTH", "check_depth", "dumps", "loads"]
+
+# Arrays and objects nested deeper than this are refused, in both directions.
+# Untrusted JSON reaches code that walks it recursively (copy.deepcopy of stream
+# snapshots, json_repair, the formatters), which needs 2-4 stack frames a level
+# against Python's default limit of 1000; 128 levels (serde_json's default)
+# leaves room for that and is far beyond any real message or response.
+MAX_DEPTH = 128
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -23,15 +31,58 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+
+
+def _too_deep_message(limit: int) -> str:
+    return f"nested deeper than {limit} levels"
+
+
+def check_depth(value: Any, path: str = "$", limit: int = MAX_DEPTH) -> None:
+    """Raise `MessageFormatError` if `value` nests lists/dicts deeper than `limit`.
+
+    Iterative, so it cannot itself run out of stack.
+    """
+    if not isinstance(value, (dict, list)):
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        children = current.values() if isinstance(current, dict) else current
+        if depth > limit:
+            raise MessageFormatError(path, _too_deep_message(limit))
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def _check_text(text: str, value: Any, path: str) -> None:
+    # A text with no more brackets than the limit cannot nest deeper than it;
+    # counting them is far cheaper than walking the value, and almost always
+    # settles it.
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        check_depth(value, path)
 
 
 def dumps(value: Any, path: str = "$") -> str:
     """Encode `value` as compact JSON text; `path` names it in errors."""
     try:
-        return _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:
+        text = _ENCODER.encode(value)
+    except RecursionError:
+        raise MessageFormatError(path, _too_deep_message(MAX_DEPTH)) from None
+    except (TypeError, ValueError) as exc:
         raise MessageFormatError(path, f"not JSON-serializable: {exc}") from None
+    _check_text(text, value, path)
+    return text
 
 
 def loads(text: str | bytes, path: str = "$") -> Any:
@@ -39,10 +90,14 @@ def loads(text: str | bytes, path: str = "$") -> Any:
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
     except UnicodeDecodeError as exc:
         raise MessageFormatError(path, f"invalid UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
         raise MessageFormatError(path, f"invalid JSON: {exc.msg} at char {exc.pos}") from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise MessageFormatError(path, _too_deep_message(MAX_DEPTH)) from None
+    except ValueError as exc:
         raise MessageFormatError(path, f"invalid JSON: {exc}") from None
+    _check_text(text, value, path)
+    return value
