@@ -101,13 +101,21 @@ _STATES = {
     for name, number in ToolResultState.items()
     if number
 }
-_STATE_NAMES = {number: name for name, number in _STATES.items()}
+_STATE_NAMES: dict[int, str] = {number: name for name, number in _STATES.items()}
 
 
 def _read_state(value: Any) -> int:
     if not isinstance(value, str) or value not in _STATES:
         raise _Misfit(f"unknown tool result state {value!r}")
     return _STATES[value]
+
+
+def _write_state(value: int) -> str:
+    # A newer schema's state (or any number sent over the wire) has no name here.
+    name = _STATE_NAMES.get(value)
+    if name is None:
+        raise MessageFormatError("state", f"unknown tool result state {value}")
+    return name
 
 
 class _Key(NamedTuple):
@@ -212,7 +220,7 @@ _KEYS: dict[str, tuple[_Key, ...]] = {
         _ID,
         _NAME,
         _Key("output", load=_load_output, dump=_dump_output),
-        _scalar("state", "state", _read_state, _STATE_NAMES.__getitem__, presence=True, soft=True),
+        _scalar("state", "state", _read_state, _write_state, presence=True, soft=True),
     ),
     "image": (_SOURCE,),
     "audio": (_SOURCE,),
@@ -305,13 +313,35 @@ def _emit(kind: str, message: Any, plan: _Plan) -> dict[str, Any]:
         if presence == _NONZERO and not value:
             continue
         out[key] = value if write is None else write(value)
+    # A message not built by `_fill` (one sent over the wire) may hold anything
+    # in `extra_json` and `key_order`; an extra key overriding a modelled one
+    # would hand the formatters a value no reader checked, so both are checked.
     extra = message.extra_json
     if extra:
-        out.update(_json.loads(extra))
+        extras = _json.loads(extra, "extra_json")
+        if type(extras) is not dict:
+            raise MessageFormatError("extra_json", "expected a JSON object")
+        for key in extras:
+            if key in out:
+                raise MessageFormatError("extra_json", f"repeats the modelled key {key!r}")
+        out.update(extras)
     order = message.key_order
     if order:
+        if len(order) != len(out) or set(order) != out.keys():
+            raise MessageFormatError("key_order", "is not an order of the block's keys")
         return {key: out[key] for key in order}
     return out
+
+
+def _opaque_to_dict(block: OpaqueBlock) -> dict[str, Any]:
+    value = _json.loads(block.block_json, "block_json")
+    if type(value) is not dict or value.get("type") != block.type:
+        raise MessageFormatError("block_json", f"expected a JSON object of type {block.type!r}")
+    if block.type in _KEYS:
+        # Modelled kinds are always typed blocks; an opaque "text" or "image"
+        # would reach the formatters without the checks its typed form gets.
+        raise MessageFormatError("block_json", f"{block.type!r} blocks cannot be opaque")
+    return value
 
 
 def _fill_block(
@@ -369,8 +399,7 @@ def block_kind(block: AnyBlock) -> str:
 def block_to_dict(block: AnyBlock) -> dict[str, Any]:
     """A typed block as the AgentScope dict it came from."""
     if isinstance(block, OpaqueBlock):
-        value: dict[str, Any] = _json.loads(block.block_json)
-        return value
+        return _opaque_to_dict(block)
     kind = _KIND_OF_CLASS[type(block)]
     return _emit(kind, block, _PLANS[kind])
 
@@ -409,7 +438,7 @@ def blocks_to_list(blocks: Any) -> list[dict[str, Any]]:
             raise MessageFormatError("block", "empty ContentBlock (unknown or unset kind)")
         inner = getattr(block, which)
         if which == "opaque":
-            out.append(_json.loads(inner.block_json))
+            out.append(_opaque_to_dict(inner))
         else:
             out.append(_emit(which, inner, _PLANS[which]))
     return out
