@@ -29,6 +29,7 @@ _CODES: dict[type, int] = {
     errors.ParseError: code_pb2.INVALID_ARGUMENT,
     errors.UnknownProviderError: code_pb2.INVALID_ARGUMENT,
     errors.ProviderError: code_pb2.INVALID_ARGUMENT,
+    errors.LimitExceededError: code_pb2.RESOURCE_EXHAUSTED,
 }
 _CLASSES: dict[str, Any] = {cls.__name__: cls for cls in _CODES}
 
@@ -73,6 +74,11 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
             type="MEDIA_ACCESS", subject=path, description=reason
         )
         details.append(_pack(error_details_pb2.PreconditionFailure(violations=[violation])))
+    elif code == code_pb2.RESOURCE_EXHAUSTED:
+        # The subject is the limit's name (e.g. `max_blocks`), so a client can
+        # tell which configured limit it ran into.
+        quota = error_details_pb2.QuotaFailure.Violation(subject=path, description=reason)
+        details.append(_pack(error_details_pb2.QuotaFailure(violations=[quota])))
     else:
         field_violation = error_details_pb2.BadRequest.FieldViolation(
             field=path, description=reason

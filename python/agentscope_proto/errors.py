@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "AgentScopeProtoError",
     "FormatError",
+    "LimitExceededError",
     "MediaAccessError",
     "MessageFormatError",
     "ParseError",
@@ -93,6 +94,19 @@ class ProviderError(AgentScopeProtoError):
         self.provider = provider
         self.error_type = error_type
         self.message = message
+
+
+class LimitExceededError(AgentScopeProtoError):
+    """A request beyond one of the server's configured limits (too many blocks,
+    stream messages or stream output); the server reports it as RESOURCE_EXHAUSTED.
+
+    `path` names the limit, e.g. `max_blocks`; `reason` says what exceeded it.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
 
 
 class RemoteError(AgentScopeProtoError):
