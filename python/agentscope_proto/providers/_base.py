@@ -11,14 +11,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import os
 import tempfile
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, Protocol
 
+from .._fetch import MEDIA_LIMITS, MediaLimits, fetch
 from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
 
 __all__ = [
@@ -37,6 +38,16 @@ __all__ = [
 ]
 
 logger = logging.getLogger("agentscope_proto.format")
+
+# Control characters in logged text would let a client forge log lines.
+_LOG_ESCAPES = {code: f"\\x{code:02x}" for code in (*range(32), 127)}
+_LOG_ESCAPES.update({0x85: "\\x85", 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def log_safe(text: str) -> str:
+    """`text` with control characters escaped, for log messages."""
+    return text.translate(_LOG_ESCAPES)
+
 
 DEFAULT_HISTORY_PROMPT = (
     "# Conversation History\n"
@@ -108,8 +119,9 @@ class FormatContext:
     media_root: Path | None = None
     allow_download: bool = False
     write_media: bool = False
-    download_max_bytes: int = 20 * 1024 * 1024
-    download_timeout: float = 10.0
+    # Size and time caps of file reads and downloads, and the networks
+    # downloads may reach besides public addresses (see _fetch.py).
+    limits: MediaLimits = field(default_factory=MEDIA_LIMITS.get)
     warnings: list[FormatWarning] = field(default_factory=list)
     # Tool-result media "saved" during this call, by path: AgentScope writes
     # them to temp files and may read them back when promoting them.
@@ -135,7 +147,7 @@ class FormatContext:
         if msg is not None and block_index is not None:
             path += f".content[{block_index}]"
         self.warnings.append(FormatWarning(path, block_type, text))
-        logger.warning("%s: %s", path or "format", text)
+        logger.warning("%s: %s", path or "format", log_safe(text))
 
     # -- media ------------------------------------------------------------
 
@@ -149,14 +161,19 @@ class FormatContext:
         path = f"{MEDIA_DIR}/{hashlib.sha256(raw).hexdigest()[:16]}.{media_type.split('/')[-1]}"
         self.saved_media[path] = raw
         if self.write_media:
-            Path(MEDIA_DIR).mkdir(parents=True, exist_ok=True)
-            Path(path).write_bytes(raw)
+            try:
+                Path(MEDIA_DIR).mkdir(parents=True, exist_ok=True)
+                Path(path).write_bytes(raw)
+            except (OSError, ValueError) as exc:
+                raise MediaAccessError(self.location, f"cannot write {path!r}: {exc}") from None
         return path
 
-    @staticmethod
-    def is_web_url(url: str) -> bool:
+    def is_web_url(self, url: str) -> bool:
         """Whether `url` names a remote resource (scheme other than none/`file`)."""
-        return urllib.parse.urlparse(url).scheme not in ("", "file")
+        try:
+            return urllib.parse.urlparse(url).scheme not in ("", "file")
+        except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+            raise FormatError(self.location, f"{url!r} is not a valid URL ({exc})") from None
 
     def _local(self, raw_path: str) -> Path:
         if self.media_root is None:
@@ -164,11 +181,23 @@ class FormatContext:
                 self.location,
                 f"{raw_path!r} is a local file; reading it needs media_root= (file access)",
             )
+        outside = MediaAccessError(self.location, f"{raw_path!r} is outside the media root")
+        # Paths are percent-decoded (as in a URL), so "%2e%2e/" is "../" here and
+        # is checked like it.
+        candidate = urllib.parse.unquote(raw_path)
+        if "\x00" in candidate:
+            raise MediaAccessError(self.location, f"{raw_path!r} is not a valid path")
         root = self.media_root.resolve()
-        candidate = Path(urllib.parse.unquote(raw_path))
-        resolved = (root / candidate).resolve()
+        # First lexically, so that a path outside the root is refused without
+        # touching the file system out there; then after resolving symlinks.
+        if not Path(os.path.normpath(root / candidate)).is_relative_to(root):
+            raise outside
+        try:
+            resolved = (root / candidate).resolve()
+        except (OSError, RuntimeError) as exc:  # symlink loops, overlong names
+            raise MediaAccessError(self.location, f"{raw_path!r}: {exc}") from None
         if not resolved.is_relative_to(root):
-            raise MediaAccessError(self.location, f"{raw_path!r} is outside the media root")
+            raise outside
         return resolved
 
     def is_file(self, raw_path: str) -> bool:
@@ -177,7 +206,11 @@ class FormatContext:
             return True
         if self.is_web_url(raw_path):
             return False
-        return self._local(raw_path).is_file()
+        local = self._local(raw_path)
+        try:
+            return local.is_file()
+        except OSError:  # os.path.isfile's answer to an unreadable path
+            return False
 
     def exists(self, raw_path: str) -> bool:
         """`os.path.exists` for a local media path, within the caller's permission."""
@@ -185,29 +218,43 @@ class FormatContext:
             return True
         if self.is_web_url(raw_path):
             return False
-        return self._local(raw_path).exists()
+        local = self._local(raw_path)
+        try:
+            return local.exists()
+        except OSError:
+            return False
 
     def read_file(self, raw_path: str) -> bytes:
-        """The bytes of a local media file, within the caller's permission."""
+        """The bytes of a local media file, within the caller's permission and size cap."""
         if raw_path in self.saved_media:
             return self.saved_media[raw_path]
-        return self._local(raw_path).read_bytes()
+        local = self._local(raw_path)
+        cap = self.limits.max_bytes
+        try:
+            with local.open("rb") as file:
+                data = file.read(cap + 1)
+        except OSError as exc:
+            # The client's path, not the resolved one: that would reveal where
+            # the media root lives.
+            raise MediaAccessError(
+                self.location, f"cannot read {raw_path!r}: {exc.strerror or exc}"
+            ) from None
+        if len(data) > cap:
+            raise MediaAccessError(self.location, f"{raw_path!r} is larger than {cap} bytes")
+        return data
 
     def download(self, url: str) -> bytes:
-        """The body of an http(s) URL, if the caller allowed downloads."""
+        """The body of an http(s) URL, if the caller allowed downloads.
+
+        Refuses non-public addresses unless `limits.allow_networks` lists them,
+        and caps size and time (see _fetch.py). Raises `MediaAccessError` when
+        refused, `OSError` when the transfer fails.
+        """
         if not self.allow_download:
             raise MediaAccessError(
                 self.location, f"{url!r} would need a download; pass allow_download=True"
             )
-        if urllib.parse.urlparse(url).scheme not in ("http", "https"):
-            raise MediaAccessError(self.location, f"{url!r}: only http(s) URLs can be downloaded")
-        with urllib.request.urlopen(url, timeout=self.download_timeout) as response:
-            body: bytes = response.read(self.download_max_bytes + 1)
-        if len(body) > self.download_max_bytes:
-            raise MediaAccessError(
-                self.location, f"{url!r} is larger than {self.download_max_bytes} bytes"
-            )
-        return body
+        return fetch(url, self.limits, self.location)
 
 
 def tool_result_to_text(
@@ -224,11 +271,18 @@ def tool_result_to_text(
         return output, []
     texts: list[str] = []
     media: list[tuple[str, dict[str, Any]]] = []
-    for block in output:
+    for index, block in enumerate(output):
         kind = block["type"]
         if kind == "text":
             texts.append(block["text"])
             continue
+        if kind not in ("image", "audio", "video"):
+            # AgentScope raises ValueError here; agentscope-java tool results
+            # may hold any block kind.
+            raise FormatError(
+                f"{ctx.location}.output[{index}]".lstrip("."),
+                f"Unsupported block type: {kind}, expected 'text', 'image', 'audio', or 'video'.",
+            )
         source = block["source"]
         if source["type"] == "url":
             where = source["url"]
