@@ -17,13 +17,16 @@ import filetype
 
 from ..errors import FormatError, MediaAccessError, ToolChoiceError
 from ._base import FormatContext, MsgView, group_messages
+from ._repair import loads_streaming, loads_with_repair
 
 __all__ = [
     "TOOL_CHOICE_MODES",
     "format_multi_agent",
     "history_text",
     "promote_media",
+    "repair_tool_inputs",
     "sniff_image",
+    "streamed_tool_use",
     "system_blocks",
     "system_text",
     "tool_call",
@@ -257,3 +260,38 @@ def validate_tool_choice(choice: Any, tools: list[Block] | None) -> str:
             "tool_choice", f"Invalid tool_choice '{choice}'. Available options: {options}"
         )
     return choice
+
+
+# -- streamed responses ----------------------------------------------------------------
+
+
+def streamed_tool_use(
+    call_id: str,
+    name: str,
+    raw: str | None,
+    last_inputs: dict[str, dict[str, Any]],
+    parse: bool,
+) -> Block:
+    """A tool call in a stream snapshot, as AgentScope's chat models build it.
+
+    With `parse` (`stream_tool_parsing`) the partial arguments are repaired,
+    never shrinking below the last input parsed for the same call id (AgentScope
+    keys them by id, so calls sharing an id share it); without, the input stays
+    `{}` until the stream ends (see `repair_tool_inputs`).
+    """
+    parsed: dict[str, Any] = {}
+    if parse:
+        parsed = loads_streaming(raw or "", last_inputs.get(call_id))
+        last_inputs[call_id] = parsed
+    return {"type": "tool_use", "id": call_id, "name": name, "input": parsed, "raw_input": raw}
+
+
+def repair_tool_inputs(content: list[Block]) -> dict[str, Any] | None:
+    """AgentScope's extra final snapshot without `stream_tool_parsing`: every tool
+    input parsed from its raw text at last, in place. Returns the last one (the
+    structured output, when the request asked for one)."""
+    last = None
+    for block in content:
+        if block["type"] == "tool_use":
+            block["input"] = last = loads_with_repair(str(block.get("raw_input") or "{}"))
+    return last

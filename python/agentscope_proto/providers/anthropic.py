@@ -19,10 +19,11 @@ from ._base import (
     expect,
     raise_for_error_body,
 )
-from ._repair import loads_streaming, loads_with_repair
 from ._shared import (
     format_multi_agent,
+    repair_tool_inputs,
     sniff_image,
+    streamed_tool_use,
     system_blocks,
     validate_tool_choice,
     wrap_history,
@@ -469,24 +470,16 @@ class _Stream:
             )
         if self._text:
             content.append({"type": "text", "text": self._text})
+        parse = self._options.stream_tool_parsing
         for call in self._calls.values():
-            raw = call["input"]
-            parsed: dict[str, Any] = {}
-            if self._options.stream_tool_parsing:
-                # Keyed by the call id, as AgentScope does (same-id calls share it).
-                parsed = loads_streaming(raw, self._last_inputs.get(call["id"]))
-                self._last_inputs[call["id"]] = parsed
-            content.append(
-                {
-                    "type": "tool_use",
-                    "id": call["id"],
-                    "name": call["name"],
-                    "input": copy.deepcopy(parsed),
-                    "raw_input": raw,
-                }
+            block = streamed_tool_use(
+                call["id"], call["name"], call["input"], self._last_inputs, parse
             )
             if self._options.structured_output:
-                self._metadata = parsed
+                self._metadata = block["input"]
+            # The snapshot gets a copy: the parsed input is the next event's baseline.
+            block["input"] = copy.deepcopy(block["input"])
+            content.append(block)
         return content
 
     def finish(self) -> ParseResult:
@@ -503,12 +496,8 @@ class _Stream:
             # The extra final snapshot: the last content with every tool input
             # repaired from its raw text, and the usage as it is now.
             content = copy.deepcopy(last_content)
-            metadata = None
-            for block in content:
-                if block["type"] == "tool_use":
-                    block["input"] = loads_with_repair(block.get("raw_input") or "{}")
-                    if self._options.structured_output:
-                        metadata = copy.deepcopy(block["input"])
+            repaired = repair_tool_inputs(content)
+            metadata = copy.deepcopy(repaired) if self._options.structured_output else None
             return ParseResult(
                 content=content,
                 usage=None if self._usage is None else dict(self._usage),

@@ -23,11 +23,13 @@ from ._base import (
     raise_format,
     tool_result_to_text,
 )
-from ._repair import loads_streaming, loads_with_repair
+from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
     format_multi_agent,
     promote_media,
+    repair_tool_inputs,
+    streamed_tool_use,
     system_text,
     tool_call,
     tool_message,
@@ -519,24 +521,17 @@ class _Stream:
         if self.text:
             blocks.append({"type": "text", "text": self.text})
         for call in self.calls.values():
-            call_id = call.get("id", "")
-            raw = call.get("arguments")
-            parsed: dict[str, Any] = {}
-            if self.tool_parsing:
-                parsed = loads_streaming(raw or "", self.last_inputs.get(call_id))
-                self.last_inputs[call_id] = parsed
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": call_id,
-                    "name": call.get("name", ""),
-                    "input": parsed,
-                    "raw_input": raw,
-                }
+            block = streamed_tool_use(
+                call.get("id", ""),
+                call.get("name", ""),
+                call.get("arguments"),
+                self.last_inputs,
+                self.tool_parsing,
             )
+            blocks.append(block)
             if self.structured:
                 # Kept across chunks, like AgentScope's `metadata` variable.
-                self.metadata = parsed
+                self.metadata = block["input"]
         return blocks
 
     @staticmethod
@@ -564,10 +559,8 @@ class _Stream:
             # stream_tool_parsing=False: one extra final snapshot with the
             # inputs parsed at last, and the latest chunk's usage.
             result.usage = self.usage
-            for block in result.content:
-                if block["type"] == "tool_use":
-                    block["input"] = loads_with_repair(str(block.get("raw_input") or "{}"))
-            result.structured_output = _structured(result.content) if self.structured else None
+            repaired = repair_tool_inputs(result.content)
+            result.structured_output = repaired if self.structured else None
         return result
 
 

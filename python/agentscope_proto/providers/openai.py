@@ -26,13 +26,15 @@ from ._base import (
     raise_for_error_body,
     tool_result_to_text,
 )
-from ._repair import loads_streaming, loads_with_repair
+from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
     format_multi_agent,
     history_text,
     promote_media,
+    repair_tool_inputs,
     sniff_image,
+    streamed_tool_use,
     system_blocks,
     tool_call,
     tool_message,
@@ -552,20 +554,10 @@ class ChatCompletionStream:
             content.append({"type": "text", "text": self._text})
             if self._options.structured_output:
                 self._structured = loads_with_repair(self._text)
+        parse = self._options.stream_tool_parsing
         for call in self._calls.values():
-            if self._options.stream_tool_parsing:
-                parsed = loads_streaming(call.arguments, self._inputs.get(call.id))
-                self._inputs[call.id] = parsed
-            else:
-                parsed = {}
             content.append(
-                {
-                    "type": "tool_use",
-                    "id": call.id,
-                    "name": call.name,
-                    "input": parsed,
-                    "raw_input": call.arguments,
-                }
+                streamed_tool_use(call.id, call.name, call.arguments, self._inputs, parse)
             )
         return content
 
@@ -585,13 +577,8 @@ class ChatCompletionStream:
             )
         # One extra response with every tool input repaired from its raw text.
         content = copy.deepcopy(last.content)
-        structured: Block | None = None
-        for block in content:
-            if block.get("type") == "tool_use":
-                block["input"] = loads_with_repair(str(block.get("raw_input") or "{}"))
-                if self._options.structured_output:
-                    structured = block["input"]
-        return self._result(content, structured)
+        structured = repair_tool_inputs(content)
+        return self._result(content, structured if self._options.structured_output else None)
 
 
 # -- the provider ---------------------------------------------------------------------

@@ -26,6 +26,7 @@ from ._shared import (
     TOOL_CHOICE_MODES,
     format_multi_agent,
     history_text,
+    repair_tool_inputs,
     tool_names,
     validate_tool_choice,
 )
@@ -386,10 +387,9 @@ class _StreamState:
             return self._result([])
         content = copy.deepcopy(self._last)
         if not self._tool_parsing and self._calls:
-            # The extra final snapshot: inputs parsed only now.
-            for block in content:
-                if block["type"] == "tool_use":
-                    block["input"] = loads_with_repair(str(block.get("raw_input") or "{}"))
+            # The extra final snapshot: inputs parsed only now (the structured
+            # output stays what the text gave).
+            repair_tool_inputs(content)
         return self._result(content)
 
     def _result(self, content: list[dict[str, Any]]) -> ParseResult:
