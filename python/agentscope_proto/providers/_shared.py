@@ -10,18 +10,20 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import filetype
 
 from ..errors import FormatError, MediaAccessError, ToolChoiceError
-from ._base import FormatContext, MsgView, group_messages
+from ._base import DEFAULT_HISTORY_PROMPT, FormatContext, MsgView, group_messages
 from ._repair import loads_streaming, loads_with_repair
 
 __all__ = [
     "TOOL_CHOICE_MODES",
+    "block_handler",
     "format_multi_agent",
+    "history_prompt",
     "history_text",
     "promote_media",
     "repair_tool_inputs",
@@ -38,12 +40,25 @@ __all__ = [
 ]
 
 Block = dict[str, Any]
+H = TypeVar("H")
 
 # `ChatModelBase`'s tool choice modes; any other string must name a tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")
 
 
 # -- chat formatter pieces -----------------------------------------------------------
+
+
+def block_handler(
+    handlers: Mapping[str, H], ctx: FormatContext, msg: MsgView, index: int, block: Block
+) -> H | None:
+    """The handler for the block's kind, or None once AgentScope's warning that
+    the chat formatter skips the block is recorded."""
+    kind = block.get("type")
+    handler = handlers.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        ctx.warn(msg, index, str(kind), f"Unsupported block type {kind} in the message, skipped.")
+    return handler
 
 
 def tool_call(block: Block) -> Block:
@@ -73,16 +88,25 @@ def promote_media(
     msgs: list[MsgView],
     position: int,
     tool_name: str,
-    media: list[tuple[str, str]],
+    media: list[tuple[str, Block]],
+    ctx: FormatContext,
+    *,
+    kinds: tuple[str, ...] = ("image",),
     noun: str = "image",
 ) -> None:
-    """AgentScope's promotion of tool-result media (`(url or path, kind)` pairs):
-    a user message listing them, inserted into `msgs` right after the message at
+    """AgentScope's promotion of a tool result's media (`tool_result_to_text`'s
+    pairs): the items of `kinds` whose `promote_tool_result_<kind>s` option is on
+    go into a user message, inserted into `msgs` right after the message at
     `position` (so several promoting results of one message end up reversed).
 
-    `noun` names the media in the opening line: DashScope says "media".
+    Only DashScope promotes audio and video (and says "media" in the opening line).
     """
-    if not media:
+    promoted = [
+        (where, item["type"])
+        for where, item in media
+        if item["type"] in kinds and ctx.option(f"promote_tool_result_{item['type']}s", False)
+    ]
+    if not promoted:
         return
     content: list[Block] = [
         {
@@ -91,7 +115,7 @@ def promote_media(
             f"result of '{tool_name}':",
         }
     ]
-    for where, kind in media:
+    for where, kind in promoted:
         content.append({"type": "text", "text": f"\n- The {kind} from '{where}': "})
         content.append({"type": kind, "source": {"type": "url", "url": where}})
     content.append({"type": "text", "text": "</system-info>"})
@@ -137,6 +161,17 @@ def system_blocks(msg: MsgView) -> Block:
 def system_text(msg: MsgView) -> Block:
     """The leading system message as one string (None when it has no text)."""
     return {"role": "system", "content": msg.get_text_content()}
+
+
+def history_prompt(ctx: FormatContext, first: bool = True) -> str:
+    """The conversation history prompt, checked; only the first run of agent
+    messages carries it ("" for the others)."""
+    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
+    if not isinstance(prompt, str):
+        raise FormatError(
+            "conversation_history_prompt", f"expected a string, got {type(prompt).__name__}"
+        )
+    return prompt if first else ""
 
 
 def history_text(lines: list[str], prompt: str) -> str:

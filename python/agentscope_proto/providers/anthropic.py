@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 from .._result import ParseResult
 from ..errors import FormatError, ParseError
 from ._base import (
-    DEFAULT_HISTORY_PROMPT,
     FormatContext,
     MsgView,
     ParseOptions,
@@ -20,7 +19,9 @@ from ._base import (
     raise_for_error_body,
 )
 from ._shared import (
+    block_handler,
     format_multi_agent,
+    history_prompt,
     repair_tool_inputs,
     sniff_image,
     streamed_tool_use,
@@ -141,15 +142,10 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
     for position, msg in enumerate(msgs):
         content: list[dict[str, Any]] = []
         for index, block in enumerate(msg.get_content_blocks()):
-            kind = block.get("type")
-            formatter = _CHAT_BLOCKS.get(kind) if isinstance(kind, str) else None
-            if formatter is None:
-                ctx.warn(
-                    msg, index, str(kind), f"Unsupported block type {kind} in the message, skipped."
-                )
-                continue
-            ctx.at(msg, index)
-            formatter(block, ctx, content, out)
+            formatter = block_handler(_CHAT_BLOCKS, ctx, msg, index, block)
+            if formatter is not None:
+                ctx.at(msg, index)
+                formatter(block, ctx, content, out)
         # Claude takes a system prompt only first; a later system message (position
         # within this list, so within a tool sequence in multi-agent mode) becomes a user's.
         role = "user" if msg.role == "system" and position != 0 else msg.role
@@ -159,13 +155,6 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
 
 
 # -- multi-agent formatter -------------------------------------------------------
-
-
-def _history_prompt(ctx: FormatContext) -> str:
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("options.conversation_history_prompt", "must be a string")
-    return prompt
 
 
 def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:
@@ -190,14 +179,14 @@ def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> lis
         return []
     # A leading/trailing image gets the tags as blocks of their own (AgentScope
     # tests the block's "text" value, so an image never takes them).
-    wrap_history(blocks, _history_prompt(ctx) if first else "", ctx, part_type="text")
+    wrap_history(blocks, history_prompt(ctx, first), ctx, part_type="text")
     return [{"role": "user", "content": blocks}]
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """AnthropicMultiAgentFormatter: a leading system message, then tool sequences
     formatted by the chat formatter and agent runs folded into history messages."""
-    _history_prompt(ctx)  # checked before any message is formatted
+    history_prompt(ctx)  # checked before any message is formatted
     return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_history)
 
 

@@ -14,7 +14,6 @@ from typing import Any
 from .._result import ParseResult
 from ..errors import FormatError, ParseError, ProviderError
 from ._base import (
-    DEFAULT_HISTORY_PROMPT,
     FormatContext,
     MsgView,
     ParseOptions,
@@ -26,7 +25,9 @@ from ._base import (
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
+    block_handler,
     format_multi_agent,
+    history_prompt,
     promote_media,
     repair_tool_inputs,
     streamed_tool_use,
@@ -151,13 +152,9 @@ def _chat_tool_result(turn: _Turn, block: Block, index: int) -> None:
     text, media = tool_result_to_text(block["output"], turn.ctx)
     # The tool message goes out at once, before the containing message's own dict.
     turn.out.append(tool_message(block, text))
-    # Each media kind has its own option (promote_tool_result_images/audios/videos).
-    promoted = [
-        (where, item["type"])
-        for where, item in media
-        if turn.ctx.option(f"promote_tool_result_{item['type']}s", False)
-    ]
-    promote_media(turn.msgs, turn.position, block["name"], promoted, noun="media")
+    promote_media(
+        turn.msgs, turn.position, block["name"], media, turn.ctx, kinds=_MEDIA_KINDS, noun="media"
+    )
 
 
 _CHAT_BLOCKS: dict[str, Callable[[_Turn, Block, int], None]] = {
@@ -176,14 +173,9 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
         msg = msgs[position]
         turn = _Turn(ctx, msgs, position, msg, out)
         for index, block in enumerate(msg.get_content_blocks()):
-            kind = block["type"]
-            handler = _CHAT_BLOCKS.get(kind)
-            if handler is None:
-                ctx.warn(
-                    msg, index, kind, f"Unsupported block type {kind} in the message, skipped."
-                )
-                continue
-            handler(turn, block, index)
+            handler = block_handler(_CHAT_BLOCKS, ctx, msg, index, block)
+            if handler is not None:
+                handler(turn, block, index)
         formatted: Block = {"role": msg.role, "content": turn.content}
         if turn.tool_calls:
             formatted["tool_calls"] = turn.tool_calls
@@ -230,13 +222,6 @@ _HISTORY_BLOCKS: dict[str, Callable[[_History, Block, int], None]] = {
 }
 
 
-def _history_prompt(ctx: FormatContext) -> str:
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("options.conversation_history_prompt", "expected a string")
-    return prompt
-
-
 def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> list[Block]:
     """DashScopeMultiAgentFormatter._format_agent_message."""
     history = _History(ctx, msgs[0])
@@ -250,13 +235,13 @@ def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> lis
     blocks = history.blocks
     if not blocks:
         return []
-    wrap_history(blocks, _history_prompt(ctx) if first else "", ctx)
+    wrap_history(blocks, history_prompt(ctx, first), ctx)
     return _collapse_text([{"role": "user", "content": blocks}])
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
     """TruncatedFormatterBase._format with DashScope's system and group formatting."""
-    _history_prompt(ctx)  # checked before any message is formatted
+    history_prompt(ctx)  # checked before any message is formatted
     return format_multi_agent(msgs, ctx, system_text, _format_chat, _format_history)
 
 

@@ -12,8 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._base import FormatContext, MsgView, tool_result_to_text
-from ._shared import format_multi_agent, history_text, system_blocks, tool_call, tool_message
-from .openai import UNSUPPORTED_BLOCK, OpenAIChat, history_prompt
+from ._shared import (
+    block_handler,
+    format_multi_agent,
+    history_prompt,
+    history_text,
+    system_blocks,
+    tool_call,
+    tool_message,
+)
+from .openai import OpenAIChat
 
 __all__ = ["PROVIDER"]
 
@@ -65,12 +73,9 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
     for msg in msgs:
         turn = _Turn(msg, ctx, out)
         for at, block in enumerate(msg.get_content_blocks()):
-            kind = block.get("type", "")
-            handler = _CHAT_BLOCKS.get(kind)
-            if handler is None:
-                ctx.warn(msg, at, str(kind), UNSUPPORTED_BLOCK.format(kind))
-                continue
-            handler(turn, at, block)
+            handler = block_handler(_CHAT_BLOCKS, ctx, msg, at, block)
+            if handler is not None:
+                handler(turn, at, block)
         text = "\n".join(turn.texts)
         # Empty text is "" unless the message calls tools (then null); a message
         # with neither text nor calls is dropped, reasoning or not.

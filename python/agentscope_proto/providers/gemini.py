@@ -143,9 +143,7 @@ def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
     # The result goes out at once, ahead of the parts of the message holding it.
     response = {"id": block["id"], "name": block["name"], "response": {"output": output}}
     turn.out.append({"role": "user", "parts": [{"function_response": response}]})
-    if turn.ctx.option("promote_tool_result_images", False):
-        images = [(where, "image") for where, item in media if item["type"] == "image"]
-        promote_media(turn.msgs, turn.position, block["name"], images)
+    promote_media(turn.msgs, turn.position, block["name"], media, turn.ctx)
 
 
 def _media(turn: _Turn, index: int, block: dict[str, Any]) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 from .._result import ParseResult
 from ..errors import FormatError, ParseError
 from ._base import (
-    DEFAULT_HISTORY_PROMPT,
     FormatContext,
     MsgView,
     ParseOptions,
@@ -24,7 +23,9 @@ from ._base import (
 )
 from ._repair import loads_with_repair
 from ._shared import (
+    block_handler,
     format_multi_agent,
+    history_prompt,
     promote_media,
     system_text,
     tool_message,
@@ -97,9 +98,7 @@ def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
     text, media = tool_result_to_text(block.get("output"), turn.ctx)
     # The tool message goes out at once, before the containing message's own.
     turn.out.append(tool_message(block, text))
-    if turn.ctx.option("promote_tool_result_images", False):
-        images = [(where, "image") for where, item in media if item["type"] == "image"]
-        promote_media(turn.msgs, turn.position, block["name"], images)
+    promote_media(turn.msgs, turn.position, block["name"], media, turn.ctx)
 
 
 def _image(turn: _Turn, index: int, block: dict[str, Any]) -> None:
@@ -122,17 +121,9 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
     while position < len(msgs):
         turn = _Turn(msgs, position, out, ctx)
         for index, block in enumerate(turn.msg.get_content_blocks()):
-            kind = block.get("type")
-            handler = _CHAT_BLOCKS.get(kind) if isinstance(kind, str) else None
-            if handler is None:
-                ctx.warn(
-                    turn.msg,
-                    index,
-                    str(kind),
-                    f"Unsupported block type {kind} in the message, skipped.",
-                )
-                continue
-            handler(turn, index, block)
+            handler = block_handler(_CHAT_BLOCKS, ctx, turn.msg, index, block)
+            if handler is not None:
+                handler(turn, index, block)
         message: dict[str, Any] = {"role": turn.msg.role, "content": "\n".join(turn.texts) or None}
         if turn.tool_calls:
             message["tool_calls"] = turn.tool_calls
@@ -143,13 +134,6 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
             out.append(message)
         position += 1
     return out
-
-
-def _history_prompt(ctx: FormatContext) -> str:
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("conversation_history_prompt", "must be a string")
-    return prompt
 
 
 def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:
@@ -177,7 +161,7 @@ def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> li
         parts.append({"text": "\n".join(lines)})
     if not parts:
         return []
-    wrap_history(parts, _history_prompt(ctx) if first else "", ctx)
+    wrap_history(parts, history_prompt(ctx, first), ctx)
     # Joining with "\n" where an image sat gives the doubled newline quirk.
     message: dict[str, Any] = {
         "role": "user",
@@ -189,7 +173,7 @@ def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> li
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    _history_prompt(ctx)  # checked before any message is formatted
+    history_prompt(ctx)  # checked before any message is formatted
     return format_multi_agent(msgs, ctx, system_text, _format_chat, _format_history)
 
 

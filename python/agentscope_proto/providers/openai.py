@@ -18,7 +18,6 @@ from typing import Any
 from .._result import ParseResult
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ._base import (
-    DEFAULT_HISTORY_PROMPT,
     FormatContext,
     MsgView,
     ParseOptions,
@@ -29,7 +28,9 @@ from ._base import (
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
+    block_handler,
     format_multi_agent,
+    history_prompt,
     history_text,
     promote_media,
     repair_tool_inputs,
@@ -48,25 +49,12 @@ __all__ = [
     "audio_part",
     "build_chat_body",
     "history_media",
-    "history_prompt",
     "image_block_url",
     "image_url",
     "parse_completion",
 ]
 
 Block = dict[str, Any]
-UNSUPPORTED_BLOCK = "Unsupported block type {} in the message, skipped."
-
-
-# -- pieces shared with DeepSeek ------------------------------------------------
-
-
-def history_prompt(ctx: FormatContext, first: bool) -> str:
-    """Only the first agent-message group carries the conversation history prompt."""
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("conversation_history_prompt", f"expected a string, got {prompt!r}")
-    return prompt if first else ""
 
 
 # -- media (shared with openai_responses.py) --------------------------------------
@@ -185,9 +173,7 @@ def _chat_tool_result(turn: _Turn, at: int, block: Block) -> None:
     text, media = tool_result_to_text(block.get("output"), turn.ctx)
     # Appended at once, so the tool message precedes its own message's content.
     turn.out.append(tool_message(block, text))
-    if turn.ctx.option("promote_tool_result_images", False):
-        images = [(where, "image") for where, item in media if item["type"] == "image"]
-        promote_media(turn.msgs, turn.position, block["name"], images)
+    promote_media(turn.msgs, turn.position, block["name"], media, turn.ctx)
 
 
 def _image_part(block: Block, ctx: FormatContext) -> Block:
@@ -225,13 +211,9 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
         turn = _Turn(msgs, position, ctx, out)
         msg = turn.msg
         for at, block in enumerate(msg.get_content_blocks()):
-            handler = _CHAT_BLOCKS.get(block.get("type", ""))
-            if handler is None:
-                ctx.warn(
-                    msg, at, str(block.get("type")), UNSUPPORTED_BLOCK.format(block.get("type"))
-                )
-                continue
-            handler(turn, at, block)
+            handler = block_handler(_CHAT_BLOCKS, ctx, msg, at, block)
+            if handler is not None:
+                handler(turn, at, block)
         message: Block = {"role": msg.role, "name": msg.name, "content": turn.content or None}
         if turn.tool_calls:
             message["tool_calls"] = turn.tool_calls

@@ -13,7 +13,6 @@ from typing import Any
 from .._result import ParseResult
 from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ._base import (
-    DEFAULT_HISTORY_PROMPT,
     FormatContext,
     MsgView,
     ParseOptions,
@@ -24,7 +23,9 @@ from ._base import (
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
+    block_handler,
     format_multi_agent,
+    history_prompt,
     history_text,
     repair_tool_inputs,
     tool_names,
@@ -116,13 +117,6 @@ def _chat_tool_result(item: _Item, index: int, block: dict[str, Any]) -> None:
         )
 
 
-def _chat_unsupported(item: _Item, index: int, block: dict[str, Any]) -> None:
-    kind = block.get("type")
-    item.ctx.warn(
-        item.msg, index, str(kind), f"Unsupported block type {kind} in the message, skipped."
-    )
-
-
 _CHAT_BLOCKS: dict[str, Callable[[_Item, int, dict[str, Any]], None]] = {
     "text": _chat_text,
     "image": _chat_image,
@@ -140,8 +134,9 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
         item = _Item(msg, ctx, out, promote)
         for index, block in enumerate(msg.get_content_blocks()):
             ctx.at(msg, index)
-            handler = _CHAT_BLOCKS.get(str(block.get("type")), _chat_unsupported)
-            handler(item, index, block)
+            handler = block_handler(_CHAT_BLOCKS, ctx, msg, index, block)
+            if handler is not None:
+                handler(item, index, block)
         if item.content:
             out.append({"role": msg.role, "content": item.content})
         out.extend(item.trailing)
@@ -151,21 +146,13 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
 # -- multi-agent formatter ------------------------------------------------
 
 
-def _history_prompt(ctx: FormatContext) -> str:
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError("options.conversation_history_prompt", "expected a string")
-    return prompt
-
-
 def _format_agent_group(
     msgs: list[MsgView], ctx: FormatContext, first: bool
 ) -> list[dict[str, Any]]:
     """OpenAIResponseMultiAgentFormatter._format_agent_message: all history text in
     one part, then every image, then every audio."""
-    prompt = _history_prompt(ctx) if first else ""
     lines, media = history_media(msgs, ctx, _image_part)
-    text = history_text(lines, prompt)
+    text = history_text(lines, history_prompt(ctx, first))
     content = ([{"type": "input_text", "text": text}] if text else []) + media
     return [{"role": "user", "content": content}] if content else []
 
@@ -177,7 +164,7 @@ def _system_message(msg: MsgView) -> dict[str, Any]:
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """TruncatedFormatterBase._format with the multi-agent formatter's parts."""
-    _history_prompt(ctx)  # checked before any message is formatted
+    history_prompt(ctx)  # checked before any message is formatted
     return format_multi_agent(msgs, ctx, _system_message, _format_chat, _format_agent_group)
 
 
