@@ -123,6 +123,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, get_args
 
+from google.protobuf.message import DecodeError
+
 from . import _json
 from ._blocks import block_from_dict, block_to_dict, blocks_from_list, blocks_to_list, unwrap
 from ._generated.agentscope.message.v1.message_pb2 import (
@@ -857,7 +859,9 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
         raise MessageFormatError("", f"expected a message object, got {_type_name(data)}")
     try:
         return _READERS[dialect or detect_dialect(data)](data)
-    except RecursionError:
+    except (RecursionError, DecodeError):
+        # DecodeError: protobuf copies a nested block through its decoder,
+        # which refuses messages nested past 100 levels.
         raise MessageFormatError("content", "blocks nested too deeply") from None
 
 
