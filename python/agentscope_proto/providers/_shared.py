@@ -44,9 +44,11 @@ H = TypeVar("H")
 
 # `ChatModelBase`'s tool choice modes; any other string must name a tool.
 TOOL_CHOICE_MODES = ("auto", "none", "required")
+# AgentScope's `_get_bytes_from_web_url` tries a download this often.
+_DOWNLOAD_ATTEMPTS = 3
 
 
-# -- chat formatter pieces -----------------------------------------------------------
+# -- chat formatter pieces -------------------------------------------------------------
 
 
 def block_handler(
@@ -122,7 +124,7 @@ def promote_media(
     msgs.insert(position + 1, MsgView("user", "user", content, msgs[position].index))
 
 
-# -- multi-agent formatters -----------------------------------------------------------
+# -- multi-agent formatters ------------------------------------------------------------
 
 
 def format_multi_agent(
@@ -217,7 +219,7 @@ def wrap_history(
         parts.append(text_part("</history>"))
 
 
-# -- media --------------------------------------------------------------------------
+# -- media -----------------------------------------------------------------------------
 
 
 def sniff_image(data: bytes) -> str | None:
@@ -231,9 +233,6 @@ def sniff_image(data: bytes) -> str | None:
         return None
     mime: str = kind.mime
     return mime if mime.startswith("image/") else None
-
-
-_DOWNLOAD_ATTEMPTS = 3
 
 
 def web_body(url: str, ctx: FormatContext) -> str:
@@ -258,7 +257,7 @@ def web_body(url: str, ctx: FormatContext) -> str:
     )
 
 
-# -- tool choice -------------------------------------------------------------------
+# -- tool choice -----------------------------------------------------------------------
 
 
 def tool_names(tools: list[Block]) -> list[Any]:

@@ -1,10 +1,10 @@
 """OpenAI: requests as AgentScope's OpenAIChatFormatter/OpenAIMultiAgentFormatter + OpenAIChatModel
 build them; responses as OpenAIChatModel parses them.
 
-DeepSeek speaks the same Chat Completions dialect through the same model class, so the body
-builder, the parsers and the multi-agent skeleton here are shared with `deepseek.py`; the
-Responses API takes images and audio as AgentScope's OpenAI helpers convert them, so
-`openai_responses.py` uses the media conversion here.
+DeepSeek speaks the same Chat Completions dialect through the same model class, so its
+provider subclasses `OpenAIChat` (body builder and parsers). AgentScope's Responses API
+formatters convert images and audio with the same helpers as the OpenAI ones, so
+`openai_responses.py` uses the media conversion and the multi-agent history walk here.
 """
 
 from __future__ import annotations
