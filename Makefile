@@ -53,8 +53,8 @@ check-generated: generate ## Fail if the committed generated code differs from a
 lint: ## buf lint and format, ruff, mypy --strict
 	buf lint
 	buf format --diff --exit-code
-	$(BIN)/ruff check python tests scripts
-	$(BIN)/ruff format --check python tests scripts
+	$(BIN)/ruff check python tests scripts bench
+	$(BIN)/ruff format --check python tests scripts bench
 	$(BIN)/mypy
 
 .PHONY: breaking
@@ -76,7 +76,7 @@ test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtim
 	$(OLDEST)/bin/python -m pytest -p no:cacheprovider
 
 .PHONY: check
-check: check-generated lint breaking test test-oldest ## Everything CI runs
+check: check-generated lint breaking test test-oldest bench-quick ## Everything CI runs
 
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
@@ -85,3 +85,18 @@ golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 	.venv-golden/bin/python tests/golden/make_messages.py
 	.venv-golden/bin/python tests/golden/make_formatters.py
 	.venv-golden/bin/python tests/golden/make_parsers.py
+
+BENCH := .venv-bench
+
+$(BENCH)/.installed: bench/requirements.txt tests/golden/requirements.txt pyproject.toml
+	test -x $(BENCH)/bin/python || $(PYTHON) -m venv $(BENCH)
+	$(BENCH)/bin/python -m pip install --quiet -r bench/requirements.txt -e .
+	touch $@
+
+.PHONY: bench
+bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo ceiling: bench/results.md and charts
+	$(BENCH)/bin/python bench/run.py --out bench
+
+.PHONY: bench-quick
+bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
+	$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick

@@ -55,11 +55,11 @@ WORDS = (  # noqa: SIM905 - a word list reads best as text
     "error warning timeout retry limit version release branch commit change issue"
 ).split()
 CHINESE = (
-    "我们先看一下这个问题的背景，然后再给出具体的建议。",  # noqa: RUF001
-    "根据刚才的查询结果，北京明天有小雨，气温在十二到十八度之间。",  # noqa: RUF001
-    "这个方案的主要风险在于数据迁移，需要提前做好备份。",  # noqa: RUF001
-    "好的，我已经把报告整理好了，请查看附件中的图表。",  # noqa: RUF001
-    "请帮我总结一下上周的销售数据，并和去年同期做个对比。",  # noqa: RUF001
+    "我们先看一下这个问题的背景，然后再给出具体的建议。",
+    "根据刚才的查询结果，北京明天有小雨，气温在十二到十八度之间。",
+    "这个方案的主要风险在于数据迁移，需要提前做好备份。",
+    "好的，我已经把报告整理好了，请查看附件中的图表。",
+    "请帮我总结一下上周的销售数据，并和去年同期做个对比。",
 )
 TOOLS = ("web_search", "read_file", "run_python", "get_weather", "query_database")
 

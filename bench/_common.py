@@ -1,0 +1,176 @@
+"""What the benchmark scripts share: the corpus, the timer and the result file.
+
+Timing: every contender of one comparison is timed in the same process, in
+alternating rounds (A B C, A B C, ...), so that they see the same machine
+state; each round runs a contender enough times to last `min_seconds`, and the
+result is the median over rounds of the time per call. The garbage collector
+stays on (both sides make garbage; that cost is real) but is emptied before
+every round, and the objects that exist before timing starts (the imported
+libraries) are frozen out of its reach.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+CORPUS_DIR = BENCH_DIR / "corpus"
+KINDS = ("chat", "tools", "media", "debate")
+SIZES = (20, 200)
+# The corpora without inline media, together: the "mixed" corpus of the targets.
+MIXED = ("chat", "tools", "debate")
+
+
+def corpus_names(sizes: tuple[int, ...] = SIZES) -> list[str]:
+    return [f"{kind}_{size}" for size in sizes for kind in KINDS]
+
+
+def load_corpus(name: str) -> list[dict[str, Any]]:
+    """The message dicts of one corpus file (`chat_20`, `media_200`, ...)."""
+    doc = json.loads((CORPUS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    messages: list[dict[str, Any]] = doc["messages"]
+    return messages
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long to measure: rounds per comparison, the least time per round, and
+    the conversation sizes to run (a quick run skips the 200-message ones)."""
+
+    rounds: int
+    min_seconds: float
+    sizes: tuple[int, ...]
+
+    @classmethod
+    def of(cls, quick: bool) -> Budget:
+        if quick:
+            return cls(rounds=3, min_seconds=0.005, sizes=(20,))
+        return cls(rounds=5, min_seconds=0.04, sizes=SIZES)
+
+
+# A timer runs its contender `n` times and returns the seconds that took.
+Timer = Callable[[int], float]
+
+
+def sync_timer(fn: Callable[[], Any]) -> Timer:
+    """A timer of a plain function."""
+
+    def run(n: int) -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            fn()
+        return time.perf_counter() - started
+
+    return run
+
+
+def async_timer(loop: asyncio.AbstractEventLoop, fn: Callable[[], Awaitable[Any]]) -> Timer:
+    """A timer of a coroutine function: the clock runs inside one coroutine that
+    awaits `fn()` `n` times, so the event loop's own cost is not counted."""
+
+    async def timed(n: int) -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            await fn()
+        return time.perf_counter() - started
+
+    def run(n: int) -> float:
+        return loop.run_until_complete(timed(n))
+
+    return run
+
+
+def _loops_for(timer: Timer, min_seconds: float) -> int:
+    """How many calls last at least `min_seconds` (after one warm-up call)."""
+    timer(1)
+    loops = 1
+    while True:
+        elapsed = timer(loops)
+        if elapsed >= min_seconds or loops >= 1 << 24:
+            return loops
+        # Aim a little past the target so the next try usually suffices.
+        loops = max(loops * 2, int(loops * min_seconds * 1.2 / max(elapsed, 1e-9)))
+
+
+def compare(timers: dict[str, Timer], budget: Budget) -> dict[str, float]:
+    """Median seconds per call of each contender, timed in alternating rounds."""
+    # Everything alive now (imported modules: AgentScope's import alone makes
+    # millions of objects) moves out of the collector's reach, so that neither
+    # side pays for traversing the other's heap.
+    gc.collect()
+    gc.freeze()
+    loops = {name: _loops_for(timer, budget.min_seconds) for name, timer in timers.items()}
+    samples: dict[str, list[float]] = {name: [] for name in timers}
+    for _ in range(budget.rounds):
+        for name, timer in timers.items():
+            gc.collect()
+            samples[name].append(timer(loops[name]) / loops[name])
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def geomean(values: list[float]) -> float:
+    return statistics.geometric_mean(values) if values else float("nan")
+
+
+def parse_args(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="smoke run: small budget")
+    parser.add_argument("--json", type=Path, required=True, help="where to write the results")
+    return parser.parse_args()
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def quiet_logging() -> None:
+    """Both sides log the blocks they drop; the benchmark measures the work, not the logging."""
+    import logging
+    import warnings
+
+    logging.disable(logging.CRITICAL)
+    warnings.filterwarnings("ignore")
+
+
+def machine_info() -> dict[str, Any]:
+    """The machine and the versions the numbers were taken with."""
+    from importlib.metadata import version
+
+    from google.protobuf.internal import api_implementation
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        memory = f"{pages / 2**30:.0f} GiB"
+    except (ValueError, OSError):
+        memory = "?"
+    packages = ["agentscope", "protobuf", "grpcio", "orjson", "agentscope-proto"]
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": memory,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "protobuf_backend": api_implementation.Type(),
+        "versions": {name: version(name) for name in packages},
+    }

@@ -1,0 +1,101 @@
+"""Format speed: `agentscope_proto.formatting.format` vs AgentScope's formatters.
+
+For each provider, in chat mode (`<Provider>ChatFormatter`) and multi-agent
+mode (`<Provider>MultiAgentFormatter`), over every corpus: each side formats a
+conversation it already holds in its own message type (ours: protobuf `Msg`s,
+as the gRPC service receives them; AgentScope: its `Msg` objects). AgentScope's
+`format` is a coroutine; it is timed inside one coroutine awaiting it in a loop
+(see `_common.async_timer`), so only the formatting is counted. Logging is off
+on both sides. Ours returns the whole request body (messages plus the
+provider's other fields); AgentScope's formatter returns the message list.
+
+Before timing, the two outputs are compared (Anthropic: after AgentScope's
+model class would lift the system message into `system`); `same` records it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import agentscope.formatter as as_formatters
+from _common import (
+    Budget,
+    async_timer,
+    compare,
+    corpus_names,
+    load_corpus,
+    parse_args,
+    quiet_logging,
+    sync_timer,
+    write_json,
+)
+from agentscope.message import Msg as AsMsg
+
+from agentscope_proto import from_dict
+from agentscope_proto.formatting import format as proto_format
+
+# Provider -> (AgentScope class prefix, our body key holding the message list).
+PROVIDERS = {
+    "openai": ("OpenAI", "messages"),
+    "anthropic": ("Anthropic", "messages"),
+    "gemini": ("Gemini", "contents"),
+    "dashscope": ("DashScope", "messages"),
+    "ollama": ("Ollama", "messages"),
+    "deepseek": ("DeepSeek", "messages"),
+    "openai_responses": ("OpenAIResponse", "input"),
+}
+MODES = {"chat": False, "multi_agent": True}
+
+
+def _same(provider: str, ours: dict[str, Any], theirs: list[dict[str, Any]]) -> bool:
+    key = PROVIDERS[provider][1]
+    if provider == "anthropic" and theirs and theirs[0].get("role") == "system":
+        theirs = theirs[1:]
+    return bool(ours[key] == theirs)
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "")
+    budget = Budget.of(args.quick)
+    quiet_logging()
+    loop = asyncio.new_event_loop()
+    rows = []
+    for name in corpus_names(budget.sizes):
+        dicts = load_corpus(name)
+        ours = [from_dict(d) for d in dicts]
+        theirs = [AsMsg.from_dict(d) for d in dicts]
+        for provider, (prefix, _) in PROVIDERS.items():
+            for mode, multi_agent in MODES.items():
+                suffix = "MultiAgentFormatter" if multi_agent else "ChatFormatter"
+                formatter = getattr(as_formatters, prefix + suffix)()
+
+                def run_ours(
+                    provider: str = provider, multi_agent: bool = multi_agent, ours: Any = ours
+                ) -> Any:
+                    return proto_format(ours, provider, multi_agent=multi_agent)
+
+                def run_theirs(formatter: Any = formatter, theirs: Any = theirs) -> Any:
+                    return formatter.format(theirs)
+
+                same = _same(provider, run_ours(), loop.run_until_complete(run_theirs()))
+                times = compare(
+                    {"ours": sync_timer(run_ours), "agentscope": async_timer(loop, run_theirs)},
+                    budget,
+                )
+                rows.append(
+                    {
+                        "corpus": name,
+                        "provider": provider,
+                        "mode": mode,
+                        "messages": len(dicts),
+                        "same": same,
+                        **times,
+                    }
+                )
+    loop.close()
+    write_json(args.json, {"rows": rows})
+
+
+if __name__ == "__main__":
+    main()

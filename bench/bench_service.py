@@ -1,0 +1,246 @@
+"""Service: Format RPC throughput and latency over loopback, against an Echo ceiling.
+
+Servers, each started fresh as its own process tree:
+
+- Format: `python -m agentscope_proto serve --workers N` (the real service);
+- Echo: `bench/echo_server.py --workers N`, the same server stack whose Format
+  handler returns a precomputed response of the same size (the Format server's
+  real response to the same request).
+
+Load generator: this process, grpc.aio, a closed loop of `concurrency`
+coroutines each sending the next request as soon as its previous one returns,
+spread over up to 8 channels (one TCP connection each, so that SO_REUSEPORT can
+spread them over the workers; with several workers, channels are reopened until
+every worker holds at least one connection). Requests are serialized once
+beforehand and responses are not deserialized, so the client spends as little
+CPU as it can. The request: the `tools_20` conversation formatted for OpenAI.
+
+Latency is measured per call from send to response; throughput counts the
+calls started in the measuring window. Client and servers share the machine's
+cores: the client's CPU per call is reported beside the servers'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+from _common import BENCH_DIR, load_corpus, parse_args, write_json
+
+from agentscope_proto import from_dict
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+
+METHOD = "/agentscope.formatter.v1.FormatterService/Format"
+CONCURRENCY = (1, 16, 64)
+WORKERS = (1, 2)
+MAX_CHANNELS = 8
+CORPUS = "tools_20"
+PROVIDER = pb.PROVIDER_OPENAI
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its children, from /proc."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the command: state, ppid, ...; utime and stime are fields 14, 15.
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+@contextlib.contextmanager
+def _server(kind: str, workers: int, response: Path | None) -> Iterator[tuple[int, int]]:
+    """A running server; yields (port, pid)."""
+    port = _free_port()
+    if kind == "format":
+        # At the default level the server logs every block a formatter drops, on
+        # every request; the benchmark measures the formatting, not the logging.
+        command = [sys.executable, "-m", "agentscope_proto", "serve", "--log-level", "error"]
+    else:
+        assert response is not None
+        command = [sys.executable, str(BENCH_DIR / "echo_server.py"), "--response", str(response)]
+    command += ["--port", str(port), "--workers", str(workers)]
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    try:
+        yield port, process.pid
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _channel(port: int) -> grpc.aio.Channel:
+    # A local subchannel pool gives every channel its own connection.
+    return grpc.aio.insecure_channel(
+        f"127.0.0.1:{port}",
+        options=[("grpc.use_local_subchannel_pool", 1), ("grpc.max_receive_message_length", -1)],
+    )
+
+
+async def _worker_of(channel: grpc.aio.Channel, request: bytes) -> str:
+    call = channel.unary_unary(METHOD)(request)
+    metadata = await call.initial_metadata()
+    await call
+    return str(dict(metadata or ()).get("x-worker-pid", "single"))
+
+
+async def _open_channels(
+    port: int, count: int, workers: int, request: bytes
+) -> tuple[list[grpc.aio.Channel], dict[str, int]]:
+    """`count` ready channels; with several workers, every worker gets at least one."""
+    deadline = time.monotonic() + 60
+    while True:
+        channels = [_channel(port) for _ in range(count)]
+        try:
+            pids = [await _worker_of(c, request) for c in channels]
+        except grpc.aio.AioRpcError:
+            # The server is still starting.
+            for c in channels:
+                await c.close()
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+            continue
+        spread = {pid: pids.count(pid) for pid in sorted(set(pids))}
+        if len(spread) >= min(workers, count) or time.monotonic() > deadline:
+            return channels, spread
+        for c in channels:
+            await c.close()
+
+
+async def _run_load(
+    port: int, workers: int, request: bytes, concurrency: int, warmup: float, seconds: float
+) -> dict[str, Any]:
+    channels, spread = await _open_channels(port, min(concurrency, MAX_CHANNELS), workers, request)
+    calls = [c.unary_unary(METHOD) for c in channels]
+    latencies: list[float] = []
+    clock = time.perf_counter
+    start = clock() + warmup
+    stop = start + seconds
+
+    async def loop(call: Any) -> None:
+        while True:
+            sent = clock()
+            if sent >= stop:
+                return
+            await call(request)
+            if sent >= start:
+                latencies.append(clock() - sent)
+
+    cpu_before = time.process_time()
+    await asyncio.gather(*(loop(calls[i % len(calls)]) for i in range(concurrency)))
+    client_cpu = time.process_time() - cpu_before
+    for c in channels:
+        await c.close()
+    latencies.sort()
+    count = len(latencies)
+    return {
+        "concurrency": concurrency,
+        "channels": len(channels),
+        "connections_per_worker": spread,
+        "calls": count,
+        "rps": count / seconds,
+        "p50_ms": statistics.median(latencies) * 1e3,
+        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        "client_cpu_total_s": client_cpu,
+    }
+
+
+async def _first_response(port: int, request: bytes) -> bytes:
+    channel = _channel(port)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            response: bytes = await channel.unary_unary(METHOD)(request)
+            await channel.close()
+            return response
+        except grpc.aio.AioRpcError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+def _measure(
+    kind: str, workers: int, request: bytes, response: Path | None, warmup: float, seconds: float
+) -> tuple[list[dict[str, Any]], bytes]:
+    rows = []
+    with _server(kind, workers, response) as (port, pid):
+        body = asyncio.run(_first_response(port, request))
+        for concurrency in CONCURRENCY:
+            cpu_before = _cpu_seconds(pid)
+            row = asyncio.run(_run_load(port, workers, request, concurrency, warmup, seconds))
+            server_cpu = _cpu_seconds(pid) - cpu_before
+            # CPU per call over warm-up and measurement together (calls in the
+            # warm-up are counted at the measured rate).
+            total_calls = row["rps"] * (warmup + seconds)
+            row["server_cpu_us_per_call"] = server_cpu / total_calls * 1e6
+            row["client_cpu_us_per_call"] = row.pop("client_cpu_total_s") / total_calls * 1e6
+            rows.append({"server": kind, "workers": workers, **row})
+    return rows, body
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "")
+    warmup, seconds = (0.2, 0.6) if args.quick else (1.0, 5.0)
+    request = pb.FormatRequest(provider=PROVIDER)
+    request.messages.extend(from_dict(d) for d in load_corpus(CORPUS))
+    request_bytes = request.SerializeToString()
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        response_path = Path(tmp) / "response.binpb"
+        response_bytes = b""
+        for workers in WORKERS:
+            format_rows, response_bytes = _measure(
+                "format", workers, request_bytes, None, warmup, seconds
+            )
+            response_path.write_bytes(response_bytes)
+            echo_rows, echo_bytes = _measure(
+                "echo", workers, request_bytes, response_path, warmup, seconds
+            )
+            assert echo_bytes == response_bytes
+            rows += format_rows + echo_rows
+    write_json(
+        args.json,
+        {
+            "corpus": CORPUS,
+            "provider": "openai",
+            "request_bytes": len(request_bytes),
+            "response_bytes": len(response_bytes),
+            "warmup_s": warmup,
+            "seconds": seconds,
+            "rows": rows,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Where the time goes: pyinstrument profiles of our side of each comparison.
+
+Each workload runs in a loop for a fixed time under pyinstrument's sampling
+profiler (0.1 ms interval); the result lists, per workload, the share of
+samples by package module (own time: time spent in the function itself, with
+C calls such as protobuf accessors or `json` counted in the function that made
+them) and the functions with the most own time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _common import load_corpus, parse_args, quiet_logging, write_json
+from bench_parse import _cases, _our_options
+from pyinstrument import Profiler
+
+from agentscope_proto import from_dict, to_dict
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto.formatting import body_to_json
+from agentscope_proto.formatting import format as proto_format
+from agentscope_proto.parsing import StreamParser, parse
+
+PACKAGE = "agentscope_proto"
+
+
+def _where(frame: Any) -> tuple[str, str]:
+    """(module, function) of a frame: package modules by name, the rest grouped."""
+    path = frame.file_path or ""
+    function = frame.function or "?"
+    if f"/{PACKAGE}/" in path:
+        module = PACKAGE + "." + path.split(f"/{PACKAGE}/", 1)[1].removesuffix(".py")
+        module = module.replace("/", ".")
+    elif frame.is_synthetic or not path:
+        module = "[C / builtins]"
+    elif "/site-packages/" in path:
+        module = path.split("/site-packages/", 1)[1].split("/", 1)[0]
+    elif "/bench/" in path:
+        module = "[benchmark loop]"
+    else:
+        module = "[python stdlib] " + Path(path).stem
+    return module, function
+
+
+def _profile(work: Callable[[], Any], seconds: float) -> dict[str, Any]:
+    profiler = Profiler(interval=0.0001)
+    calls = 0
+    profiler.start()
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        work()
+        calls += 1
+    profiler.stop()
+    session = profiler.last_session
+    assert session is not None
+    by_module: dict[str, float] = defaultdict(float)
+    by_function: dict[tuple[str, str], float] = defaultdict(float)
+    stack = [session.root_frame()]
+    total = 0.0
+    while stack:
+        frame = stack.pop()
+        if frame is None:
+            continue
+        stack.extend(frame.children)
+        own = frame.total_self_time
+        if own <= 0:
+            continue
+        # Synthetic frames ([self], [await]) are time of their parent function.
+        real = frame.parent if frame.is_synthetic and frame.parent is not None else frame
+        module, function = _where(real)
+        by_module[module] += own
+        by_function[(module, function)] += own
+        total += own
+    modules = sorted(by_module.items(), key=lambda kv: -kv[1])
+    functions = sorted(by_function.items(), key=lambda kv: -kv[1])[:12]
+    return {
+        "calls": calls,
+        "us_per_call": seconds / calls * 1e6,
+        "modules": [[m, t / total] for m, t in modules if t / total >= 0.01],
+        "functions": [[f"{m}:{f}", t / total] for (m, f), t in functions],
+    }
+
+
+def workloads() -> dict[str, tuple[str, Callable[[], Any]]]:
+    tools = load_corpus("tools_200")
+    tools_msgs = [from_dict(d) for d in tools]
+    chat_msgs = [from_dict(d) for d in load_corpus("chat_200")]
+    request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI)
+    request.messages.extend(from_dict(d) for d in load_corpus("tools_20"))
+    streams = {
+        provider: [c for c in _cases(provider) if c["stream"]]
+        for provider in ("openai", "anthropic", "dashscope")
+    }
+    responses = [c for c in _cases("openai") if not c["stream"]]
+
+    def server_handler() -> None:
+        # What FormatterServicer.Format does besides gRPC.
+        body = proto_format(request.messages, "openai")
+        pb.FormatResponse(body_json=body_to_json(body))
+
+    def stream(provider: str) -> Callable[[], None]:
+        def run() -> None:
+            for case in streams[provider]:
+                parser = StreamParser(provider, **_our_options(case))
+                for chunk in case["chunks"]:
+                    parser.feed(chunk)
+                parser.finish()
+
+        return run
+
+    def parse_openai() -> None:
+        for case in responses:
+            parse("openai", case["response"], **_our_options(case))
+
+    return {
+        "format_openai_tools_200": (
+            "format(tools_200 as Msgs, 'openai')",
+            lambda: proto_format(tools_msgs, "openai"),
+        ),
+        "format_openai_chat_200": (
+            "format(chat_200 as Msgs, 'openai')",
+            lambda: proto_format(chat_msgs, "openai"),
+        ),
+        "format_multi_agent_tools_200": (
+            "format(tools_200 as Msgs, 'openai', multi_agent=True)",
+            lambda: proto_format(tools_msgs, "openai", multi_agent=True),
+        ),
+        "server_format_handler": (
+            "the Format RPC handler's work on the service request (tools_20, openai)",
+            server_handler,
+        ),
+        "parse_openai": ("parse('openai', ...) over the golden responses", parse_openai),
+        "stream_openai": ("StreamParser('openai') over the golden streams", stream("openai")),
+        "stream_anthropic": (
+            "StreamParser('anthropic') over the golden streams",
+            stream("anthropic"),
+        ),
+        "stream_dashscope": (
+            "StreamParser('dashscope') over the golden streams",
+            stream("dashscope"),
+        ),
+        "from_dict_tools_200": (
+            "from_dict over tools_200",
+            lambda: [from_dict(d) for d in tools],
+        ),
+        "to_dict_tools_200": ("to_dict over tools_200", lambda: [to_dict(m) for m in tools_msgs]),
+    }
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "")
+    quiet_logging()
+    seconds = 0.2 if args.quick else 3.0
+    results = {
+        name: {"what": what, **_profile(work, seconds)}
+        for name, (what, work) in workloads().items()
+    }
+    write_json(args.json, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,679 @@
+"""Turn the benchmark results into `results.md`, `results.json` and PNG charts.
+
+Called by `run.py`; `python bench/report.py <out>/results.json` rewrites the
+report from saved results (the README too with `--readme`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TARGETS = {
+    "wire_mixed": 0.60,
+    "wire_media": 0.76,
+    "codec": 10.0,
+    "format": 2.0,
+    "parse": 2.0,
+    "echo_ratio": 0.70,
+    "scaling": 1.6,
+}
+PROVIDERS = ("openai", "anthropic", "gemini", "dashscope", "ollama", "deepseek", "openai_responses")
+README_START = "<!-- bench-results:start -->"
+README_END = "<!-- bench-results:end -->"
+
+
+def _geomean(values: list[float]) -> float:
+    return statistics.geometric_mean(values) if values else float("nan")
+
+
+def _x(value: float) -> str:
+    return f"{value:.2f}×" if value < 10 else f"{value:.1f}×"
+
+
+def _us(seconds: float) -> str:
+    us = seconds * 1e6
+    return f"{us:.2f}" if us < 10 else f"{us:.1f}" if us < 100 else f"{us:,.0f}"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f}"
+
+
+def _kb(n: int) -> str:
+    return f"{n / 1024:,.1f}"
+
+
+def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    align = align or "l" + "r" * (len(header) - 1)
+    marks = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _status(met: bool, detail: str = "") -> str:
+    return ("**met**" if met else "**missed**") + (f" ({detail})" if detail else "")
+
+
+# --- Summary -----------------------------------------------------------------
+
+
+def _service_rows(results: dict[str, Any]) -> dict[tuple[str, int, int], dict[str, Any]]:
+    return {(r["server"], r["workers"], r["concurrency"]): r for r in results["service"]["rows"]}
+
+
+def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
+    """The target table rows, and the numbers behind them."""
+    rows = []
+    facts: dict[str, Any] = {}
+    wire = results.get("wire")
+    if wire:
+        for key, label in (("mixed", "mixed (chat + tools + debate)"), ("media", "media")):
+            total = wire[key]
+            ratio = total["proto"] / total["json"]
+            floor = total["payload"] / total["json"]
+            goal = TARGETS[f"wire_{key}"]
+            detail = (
+                f"{ratio - goal:+.2f}× over; the content alone is {floor:.2f}× of the JSON"
+                if ratio > goal
+                else f"{goal - ratio:.2f}× to spare"
+            )
+            rows.append(
+                [
+                    f"Wire size, {label} corpus",
+                    f"≤ {goal:.2f}× JSON",
+                    f"{ratio:.3f}× (gzip'd: {total['proto_gzip'] / total['json_gzip']:.2f}×)",
+                    _status(ratio <= goal, detail),
+                ]
+            )
+            facts[f"wire_{key}"] = ratio
+    codec = results.get("codec")
+    if codec:
+        speedups = [r["agentscope_json"] / r["ours"] for r in codec["corpora"].values()]
+        orjson = [r["agentscope_orjson"] / r["ours"] for r in codec["corpora"].values()]
+        low = min(speedups)
+        rows.append(
+            [
+                "Codec round trip vs AgentScope dict + JSON",
+                f"≥ {TARGETS['codec']:.0f}×",
+                f"{_x(low)} – {_x(max(speedups))}, geomean {_x(_geomean(speedups))} "
+                f"(vs orjson: geomean {_x(_geomean(orjson))})",
+                _status(low >= TARGETS["codec"], "every corpus" if low >= TARGETS["codec"] else ""),
+            ]
+        )
+    fmt = results.get("format")
+    if fmt:
+        speedups = [r["agentscope"] / r["ours"] for r in fmt["rows"]]
+        good = sum(s >= TARGETS["format"] for s in speedups)
+        gm = _geomean(speedups)
+        rows.append(
+            [
+                "`format()` vs AgentScope formatters",
+                f"≥ {TARGETS['format']:.0f}×",
+                f"{_x(min(speedups))} – {_x(max(speedups))}, geomean {_x(gm)}",
+                _status(
+                    good == len(speedups),
+                    f"{good}/{len(speedups)} cases; needs {TARGETS['format'] / gm:.1f}× "
+                    "less time (geomean)",
+                ),
+            ]
+        )
+        facts["format_geomean"] = gm
+    parse = results.get("parse")
+    if parse:
+        for kind, label in (("parse", "`parse()`"), ("stream", "`StreamParser`")):
+            speedups = [r[kind]["agentscope"] / r[kind]["ours"] for r in parse["rows"]]
+            good = sum(s >= TARGETS["parse"] for s in speedups)
+            gm = _geomean(speedups)
+            rows.append(
+                [
+                    f"{label} vs AgentScope parsers (from JSON text)",
+                    f"≥ {TARGETS['parse']:.0f}×",
+                    f"{_x(min(speedups))} – {_x(max(speedups))}, geomean {_x(gm)}",
+                    _status(good == len(speedups), f"{good}/{len(speedups)} providers"),
+                ]
+            )
+    service = results.get("service")
+    if service:
+        by = _service_rows(results)
+        for workers in (1, 2):
+            fmt_row, echo_row = by.get(("format", workers, 16)), by.get(("echo", workers, 16))
+            if not fmt_row or not echo_row:
+                continue
+            ratio = fmt_row["rps"] / echo_row["rps"]
+            rows.append(
+                [
+                    f"Format RPC / Echo ceiling, concurrency 16, {workers} worker"
+                    + ("s" if workers > 1 else ""),
+                    f"≥ {TARGETS['echo_ratio']:.0%}",
+                    f"{ratio:.0%} ({fmt_row['rps']:,.0f} vs {echo_row['rps']:,.0f} RPC/s)",
+                    _status(ratio >= TARGETS["echo_ratio"]),
+                ]
+            )
+            facts[f"echo_ratio_{workers}"] = ratio
+        for concurrency in (16, 64):
+            one, two = by.get(("format", 1, concurrency)), by.get(("format", 2, concurrency))
+            if not one or not two:
+                continue
+            scale = two["rps"] / one["rps"]
+            rows.append(
+                [
+                    f"Format RPC, 2 workers / 1 worker, concurrency {concurrency}",
+                    f"≥ {TARGETS['scaling']:.1f}×",
+                    f"{_x(scale)} ({two['rps']:,.0f} vs {one['rps']:,.0f} RPC/s)",
+                    _status(scale >= TARGETS["scaling"]),
+                ]
+            )
+    return rows, facts
+
+
+# --- Sections ----------------------------------------------------------------
+
+
+def wire_section(wire: dict[str, Any]) -> str:
+    rows = []
+    named = [*wire["corpora"].items(), ("**mixed**", wire["mixed"]), ("**media**", wire["media"])]
+    for name, r in named:
+        rows.append(
+            [
+                name,
+                str(r["messages"]),
+                _kb(r["json"]),
+                _kb(r["json_utf8"]),
+                _kb(r["proto"]),
+                f"**{r['proto'] / r['json']:.3f}**",
+                f"{r['payload'] / r['json']:.3f}",
+                _kb(r["json_gzip"]),
+                _kb(r["proto_gzip"]),
+                f"{r['proto_gzip'] / r['json_gzip']:.3f}",
+            ]
+        )
+    header = [
+        "corpus",
+        "msgs",
+        "AgentScope JSON KiB",
+        "JSON, UTF-8 KiB",
+        "protobuf KiB",
+        "protobuf / JSON",
+        "content only / JSON",
+        "JSON gzip KiB",
+        "protobuf gzip KiB",
+        "gzip ratio",
+    ]
+    return _table(header, rows)
+
+
+def codec_section(codec: dict[str, Any]) -> str:
+    rows = []
+    for name, r in codec["corpora"].items():
+        rows.append(
+            [
+                name,
+                _us(r["ours"]),
+                _us(r["agentscope_json"]),
+                _us(r["agentscope_orjson"]),
+                f"**{_x(r['agentscope_json'] / r['ours'])}**",
+                _x(r["agentscope_orjson"] / r["ours"]),
+                _us(r["ours_to_dict"]),
+                _us(r["ours_from_dict"]),
+            ]
+        )
+    header = [
+        "corpus",
+        "ours: Serialize + FromString µs/msg",
+        "AgentScope: to_dict + json + from_dict µs/msg",
+        "AgentScope with orjson µs/msg",
+        "speedup vs json",
+        "speedup vs orjson",
+        "our to_dict µs/msg",
+        "our from_dict µs/msg",
+    ]
+    return _table(header, rows)
+
+
+def format_section(fmt: dict[str, Any]) -> str:
+    corpora = list(dict.fromkeys(r["corpus"] for r in fmt["rows"]))
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in fmt["rows"]:
+        cells.setdefault((r["provider"], r["mode"]), {})[r["corpus"]] = r
+    rows = []
+    for (provider, mode), by_corpus in cells.items():
+        speedups = [by_corpus[c]["agentscope"] / by_corpus[c]["ours"] for c in corpora]
+        rows.append(
+            [provider, mode.replace("_", "-")]
+            + [_x(s) for s in speedups]
+            + [f"**{_x(_geomean(speedups))}**"]
+        )
+    speed = _table(["provider", "mode", *corpora, "geomean"], rows, "ll" + "r" * (len(corpora) + 1))
+    times = []
+    for (provider, mode), by_corpus in cells.items():
+        times.append(
+            [provider, mode.replace("_", "-")]
+            + [f"{_us(by_corpus[c]['ours'])} / {_us(by_corpus[c]['agentscope'])}" for c in corpora]
+        )
+    detail = _table(["provider", "mode", *corpora], times, "ll" + "r" * len(corpora))
+    mismatched = [
+        f"{r['provider']}/{r['mode']}/{r['corpus']}" for r in fmt["rows"] if not r["same"]
+    ]
+    parity = (
+        "Both sides produced the same messages in every case."
+        if not mismatched
+        else "Outputs differed in: " + ", ".join(mismatched) + "."
+    )
+    return (
+        "Speedup = AgentScope's time / ours (above 1: ours is faster).\n\n"
+        + speed
+        + "\n\n<details><summary>Median µs per call, ours / AgentScope</summary>\n\n"
+        + detail
+        + "\n\n</details>\n\n"
+        + parity
+    )
+
+
+def parse_section(parse: dict[str, Any]) -> str:
+    def only(t: dict[str, float]) -> str:
+        if "agentscope_parser_only" not in t:
+            return "–"
+        return _x(t["agentscope_parser_only"] / t["ours_dict"])
+
+    rows = []
+    for r in parse["rows"]:
+        p, s = r["parse"], r["stream"]
+        rows.append(
+            [
+                r["provider"],
+                str(r["responses"]),
+                _ms(p["ours"]),
+                _ms(p["agentscope"]),
+                f"**{_x(p['agentscope'] / p['ours'])}**",
+                only(p),
+                f"{r['streams']} ({r['events']})",
+                _ms(s["ours"]),
+                _ms(s["agentscope"]),
+                f"**{_x(s['agentscope'] / s['ours'])}**",
+                only(s),
+            ]
+        )
+    header = [
+        "provider",
+        "responses",
+        "parse ms",
+        "AgentScope ms",
+        "speedup",
+        "parser only",
+        "streams (events)",
+        "StreamParser ms",
+        "AgentScope ms",
+        "speedup",
+        "parser only",
+    ]
+    return (
+        'Times are for all the golden cases of a provider together. "parser only": ours '
+        "from decoded dicts vs AgentScope from SDK objects built beforehand.\n\n"
+        + _table(header, rows)
+    )
+
+
+def service_section(service: dict[str, Any]) -> str:
+    rows = []
+    by = {(r["server"], r["workers"], r["concurrency"]): r for r in service["rows"]}
+    for workers in (1, 2):
+        for concurrency in (1, 16, 64):
+            f, e = by.get(("format", workers, concurrency)), by.get(("echo", workers, concurrency))
+            if not f or not e:
+                continue
+            rows.append(
+                [
+                    str(workers),
+                    str(concurrency),
+                    f"{f['rps']:,.0f}",
+                    f"{f['p50_ms']:.2f}",
+                    f"{f['p99_ms']:.2f}",
+                    f"{e['rps']:,.0f}",
+                    f"{e['p50_ms']:.2f}",
+                    f"{e['p99_ms']:.2f}",
+                    f"**{f['rps'] / e['rps']:.0%}**",
+                    f"{f['server_cpu_us_per_call']:,.0f} / {e['server_cpu_us_per_call']:,.0f}",
+                    f"{f['client_cpu_us_per_call']:,.0f}",
+                ]
+            )
+    header = [
+        "workers",
+        "concurrency",
+        "Format RPC/s",
+        "p50 ms",
+        "p99 ms",
+        "Echo RPC/s",
+        "p50 ms",
+        "p99 ms",
+        "Format / Echo",
+        "server CPU µs/call, Format / Echo",
+        "client CPU µs/call",
+    ]
+    return (
+        f"Request: the `{service['corpus']}` conversation for `{service['provider']}` "
+        f"({service['request_bytes']:,} bytes; response {service['response_bytes']:,} bytes). "
+        f"{service['warmup_s']} s warm-up, then {service['seconds']} s measured per point.\n\n"
+        + _table(header, rows)
+    )
+
+
+def profile_section(profile: dict[str, Any]) -> str:
+    parts = []
+    for name, p in profile.items():
+        modules = ", ".join(f"{m} {share:.0%}" for m, share in p["modules"][:6])
+        functions = "; ".join(f"`{f}` {share:.0%}" for f, share in p["functions"][:6])
+        parts.append(
+            f"- **{name}** — {p['what']}; {_us(p['us_per_call'] / 1e6)} µs per call under the "
+            f"profiler.\n  By module: {modules}.\n  Top functions (own time): {functions}."
+        )
+    return "\n".join(parts)
+
+
+# --- Charts ------------------------------------------------------------------
+
+
+def _charts(results: dict[str, Any], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 8, "axes.spines.top": False, "axes.spines.right": False})
+    written = []
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+        written.append(name)
+
+    wire = results.get("wire")
+    if wire:
+        names = [*wire["corpora"], "mixed", "media"]
+        data = [*wire["corpora"].values(), wire["mixed"], wire["media"]]
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        xs = range(len(names))
+        width = 0.27
+        series: list[tuple[str, Callable[[dict[str, Any]], float]]] = [
+            ("protobuf / JSON", lambda r: r["proto"] / r["json"]),
+            ("content only / JSON (floor)", lambda r: r["payload"] / r["json"]),
+            ("gzip: protobuf / JSON", lambda r: r["proto_gzip"] / r["json_gzip"]),
+        ]
+        for i, (label, fn) in enumerate(series):
+            ax.bar([x + (i - 1) * width for x in xs], [fn(r) for r in data], width, label=label)
+        ax.axhline(TARGETS["wire_mixed"], color="red", ls="--", lw=1, label="target, mixed (0.60)")
+        ax.axhline(
+            TARGETS["wire_media"], color="purple", ls=":", lw=1, label="target, media (0.76)"
+        )
+        ax.set_xticks(list(xs), names, rotation=20)
+        ax.set_ylabel("size relative to AgentScope JSON")
+        ax.set_ylim(0, 1.2)
+        ax.set_title("Wire size (lower is better)")
+        ax.legend(ncol=3, fontsize=7, loc="upper left")
+        save(fig, "wire.png")
+
+    codec = results.get("codec")
+    if codec:
+        names = list(codec["corpora"])
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        keys = [
+            ("ours", "ours: SerializeToString + FromString"),
+            ("agentscope_orjson", "AgentScope + orjson"),
+            ("agentscope_json", "AgentScope: to_dict + json + from_dict"),
+        ]
+        width = 0.27
+        for i, (key, label) in enumerate(keys):
+            ax.bar(
+                [x + (i - 1) * width for x in range(len(names))],
+                [codec["corpora"][n][key] * 1e6 for n in names],
+                width,
+                label=label,
+            )
+        ax.set_xticks(list(range(len(names))), names, rotation=20)
+        ax.set_ylabel("µs per message (log)")
+        ax.set_yscale("log")
+        ax.set_title("Codec round trip per message (lower is better)")
+        ax.legend(fontsize=7)
+        save(fig, "codec.png")
+
+    fmt = results.get("format")
+    parse = results.get("parse")
+    if fmt or parse:
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+        if fmt:
+            ax = axes[0]
+            for i, mode in enumerate(("chat", "multi_agent")):
+                values = []
+                for provider in PROVIDERS:
+                    rows = [
+                        r for r in fmt["rows"] if r["provider"] == provider and r["mode"] == mode
+                    ]
+                    values.append(_geomean([r["agentscope"] / r["ours"] for r in rows]))
+                ax.bar(
+                    [x + (i - 0.5) * 0.4 for x in range(len(PROVIDERS))],
+                    values,
+                    0.4,
+                    label=mode.replace("_", "-"),
+                )
+            ax.set_title("format(): speedup vs AgentScope (geomean)")
+        if parse:
+            ax = axes[1]
+            for i, (kind, label) in enumerate((("parse", "parse()"), ("stream", "StreamParser"))):
+                values = [r[kind]["agentscope"] / r[kind]["ours"] for r in parse["rows"]]
+                ax.bar(
+                    [x + (i - 0.5) * 0.4 for x in range(len(parse["rows"]))],
+                    values,
+                    0.4,
+                    label=label,
+                )
+            ax.set_title("Parsing: speedup vs AgentScope (from JSON)")
+        for ax in axes:
+            ax.axhline(TARGETS["format"], color="red", ls="--", lw=1, label="target 2×")
+            ax.axhline(1, color="grey", lw=0.8)
+            ax.set_yscale("log")
+            ax.set_xticks(list(range(len(PROVIDERS))), PROVIDERS, rotation=35, ha="right")
+            ax.set_ylabel("AgentScope time / ours (log)")
+            ax.legend(fontsize=7)
+        save(fig, "format_parse.png")
+
+    service = results.get("service")
+    if service:
+        by = _service_rows(results)
+        points = [(w, c) for w in (1, 2) for c in (1, 16, 64) if ("format", w, c) in by]
+        labels = [f"{w}w c{c}" for w, c in points]
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+        xs = range(len(points))
+        for i, server in enumerate(("format", "echo")):
+            axes[0].bar(
+                [x + (i - 0.5) * 0.4 for x in xs],
+                [by[(server, w, c)]["rps"] for w, c in points],
+                0.4,
+                label=server.capitalize(),
+            )
+            axes[1].bar(
+                [x + (i - 0.5) * 0.4 for x in xs],
+                [by[(server, w, c)]["p99_ms"] for w, c in points],
+                0.4,
+                label=f"{server.capitalize()} p99",
+            )
+            axes[1].scatter(
+                [x + (i - 0.5) * 0.4 for x in xs],
+                [by[(server, w, c)]["p50_ms"] for w, c in points],
+                color="black",
+                marker="_",
+                s=80,
+                zorder=3,
+                label="p50" if i == 0 else None,
+            )
+        axes[0].set_title("Throughput, RPC/s (higher is better)")
+        axes[1].set_title("Latency, ms (lower is better)")
+        axes[1].set_yscale("log")
+        for ax in axes:
+            ax.set_xticks(list(xs), labels, rotation=30)
+            ax.legend(fontsize=7)
+        save(fig, "service.png")
+    return written
+
+
+# --- Assembly ----------------------------------------------------------------
+
+
+def _machine(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items())
+    return (
+        f"{m['cpu']}, {m['cores']} cores, {m['memory']}; {m['os']}; {m['python']} "
+        f"(protobuf backend: {m['protobuf_backend']}). Versions: {versions}. "
+        f"Load average before / after: {results['load_before']} / {results['load_after']}."
+    )
+
+
+def write_report(results: dict[str, Any], out: Path, readme: Path | None = None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(
+        json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    charts = _charts(results, out)
+    targets, _ = summary(results)
+    target_table = _table(["target", "goal", "measured", "status"], targets, "llll")
+    kind = (
+        "quick smoke run (`make bench-quick`): small budgets, 20-message corpora only"
+        if results["quick"]
+        else "full run (`make bench`)"
+    )
+    sections = [
+        "# Benchmark results",
+        "",
+        f"Generated by `bench/run.py` on {results['started']}, {kind}, in "
+        f"{results['total_seconds']:.0f} s. Every number is a median over alternating "
+        "rounds of both sides in one process (see `bench/_common.py`); ratios are taken "
+        "side by side in the same run.",
+        "",
+        f"**Machine.** {_machine(results)} The service benchmark's load generator and "
+        "servers share these cores.",
+        "",
+        "## Targets",
+        "",
+        target_table,
+    ]
+    if "wire" in results:
+        sections += [
+            "",
+            "## 1. Wire size",
+            "",
+            "AgentScope JSON is `json.dumps(msg.to_dict())` per message (its defaults, "
+            "`ensure_ascii=True`); protobuf is `SerializeToString()` of the same message. "
+            '"content only" counts just what the messages say (texts, tool inputs and '
+            "outputs, raw media bytes) with no envelope at all: no lossless encoding "
+            "without compression can go below it. gzip (level 6) compresses a whole "
+            "conversation.",
+            "",
+            wire_section(results["wire"]),
+        ]
+    if "codec" in results:
+        sections += [
+            "",
+            "## 2. Codec speed",
+            "",
+            "Round trip of one message through bytes, each side from and to its own "
+            "message objects.",
+            "",
+            codec_section(results["codec"]),
+        ]
+    if "format" in results:
+        sections += [
+            "",
+            "## 3. Format speed",
+            "",
+            "`agentscope_proto.formatting.format(msgs, provider)` on protobuf `Msg`s vs "
+            "`await <Provider>ChatFormatter().format(msgs)` (or `MultiAgentFormatter`) on "
+            "AgentScope `Msg`s; AgentScope is timed inside one coroutine, so only its "
+            "formatting is counted. Logging is off on both sides.",
+            "",
+            format_section(results["format"]),
+        ]
+    if "parse" in results:
+        sections += [
+            "",
+            "## 4. Parse speed",
+            "",
+            "The golden responses and streams of `tests/golden/parsers/` (cases whose "
+            "expected outcome is an error are left out). Ours: `parse(provider, text)` and "
+            "`StreamParser.feed(text)` per event; AgentScope: `json.loads`, the SDK's "
+            "response object, then its model class's parser.",
+            "",
+            parse_section(results["parse"]),
+        ]
+    if "service" in results:
+        sections += [
+            "",
+            "## 5. Service over loopback",
+            "",
+            "`agentscope-proto serve --workers N` vs the Echo ceiling (`bench/echo_server.py`: "
+            "the same server stack, its Format handler returning a precomputed response of "
+            "the same size). The servers run with `--log-level error`. Closed-loop Python "
+            "load generator (grpc.aio) in one process on the same machine.",
+            "",
+            service_section(results["service"]),
+        ]
+    if "profile" in results:
+        sections += [
+            "",
+            "## Where the time goes",
+            "",
+            "pyinstrument samples of our side (`bench/profile_hot.py`). Own time: C calls "
+            "(protobuf accessors, `json`) count in the Python function that made them.",
+            "",
+            profile_section(results["profile"]),
+        ]
+    notes = out / "NOTES.md"
+    if notes.exists():
+        sections += ["", notes.read_text(encoding="utf-8").strip()]
+    if charts:
+        sections += ["", "## Charts", ""] + [f"![{c}]({c})" for c in charts]
+    (out / "results.md").write_text("\n".join(sections) + "\n", encoding="utf-8")
+    if readme is not None:
+        _update_readme(readme, results, target_table, charts)
+
+
+def _update_readme(readme: Path, results: dict[str, Any], table: str, charts: list[str]) -> None:
+    text = readme.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        return
+    m = results["machine"]
+    body = "\n".join(
+        [
+            README_START,
+            f"Measured on {results['started'][:10]}: {m['cpu']}, {m['cores']} cores, "
+            f"{m['python']}, agentscope {m['versions']['agentscope']}, protobuf "
+            f"{m['versions']['protobuf']} ({m['protobuf_backend']}), grpcio "
+            f"{m['versions']['grpcio']}. Full tables: [bench/results.md](bench/results.md).",
+            "",
+            table,
+            "",
+            *[f"![{c}](bench/{c})" for c in charts],
+            README_END,
+        ]
+    )
+    head, rest = text.split(README_START, 1)
+    tail = rest.split(README_END, 1)[1]
+    readme.write_text(head + body + tail, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("results", type=Path, help="a results.json written by run.py")
+    parser.add_argument("--readme", type=Path, help="also refresh this README's table")
+    args = parser.parse_args()
+    results = json.loads(args.results.read_text(encoding="utf-8"))
+    write_report(results, args.results.parent, args.readme)
+
+
+if __name__ == "__main__":
+    main()
