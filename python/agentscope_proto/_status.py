@@ -24,6 +24,7 @@ DOMAIN = "agentscope-proto"
 _CODES: dict[type, int] = {
     errors.MediaAccessError: code_pb2.FAILED_PRECONDITION,
     errors.UnsupportedMediaError: code_pb2.INVALID_ARGUMENT,
+    errors.ToolChoiceError: code_pb2.INVALID_ARGUMENT,
     errors.FormatError: code_pb2.INVALID_ARGUMENT,
     errors.MessageFormatError: code_pb2.INVALID_ARGUMENT,
     errors.ParseError: code_pb2.INVALID_ARGUMENT,

@@ -410,6 +410,8 @@ def raise_for_error_body(provider: str, response: dict[str, Any]) -> None:
     if error is None or error == {}:
         return
     if isinstance(error, dict):
-        kind = error.get("type") or error.get("code") or error.get("status") or "error"
+        # Gemini sends both `code: 400` and `status: "INVALID_ARGUMENT"`; the
+        # status says more.
+        kind = error.get("type") or error.get("status") or error.get("code") or "error"
         raise ProviderError(provider, str(kind), str(error.get("message", error)))
     raise ProviderError(provider, "error", str(error))
