@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -165,6 +166,20 @@ def machine_info() -> dict[str, Any]:
     except (ValueError, OSError):
         memory = "?"
     packages = ["agentscope", "protobuf", "grpcio", "orjson", "agentscope-proto"]
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", "python"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        commit, changed = "", ""
+    if commit and changed:
+        commit += " (with uncommitted changes under python/)"
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -173,4 +188,5 @@ def machine_info() -> dict[str, Any]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "protobuf_backend": api_implementation.Type(),
         "versions": {name: version(name) for name in packages},
+        "commit": commit or "?",
     }

@@ -11,6 +11,7 @@ provider's other fields); AgentScope's formatter returns the message list.
 
 Before timing, the two outputs are compared (Anthropic: after AgentScope's
 model class would lift the system message into `system`); `same` records it.
+A conversation that either side refuses is not timed; `errors` says why.
 """
 
 from __future__ import annotations
@@ -78,21 +79,33 @@ def main() -> None:
                 def run_theirs(formatter: Any = formatter, theirs: Any = theirs) -> Any:
                     return formatter.format(theirs)
 
-                same = _same(provider, run_ours(), loop.run_until_complete(run_theirs()))
-                times = compare(
-                    {"ours": sync_timer(run_ours), "agentscope": async_timer(loop, run_theirs)},
-                    budget,
+                row: dict[str, Any] = {
+                    "corpus": name,
+                    "provider": provider,
+                    "mode": mode,
+                    "messages": len(dicts),
+                }
+                errors = {}
+                try:
+                    ours_out = run_ours()
+                except Exception as exc:
+                    errors["ours"] = f"{type(exc).__name__}: {exc}"
+                try:
+                    theirs_out = loop.run_until_complete(run_theirs())
+                except Exception as exc:
+                    errors["agentscope"] = f"{type(exc).__name__}: {exc}"
+                if errors:
+                    # Nothing to time: a conversation one side refuses is reported as such.
+                    rows.append({**row, "same": len(errors) == 2, "errors": errors})
+                    continue
+                row["same"] = _same(provider, ours_out, theirs_out)
+                row.update(
+                    compare(
+                        {"ours": sync_timer(run_ours), "agentscope": async_timer(loop, run_theirs)},
+                        budget,
+                    )
                 )
-                rows.append(
-                    {
-                        "corpus": name,
-                        "provider": provider,
-                        "mode": mode,
-                        "messages": len(dicts),
-                        "same": same,
-                        **times,
-                    }
-                )
+                rows.append(row)
     loop.close()
     write_json(args.json, {"rows": rows})
 

@@ -258,7 +258,8 @@ def wav(g: Gen, size: int) -> tuple[str, bytes]:
 
 
 def mp3(g: Gen, size: int) -> tuple[str, bytes]:
-    return "audio/mpeg", b"ID3\x04\x00\x00" + g.rng.randbytes(size)
+    # AgentScope names MP3 "audio/mp3" (its OpenAI formatter accepts nothing else).
+    return "audio/mp3", b"ID3\x04\x00\x00" + g.rng.randbytes(size)
 
 
 MEDIA: tuple[tuple[str, Callable[[Gen, int], tuple[str, bytes]]], ...] = (

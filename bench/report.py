@@ -108,7 +108,7 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
         )
     fmt = results.get("format")
     if fmt:
-        speedups = [r["agentscope"] / r["ours"] for r in fmt["rows"]]
+        speedups = [r["agentscope"] / r["ours"] for r in fmt["rows"] if "ours" in r]
         good = sum(s >= TARGETS["format"] for s in speedups)
         gm = _geomean(speedups)
         rows.append(
@@ -241,20 +241,30 @@ def format_section(fmt: dict[str, Any]) -> str:
     cells: dict[tuple[str, str], dict[str, Any]] = {}
     for r in fmt["rows"]:
         cells.setdefault((r["provider"], r["mode"]), {})[r["corpus"]] = r
+
+    def speedup(r: dict[str, Any]) -> float | None:
+        return r["agentscope"] / r["ours"] if "ours" in r else None
+
     rows = []
     for (provider, mode), by_corpus in cells.items():
-        speedups = [by_corpus[c]["agentscope"] / by_corpus[c]["ours"] for c in corpora]
+        speedups = [speedup(by_corpus[c]) for c in corpora]
+        timed = [x for x in speedups if x is not None]
         rows.append(
             [provider, mode.replace("_", "-")]
-            + [_x(s) for s in speedups]
-            + [f"**{_x(_geomean(speedups))}**"]
+            + [_x(x) if x is not None else "error" for x in speedups]
+            + [f"**{_x(_geomean(timed))}**"]
         )
     speed = _table(["provider", "mode", *corpora, "geomean"], rows, "ll" + "r" * (len(corpora) + 1))
     times = []
     for (provider, mode), by_corpus in cells.items():
         times.append(
             [provider, mode.replace("_", "-")]
-            + [f"{_us(by_corpus[c]['ours'])} / {_us(by_corpus[c]['agentscope'])}" for c in corpora]
+            + [
+                f"{_us(by_corpus[c]['ours'])} / {_us(by_corpus[c]['agentscope'])}"
+                if "ours" in by_corpus[c]
+                else "error"
+                for c in corpora
+            ]
         )
     detail = _table(["provider", "mode", *corpora], times, "ll" + "r" * len(corpora))
     mismatched = [
@@ -265,6 +275,13 @@ def format_section(fmt: dict[str, Any]) -> str:
         if not mismatched
         else "Outputs differed in: " + ", ".join(mismatched) + "."
     )
+    refused = []
+    for r in fmt["rows"]:
+        if "errors" in r:
+            why = "; ".join(f"{side}: {error}" for side, error in r["errors"].items())
+            refused.append(f"{r['provider']}/{r['mode']}/{r['corpus']} ({why})")
+    if refused:
+        parity += " Not timed, refused by a side: " + ", ".join(refused) + "."
     return (
         "Speedup = AgentScope's time / ours (above 1: ours is faster).\n\n"
         + speed
@@ -319,7 +336,7 @@ def parse_section(parse: dict[str, Any]) -> str:
     )
 
 
-def service_section(service: dict[str, Any]) -> str:
+def service_section(service: dict[str, Any], cores: int) -> str:
     rows = []
     by = {(r["server"], r["workers"], r["concurrency"]): r for r in service["rows"]}
     for workers in (1, 2):
@@ -355,11 +372,26 @@ def service_section(service: dict[str, Any]) -> str:
         "server CPU µs/call, Format / Echo",
         "client CPU µs/call",
     ]
+    bound = ""
+    one, two = by.get(("format", 1, 64)), by.get(("format", 2, 64))
+    if one and two and cores == 2:
+        server, client = one["server_cpu_us_per_call"], one["client_cpu_us_per_call"]
+        bound = (
+            "\n\nScaling on 2 cores shared with the client: one worker is bound by its own "
+            f"core (≈{server:,.0f} µs of server CPU per call at concurrency 64), two workers "
+            f"by both cores, which also run the client (≈{client:,.0f} µs per call). From "
+            f"CPU per call alone, two workers can reach at most 2 × {server:,.0f} / "
+            f"({server:,.0f} + {client:,.0f}) = {2 * server / (server + client):.2f}× one "
+            f"worker; measured {two['rps'] / one['rps']:.2f}×, with the server CPU per call "
+            f"rising to ≈{two['server_cpu_us_per_call']:,.0f} µs as three busy processes "
+            "share two cores."
+        )
     return (
         f"Request: the `{service['corpus']}` conversation for `{service['provider']}` "
         f"({service['request_bytes']:,} bytes; response {service['response_bytes']:,} bytes). "
         f"{service['warmup_s']} s warm-up, then {service['seconds']} s measured per point.\n\n"
         + _table(header, rows)
+        + bound
     )
 
 
@@ -383,6 +415,7 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     plt.rcParams.update({"font.size": 8, "axes.spines.top": False, "axes.spines.right": False})
     written = []
@@ -438,6 +471,7 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
         ax.set_xticks(list(range(len(names))), names, rotation=20)
         ax.set_ylabel("µs per message (log)")
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_title("Codec round trip per message (lower is better)")
         ax.legend(fontsize=7)
         save(fig, "codec.png")
@@ -452,7 +486,9 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
                 values = []
                 for provider in PROVIDERS:
                     rows = [
-                        r for r in fmt["rows"] if r["provider"] == provider and r["mode"] == mode
+                        r
+                        for r in fmt["rows"]
+                        if r["provider"] == provider and r["mode"] == mode and "ours" in r
                     ]
                     values.append(_geomean([r["agentscope"] / r["ours"] for r in rows]))
                 ax.bar(
@@ -477,6 +513,9 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
             ax.axhline(TARGETS["format"], color="red", ls="--", lw=1, label="target 2×")
             ax.axhline(1, color="grey", lw=0.8)
             ax.set_yscale("log")
+            ax.yaxis.set_major_locator(FixedLocator([0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20]))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+            ax.yaxis.set_minor_formatter(NullFormatter())
             ax.set_xticks(list(range(len(PROVIDERS))), PROVIDERS, rotation=35, ha="right")
             ax.set_ylabel("AgentScope time / ours (log)")
             ax.legend(fontsize=7)
@@ -514,6 +553,7 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
         axes[0].set_title("Throughput, RPC/s (higher is better)")
         axes[1].set_title("Latency, ms (lower is better)")
         axes[1].set_yscale("log")
+        axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         for ax in axes:
             ax.set_xticks(list(xs), labels, rotation=30)
             ax.legend(fontsize=7)
@@ -529,7 +569,8 @@ def _machine(results: dict[str, Any]) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items())
     return (
         f"{m['cpu']}, {m['cores']} cores, {m['memory']}; {m['os']}; {m['python']} "
-        f"(protobuf backend: {m['protobuf_backend']}). Versions: {versions}. "
+        f"(protobuf backend: {m['protobuf_backend']}). Versions: {versions}; "
+        f"agentscope-proto at commit {m.get('commit', '?')}. "
         f"Load average before / after: {results['load_before']} / {results['load_after']}."
     )
 
@@ -620,7 +661,7 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "the same size). The servers run with `--log-level error`. Closed-loop Python "
             "load generator (grpc.aio) in one process on the same machine.",
             "",
-            service_section(results["service"]),
+            service_section(results["service"], results["machine"]["cores"]),
         ]
     if "profile" in results:
         sections += [
