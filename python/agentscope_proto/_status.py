@@ -35,6 +35,23 @@ _CODES: dict[type, int] = {
 _CLASSES: dict[str, Any] = {cls.__name__: cls for cls in _CODES}
 
 
+# A status travels in HTTP/2 trailers, which clients accept up to 8 KiB by
+# default (grpc.max_metadata_size); past that the client sees RESOURCE_EXHAUSTED
+# "Stream removed" instead of the error. Error texts echo client input (a 5000
+# character URL, a provider's error message), and grpc-message percent-encodes
+# every non-ASCII byte, so each echoed text is clipped to a few hundred bytes.
+_PATH_BYTES = 256
+_TEXT_BYTES = 512
+
+
+def _clip(text: str, limit: int = _TEXT_BYTES) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    head = data[:limit].decode("utf-8", "ignore")
+    return f"{head}... ({len(text)} characters in all)"
+
+
 def _pack(message: object) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)  # type: ignore[arg-type]
@@ -60,16 +77,17 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
         path = (
             f"{field_prefix}.{path}" if path and not path.startswith("[") else field_prefix + path
         )
+    path = _clip(path, _PATH_BYTES)
     code = _code(exc)
     metadata = {"path": path}
     if isinstance(exc, errors.ProviderError):
-        metadata.update(provider=exc.provider, error_type=exc.error_type)
+        metadata.update(provider=_clip(exc.provider, 64), error_type=_clip(exc.error_type, 128))
     details = [
         _pack(
             error_details_pb2.ErrorInfo(reason=type(exc).__name__, domain=DOMAIN, metadata=metadata)
         )
     ]
-    reason = getattr(exc, "reason", None) or str(exc)
+    reason = _clip(getattr(exc, "reason", None) or str(exc))
     if code == code_pb2.FAILED_PRECONDITION:
         violation = error_details_pb2.PreconditionFailure.Violation(
             type="MEDIA_ACCESS", subject=path, description=reason
@@ -85,7 +103,7 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
             field=path, description=reason
         )
         details.append(_pack(error_details_pb2.BadRequest(field_violations=[field_violation])))
-    message = f"{path}: {reason}" if path and not str(exc).startswith(path) else str(exc)
+    message = f"{path}: {reason}" if path else reason
     return status_pb2.Status(code=code, message=message, details=details)
 
 
