@@ -102,6 +102,9 @@ def _format_kwargs(request: pb.FormatRequest) -> dict[str, Any]:
         tools = _json.loads(request.tools_json, "tools_json")
         if not isinstance(tools, list):
             raise FormatError("tools_json", "expected a JSON array of tool schemas")
+        for index, tool in enumerate(tools):
+            if not isinstance(tool, dict):
+                raise FormatError(f"tools_json[{index}]", "expected a tool schema object")
         kwargs["tools"] = tools
     if request.tool_choice:
         kwargs["tool_choice"] = request.tool_choice
