@@ -242,6 +242,13 @@ def fetch(url: str, limits: MediaLimits, location: str) -> bytes:
             raise MediaAccessError(location, f"{url!r}: {exc.reason}") from None
         # An error status; its body (an error page) is of no use.
         raise OSError(f"HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, str) and exc.reason.startswith("unknown url type"):
+            # A redirect to a scheme this opener has no handler for (ftp:).
+            raise MediaAccessError(
+                location, f"{url!r}: redirect not allowed ({exc.reason})"
+            ) from None
+        raise
     except http.client.HTTPException as exc:
         # Truncated bodies and bad status lines are transfer failures too.
         raise OSError(f"{type(exc).__name__}: {exc}") from None
