@@ -9,9 +9,12 @@ returned `FormattedBody` (a `dict`).
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from . import _json
 from ._blocks import blocks_to_list
@@ -232,14 +235,29 @@ def format(
 
 def body_to_json(body: Mapping[str, Any]) -> bytes:
     """A formatted body as UTF-8 JSON; `bytes` values become base64 text
-    (Gemini's `thought_signature`, as its REST API expects)."""
-    return _json.dumps(_jsonable(body), "body").encode("utf-8")
+    (Gemini's `thought_signature`, as its REST API expects).
+
+    The server's hot path: orjson writes the same compact UTF-8 text as `json`
+    (in a tenth of the time). What orjson refuses (integers beyond 64 bits,
+    non-string keys, lone surrogates, nesting past 255 levels) goes through
+    `_json.dumps`, which accepts or reports it as before. orjson writes NaN and
+    infinities as `null` where `_json` refuses them; no body the server makes
+    holds one, because every JSON field of a request is decoded strictly.
+    """
+    try:
+        return orjson.dumps(body, default=_base64)
+    except orjson.JSONEncodeError:
+        return _json.dumps(_jsonable(body), "body").encode("utf-8")
+
+
+def _base64(value: Any) -> str:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
-        import base64
-
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, dict):
         return {key: _jsonable(item) for key, item in value.items()}
