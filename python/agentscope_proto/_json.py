@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from .errors import MessageFormatError
 
 __all__ = ["MAX_DEPTH", "check_depth", "dumps", "loads"]
@@ -87,6 +89,27 @@ def dumps(value: Any, path: str = "$") -> str:
 
 def loads(text: str | bytes, path: str = "$") -> Any:
     """Decode JSON text; `path` names the field in errors."""
+    # Fast path: orjson decodes the text, and the text being exactly what
+    # orjson writes back for the value proves it held no duplicate key (a
+    # dropped member would make the text longer), no integer orjson turned
+    # into a float and no constant; the depth check follows as below. That is
+    # the case for the text this package writes (`dumps` is orjson's format
+    # but for rare float spellings), so it is every `*_json` field it made.
+    # Any other text (spaces, escaped non-ASCII, errors) takes the strict
+    # decoder, which decides it exactly as before.
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        value = orjson.loads(text)
+        if orjson.dumps(value) == text.encode("utf-8"):
+            _check_text(text, value, path)
+            return value
+    except (orjson.JSONDecodeError, UnicodeError):
+        pass
+    return _strict_loads(text, path)
+
+
+def _strict_loads(text: str | bytes, path: str) -> Any:
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
