@@ -52,7 +52,8 @@ json_values = st.recursive(
     ),
     max_leaves=8,
 )
-INLINE_IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64}}  # fmt: skip
+INLINE_SOURCE = {"type": "base64", "media_type": "image/png", "data": PNG_B64}
+INLINE_IMAGE = {"type": "image", "source": INLINE_SOURCE}
 WEB_IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}}
 # Gemini and Ollama send images inline, so a web image needs a download, which
 # format() refuses unless allowed: those get inline images only.
@@ -81,7 +82,7 @@ def conversations(draw: st.DrawFn, web_images: bool = True) -> list[dict[str, An
                 "input": draw(
                     st.dictionaries(st.text(min_size=1, max_size=5), json_values, max_size=3)
                 ),
-            }  # fmt: skip
+            }
             for i in range(draw(st.integers(0, 2)))
         ]
         if not reply and not calls:
@@ -91,7 +92,8 @@ def conversations(draw: st.DrawFn, web_images: bool = True) -> list[dict[str, An
             results = []
             for call in calls:
                 output = draw(st.one_of(text, st.lists(text_block | image, min_size=1, max_size=2)))
-                results.append({"type": "tool_result", "id": call["id"], "name": call["name"], "output": output})  # fmt: skip
+                result = {"type": "tool_result", "id": call["id"], "name": call["name"]}
+                results.append({**result, "output": output})
             msgs.append({"name": "system", "role": "system", "content": results})
     return msgs
 
@@ -172,9 +174,12 @@ def test_events_reordered_dropped_or_repeated_are_typed_errors_at_worst(
     _typed(run)
 
 
+SSE_PIECES = [b"data: ", b"\n", b"\n\n", b"{", b"}", b'"', b"data: {}\n\n", b"[DONE]"]
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 @SETTINGS
-@given(data=st.lists(st.binary(max_size=200) | st.sampled_from([b"data: ", b"\n", b"\n\n", b"{", b"}", b'"', b"data: {}\n\n", b"[DONE]"]), max_size=20))  # fmt: skip
+@given(data=st.lists(st.binary(max_size=200) | st.sampled_from(SSE_PIECES), max_size=20))
 def test_random_stream_bytes_are_typed_errors_at_worst(provider: str, data: list[bytes]) -> None:
     def run() -> None:
         parser = StreamParser(provider)
