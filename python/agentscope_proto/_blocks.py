@@ -270,6 +270,53 @@ _SOURCE_PLANS: dict[str, _Plan] = {
 }
 
 
+# The fast path of `blocks_to_list`: one `ListFields()` call (a single C call)
+# shows a block's set fields at once, in field number order, which for every
+# kind is the order of its keys in `_KEYS`. A block whose set fields include
+# every required key and no `extra_json`/`key_order` converts straight from
+# them; any other block (an empty required string, extras, a custom key order)
+# takes `_emit`. Composite keys read their field's value directly.
+def _source_dict(source: MediaSource) -> dict[str, Any]:
+    which = source.WhichOneof("source")
+    if which is None:
+        raise MessageFormatError("source", "media source has neither url nor data")
+    kind = "url" if which == "url" else "base64"
+    return _emit(kind, source, _SOURCE_PLANS[kind])
+
+
+def _result_blocks(blocks: ContentBlocks) -> list[dict[str, Any]]:
+    return blocks_to_list(blocks.items)
+
+
+# Composite key -> (field, how its value converts) as ListFields reports it.
+_COMPOSITE_FIELDS: dict[str, tuple[tuple[str, Callable[[Any], Any] | None], ...]] = {
+    "source": (("source", _source_dict),),
+    "output": (("text", None), ("blocks", _result_blocks)),
+}
+# Field descriptor -> (key, writer, whether the key is required).
+_QuickKeys: TypeAlias = dict[Any, tuple[str, Callable[[Any], Any] | None, bool]]
+
+
+def _quick(cls: Any, keys: tuple[_Key, ...]) -> tuple[_QuickKeys, int]:
+    """The fast path's table of a kind, and how many of its keys are required."""
+    fields = cls.DESCRIPTOR.fields_by_name
+    table: _QuickKeys = {}
+    numbers = []
+    for spec in keys:
+        pairs = _COMPOSITE_FIELDS[spec.key] if spec.field is None else ((spec.field, spec.write),)
+        for name, write in pairs:
+            table[fields[name]] = (spec.key, write, not spec.optional)
+            numbers.append(fields[name].number)
+    # The fast path relies on field number order being key order.
+    assert numbers == sorted(numbers), cls
+    return table, sum(not spec.optional for spec in keys)
+
+
+_QUICK: dict[str, tuple[_QuickKeys, int]] = {
+    kind: _quick(_CLASSES[kind], keys) for kind, keys in _KEYS.items()
+}
+
+
 def _fill(message: Any, keys: tuple[_Key, ...], data: Mapping[str, Any], path: str) -> None:
     """Copy a block dict into `message`: modelled keys to fields, the rest to extras."""
     canonical = ["type"]
@@ -439,8 +486,21 @@ def blocks_to_list(blocks: Any) -> list[dict[str, Any]]:
         inner = getattr(block, which)
         if which == "opaque":
             out.append(_opaque_to_dict(inner))
+            continue
+        table, required = _QUICK[which]
+        data: dict[str, Any] = {"type": which}
+        for field, value in inner.ListFields():
+            step = table.get(field)
+            if step is None:  # extra_json or key_order
+                break
+            key, write, needed = step
+            data[key] = value if write is None else write(value)
+            required -= needed
         else:
-            out.append(_emit(which, inner, _PLANS[which]))
+            if not required:
+                out.append(data)
+                continue
+        out.append(_emit(which, inner, _PLANS[which]))
     return out
 
 

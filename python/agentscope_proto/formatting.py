@@ -64,12 +64,16 @@ class FormattedBody(dict[str, Any]):
 
 def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
     try:
-        if isinstance(msg, Mapping):
-            msg = from_dict(msg)
-        elif not isinstance(msg, Msg):
-            raise FormatError(
-                f"messages[{index}]", f"expected a Msg or a message dict, got {type(msg).__name__}"
-            )
+        # `type() is` first: the ABC check of `Mapping` is slow, and protobuf
+        # `Msg`s are the common input.
+        if type(msg) is not Msg:
+            if isinstance(msg, Mapping):
+                msg = from_dict(msg)
+            elif not isinstance(msg, Msg):
+                raise FormatError(
+                    f"messages[{index}]",
+                    f"expected a Msg or a message dict, got {type(msg).__name__}",
+                )
         content: str | list[dict[str, Any]]
         if msg.WhichOneof("content") == "text":
             content = msg.text
@@ -77,10 +81,11 @@ def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
             content = blocks_to_list(msg.blocks.items)
     except MessageFormatError as exc:
         raise MessageFormatError(f"messages[{index}].{exc.path}".rstrip("."), exc.reason) from None
-    if msg.role not in _ROLE_NAMES:
+    role = _ROLE_NAMES.get(msg.role)
+    if role is None:
         raise FormatError(f"messages[{index}].role", "unset")
     name = msg.name if msg.HasField("name") else None
-    return MsgView(name, _ROLE_NAMES[msg.role], content, index)
+    return MsgView(name, role, content, index)
 
 
 def _named_turns(msgs: list[MsgView], agent_name: str) -> list[MsgView]:
