@@ -8,14 +8,13 @@ same points. Where AgentScope invents an id (a timestamp plus random digits),
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from . import _json
 from ._blocks import block_from_dict, unwrap
 from ._generated.agentscope.message.v1.message_pb2 import ContentBlock
-from ._result import BlockDelta, FinishReason, ParseResult
+from ._result import BlockDelta, FinishReason, ParseResult, copy_json
 from .errors import ParseError
 from .message import new_id, new_timestamp
 from .providers import get_provider
@@ -137,7 +136,7 @@ class StreamParser:
         result.msg_id = self._msg_id
         result.timestamp = self._timestamp
         result.deltas = _delta(self._last, result.content)
-        self._last = copy.deepcopy(result.content)
+        self._last = copy_json(result.content)
         self._last_result = result
         return result
 

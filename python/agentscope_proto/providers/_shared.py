@@ -15,12 +15,14 @@ from typing import Any, TypeVar
 
 import filetype
 
+from .._result import copy_json
 from ..errors import FormatError, MediaAccessError, ToolChoiceError
 from ._base import DEFAULT_HISTORY_PROMPT, FormatContext, MsgView, group_messages
 from ._repair import loads_streaming, loads_with_repair
 
 __all__ = [
     "TOOL_CHOICE_MODES",
+    "StreamedInputs",
     "block_handler",
     "format_multi_agent",
     "history_prompt",
@@ -299,11 +301,22 @@ def validate_tool_choice(choice: Any, tools: list[Block] | None) -> str:
 # -- streamed responses ----------------------------------------------------------------
 
 
+class StreamedInputs:
+    """The last input parsed per tool call *id* (AgentScope keys it so), and the
+    argument text it was parsed from."""
+
+    __slots__ = ("parsed", "raw")
+
+    def __init__(self) -> None:
+        self.parsed: dict[str, dict[str, Any]] = {}
+        self.raw: dict[str, str] = {}
+
+
 def streamed_tool_use(
     call_id: str,
     name: str,
     raw: str | None,
-    last_inputs: dict[str, dict[str, Any]],
+    last_inputs: StreamedInputs,
     parse: bool,
 ) -> Block:
     """A tool call in a stream snapshot, as AgentScope's chat models build it.
@@ -315,8 +328,17 @@ def streamed_tool_use(
     """
     parsed: dict[str, Any] = {}
     if parse:
-        parsed = loads_streaming(raw or "", last_inputs.get(call_id))
-        last_inputs[call_id] = parsed
+        text = raw or ""
+        last = last_inputs.parsed.get(call_id)
+        if last is not None and last_inputs.raw.get(call_id) == text:
+            # The same text against the input it gave: AgentScope's parse would
+            # give that input again, so json_repair need not run. A copy, as a
+            # fresh parse would be (callers may change the snapshot they get).
+            parsed = copy_json(last)
+        else:
+            parsed = loads_streaming(text, last)
+        last_inputs.parsed[call_id] = parsed
+        last_inputs.raw[call_id] = text
     return {"type": "tool_use", "id": call_id, "name": name, "input": parsed, "raw_input": raw}
 
 

@@ -9,7 +9,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from .._result import ParseResult
+from .._result import ParseResult, copy_json
 from ..errors import FormatError, ParseError
 from ._base import (
     FormatContext,
@@ -19,6 +19,7 @@ from ._base import (
     raise_for_error_body,
 )
 from ._shared import (
+    StreamedInputs,
     block_handler,
     format_multi_agent,
     history_prompt,
@@ -316,7 +317,7 @@ class _Stream:
         self._thinking = ""
         self._signature = ""
         self._calls: dict[int, dict[str, str]] = {}
-        self._last_inputs: dict[str, dict[str, Any]] = {}
+        self._last_inputs = StreamedInputs()
         self._metadata: dict[str, Any] | None = None
         self._stop_reason = ""
         # The last snapshot as yielded (content, id, metadata), and the usage object it shares.
@@ -441,14 +442,14 @@ class _Stream:
         content = self._content()
         if not content:
             return None
-        self._last = (copy.deepcopy(content), self._id or "", copy.deepcopy(self._metadata))
+        self._last = (copy_json(content), self._id or "", copy_json(self._metadata))
         self._last_usage = self._usage
         return ParseResult(
             content=content,
             usage=dict(self._usage),
             response_id=self._id or "",
             raw_finish_reason=self._stop_reason,
-            structured_output=copy.deepcopy(self._metadata),
+            structured_output=copy_json(self._metadata),
         )
 
     def _content(self) -> list[dict[str, Any]]:
@@ -467,7 +468,7 @@ class _Stream:
             if self._options.structured_output:
                 self._metadata = block["input"]
             # The snapshot gets a copy: the parsed input is the next event's baseline.
-            block["input"] = copy.deepcopy(block["input"])
+            block["input"] = copy_json(block["input"])
             content.append(block)
         return content
 

@@ -25,6 +25,7 @@ from ._base import (
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
+    StreamedInputs,
     block_handler,
     format_multi_agent,
     history_prompt,
@@ -425,7 +426,7 @@ class _Stream:
     # Tool calls by the delta's `index`, in first-seen order.
     calls: dict[Any, Block] = field(default_factory=dict)
     # The last parsed input per tool *id* (AgentScope keys it so; ids can collide).
-    last_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    last_inputs: StreamedInputs = field(default_factory=StreamedInputs)
     metadata: dict[str, Any] | None = None
     request_id: str | None = None
     usage: dict[str, int | float] | None = None

@@ -28,6 +28,7 @@ from ._base import (
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
+    StreamedInputs,
     block_handler,
     format_multi_agent,
     history_prompt,
@@ -446,7 +447,7 @@ class ChatCompletionStream:
         self._audio = ""
         self._calls: dict[Any, _StreamedCall] = {}
         # Last parsed input per tool call *id* (AgentScope keys it so).
-        self._inputs: dict[str, dict[str, Any]] = {}
+        self._inputs = StreamedInputs()
         self._structured: Block | None = None
         self._contents: list[Block] = []
         self._last: ParseResult | None = None
