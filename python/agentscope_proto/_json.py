@@ -5,12 +5,15 @@ integers stay `int` with every digit, floats stay `float` (`-0.0` included),
 object keys keep their order and `null` stays distinct from an absent key. This
 module fixes the dialect used on the wire: compact, UTF-8, and strict (no
 `NaN`/`Infinity`, which other languages' parsers reject; no duplicate object
-keys, which parsers resolve differently) and at most `MAX_DEPTH` levels deep.
+keys, which parsers resolve differently; no lone surrogates like `"\\ud83e"`,
+which are not Unicode and which protobuf string fields refuse) and at most
+`MAX_DEPTH` levels deep.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -45,6 +48,18 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+# A \\u escape of a surrogate: only such text can decode to a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = "contains a lone surrogate (not valid Unicode)"
+
+
+def _check_unicode(text: str, path: str) -> None:
+    # str.isascii() is O(1); encoding checks the rest at C speed.
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MessageFormatError(path, _LONE_SURROGATE) from None
 
 
 def _too_deep_message(limit: int) -> str:
@@ -84,6 +99,7 @@ def dumps(value: Any, path: str = "$") -> str:
     except (TypeError, ValueError) as exc:
         raise MessageFormatError(path, f"not JSON-serializable: {exc}") from None
     _check_text(text, value, path)
+    _check_unicode(text, path)
     return text
 
 
@@ -110,6 +126,8 @@ def loads(text: str | bytes, path: str = "$") -> Any:
 
 
 def _strict_loads(text: str | bytes, path: str) -> Any:
+    if isinstance(text, str):
+        _check_unicode(text, path)
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
@@ -123,4 +141,7 @@ def _strict_loads(text: str | bytes, path: str) -> Any:
     except ValueError as exc:
         raise MessageFormatError(path, f"invalid JSON: {exc}") from None
     _check_text(text, value, path)
+    if _SURROGATE_ESCAPE.search(text):
+        # Pairs of escapes decode to one valid character; a lone one does not.
+        _check_unicode(_ENCODER.encode(value), path)
     return value

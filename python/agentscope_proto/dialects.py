@@ -863,6 +863,12 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
         # DecodeError: protobuf copies a nested block through its decoder,
         # which refuses messages nested past 100 levels.
         raise MessageFormatError("content", "blocks nested too deeply") from None
+    except UnicodeEncodeError:
+        # A protobuf string field refuses a lone surrogate (Python's json
+        # decodes "\\ud83e" to one); the JSON fields say where, these cannot.
+        raise MessageFormatError(
+            "", "a string contains a lone surrogate (not valid Unicode)"
+        ) from None
 
 
 def to_dict(msg: Msg, dialect: Dialect = "agentscope") -> dict[str, Any]:

@@ -174,6 +174,7 @@ def test_deep_tool_arguments_in_a_whole_response_are_repaired_away() -> None:
         (b'{"id": Infinity}', "Infinity is not valid JSON"),
         (b'{"id": -Infinity}', "-Infinity is not valid JSON"),
         (b'{"id": "a", "id": "b"}', "duplicate key 'id'"),
+        (b'{"id": "\\ud83e"}', "lone surrogate"),
         (b"[" * 10_000 + b"]" * 10_000, "nested deeper than 128 levels"),
         (b'{"a":' * 10_000 + b"1" + b"}" * 10_000, "nested deeper than 128 levels"),
         (b"", "invalid JSON"),
@@ -196,6 +197,7 @@ def test_message_json_edge_cases_are_message_format_errors() -> None:
         (b'{"name": "\xff"}', "invalid UTF-8"),
         (b'{"name": "u", "role": "user", "content": NaN}', "NaN"),
         (b'{"name": "u", "name": "v", "role": "user", "content": ""}', "duplicate key 'name'"),
+        (b'{"name": "\\udc00", "role": "user", "content": ""}', "lone surrogate"),
         (b"[" * 5000 + b"]" * 5000, "nested deeper"),
     ]:
         with pytest.raises(errors.MessageFormatError, match=reason):
@@ -205,9 +207,12 @@ def test_message_json_edge_cases_are_message_format_errors() -> None:
         ({"x": float("nan")}, "not JSON-serializable"),
         ({"x": float("inf")}, "not JSON-serializable"),
         ({"x": {1, 2}}, "not JSON-serializable"),
+        ({"x": "\ud83e"}, "lone surrogate"),
     ]:
         with pytest.raises(errors.MessageFormatError, match=reason):
             from_dict({**base, "metadata": metadata})
+    with pytest.raises(errors.MessageFormatError, match="lone surrogate"):
+        from_dict({**base, "name": "\ud83e"})
 
 
 def test_invalid_base64_is_a_message_format_error() -> None:

@@ -205,6 +205,7 @@ def _bad_unary_requests() -> list[tuple[str, str, bytes]]:
         (b'{"x": "\xff"}', "invalid UTF-8"),
         (b'{"x": NaN}', "NaN"),
         (b'{"id": "a", "id": "b"}', "duplicate keys"),
+        (b'{"choices": [{"message": {"content": "\\ud83e"}}]}', "a lone surrogate"),
         (b"[" * 100_000 + b"]" * 100_000, "nested 10^5 deep"),
         (b"\xef\xbb\xbf{}", "BOM"),
         (b"[" + b"1," * 100_000 + b"1]", "an array of 10^5 numbers"),
