@@ -7,9 +7,9 @@ and drains gracefully on SIGTERM/SIGINT.
 
 Clients are untrusted (SECURITY.md): requests that do not decode are
 INVALID_ARGUMENT, not gRPC's UNKNOWN; what one request may cost is capped
-(`ServerConfig.max_*`, RESOURCE_EXHAUSTED beyond); unary work runs in a worker
-thread so the event loop keeps answering health checks, and stops between
-messages once the client's deadline has passed or it cancelled.
+(`ServerConfig.max_*`, RESOURCE_EXHAUSTED beyond); unary work on big requests
+runs in a worker thread so the event loop keeps answering health checks, and
+stops between messages once the client's deadline has passed or it cancelled.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from .errors import (
 )
 from .formatting import body_to_json, format
 from .parsing import StreamParser, parse
-from .providers._base import log_safe
+from .providers._base import log_safe, warning_log_level
 
 __all__ = ["FormatterServicer", "ServerConfig", "build_server", "provider_name", "serve"]
 
@@ -66,8 +66,9 @@ _MB = 1024 * 1024
 # before the next slice makes more; a body of many tiny events would otherwise
 # make all its snapshots at once, in memory quadratic in its size.
 _RAW_LINES = 64
-# Stream messages above this size are parsed in a worker thread, like unary
-# calls, so that a huge chunk does not stall the event loop.
+# Requests and stream messages above this size are handled in a worker
+# thread, so that a huge one does not stall the event loop; smaller ones run
+# inline (a thread hop costs more than they do).
 _INLINE_BYTES = 256 * 1024
 
 
@@ -248,9 +249,21 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         # operators (and tests) can see the load spread.
         self._worker = (("x-worker-pid", str(os.getpid())),) if self._config.reuse_port else ()
 
+    def _inline(self, request: Message) -> bool:
+        """Whether to run a unary request on the event loop instead of a thread.
+
+        The hop to a worker thread costs more than formatting a small request
+        (about 8 % of Format throughput); a request up to `_INLINE_BYTES`
+        without downloads takes a few milliseconds at most, too short to stall
+        health checks. Bigger requests, and every request when downloads are
+        allowed (network waits), still go to a thread.
+        """
+        return not self._config.allow_download and request.ByteSize() <= _INLINE_BYTES
+
     def _work(self, call: Callable[[], T]) -> T:
-        """Run `call` (in a worker thread) under the configured media limits."""
-        with media_limits(self._config.media_limits):
+        """Run `call` under the configured media limits; dropped-block warnings
+        log at DEBUG (the response carries them to the client)."""
+        with media_limits(self._config.media_limits), warning_log_level(logging.DEBUG):
             try:
                 return call()
             except RecursionError:
@@ -271,8 +284,10 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             await context.send_initial_metadata(self._worker)
         budget = _Budget(context)
         try:
-            _decoded(request)
+            decoded: Message = _decoded(request)
             budget.check()  # the deadline may have passed while queued
+            if self._inline(decoded):
+                return self._work(lambda: call(budget))
             return await asyncio.to_thread(self._work, lambda: call(budget))
         except asyncio.CancelledError:
             code = "CANCELLED"

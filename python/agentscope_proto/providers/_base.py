@@ -9,12 +9,14 @@ working on the same shape is what makes byte-for-byte parity straightforward.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import logging
 import os
 import tempfile
 import urllib.parse
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, Protocol
@@ -35,9 +37,27 @@ __all__ = [
     "group_messages",
     "raise_for_error_body",
     "tool_result_to_text",
+    "warning_log_level",
 ]
 
 logger = logging.getLogger("agentscope_proto.format")
+
+# The level `FormatContext.warn` logs dropped blocks at: WARNING in process,
+# where the log line is how a caller notices; the server sets DEBUG, as it
+# returns every warning in the response and would otherwise log a line per
+# dropped block of every request.
+_WARNING_LOG_LEVEL: ContextVar[int] = ContextVar("warning_log_level", default=logging.WARNING)
+
+
+@contextlib.contextmanager
+def warning_log_level(level: int) -> Iterator[None]:
+    """Log dropped-block warnings at `level` within the block."""
+    token = _WARNING_LOG_LEVEL.set(level)
+    try:
+        yield
+    finally:
+        _WARNING_LOG_LEVEL.reset(token)
+
 
 # Control characters in logged text would let a client forge log lines.
 _LOG_ESCAPES = {code: f"\\x{code:02x}" for code in (*range(32), 127)}
@@ -147,7 +167,9 @@ class FormatContext:
         if msg is not None and block_index is not None:
             path += f".content[{block_index}]"
         self.warnings.append(FormatWarning(path, block_type, text))
-        logger.warning("%s: %s", path or "format", log_safe(text))
+        level = _WARNING_LOG_LEVEL.get()
+        if logger.isEnabledFor(level):
+            logger.log(level, "%s: %s", path or "format", log_safe(text))
 
     # -- media ------------------------------------------------------------
 
