@@ -112,10 +112,14 @@ def loads(text: str | bytes, path: str = "$") -> Any:
     # the case for the text this package writes (`dumps` is orjson's format
     # but for rare float spellings), so it is every `*_json` field it made.
     # Any other text (spaces, escaped non-ASCII, errors) takes the strict
-    # decoder, which decides it exactly as before.
+    # decoder, which decides it exactly as before. Text with `": ` (as
+    # `json.dumps` and most pretty-printed provider responses write it) is
+    # not compact, so it goes there without the futile attempt.
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
+        if '": ' in text:
+            return _strict_loads(text, path)
         value = orjson.loads(text)
         if orjson.dumps(value) == text.encode("utf-8"):
             _check_text(text, value, path)
