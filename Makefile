@@ -76,7 +76,7 @@ test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtim
 	$(OLDEST)/bin/python -m pytest -p no:cacheprovider
 
 .PHONY: check
-check: check-generated lint breaking test test-oldest bench-quick ## Everything CI runs
+check: check-generated lint breaking test test-oldest bench-quick fuzz-quick soak-quick ## Everything CI runs
 
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
@@ -100,3 +100,28 @@ bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo c
 .PHONY: bench-quick
 bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
 	$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
+
+# Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,
+# bounded in runs and seconds. The quick forms are part of `check`.
+FUZZ_TARGETS := from_dict parse stream
+FUZZ_OPTIONS := -seed=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048
+FUZZ_SECONDS ?= 300
+
+.PHONY: fuzz
+fuzz: ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes: FUZZ_SECONDS each
+	for target in $(FUZZ_TARGETS); do \
+		$(BIN)/python tests/fuzz/run.py $$target $(FUZZ_OPTIONS) -max_total_time=$(FUZZ_SECONDS) || exit 1; done
+
+.PHONY: fuzz-quick
+fuzz-quick: ## Bounded fuzzing for CI: a fixed number of runs per target (about 15 s each)
+	$(BIN)/python tests/fuzz/run.py from_dict $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
+	$(BIN)/python tests/fuzz/run.py parse $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
+	$(BIN)/python tests/fuzz/run.py stream $(FUZZ_OPTIONS) -runs=6000 -max_total_time=60
+
+.PHONY: soak
+soak: ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops): errors, RSS, p50/p99
+	$(BIN)/python tests/soak/soak.py --seconds 60 --concurrency 64 --json build/soak/soak.json
+
+.PHONY: soak-quick
+soak-quick: ## The soak for 10 s (part of check)
+	$(BIN)/python tests/soak/soak.py --seconds 10 --warmup 3 --concurrency 64
