@@ -92,7 +92,7 @@ class KnownBug:
     # The modules (file paths under python/agentscope_proto/) at fault; a stray
     # exception raised through any of them matches.
     modules: tuple[str, ...]
-    exception: type[BaseException]
+    exception: type[BaseException] | tuple[type[BaseException], ...]
     what: str
 
     @property
@@ -108,12 +108,19 @@ KNOWN_BUGS = [
         "event's `item_id` should be a string: used as a dict key (unhashable type)",
     ),
     KnownBug(
-        ("parsing.py", "providers/_repair.py"),
+        ("parsing.py", "_result.py", "providers/_repair.py"),
         RecursionError,
         "streamed tool-call arguments nested a few hundred levels deep: _repair.py's "
-        "json.loads accepts them (no depth limit) and StreamParser's copy.deepcopy of the "
-        "snapshot then exceeds the recursion limit; past ~1000 levels json.loads itself "
-        "raises RecursionError (only ValueError is caught)",
+        "json.loads accepts them (no depth limit; _json.MAX_DEPTH is 128) and copying the "
+        "snapshot (StreamParser, _result.py) then exceeds the recursion limit; past ~1000 "
+        "levels json.loads itself raises RecursionError (only ValueError is caught)",
+    ),
+    KnownBug(
+        ("formatting.py",),
+        (TypeError, ValueError),
+        "format(tools=[...]) with an entry that is not a mapping: `dict(tool)` raises "
+        "TypeError/ValueError (the server checks tools_json itself, so only in-process "
+        "callers see it)",
     ),
 ]
 

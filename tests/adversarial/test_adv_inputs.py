@@ -154,6 +154,13 @@ def test_known_bug_deep_streamed_tool_arguments(depth: int) -> None:
     assert typed_or_none(lambda: _feed_all("openai", [_openai_tool_chunk(arguments)])) is None
 
 
+@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[2].reason)
+@pytest.mark.parametrize("tools", [[1], ["ab"], [None]])
+def test_known_bug_format_tools_that_are_not_mappings(tools: list[Any]) -> None:
+    msg = {"name": "u", "role": "user", "content": "x"}
+    assert typed_or_none(lambda: format([msg], "openai", tools=tools)) is None
+
+
 def test_deep_tool_arguments_in_a_whole_response_are_repaired_away() -> None:
     call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": _DEEP_ARGS}}
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
