@@ -233,7 +233,18 @@ def format(
         if count is None or max_tokens is None or count <= max_tokens:
             break
         views = _truncate(views, max_tokens)
-    tool_list = [dict(tool) for tool in tools] if tools is not None else None
+    tool_list = None
+    if tools is not None:
+        if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+            raise FormatError(
+                "tools", f"expected a list of tool schemas, got {type(tools).__name__}"
+            )
+        for index, tool in enumerate(tools):
+            if not isinstance(tool, Mapping):
+                raise FormatError(
+                    f"tools[{index}]", f"expected an object, got {type(tool).__name__}"
+                )
+        tool_list = [dict(tool) for tool in tools]
     body = impl.build_body(messages, tool_list, tool_choice, ctx)
     return FormattedBody(body, list(ctx.warnings), count)
 

@@ -32,7 +32,6 @@ from agentscope_proto.parsing import StreamParser, parse
 
 from adversarial_inputs import (
     GOLDEN,
-    KNOWN_BUGS,
     ODD,
     PROVIDERS,
     golden,
@@ -125,7 +124,6 @@ def _feed_all(provider: str, events: list[Any]) -> None:
     parser.finish()
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[0].reason)
 @pytest.mark.parametrize(
     "call",
     [
@@ -143,20 +141,18 @@ def _feed_all(provider: str, events: list[Any]) -> None:
         ),
     ],
 )  # fmt: skip
-def test_known_bug_openai_responses_unhashable_ids(call: Callable[[], Any]) -> None:
+def test_openai_responses_non_string_ids_are_typed_errors(call: Callable[[], Any]) -> None:
     assert typed_or_none(call) is None
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[1].reason)
 @pytest.mark.parametrize("depth", [600, 10_000])
-def test_known_bug_deep_streamed_tool_arguments(depth: int) -> None:
+def test_deep_streamed_tool_arguments_are_typed_errors(depth: int) -> None:
     arguments = '{"a":' * depth + "1" + "}" * depth
     assert typed_or_none(lambda: _feed_all("openai", [_openai_tool_chunk(arguments)])) is None
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[2].reason)
 @pytest.mark.parametrize("tools", [[1], ["ab"], [None]])
-def test_known_bug_format_tools_that_are_not_mappings(tools: list[Any]) -> None:
+def test_format_tools_that_are_not_mappings_are_typed_errors(tools: list[Any]) -> None:
     msg = {"name": "u", "role": "user", "content": "x"}
     assert typed_or_none(lambda: format([msg], "openai", tools=tools)) is None
 

@@ -306,7 +306,8 @@ def _parse_response(response: dict[str, Any], options: ParseOptions) -> ParseRes
     acc = _Output(structured=options.structured_output)
     for index, item in enumerate(expect(response.get("output"), list, "output")):
         path = f"output[{index}]"
-        handler = _OUTPUT_ITEMS.get(expect(item, dict, path).get("type"))
+        kind = expect(expect(item, dict, path).get("type"), (str, type(None)), f"{path}.type")
+        handler = _OUTPUT_ITEMS.get(kind)
         if handler is not None:
             handler(acc, item, path)
     response_id = expect(response.get("id"), (str, type(None)), "id")
@@ -350,7 +351,7 @@ class _StreamState:
         path = f"chunk[{self._events}]"
         self._events += 1
         raise_for_error_body(PROVIDER.name, event)
-        kind = event.get("type")
+        kind = expect(event.get("type"), (str, type(None)), f"{path}.type")
         if kind == "error":
             raise ProviderError(
                 PROVIDER.name, str(event.get("code") or "error"), str(event.get("message"))
@@ -430,12 +431,13 @@ class _StreamState:
             return
         name = expect(item.get("name", ""), str, f"{path}.item.name")
         # Re-adding an item id replaces the call but keeps its place.
-        self._calls[item.get("id")] = _Call(_call_id(item, f"{path}.item"), name)
+        item_id = expect(item.get("id"), (str, type(None)), f"{path}.item.id")
+        self._calls[item_id] = _Call(_call_id(item, f"{path}.item"), name)
 
     def _on_arguments(self, event: dict[str, Any], path: str) -> None:
         if "item_id" not in event:
             raise ParseError(f"{path}.item_id", "missing")
-        call = self._calls.get(event["item_id"])
+        call = self._calls.get(expect(event["item_id"], (str, type(None)), f"{path}.item_id"))
         if call is not None:
             call.arguments += expect(event.get("delta"), str, f"{path}.delta")
 
