@@ -15,6 +15,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from agentscope_proto import from_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
@@ -218,3 +219,18 @@ def test_help(flag: str) -> None:
     result = subprocess.run([*COMMAND, flag], capture_output=True, text=True, check=True)
     for command in ("serve", "format", "parse"):
         assert command in result.stdout
+
+
+def test_limit_flags_reach_the_server() -> None:
+    served = Served("--max-blocks", "2")
+    try:
+        blocks = [{"type": "text", "text": str(i)} for i in range(3)]
+        request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI)
+        request.messages.append(from_dict({"name": "u", "role": "user", "content": blocks}))
+        with grpc.insecure_channel(served.target) as channel:
+            stub = pb_grpc.FormatterServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.Format(request, timeout=10)
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        served.stop()

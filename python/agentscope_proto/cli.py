@@ -36,6 +36,27 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument("--tls-client-ca", type=Path, help="require client certs signed by this CA")
     p.add_argument("--auth-token-env", metavar="NAME", help="env var holding the bearer token")
     p.add_argument("--grace", type=float, default=10.0, help="seconds to drain on SIGTERM")
+    p.add_argument("--max-blocks", type=int, default=100_000, help="content blocks per request")
+    p.add_argument(
+        "--max-stream-messages", type=int, default=100_000, help="messages per ParseStream"
+    )
+    p.add_argument(
+        "--max-stream-output-mb", type=int, default=1024, help="snapshot bytes per ParseStream"
+    )
+    p.add_argument(
+        "--stream-idle-seconds", type=float, default=300.0, help="end a silent ParseStream"
+    )
+    p.add_argument("--max-media-mb", type=int, default=20, help="largest media file or download")
+    p.add_argument(
+        "--download-timeout", type=float, default=10.0, help="seconds one download may take"
+    )
+    p.add_argument(
+        "--allow-network",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="a private network downloads may reach (repeatable; default: public only)",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
 
@@ -189,8 +210,17 @@ def _run_parse(args: argparse.Namespace) -> None:
 
 
 def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
+    from ._fetch import MediaLimits
     from .server import ServerConfig
 
+    try:
+        limits = MediaLimits(
+            max_bytes=args.max_media_mb * 1024 * 1024,
+            timeout=args.download_timeout,
+            allow_networks=tuple(args.allow_network),
+        )
+    except ValueError as exc:
+        raise SystemExit(f"--allow-network: {exc}") from None
     return ServerConfig(
         host=args.host,
         port=args.port,
@@ -203,6 +233,11 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         tls_client_ca=args.tls_client_ca,
         grace_seconds=args.grace,
         reuse_port=reuse_port,
+        max_blocks=args.max_blocks,
+        max_stream_messages=args.max_stream_messages,
+        max_stream_output_mb=args.max_stream_output_mb,
+        stream_idle_seconds=args.stream_idle_seconds,
+        media_limits=limits,
     )
 
 

@@ -114,7 +114,7 @@ def _large_format(target: str, outcome: list[str]) -> None:
 
 
 def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
-    served = Serve("--grace", "2")
+    served = Serve("--grace", "6")
     outcomes: list[tuple[str, str]] = []
     lock = threading.Lock()
     stop = threading.Event()
@@ -134,8 +134,8 @@ def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
                     elif kind == "short stream":  # 0.5 s: within the grace period
                         replies = list(stub.ParseStream(_stream_requests(10, 0.05), timeout=30))
                         assert replies[-1].final
-                    else:  # 5 s: longer than the grace period
-                        replies = list(stub.ParseStream(_stream_requests(50, 0.1), timeout=30))
+                    else:  # 8 s: longer than the grace period
+                        replies = list(stub.ParseStream(_stream_requests(80, 0.1), timeout=30))
                         assert replies[-1].final
                     outcome = "OK"
                 except grpc.RpcError as error:
