@@ -97,10 +97,13 @@ def _format_request() -> pb.FormatRequest:
     return format_request(case["msgs"], "openai")
 
 
-def _large_format(target: str, outcome: list[str]) -> None:
+def _large_request() -> pb.FormatRequest:
     msg = Msg(name="u", role=Role.ROLE_USER)
     msg.blocks.items.extend([ContentBlock(text=TextBlock(text="a" * 500))] * 40_000)
-    request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[msg])
+    return pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[msg])
+
+
+def _large_format(target: str, outcome: list[str], request: pb.FormatRequest) -> None:
     options = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
     with grpc.insecure_channel(target, options=options) as channel:
         try:
@@ -152,9 +155,12 @@ def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
     time.sleep(1.0)
     # One large Format (about a second of work) is surely in flight at the signal.
     slow: list[str] = []
-    slow_call = threading.Thread(target=_large_format, args=(served.target, slow))
+    # Built before the call starts, so that the wait below covers only sending
+    # 20 MB over loopback: on a loaded machine building it can take longer.
+    large = _large_request()
+    slow_call = threading.Thread(target=_large_format, args=(served.target, slow, large))
     slow_call.start()
-    time.sleep(0.3)
+    time.sleep(0.8)
     code = served.wait(signal.SIGTERM)
     stop.set()
     for thread in [*threads, slow_call]:
