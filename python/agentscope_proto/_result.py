@@ -11,7 +11,6 @@ from . import _json
 from ._blocks import block_from_dict
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role, Usage
-from .message import new_id, new_timestamp
 
 __all__ = ["BlockDelta", "FinishReason", "ParseResult", "copy_json"]
 
@@ -61,8 +60,10 @@ class ParseResult:
     raw_finish_reason: str = ""
     structured_output: dict[str, Any] | None = None
     deltas: list[BlockDelta] = field(default_factory=list)
-    msg_id: str = field(default_factory=new_id)
-    timestamp: str = field(default_factory=new_timestamp)
+    # Set by `parse()` and `StreamParser` (one id for all of a stream's
+    # snapshots); empty on results built by hand.
+    msg_id: str = ""
+    timestamp: str = ""
 
     @property
     def finish_reason(self) -> pb.FinishReason.ValueType:

@@ -60,6 +60,8 @@ def parse(
         audio_format=audio_format,
     )
     result: ParseResult = impl.parse(_response_json(response), options)
+    result.msg_id = new_id()
+    result.timestamp = new_timestamp()
     if split_think_tags:
         result.content = split_think_blocks(result.content)
     return result

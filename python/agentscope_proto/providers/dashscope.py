@@ -4,14 +4,13 @@ DashScopeChatModel build them; responses as DashScopeChatModel parses them."""
 from __future__ import annotations
 
 import base64
-import copy
 import mimetypes
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._result import ParseResult
+from .._result import ParseResult, copy_json
 from ..errors import FormatError, ParseError, ProviderError
 from ._base import (
     FormatContext,
@@ -523,11 +522,11 @@ class _Stream:
     @staticmethod
     def _copy(result: ParseResult) -> ParseResult:
         return ParseResult(
-            content=copy.deepcopy(result.content),
+            content=copy_json(result.content),
             usage=None if result.usage is None else dict(result.usage),
             response_id=result.response_id,
             raw_finish_reason=result.raw_finish_reason,
-            structured_output=copy.deepcopy(result.structured_output),
+            structured_output=copy_json(result.structured_output),
         )
 
     def finish(self) -> ParseResult:

@@ -4,13 +4,12 @@ OllamaChatModel build them; responses as OllamaChatModel parses them."""
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._result import ParseResult
+from .._result import ParseResult, copy_json
 from ..errors import FormatError, ParseError
 from ._base import (
     FormatContext,
@@ -323,11 +322,11 @@ class _Stream:
             return ParseResult(content=[])
         last = self._last
         return ParseResult(
-            content=copy.deepcopy(last.content),
+            content=copy_json(last.content),
             usage=dict(last.usage) if last.usage is not None else None,
             response_id="",
             raw_finish_reason=last.raw_finish_reason,
-            structured_output=copy.deepcopy(last.structured_output),
+            structured_output=copy_json(last.structured_output),
         )
 
 

@@ -4,13 +4,12 @@ OpenAIResponseModel parses them."""
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._result import ParseResult
+from .._result import ParseResult, copy_json
 from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ._base import (
     FormatContext,
@@ -373,7 +372,7 @@ class _StreamState:
     def finish(self) -> ParseResult:
         if self._last is None:
             return self._result([])
-        content = copy.deepcopy(self._last)
+        content = copy_json(self._last)
         if not self._tool_parsing and self._calls:
             # The extra final snapshot: inputs parsed only now (the structured
             # output stays what the text gave).
@@ -382,11 +381,11 @@ class _StreamState:
 
     def _result(self, content: list[dict[str, Any]]) -> ParseResult:
         return ParseResult(
-            content=copy.deepcopy(content),
+            content=copy_json(content),
             usage=dict(self._usage) if self._usage is not None else None,
             response_id=self._id or "",
             raw_finish_reason=self._finish,
-            structured_output=copy.deepcopy(self._metadata),
+            structured_output=copy_json(self._metadata),
         )
 
     def _content(self) -> list[dict[str, Any]]:
