@@ -278,9 +278,12 @@ def test_a_parse_stream_deadline_stops_the_parsing(
 
 
 def test_an_expired_deadline_is_not_started(server: RunningServer) -> None:
-    # A deadline too short to even reach the handler: the work never runs.
-    with grpc.insecure_channel(server.target) as channel:
+    # A deadline too short to even send the request: the work never runs. (A tiny
+    # request could beat a 1 µs deadline on some grpcio versions; 20 MB cannot.)
+    large = _large_request()
+    options = [("grpc.max_send_message_length", 64 * 1024 * 1024)]
+    with grpc.insecure_channel(server.target, options=options) as channel:
         stub = pb_grpc.FormatterServiceStub(channel)
         with pytest.raises(grpc.RpcError) as caught:
-            stub.Format(_format_request(), timeout=0.000_001)
+            stub.Format(large, timeout=0.001)
     assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
