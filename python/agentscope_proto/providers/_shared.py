@@ -23,6 +23,7 @@ from ._repair import loads_streaming, loads_with_repair
 __all__ = [
     "TOOL_CHOICE_MODES",
     "StreamedInputs",
+    "arguments_json",
     "block_handler",
     "format_multi_agent",
     "history_prompt",
@@ -65,15 +66,24 @@ def block_handler(
     return handler
 
 
+# `json.dumps(value, ensure_ascii=False)` builds this same encoder on every call.
+_ARGUMENTS = json.JSONEncoder(ensure_ascii=False)
+
+
+def arguments_json(value: Any) -> str:
+    """Tool-call arguments as AgentScope writes them: `json.dumps(value,
+    ensure_ascii=False)`, Python's default separators."""
+    return _ARGUMENTS.encode(value)
+
+
 def tool_call(block: Block) -> Block:
-    """A tool_use block as a Chat Completions `tool_calls` entry (arguments as
-    `json.dumps(..., ensure_ascii=False)` text, Python's default separators)."""
+    """A tool_use block as a Chat Completions `tool_calls` entry."""
     return {
         "id": block.get("id"),
         "type": "function",
         "function": {
             "name": block.get("name"),
-            "arguments": json.dumps(block.get("input", {}), ensure_ascii=False),
+            "arguments": arguments_json(block.get("input", {})),
         },
     }
 

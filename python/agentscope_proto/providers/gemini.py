@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from ._base import (
 )
 from ._repair import loads_with_repair
 from ._shared import (
+    arguments_json,
     format_multi_agent,
     promote_media,
     validate_tool_choice,
@@ -437,7 +437,7 @@ def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dic
         "id": signature or call["id"] or f"call_{number}",
         "name": call["name"],
         "input": args,
-        "raw_input": json.dumps(args, ensure_ascii=False),
+        "raw_input": arguments_json(args),
     }
     if signature:
         block["thought_signature"] = signature

@@ -22,6 +22,7 @@ from ._base import (
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
+    arguments_json,
     block_handler,
     format_multi_agent,
     history_prompt,
@@ -75,7 +76,7 @@ def _chat_audio(item: _Item, index: int, block: dict[str, Any]) -> None:
 
 
 def _chat_tool_use(item: _Item, index: int, block: dict[str, Any]) -> None:
-    arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+    arguments = arguments_json(block.get("input", {}))
     item.trailing.append(
         {
             "type": "function_call",
