@@ -201,9 +201,6 @@ def format(
             f"unknown option(s) {sorted(unknown)} for {impl.name}; "
             f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
         )
-    if not multi_agent and "conversation_history_prompt" in options:
-        # Only multi-agent formatters take it, as in AgentScope.
-        raise FormatError("conversation_history_prompt", "only applies with multi_agent=True")
     views = [_view(msg, index) for index, msg in enumerate(msgs)]
     agent_name = options.get("agent_name")
     if agent_name is not None:
@@ -212,6 +209,10 @@ def format(
         # The named-turns style is a chat conversation seen from one agent.
         views = _named_turns(views, agent_name)
         multi_agent = False
+    if not multi_agent and "conversation_history_prompt" in options:
+        # Only multi-agent (history-style) formatters take it, as in AgentScope;
+        # checked here once for every provider.
+        raise FormatError("conversation_history_prompt", "only applies with multi_agent=True")
     ctx = FormatContext(
         options=options,
         media_root=Path(media_root) if media_root is not None else None,

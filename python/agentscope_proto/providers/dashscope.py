@@ -573,11 +573,6 @@ class _DashScope:
     ) -> list[Block]:
         if multi_agent:
             return _format_multi_agent(msgs, ctx)
-        if "conversation_history_prompt" in ctx.options:
-            raise FormatError(
-                "options.conversation_history_prompt",
-                "only the multi-agent formatter takes a conversation history prompt",
-            )
         return _format_chat(msgs, ctx)
 
     def build_body(

@@ -483,11 +483,6 @@ class _OpenAIResponses:
     ) -> list[dict[str, Any]]:
         if multi_agent:
             return _format_multi_agent(msgs, ctx)
-        if "conversation_history_prompt" in ctx.options:
-            # The chat formatter's constructor has no such parameter.
-            raise FormatError(
-                "options.conversation_history_prompt", "only the multi-agent formatter takes it"
-            )
         return _format_chat(msgs, ctx)
 
     def build_body(
