@@ -1,7 +1,7 @@
 """The Echo ceiling of the service benchmark: the FormatterService's own server
 stack with a Format handler that does no work.
 
-It runs `agentscope_proto.server.serve` unchanged (grpc.aio, the same channel
+It runs `agentscope_proto.service.serve` unchanged (grpc.aio, the same channel
 options, health, reflection, SO_REUSEPORT worker processes like
 `agentscope-proto serve --workers N`) with one difference: `Format` returns a
 precomputed `FormatResponse` read from a file (the real response to the

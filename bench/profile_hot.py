@@ -24,7 +24,7 @@ from agentscope_proto import from_dict, to_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto.formatting import format as proto_format
 from agentscope_proto.parsing import StreamParser, parse
-from agentscope_proto.server import FormatterServicer, ServerConfig
+from agentscope_proto.service import FormatterServicer, ServerConfig
 
 PACKAGE = "agentscope_proto"
 

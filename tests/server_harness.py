@@ -6,7 +6,7 @@ import asyncio
 import threading
 from typing import Any
 
-from agentscope_proto.server import ServerConfig, _set_serving, build_server
+from agentscope_proto.service.server import ServerConfig, _set_serving, build_server
 
 
 class RunningServer:

@@ -15,7 +15,7 @@ from agentscope_proto import (
     has_content_blocks,
     to_dict,
 )
-from agentscope_proto._blocks import block_to_dict
+from agentscope_proto.message._codec import block_to_dict
 
 from conftest import load_golden
 from strict import assert_same

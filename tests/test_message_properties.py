@@ -37,9 +37,9 @@ from agentscope_proto import (
     from_dict,
     to_dict,
 )
-from agentscope_proto._blocks import block_to_dict
 from agentscope_proto._json import dumps
 from agentscope_proto.dialects import detect_dialect
+from agentscope_proto.message._codec import block_to_dict
 
 from strict import assert_same
 

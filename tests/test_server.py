@@ -29,7 +29,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 from agentscope_proto.client import FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
-from agentscope_proto.server import SERVICE_NAME, ServerConfig
+from agentscope_proto.service.server import SERVICE_NAME, ServerConfig
 
 from conftest import default_options, load_golden
 from server_harness import RunningServer
@@ -335,7 +335,7 @@ def test_auth_accepts_the_token_and_leaves_health_open(auth_server: RunningServe
 def test_auth_uses_constant_time_comparison() -> None:
     from pathlib import Path
 
-    from agentscope_proto import server
+    from agentscope_proto.service import server
 
     # Read as text: inspect.getsource parses with `ast`, which CPython 3.11 can
     # refuse after another test has hit the recursion limit.

@@ -23,7 +23,6 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     Usage,
     VideoBlock,
 )
-from ._result import BlockDelta, ParseResult
 from .client import AsyncFormatterClient, FormatterClient
 from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
 from .errors import (
@@ -62,6 +61,7 @@ from .message import (
 from .parsing import StreamParser, parse
 from .providers import PROVIDERS
 from .providers._base import FormatWarning
+from .results import BlockDelta, ParseResult
 
 __all__ = [
     "PROVIDERS",

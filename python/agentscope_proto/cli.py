@@ -211,7 +211,7 @@ def _run_parse(args: argparse.Namespace) -> None:
 
 def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
     from ._fetch import MediaLimits
-    from .server import ServerConfig
+    from .service import ServerConfig
 
     try:
         limits = MediaLimits(
@@ -250,7 +250,7 @@ def _configure_logging(level: str) -> None:
 
 
 def _worker(config: Any, level: str) -> None:
-    from .server import serve
+    from .service import serve
 
     _configure_logging(level)
     asyncio.run(serve(config))
@@ -261,7 +261,7 @@ def _run_serve(args: argparse.Namespace) -> None:
     if args.workers < 1:
         raise SystemExit("--workers must be at least 1")
     if args.workers == 1:
-        from .server import serve
+        from .service import serve
 
         asyncio.run(serve(_server_config(args, reuse_port=False)))
         return

@@ -15,15 +15,15 @@ from google.rpc import status_pb2
 from grpc_status import rpc_status
 
 from . import _json
-from ._blocks import blocks_to_list
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from ._result import BlockDelta, ParseResult
-from ._status import error_from_status
 from .dialects import from_dict
 from .formatting import FormattedBody
+from .message._codec import blocks_to_list
 from .providers._base import FormatWarning
+from .results import BlockDelta, ParseResult
+from .service.status import error_from_status
 
 __all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
 

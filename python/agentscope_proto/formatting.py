@@ -17,10 +17,10 @@ from typing import Any
 import orjson
 
 from . import _json
-from ._blocks import blocks_to_list
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from .dialects import from_dict
 from .errors import FormatError, MessageFormatError
+from .message._codec import blocks_to_list
 from .providers import get_provider
 from .providers._base import FormatContext, FormatWarning, MsgView
 

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _json
-from ._blocks import block_from_dict, unwrap
 from ._generated.agentscope.message.v1.message_pb2 import ContentBlock
-from ._result import BlockDelta, FinishReason, ParseResult, copy_json
 from .errors import ParseError
 from .message import new_id, new_timestamp
+from .message._codec import block_from_dict, unwrap
 from .providers import get_provider
 from .providers._base import ParseOptions, StreamState
 from .providers._think import ThinkSplitter, split_think_blocks
+from .results import BlockDelta, FinishReason, ParseResult, copy_json
 
 __all__ = ["BlockDelta", "FinishReason", "ParseResult", "StreamParser", "parse"]
 

@@ -30,7 +30,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     Role,
     TextBlock,
 )
-from agentscope_proto.server import ServerConfig
+from agentscope_proto.service import ServerConfig
 
 from adversarial_inputs import golden
 from server_harness import RunningServer

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from agentscope_proto import errors
-from agentscope_proto._blocks import wrap
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     Msg,
     OpaqueBlock,
@@ -28,6 +27,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 )
 from agentscope_proto.dialects import from_dict, from_json, to_dict
 from agentscope_proto.formatting import format
+from agentscope_proto.message._codec import wrap
 from agentscope_proto.parsing import StreamParser, parse
 
 from adversarial_inputs import (

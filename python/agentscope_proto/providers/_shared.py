@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import filetype
 
-from .._result import copy_json
 from ..errors import FormatError, MediaAccessError, ToolChoiceError
+from ..results import copy_json
 from ._base import DEFAULT_HISTORY_PROMPT, FormatContext, MsgView, group_messages
 from ._repair import loads_streaming, loads_with_repair
 

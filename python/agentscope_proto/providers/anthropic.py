@@ -9,8 +9,8 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from .._result import ParseResult, copy_json
 from ..errors import FormatError, ParseError
+from ..results import ParseResult, copy_json
 from ._base import (
     FormatContext,
     MsgView,

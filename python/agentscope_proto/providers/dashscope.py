@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._result import ParseResult, copy_json
 from ..errors import FormatError, ParseError, ProviderError
+from ..results import ParseResult, copy_json
 from ._base import (
     FormatContext,
     MsgView,

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._result import ParseResult
 from ..errors import FormatError, ParseError, UnsupportedMediaError
+from ..results import ParseResult
 from ._base import (
     DEFAULT_HISTORY_PROMPT,
     FormatContext,

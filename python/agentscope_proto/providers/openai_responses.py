@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._result import ParseResult, copy_json
 from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
+from ..results import ParseResult, copy_json
 from ._base import (
     FormatContext,
     MsgView,

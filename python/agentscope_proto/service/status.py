@@ -14,8 +14,8 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from . import errors
-from .errors import RemoteError
+from .. import errors
+from ..errors import RemoteError
 
 __all__ = ["DOMAIN", "error_from_status", "status_for"]
 

@@ -125,9 +125,8 @@ from typing import Any, Literal, get_args
 
 from google.protobuf.message import DecodeError
 
-from . import _json
-from ._blocks import block_from_dict, block_to_dict, blocks_from_list, blocks_to_list, unwrap
-from ._generated.agentscope.message.v1.message_pb2 import (
+from .. import _json
+from .._generated.agentscope.message.v1.message_pb2 import (
     ContentBlock,
     Msg,
     OpaqueBlock,
@@ -136,8 +135,15 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     ToolResultState,
     Usage,
 )
-from .errors import MessageFormatError
-from .message import new_id, new_timestamp
+from ..errors import MessageFormatError
+from ..message._codec import (
+    block_from_dict,
+    block_to_dict,
+    blocks_from_list,
+    blocks_to_list,
+    unwrap,
+)
+from ..message.helpers import new_id, new_timestamp
 
 __all__ = ["Dialect", "detect_dialect", "from_dict", "from_json", "to_dict", "to_json"]
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _json
-from ._blocks import block_from_dict
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role, Usage
+from .message._codec import block_from_dict
 
 __all__ = ["BlockDelta", "FinishReason", "ParseResult", "copy_json"]
 

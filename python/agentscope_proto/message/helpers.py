@@ -12,9 +12,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from . import _json
-from ._blocks import AnyBlock, block_kind, unwrap, wrap
-from ._generated.agentscope.message.v1.message_pb2 import (
+from .. import _json
+from .._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
     ImageBlock,
@@ -28,7 +27,8 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     ToolUseBlock,
     VideoBlock,
 )
-from .errors import MessageFormatError
+from ..errors import MessageFormatError
+from ._codec import AnyBlock, block_kind, unwrap, wrap
 
 __all__ = [
     "AnyBlock",

@@ -1,7 +1,7 @@
 """The gRPC FormatterService: a thin servicer over `format`, `parse` and `StreamParser`.
 
 The servicer only translates between the proto messages and the in-process
-API; errors become statuses with details (see `_status.py`). `serve()` adds the
+API; errors become statuses with details (see `status.py`). `serve()` adds the
 standard health and reflection services, optional bearer-token auth and TLS,
 and drains gracefully on SIGTERM/SIGINT.
 
@@ -35,23 +35,23 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
-from . import _json
-from ._fetch import MediaLimits, media_limits
-from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
-from ._generated.agentscope.message.v1.message_pb2 import Msg
-from ._result import ParseResult
-from ._status import status_for
-from .errors import (
+from .. import _json
+from .._fetch import MediaLimits, media_limits
+from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
+from .._generated.agentscope.message.v1.message_pb2 import Msg
+from ..errors import (
     AgentScopeProtoError,
     FormatError,
     LimitExceededError,
     MessageFormatError,
     ParseError,
 )
-from .formatting import body_to_json, format
-from .parsing import StreamParser, parse
-from .providers._base import log_safe, warning_log_level
+from ..formatting import body_to_json, format
+from ..parsing import StreamParser, parse
+from ..providers._base import log_safe, warning_log_level
+from ..results import ParseResult
+from .status import status_for
 
 __all__ = ["FormatterServicer", "ServerConfig", "build_server", "provider_name", "serve"]
 

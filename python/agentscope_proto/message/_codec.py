@@ -19,8 +19,8 @@ import binascii
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeAlias
 
-from . import _json
-from ._generated.agentscope.message.v1.message_pb2 import (
+from .. import _json
+from .._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
     ContentBlocks,
@@ -34,7 +34,7 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     ToolUseBlock,
     VideoBlock,
 )
-from .errors import MessageFormatError
+from ..errors import MessageFormatError
 
 __all__ = [
     "AnyBlock",

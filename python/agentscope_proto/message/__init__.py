@@ -1,0 +1,76 @@
+"""The message model: the generated `agentscope.message.v1` types and the helpers
+that read and build them the way AgentScope's `Msg` does.
+
+`agentscope_proto` re-exports all of it; import from here to depend on the
+message layer alone (no formatters, no gRPC).
+"""
+
+from .._generated.agentscope.message.v1.message_pb2 import (
+    AudioBlock,
+    ContentBlock,
+    ContentBlocks,
+    ImageBlock,
+    MediaSource,
+    Msg,
+    OpaqueBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+    Usage,
+    VideoBlock,
+)
+from .helpers import (
+    AnyBlock,
+    BlockType,
+    MediaBlock,
+    get_content_blocks,
+    get_text_content,
+    has_content_blocks,
+    new_audio_block,
+    new_id,
+    new_image_block,
+    new_msg,
+    new_text_block,
+    new_thinking_block,
+    new_timestamp,
+    new_tool_result_block,
+    new_tool_use_block,
+    new_video_block,
+)
+
+__all__ = [
+    "AnyBlock",
+    "AudioBlock",
+    "BlockType",
+    "ContentBlock",
+    "ContentBlocks",
+    "ImageBlock",
+    "MediaBlock",
+    "MediaSource",
+    "Msg",
+    "OpaqueBlock",
+    "Role",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolResultState",
+    "ToolUseBlock",
+    "Usage",
+    "VideoBlock",
+    "get_content_blocks",
+    "get_text_content",
+    "has_content_blocks",
+    "new_audio_block",
+    "new_id",
+    "new_image_block",
+    "new_msg",
+    "new_text_block",
+    "new_thinking_block",
+    "new_timestamp",
+    "new_tool_result_block",
+    "new_tool_use_block",
+    "new_video_block",
+]
