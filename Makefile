@@ -51,7 +51,7 @@ NODE_INTEROP := tests/interop/node
 NODE_INSTALLED := $(NODE_INTEROP)/node_modules/.installed
 $(NODE_INSTALLED): $(NODE_INTEROP)/package-lock.json
 	@echo "setup: installing the Node interop client's packages (npm ci)"
-	$(Q)cd $(NODE_INTEROP) && npm ci --no-audit --no-fund --loglevel=error
+	$(Q)cd $(NODE_INTEROP) && npm ci --no-audit --no-fund --loglevel=error $(if $(Q),--silent,)
 	$(Q)touch $@
 
 .PHONY: setup
@@ -100,20 +100,22 @@ breaking: $(INSTALLED) ## buf breaking against the released schema image (proto/
 release-schema: ## Refresh the breaking-change baseline after a release
 	buf build -o $(BASELINE)
 
-# pytest's temporary directories stay in the repository too.
+# What the tests write stays in the repository too: pytest's temporary
+# directories, and the tempfile directory (tool-result media, subprocesses).
 PYTEST_TMP := build/pytest
+TEST_ENV := TMPDIR=$(CURDIR)/build/tmp
 
 .PHONY: test
 test: $(INSTALLED) $(NODE_INSTALLED) ## Run the test suite (pytest -q)
-	$(Q)mkdir -p $(PYTEST_TMP)
-	$(Q)$(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
 	$(Q)test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
 	$(Q)$(OLDEST)/bin/python -m pip install $(PIP_QUIET) -e '.[dev]' 'protobuf==5.29.5' 'grpcio==1.70.0'
-	$(Q)mkdir -p $(PYTEST_TMP)
-	$(Q)$(OLDEST)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/oldest
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(OLDEST)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/oldest
 
 .PHONY: check
 check: check-generated lint breaking test ## The test command: generated code, lint, breaking changes, the test suite
