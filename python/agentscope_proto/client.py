@@ -8,7 +8,7 @@ same exception classes, rebuilt from the status details the server sends.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import grpc
 from google.rpc import status_pb2
@@ -155,31 +155,45 @@ def _payload(value: Any, path: str = "response") -> str:
     return _json.dumps(value, path)
 
 
-def _chunk_request(
-    provider: str, chunk: Any, raw: bool, options: pb.ParseOptions, first: bool
+StreamMode = Literal["cumulative", "deltas"]
+_STREAM_MODES: dict[str, pb.StreamMode.ValueType] = {
+    "cumulative": pb.STREAM_MODE_CUMULATIVE,
+    "deltas": pb.STREAM_MODE_DELTAS,
+}
+
+
+def _stream_head(
+    provider: str, options: pb.ParseOptions, mode: StreamMode
 ) -> pb.ParseStreamRequest:
+    """What the first message of a ParseStream carries besides its input."""
+    if mode not in _STREAM_MODES:
+        raise ParseError("mode", f"expected 'cumulative' or 'deltas', got {mode!r}")
+    return pb.ParseStreamRequest(
+        provider=_provider(provider), options=options, stream_mode=_STREAM_MODES[mode]
+    )
+
+
+def _chunk_request(chunk: Any, raw: bool) -> pb.ParseStreamRequest:
     if raw:
         # Raw body slices stay bytes: a slice may split a UTF-8 sequence.
         data = bytes(chunk) if isinstance(chunk, bytes | bytearray) else _payload(chunk).encode()
-        request = pb.ParseStreamRequest(raw_body=data)
-    else:
-        request = pb.ParseStreamRequest(chunk_json=_payload(chunk, "chunk"))
-    if first:
-        request.provider = _provider(provider)
-        request.options.CopyFrom(options)
-    return request
+        return pb.ParseStreamRequest(raw_body=data)
+    return pb.ParseStreamRequest(chunk_json=_payload(chunk, "chunk"))
 
 
 def _stream_requests(
-    provider: str, chunks: Iterable[Any], raw: bool, options: pb.ParseOptions
+    head: pb.ParseStreamRequest, chunks: Iterable[Any], raw: bool
 ) -> Iterator[pb.ParseStreamRequest]:
     first = True
     for chunk in chunks:
-        yield _chunk_request(provider, chunk, raw, options, first)
-        first = False
+        request = _chunk_request(chunk, raw)
+        if first:
+            request.MergeFrom(head)
+            first = False
+        yield request
     if first:
         # An empty stream still names its provider, so the server can answer.
-        yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+        yield head
 
 
 def _parse_options(
@@ -259,14 +273,21 @@ class FormatterClient:
         chunks: Iterable[Mapping[str, Any] | str | bytes],
         *,
         raw: bool = False,
+        mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **options: Any,
     ) -> Iterator[ParseResult]:
         """Stream events (or, with `raw=True`, raw body slices) to the server and
-        yield its snapshots; the last one is the final result. Keyword options
-        are `StreamParser`'s."""
-        parse_options = _parse_options(**options)
-        requests = _stream_requests(provider, chunks, raw, parse_options)
+        yield its results; the last one is the whole final result. Keyword
+        options are `StreamParser`'s.
+
+        `mode="cumulative"` yields the whole result so far each time;
+        `mode="deltas"` yields, before the last, results holding only what
+        changed (`deltas`, and `usage`/`response_id`/finish reasons when they
+        changed; `content` empty), so a long stream costs linear bytes.
+        """
+        head = _stream_head(provider, _parse_options(**options), mode)
+        requests = _stream_requests(head, chunks, raw)
         try:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
                 yield result_from_proto(reply.result)
@@ -346,23 +367,28 @@ class AsyncFormatterClient:
         chunks: Iterable[Any] | AsyncIterable[Any],
         *,
         raw: bool = False,
+        mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **parse_options: Any,
     ) -> AsyncIterator[ParseResult]:
-        """Stream events to the server and yield its snapshots."""
-        options = _parse_options(**parse_options)
+        """Stream events to the server and yield its results (see
+        `FormatterClient.parse_stream`, also for `mode`)."""
+        head = _stream_head(provider, _parse_options(**parse_options), mode)
 
         async def requests() -> AsyncIterator[pb.ParseStreamRequest]:
             if not isinstance(chunks, AsyncIterable):
-                for request in _stream_requests(provider, chunks, raw, options):
+                for request in _stream_requests(head, chunks, raw):
                     yield request
                 return
             first = True
             async for chunk in chunks:
-                yield _chunk_request(provider, chunk, raw, options, first)
-                first = False
+                request = _chunk_request(chunk, raw)
+                if first:
+                    request.MergeFrom(head)
+                    first = False
+                yield request
             if first:
-                yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+                yield head
 
         call = self._stub.ParseStream(requests(), timeout=timeout, metadata=self._metadata)
         try:
