@@ -49,6 +49,7 @@ from ..errors import (
 )
 from ..formatting import body_to_json, format
 from ..parsing import StreamParser, parse
+from ..providers import provider_for
 from ..providers._base import log_safe, warning_log_level
 from ..results import ParseResult
 from .status import status_for
@@ -74,9 +75,7 @@ _INLINE_BYTES = 256 * 1024
 
 def provider_name(value: int) -> str:
     """The registry name of a `Provider` enum value (`PROVIDER_OPENAI` -> `openai`)."""
-    if value == pb.PROVIDER_UNSPECIFIED or value not in pb.Provider.values():
-        raise FormatError("provider", f"required; got {value}")
-    return pb.Provider.Name(value).removeprefix("PROVIDER_").lower()  # type: ignore[arg-type]
+    return provider_for(value).name
 
 
 def _format_kwargs(request: pb.FormatRequest) -> dict[str, Any]:
