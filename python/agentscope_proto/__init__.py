@@ -6,6 +6,8 @@ a flat set of `new_*`/`get_*` helpers, `from_dict`/`to_dict`, `format`, `parse`
 and `StreamParser`.
 """
 
+from typing import Any
+
 from ._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
@@ -38,7 +40,7 @@ from .errors import (
     UnknownProviderError,
     UnsupportedMediaError,
 )
-from .formatting import FormattedBody, format
+from .formatting import FormattedBody, FormatWarning, format
 from .interop import from_agentscope, to_agentscope
 from .message import (
     AnyBlock,
@@ -58,10 +60,10 @@ from .message import (
     new_tool_use_block,
     new_video_block,
 )
+from .options import FormatSettings, ParseSettings
 from .parsing import StreamParser, parse
 from .providers import PROVIDERS
-from .providers._base import FormatWarning
-from .results import BlockDelta, ParseResult
+from .results import ContentDelta, ParsedResponse, TokenUsage
 
 __all__ = [
     "PROVIDERS",
@@ -69,12 +71,13 @@ __all__ = [
     "AnyBlock",
     "AsyncFormatterClient",
     "AudioBlock",
-    "BlockDelta",
     "BlockType",
     "ContentBlock",
     "ContentBlocks",
+    "ContentDelta",
     "Dialect",
     "FormatError",
+    "FormatSettings",
     "FormatWarning",
     "FormattedBody",
     "FormatterClient",
@@ -87,13 +90,15 @@ __all__ = [
     "Msg",
     "OpaqueBlock",
     "ParseError",
-    "ParseResult",
+    "ParseSettings",
+    "ParsedResponse",
     "ProviderError",
     "RemoteError",
     "Role",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",
+    "TokenUsage",
     "ToolChoiceError",
     "ToolResultBlock",
     "ToolResultState",
@@ -125,3 +130,12 @@ __all__ = [
     "to_dict",
     "to_json",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `ParseResult` and `BlockDelta`: the earlier, deprecated names.
+    if name in ("ParseResult", "BlockDelta"):
+        from . import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

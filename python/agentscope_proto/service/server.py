@@ -48,10 +48,11 @@ from ..errors import (
     ParseError,
 )
 from ..formatting import body_to_json, format
+from ..options import format_settings_from_proto, parse_settings_from_proto
 from ..parsing import StreamParser, parse
 from ..providers import provider_for
 from ..providers._base import log_safe, warning_log_level
-from ..results import ParseResult
+from ..results import ParsedResponse
 from .status import status_for
 
 __all__ = ["FormatterServicer", "ServerConfig", "build_server", "provider_name", "serve"]
@@ -59,7 +60,6 @@ __all__ = ["FormatterServicer", "ServerConfig", "build_server", "provider_name",
 logger = logging.getLogger("agentscope_proto.server")
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["FormatterService"].full_name
-_TOKEN_COUNTERS = {pb.TOKEN_COUNTER_CHAR: "char", pb.TOKEN_COUNTER_TIKTOKEN: "tiktoken"}
 T = TypeVar("T")
 _MB = 1024 * 1024
 # A raw stream body is fed to the parser this many lines at a time, so that
@@ -78,37 +78,14 @@ def provider_name(value: int) -> str:
     return provider_for(value).name
 
 
-def _format_kwargs(request: pb.FormatRequest) -> dict[str, Any]:
-    options = request.options
-    kwargs: dict[str, Any] = {}
-    for flag in (
-        "promote_tool_result_images",
-        "promote_tool_result_audios",
-        "promote_tool_result_videos",
-    ):
-        if getattr(options, flag):
-            kwargs[flag] = True
-    if options.HasField("conversation_history_prompt"):
-        kwargs["conversation_history_prompt"] = options.conversation_history_prompt
-    if options.HasField("max_tokens"):
-        kwargs["max_tokens"] = options.max_tokens
-    if options.token_counter:
-        kwargs["token_counter"] = _TOKEN_COUNTERS.get(options.token_counter, options.token_counter)
-    if options.multi_agent_style == pb.MULTI_AGENT_STYLE_NAMED_TURNS or options.agent_name:
-        kwargs["agent_name"] = options.agent_name
-    if options.model:
-        kwargs["model"] = options.model
-    if request.tools_json:
-        tools = _json.loads(request.tools_json, "tools_json")
-        if not isinstance(tools, list):
-            raise FormatError("tools_json", "expected a JSON array of tool schemas")
-        for index, tool in enumerate(tools):
-            if not isinstance(tool, dict):
-                raise FormatError(f"tools_json[{index}]", "expected a tool schema object")
-        kwargs["tools"] = tools
-    if request.tool_choice:
-        kwargs["tool_choice"] = request.tool_choice
-    return kwargs
+def _tools(request: pb.FormatRequest) -> list[Any] | None:
+    """The decoded `tools_json`; `format()` checks each schema (`tools[i]...`)."""
+    if not request.tools_json:
+        return None
+    tools = _json.loads(request.tools_json, "tools_json")
+    if not isinstance(tools, list):
+        raise FormatError("tools_json", "expected a JSON array of tool schemas")
+    return tools
 
 
 @dataclass(frozen=True)
@@ -323,18 +300,18 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
                     "max_blocks", f"the request holds more than {limit} content blocks"
                 )
             body = format(
-                _checked(request.messages, budget),
                 provider_name(request.provider),
-                multi_agent=request.multi_agent,
+                _checked(request.messages, budget),
+                settings=format_settings_from_proto(
+                    request.options, multi_agent=request.multi_agent
+                ),
+                tools=_tools(request),
+                tool_choice=request.tool_choice or None,
                 media_root=self._config.media_root,
                 allow_download=self._config.allow_download,
-                **_format_kwargs(request),
             )
             response = pb.FormatResponse(body_json=body_to_json(body))
-            for warning in body.warnings:
-                response.warnings.add(
-                    path=warning.path, block_type=warning.block_type, message=warning.message
-                )
+            response.warnings.extend(body.warnings)
             if body.token_count is not None:
                 response.token_count = body.token_count
             budget.check()
@@ -351,9 +328,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             result = parse(
                 provider_name(request.provider),
                 request.response_json,
-                split_think_tags=request.options.split_think_tags,
-                structured_output=request.options.structured_output,
-                audio_format=request.options.audio_format or None,
+                settings=parse_settings_from_proto(request.options),
             )
             budget.check()
             return pb.ParseResponse(result=result.to_proto())
@@ -370,7 +345,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
 
     async def _feed(
         self, parser: StreamParser, request: pb.ParseStreamRequest, index: int
-    ) -> AsyncIterator[ParseResult]:
+    ) -> AsyncIterator[ParsedResponse]:
         """The snapshots one stream message completes."""
         which = request.WhichOneof("input")
         if which == "chunk_json":
@@ -415,17 +390,9 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
                     )
                 request: pb.ParseStreamRequest = _decoded(received, f"requests[{index}]")
                 if parser is None:
-                    options = request.options
                     parser = StreamParser(
                         provider_name(request.provider),
-                        split_think_tags=options.split_think_tags,
-                        stream_tool_parsing=(
-                            options.stream_tool_parsing
-                            if options.HasField("stream_tool_parsing")
-                            else True
-                        ),
-                        structured_output=options.structured_output,
-                        audio_format=options.audio_format or None,
+                        settings=parse_settings_from_proto(request.options),
                     )
                 elif request.provider and provider_name(request.provider) != parser.provider:
                     raise FormatError(
