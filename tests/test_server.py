@@ -105,7 +105,7 @@ def test_format_rpc_equals_in_process(
         tool_choice=case["tool_choice"],
         **case["options"],
     )
-    local = format(case["msgs"], provider, **kwargs)
+    local = format(provider, case["msgs"], **kwargs)
     remote = client.format(case["msgs"], provider, **kwargs)
     # Over the wire the body is JSON (bytes become base64 text).
     assert_same(dict(remote), json.loads(body_to_json(local)))

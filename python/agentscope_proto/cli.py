@@ -250,7 +250,7 @@ def _run_format(args: argparse.Namespace) -> None:
     else:
         from .formatting import format
 
-        body = format(msgs, args.provider, media_root=args.media_root, **kwargs)
+        body = format(args.provider, msgs, media_root=args.media_root, **kwargs)
     for warning in body.warnings:
         print(f"warning: {warning.path}: {warning.message}", file=sys.stderr)
     _print(dict(body))
@@ -259,7 +259,7 @@ def _run_format(args: argparse.Namespace) -> None:
 def _result_json(result: Any) -> dict[str, Any]:
     return {
         "content": result.content,
-        "usage": result.usage,
+        "usage": None if result.usage is None else result.usage.to_dict(),
         "response_id": result.response_id,
         "finish_reason": result.raw_finish_reason,
         "structured_output": result.structured_output,
