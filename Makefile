@@ -81,7 +81,7 @@ check: check-generated lint breaking test test-oldest bench-quick fuzz-quick soa
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 	test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
-	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt
+	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt -e .
 	.venv-golden/bin/python tests/golden/make_messages.py
 	.venv-golden/bin/python tests/golden/make_formatters.py
 	.venv-golden/bin/python tests/golden/make_parsers.py

@@ -26,6 +26,7 @@ from agentscope_proto.client import format_request
 from agentscope_proto.service import ServerConfig
 
 from conftest import default_options, load_golden
+from golden_data import formatter_cases
 from server_harness import RunningServer
 
 NODE_DIR = Path(__file__).resolve().parent / "interop" / "node"
@@ -42,7 +43,7 @@ def _calls() -> list[tuple[str, str, Any]]:
     for provider in PROVIDERS:
         format_cases = [
             c
-            for c in load_golden(f"formatters/{provider}.json")["cases"]
+            for c in formatter_cases(provider)
             if "error" not in c and "media/" not in json.dumps(c["msgs"])
         ]
         for case in format_cases[:3] + [c for c in format_cases if c["tools"]][:1]:
