@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import logging
 import multiprocessing
@@ -27,6 +28,9 @@ def _serve_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the gRPC FormatterService")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     p.add_argument("--port", type=int, default=50051, help="port to bind (0: any free port)")
+    p.add_argument(
+        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
+    )
     p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
     p.add_argument("--max-message-mb", type=int, default=64, help="largest request/response")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
@@ -221,9 +225,12 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         )
     except ValueError as exc:
         raise SystemExit(f"--allow-network: {exc}") from None
+    if args.http_port is not None and importlib.util.find_spec("connectrpc") is None:
+        raise SystemExit("--http-port needs the http extra: pip install 'agentscope-proto[http]'")
     return ServerConfig(
         host=args.host,
         port=args.port,
+        http_port=args.http_port,
         max_message_mb=args.max_message_mb,
         media_root=args.media_root,
         allow_download=args.allow_download,
@@ -267,6 +274,8 @@ def _run_serve(args: argparse.Namespace) -> None:
         return
     if args.port == 0:
         raise SystemExit("--workers > 1 needs a fixed --port (the workers share it)")
+    if args.http_port == 0:
+        raise SystemExit("--workers > 1 needs a fixed --http-port (the workers share it)")
     # gRPC's recommended multi-core pattern for Python: processes sharing the
     # port with SO_REUSEPORT, the kernel balancing connections among them.
     config = _server_config(args, reuse_port=True)
