@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
-from google.protobuf import json_format
+from google.protobuf import descriptor_pb2, json_format
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto.formatting import body_to_json, format
@@ -121,3 +123,41 @@ def test_parse_stream_takes_plain_json(target: str) -> None:
     ]
     assert replies[-1]["done"] is True
     assert replies[-1]["result"]["msg"]["blocks"]["items"][0]["text"]["text"] == "Sunny."
+
+
+def _reflect(target: str, **request: Any) -> Any:
+    with grpc.insecure_channel(target) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        question = reflection_pb2.ServerReflectionRequest(**request)
+        (answer,) = stub.ServerReflectionInfo(iter([question]), timeout=30)
+    return answer
+
+
+def test_reflection_serves_source_info_and_refuses_unknown_names(target: str) -> None:
+    answer = _reflect(target, file_containing_symbol="agentscope.formatter.v1.FormatterService")
+    files = {}
+    for data in answer.file_descriptor_response.file_descriptor_proto:
+        proto = descriptor_pb2.FileDescriptorProto.FromString(data)
+        files[proto.name] = proto
+    # The service's file and its import, both with their comments.
+    assert sorted(files) == [
+        "agentscope/formatter/v1/formatter_service.proto",
+        "agentscope/message/v1/message.proto",
+    ]
+    assert all(f.source_code_info.location for f in files.values())
+    health = _reflect(target, file_containing_symbol="grpc.health.v1.Health")
+    (data,) = health.file_descriptor_response.file_descriptor_proto
+    assert descriptor_pb2.FileDescriptorProto.FromString(data).name == "grpc_health/v1/health.proto"
+    for request in (
+        {"file_containing_symbol": "agentscope.NoSuchThing"},
+        {"file_by_filename": "no/such.proto"},
+        {"all_extension_numbers_of_type": "agentscope.NoSuchMessage"},
+    ):
+        answer = _reflect(target, **request)
+        assert answer.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
+    listed = _reflect(target, list_services="")
+    assert [s.name for s in listed.list_services_response.service] == [
+        "agentscope.formatter.v1.FormatterService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ]

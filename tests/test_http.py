@@ -200,6 +200,17 @@ def test_parse_stream_over_connect_streaming(servers: Servers) -> None:
     assert end["error"]["code"] == "invalid_argument"
     _, bad_request = _details(end["error"])
     assert [v.field for v in bad_request.field_violations] == ["requests[1].input"]
+    # A stream message that does not decode is named by its index, as on gRPC.
+    status, body = servers.post(
+        PARSE_STREAM, _envelopes([good, {"bogus": 1}]), content_type="application/connect+json"
+    )
+    *_, (_, end) = _read_envelopes(body)
+    _, bad_request = _details(end["error"])
+    (violation,) = bad_request.field_violations
+    assert violation.field == "requests[1]"
+    assert violation.description.startswith(
+        "not a valid agentscope.formatter.v1.ParseStreamRequest"
+    )
 
 
 def test_bearer_token_is_required() -> None:

@@ -143,7 +143,8 @@ async def serve(
     await stop.wait()
     logger.info("draining for up to %.1fs", config.grace_seconds)
     await set_serving(health_servicer, False)
-    await server.stop(config.grace_seconds)
-    if http is not None:
-        await http.stop(config.grace_seconds)
+    if http is None:
+        await server.stop(config.grace_seconds)
+    else:
+        await asyncio.gather(server.stop(config.grace_seconds), http.stop(config.grace_seconds))
     logger.info("stopped")

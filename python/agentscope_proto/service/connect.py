@@ -41,7 +41,7 @@ from protobuf.wkt import Any as ConnectAny
 from protobuf.wkt import FileDescriptorSet as ConnectFileDescriptorSet
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from ..errors import MessageFormatError
+from ..errors import LimitExceededError, MessageFormatError
 from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
 from .servicer import SERVICE_NAME, FormatterServicer
@@ -160,10 +160,14 @@ class _Context:
         except StopAsyncIteration:
             return grpc.aio.EOF
         except ConnectError as exc:
-            if exc.code is not Code.INVALID_ARGUMENT:
-                raise
-            # A stream message that does not decode: the path names it, as on gRPC.
-            raise MessageFormatError(f"requests[{index}]", exc.message) from None
+            # The servicer's own errors, so that its error path reports them
+            # (anything else would be an internal error there).
+            if exc.code is Code.INVALID_ARGUMENT:  # the path names the message, as on gRPC
+                reason = exc.message.removeprefix("request: ")
+                raise MessageFormatError(f"requests[{index}]", reason) from None
+            if exc.code is Code.RESOURCE_EXHAUSTED:
+                raise LimitExceededError("max_message_mb", exc.message) from None
+            raise
 
 
 class _DecodeCodec:
