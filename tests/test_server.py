@@ -209,7 +209,9 @@ def test_missing_provider_is_invalid_argument(stub: pb_grpc.FormatterServiceStub
 
 def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None:
     bad = Msg(name="u", role=Role.ROLE_USER)
-    bad.blocks.items.append(ContentBlock(opaque=OpaqueBlock(type="x", block_json="{not json")))
+    bad.blocks.items.append(
+        ContentBlock(opaque=OpaqueBlock(block_type="x", block_json="{not json"))
+    )
     request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), bad])
     with pytest.raises(grpc.RpcError) as caught:
         stub.Format(request, timeout=5)
@@ -218,13 +220,37 @@ def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None
     assert _field_violation(status).startswith("messages[")
 
 
-def test_invalid_utf8_response_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
-    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI, response_json=b'{"x": "\xff"}')
-    with pytest.raises(grpc.RpcError) as caught:
-        stub.Parse(request, timeout=5)
+def test_invalid_utf8_names_the_field(server: RunningServer) -> None:
+    # `response_json` is a `string`: the Python runtime cannot even build such
+    # a request, so send the wire bytes a hostile client would.
+    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI).SerializeToString()
+    payload = b'{"x": "\xff"}'
+    raw = request + bytes([2 << 3 | 2, len(payload)]) + payload  # field 2, length-delimited
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Parse")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    info, _ = _details(caught.value)
-    assert info.reason == "ParseError"
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "response_json"
+
+
+def test_invalid_utf8_deep_in_a_message_names_its_path(server: RunningServer) -> None:
+    msg = Msg(name="u", role=Role.ROLE_USER, text="PLACEHOLDER")
+    raw = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), msg]).SerializeToString()
+    raw = raw.replace(b"PLACEHOLDER", b"PLACEHOLDE\xff")
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Format")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "messages[1].text"
+
+
+def test_client_refuses_invalid_utf8_before_sending(client: FormatterClient) -> None:
+    with pytest.raises(errors.ParseError, match="invalid UTF-8"):
+        client.parse("openai", b'{"x": "\xff"}')
 
 
 def test_local_media_is_failed_precondition(client: FormatterClient) -> None:
@@ -258,9 +284,9 @@ def test_oversize_request_is_resource_exhausted() -> None:
 def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterServiceStub) -> None:
     bad_requests = [
         lambda: stub.Parse(pb.ParseRequest(provider=pb.PROVIDER_ANTHROPIC), timeout=5),
-        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json=b"{}"), timeout=5),
+        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json="{}"), timeout=5),
         lambda: stub.Format(
-            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json=b"{}"), timeout=5
+            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json="{}"), timeout=5
         ),
     ]
     for send in bad_requests:
@@ -275,7 +301,7 @@ def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterService
 def _slow_chunks(count: int, delay: float) -> Iterator[pb.ParseStreamRequest]:
     chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": "x"}}]}
     for i in range(count):
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if i == 0:
             request.provider = pb.PROVIDER_OPENAI
         time.sleep(delay)

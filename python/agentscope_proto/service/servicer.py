@@ -188,7 +188,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             allow_download=self._config.allow_download,
             **_format_kwargs(request),
         )
-        response = pb.FormatResponse(body_json=body_to_json(body))
+        response = pb.FormatResponse(body_json=body_to_json(body).decode())
         for warning in body.warnings:
             response.warnings.add(
                 path=warning.path, block_type=warning.block_type, message=warning.message
@@ -232,6 +232,8 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         # that an idle client can be timed out.
         config = self._config
         parser: StreamParser | None = None
+        deltas_only = False
+        previous = pb.ParseResult()  # what the client has seen (deltas mode)
         index = 0
         sent = 0
         output_limit = config.max_stream_output_mb * MB
@@ -244,10 +246,17 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             request: pb.ParseStreamRequest = decoded(received, f"requests[{index}]")
             if parser is None:
                 parser = _stream_parser(request)
+                deltas_only = _deltas_only(request.stream_mode)
             elif request.provider and provider_name(request.provider) != parser.provider:
                 raise FormatError(f"requests[{index}].provider", "differs from the first message")
             async for result in self._feed(parser, request, index):
                 response = pb.ParseStreamResponse(result=result.to_proto())
+                if deltas_only:
+                    changes = _changes(response.result, previous)
+                    previous = response.result
+                    if changes is None:
+                        continue
+                    response = pb.ParseStreamResponse(result=changes)
                 sent += response.ByteSize()
                 if sent > output_limit:
                     raise LimitExceededError(
@@ -261,7 +270,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
                 "requests", "the stream was empty; the first message names the provider"
             )
         final = self._work(parser.finish)
-        yield pb.ParseStreamResponse(result=final.to_proto(), final=True)
+        yield pb.ParseStreamResponse(result=final.to_proto(), done=True)
 
     async def _feed(
         self, parser: StreamParser, request: pb.ParseStreamRequest, index: int
@@ -281,6 +290,29 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
                     yield result
         else:
             raise ParseError(f"requests[{index}].input", "set chunk_json or raw_body")
+
+
+def _deltas_only(mode: int) -> bool:
+    if mode not in pb.StreamMode.values():
+        raise ParseError("requests[0].stream_mode", f"unknown stream mode {mode}")
+    return mode == pb.STREAM_MODE_DELTAS
+
+
+_SCALARS = ("response_id", "finish_reason", "raw_finish_reason")
+
+
+def _changes(current: pb.ParseResult, previous: pb.ParseResult) -> pb.ParseResult | None:
+    """What a deltas-mode response carries: `current`'s deltas and the fields
+    that differ from `previous` (the result the last response was cut from);
+    None when nothing changed."""
+    changes = pb.ParseResult(deltas=current.deltas)
+    if current.HasField("usage") and current.usage != previous.usage:
+        changes.usage.CopyFrom(current.usage)
+    for name in _SCALARS:
+        value = getattr(current, name)
+        if value != getattr(previous, name):
+            setattr(changes, name, value)
+    return changes if changes.ListFields() else None
 
 
 def _stream_parser(first: pb.ParseStreamRequest) -> StreamParser:
