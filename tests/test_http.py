@@ -82,14 +82,6 @@ class Servers:
         self.grpc.stop()
 
 
-# Until the schema refresh lands on this branch, payload fields are bytes
-# (base64 in JSON); the plain-JSON recipes need them as strings.
-_PAYLOAD_BYTES = pb.FormatResponse.DESCRIPTOR.fields_by_name["body_json"].type == 12
-needs_string_payloads = pytest.mark.skipif(
-    _PAYLOAD_BYTES, reason="payload fields are still bytes (schema refresh not merged)"
-)
-
-
 @pytest.fixture(scope="module")
 def servers() -> Iterator[Servers]:
     running = Servers(ServerConfig(port=0, max_blocks=3, max_message_mb=1))
@@ -122,7 +114,6 @@ def _same_as_grpc(servers: Servers, request: pb.FormatRequest, status: int, body
     assert status in (400, 429)
 
 
-@needs_string_payloads
 def test_curl_recipe_formats(servers: Servers) -> None:
     command = commands("curl")[0]
     request = json_format.Parse(request_data(command), pb.FormatRequest())
@@ -186,7 +177,6 @@ def _read_envelopes(data: bytes) -> list[tuple[int, Any]]:
     return frames
 
 
-@needs_string_payloads
 def test_parse_stream_over_connect_streaming(servers: Servers) -> None:
     chunk = {"choices": [{"delta": {"content": "Hi"}}]}
     good = {"provider": "PROVIDER_OPENAI", "chunkJson": json.dumps(chunk)}
