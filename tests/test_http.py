@@ -9,16 +9,19 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import struct
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+import trustme
 from google.protobuf import json_format
 from google.rpc import code_pb2, error_details_pb2
 from grpc_status import rpc_status
@@ -55,17 +58,23 @@ class Servers:
         self.grpc = RunningServer(config).start()
         self.http = self.grpc.call(connect.start_http(config, 0))
         self.http_target = f"{config.host}:{self.http.port}"
+        self.scheme = "https" if config.tls_cert else "http"
 
     def post(
-        self, path: str, body: bytes, content_type: str = "application/json", **headers: str
+        self,
+        path: str,
+        body: bytes,
+        content_type: str = "application/json",
+        tls: ssl.SSLContext | None = None,
+        **headers: str,
     ) -> tuple[int, bytes]:
         request = urllib.request.Request(
-            f"http://{self.http_target}{path}",
+            f"{self.scheme}://{self.http_target}{path}",
             data=body,
             headers={"content-type": content_type, **headers},
         )
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30, context=tls) as response:
                 return response.status, response.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
@@ -213,6 +222,32 @@ def test_bearer_token_is_required() -> None:
         status, answer = running.post(FORMAT, body, authorization=f"Bearer {TOKEN}x")
         assert status == 401
         status, answer = running.post(FORMAT, body, authorization=f"Bearer {TOKEN}")
+        assert status == 200
+        assert "bodyJson" in json.loads(answer)
+    finally:
+        running.stop()
+
+
+def test_tls_with_client_certificates(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    files = {name: tmp_path / f"{name}.pem" for name in ("cert", "key", "ca")}
+    leaf.cert_chain_pems[0].write_to_path(files["cert"])
+    leaf.private_key_pem.write_to_path(files["key"])
+    ca.cert_pem.write_to_path(files["ca"])
+    config = ServerConfig(
+        port=0, tls_cert=files["cert"], tls_key=files["key"], tls_client_ca=files["ca"]
+    )
+    running = Servers(config)
+    try:
+        msg = {"name": "user", "role": "ROLE_USER", "text": "Hi"}
+        body = json.dumps({"provider": "PROVIDER_OPENAI", "messages": [msg]}).encode()
+        trusting = ssl.create_default_context()
+        ca.configure_trust(trusting)
+        with pytest.raises((urllib.error.URLError, ssl.SSLError, ConnectionError)):
+            running.post(FORMAT, body, tls=trusting)  # no client certificate
+        ca.issue_cert("client@example.com").configure_cert(trusting)
+        status, answer = running.post(FORMAT, body, tls=trusting)
         assert status == 200
         assert "bodyJson" in json.loads(answer)
     finally:
