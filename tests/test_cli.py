@@ -26,7 +26,7 @@ from conftest import GOLDEN, default_options
 COMMAND = [sys.executable, "-m", "agentscope_proto"]
 OLLAMA_REPLY = json.dumps(
     {"model": "qwen3", "message": {"role": "assistant", "content": "hi"}, "done": True}
-).encode()
+)
 
 
 def _free_port() -> int:
@@ -75,7 +75,7 @@ class Served:
 def _chunks(count: int, delay: float, sent: list[int]) -> Iterator[pb.ParseStreamRequest]:
     for i in range(count):
         chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": f"{i} "}}]}
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if i == 0:
             request.provider = pb.PROVIDER_OPENAI
         sent.append(i)
@@ -96,7 +96,7 @@ def test_sigterm_lets_an_in_flight_parse_stream_complete() -> None:
             served.process.send_signal(signal.SIGTERM)
             signalled = True
             rest = list(call)
-        assert rest[-1].final
+        assert rest[-1].done
         assert rest[-1].result.msg.blocks.items[0].text.text.startswith("0 1 2")
         assert len(sent) == 20
     finally:

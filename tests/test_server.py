@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -29,7 +31,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 from agentscope_proto.client import FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
-from agentscope_proto.service.server import SERVICE_NAME, ServerConfig
+from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
 from conftest import default_options, load_golden
 from server_harness import RunningServer
@@ -207,7 +209,9 @@ def test_missing_provider_is_invalid_argument(stub: pb_grpc.FormatterServiceStub
 
 def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None:
     bad = Msg(name="u", role=Role.ROLE_USER)
-    bad.blocks.items.append(ContentBlock(opaque=OpaqueBlock(type="x", block_json="{not json")))
+    bad.blocks.items.append(
+        ContentBlock(opaque=OpaqueBlock(block_type="x", block_json="{not json"))
+    )
     request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), bad])
     with pytest.raises(grpc.RpcError) as caught:
         stub.Format(request, timeout=5)
@@ -216,13 +220,37 @@ def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None
     assert _field_violation(status).startswith("messages[")
 
 
-def test_invalid_utf8_response_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
-    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI, response_json=b'{"x": "\xff"}')
-    with pytest.raises(grpc.RpcError) as caught:
-        stub.Parse(request, timeout=5)
+def test_invalid_utf8_names_the_field(server: RunningServer) -> None:
+    # `response_json` is a `string`: the Python runtime cannot even build such
+    # a request, so send the wire bytes a hostile client would.
+    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI).SerializeToString()
+    payload = b'{"x": "\xff"}'
+    raw = request + bytes([2 << 3 | 2, len(payload)]) + payload  # field 2, length-delimited
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Parse")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    info, _ = _details(caught.value)
-    assert info.reason == "ParseError"
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "response_json"
+
+
+def test_invalid_utf8_deep_in_a_message_names_its_path(server: RunningServer) -> None:
+    msg = Msg(name="u", role=Role.ROLE_USER, text="PLACEHOLDER")
+    raw = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), msg]).SerializeToString()
+    raw = raw.replace(b"PLACEHOLDER", b"PLACEHOLDE\xff")
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Format")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "messages[1].text"
+
+
+def test_client_refuses_invalid_utf8_before_sending(client: FormatterClient) -> None:
+    with pytest.raises(errors.ParseError, match="invalid UTF-8"):
+        client.parse("openai", b'{"x": "\xff"}')
 
 
 def test_local_media_is_failed_precondition(client: FormatterClient) -> None:
@@ -256,9 +284,9 @@ def test_oversize_request_is_resource_exhausted() -> None:
 def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterServiceStub) -> None:
     bad_requests = [
         lambda: stub.Parse(pb.ParseRequest(provider=pb.PROVIDER_ANTHROPIC), timeout=5),
-        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json=b"{}"), timeout=5),
+        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json="{}"), timeout=5),
         lambda: stub.Format(
-            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json=b"{}"), timeout=5
+            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json="{}"), timeout=5
         ),
     ]
     for send in bad_requests:
@@ -273,7 +301,7 @@ def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterService
 def _slow_chunks(count: int, delay: float) -> Iterator[pb.ParseStreamRequest]:
     chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": "x"}}]}
     for i in range(count):
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if i == 0:
             request.provider = pb.PROVIDER_OPENAI
         time.sleep(delay)
@@ -332,16 +360,40 @@ def test_auth_accepts_the_token_and_leaves_health_open(auth_server: RunningServe
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
-def test_auth_uses_constant_time_comparison() -> None:
-    from pathlib import Path
+def test_auth_uses_constant_time_comparison(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every verdict of the interceptor goes through hmac.compare_digest (a
+    # timing test could not be deterministic; this one fails if a plain `==`
+    # or a prefix check ever decides).
+    from agentscope_proto.service import auth
 
-    from agentscope_proto.service import server
+    compared: list[tuple[bytes, bytes]] = []
+    real = auth.compare_digest
 
-    # Read as text: inspect.getsource parses with `ast`, which CPython 3.11 can
-    # refuse after another test has hit the recursion limit.
-    source = Path(server.__file__).read_text(encoding="utf-8")
-    auth = source[source.index("class _TokenAuth") :]
-    assert "hmac.compare_digest(" in auth
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(auth, "compare_digest", spy)
+    interceptor = auth.BearerTokenAuth(TOKEN)
+
+    async def continuation(details: Any) -> str:
+        return "handler"
+
+    def verdict(value: str) -> Any:
+        details = SimpleNamespace(
+            method=f"/{SERVICE_NAME}/Format", invocation_metadata=(("authorization", value),)
+        )
+        return asyncio.run(interceptor.intercept_service(continuation, details))  # type: ignore[arg-type]
+
+    assert verdict(f"Bearer {TOKEN}") == "handler"
+    assert verdict(f"Bearer {TOKEN[:-1]}") != "handler"
+    assert verdict("") != "handler"
+    expected = f"Bearer {TOKEN}".encode()
+    assert compared == [
+        (f"Bearer {TOKEN}".encode(), expected),
+        (f"Bearer {TOKEN[:-1]}".encode(), expected),
+        (b"", expected),
+    ]
 
 
 # -- TLS ----------------------------------------------------------------------

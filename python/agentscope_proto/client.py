@@ -19,6 +19,7 @@ from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .dialects import from_dict
+from .errors import ParseError
 from .formatting import FormattedBody
 from .message._codec import blocks_to_list
 from .providers._base import FormatWarning
@@ -58,7 +59,7 @@ def format_request(
     for msg in msgs:
         request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
     if tools is not None:
-        request.tools_json = _json.dumps([dict(t) for t in tools], "tools").encode()
+        request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
     if tool_choice:
         request.tool_choice = tool_choice
     opts = request.options
@@ -142,22 +143,27 @@ def _parse_request(
     )
 
 
-def _payload(value: Any) -> bytes:
-    """Provider JSON given as a dict, text or bytes, as UTF-8 bytes."""
-    if isinstance(value, bytes):
-        return value
+def _payload(value: Any, path: str = "response") -> str:
+    """Provider JSON given as a dict, text or UTF-8 bytes, as text."""
     if isinstance(value, str):
-        return value.encode()
-    return _json.dumps(value, "response").encode()
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(path, f"invalid UTF-8 at byte {exc.start}") from None
+    return _json.dumps(value, path)
 
 
 def _chunk_request(
     provider: str, chunk: Any, raw: bool, options: pb.ParseOptions, first: bool
 ) -> pb.ParseStreamRequest:
-    data = _payload(chunk)
-    request = (
-        pb.ParseStreamRequest(raw_body=data) if raw else pb.ParseStreamRequest(chunk_json=data)
-    )
+    if raw:
+        # Raw body slices stay bytes: a slice may split a UTF-8 sequence.
+        data = bytes(chunk) if isinstance(chunk, bytes | bytearray) else _payload(chunk).encode()
+        request = pb.ParseStreamRequest(raw_body=data)
+    else:
+        request = pb.ParseStreamRequest(chunk_json=_payload(chunk, "chunk"))
     if first:
         request.provider = _provider(provider)
         request.options.CopyFrom(options)
