@@ -19,12 +19,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-NODE_INTEROP := tests/interop/node
-
 .PHONY: setup
-setup: $(BIN)/python ## Create .venv, install the package (dev extra) and the Node interop client
+setup: $(BIN)/python ## Create .venv, install the package (dev extra)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	cd $(NODE_INTEROP) && npm ci --no-audit --no-fund --loglevel=error
 
 .PHONY: serve
 serve: setup ## Install everything, then run the FormatterService on 127.0.0.1:50051
@@ -125,3 +122,5 @@ soak: ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops
 .PHONY: soak-quick
 soak-quick: ## The soak for 10 s (part of check)
 	$(BIN)/python tests/soak/soak.py --seconds 10 --warmup 3 --concurrency 64
+
+include examples/interop.mk
