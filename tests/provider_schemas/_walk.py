@@ -251,12 +251,7 @@ class Walker:
         if hint is bytes:
             return _bytes(value, path)
         if isinstance(hint, type) and issubclass(hint, enum.Enum):
-            try:
-                hint(value)
-            except ValueError:
-                allowed = [member.value for member in hint]
-                return [Violation(path, BAD_VALUE, f"{value!r} is not one of {allowed}")]
-            return []
+            return _enum(value, hint, path)
         if isinstance(hint, type) and isinstance(value, hint):
             return []
         # IO, PathLike, datetime...: SDK conveniences a JSON body cannot carry.
@@ -330,8 +325,10 @@ class Walker:
     def _model(self, value: Any, model: type, path: str) -> list[Violation]:
         if not isinstance(value, dict):
             return [_type(path, f"object ({model.__name__})", value)]
-        open_ = model.model_config.get("extra") == "allow"  # type: ignore[attr-defined]
-        return self._object(value, self._model_keys(model), path, model.__name__, open_)
+        # Closed whatever the model's own `extra`: the SDKs' response models
+        # (which their request types also accept) allow extra keys for
+        # forward-compatible parsing, and would send them on to the API.
+        return self._object(value, self._model_keys(model), path, model.__name__, False)
 
     def _object(
         self, value: dict[str, Any], keys: dict[str, _Key], path: str, name: str, open_: bool
@@ -389,6 +386,10 @@ class Walker:
             return isinstance(value, dict)
         if origin in _SEQUENCES or getattr(origin, "__name__", "") == "SequenceNotStr":
             return isinstance(value, list | tuple)
+        if hint is bytes:
+            return isinstance(value, bytes | str)  # base64 text is checked by _bytes
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            return isinstance(value, str | int) and not isinstance(value, bool)
         return not self._scalar(value, hint, "$")
 
     def _union(self, value: Any, branches: tuple[Any, ...], path: str) -> list[Violation]:
@@ -440,3 +441,16 @@ def _bytes(value: Any, path: str) -> list[Violation]:
                 return [Violation(path, BAD_VALUE, "not base64")]
         return []
     return [_type(path, "bytes (base64)", value)]
+
+
+def _enum(value: Any, hint: type[enum.Enum], path: str) -> list[Violation]:
+    """A member's value. Not `hint(value)`: google-genai's enums turn unknown
+    values into new members (forward compatibility) where the API rejects them;
+    they do match case-insensitively, as the API does."""
+    allowed = [member.value for member in hint]
+    if any(type(value) is type(option) and value == option for option in allowed):
+        return []
+    folds = any(base.__name__ == "CaseInSensitiveEnum" for base in hint.__mro__)
+    if folds and isinstance(value, str) and value.lower() in {str(o).lower() for o in allowed}:
+        return []
+    return [Violation(path, BAD_VALUE, f"{value!r} is not one of {allowed}")]

@@ -221,7 +221,14 @@ def _gemini_part(value: Any, path: str) -> list[Violation]:
 def _gemini_walker() -> Walker:
     from google.genai import types
 
-    return Walker(Schema(refinements={types.Content: _gemini_content, types.Part: _gemini_part}))
+    return Walker(
+        Schema(
+            # The SDK takes Python callables and MCP sessions here too and turns
+            # them into `Tool`s; a request body holds `Tool`s.
+            field_overrides={(types.GenerateContentConfig, "tools"): list[types.Tool] | None},
+            refinements={types.Content: _gemini_content, types.Part: _gemini_part},
+        )
+    )
 
 
 def gemini(body: dict[str, Any]) -> list[Violation]:
