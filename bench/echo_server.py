@@ -24,7 +24,7 @@ from typing import Any
 
 import grpc
 
-from agentscope_proto import server as server_module
+from agentscope_proto import service as server_module
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 
 
@@ -45,9 +45,8 @@ class EchoServicer(server_module.FormatterServicer):
 def _worker(port: int, reuse_port: bool, response_path: Path) -> None:
     logging.basicConfig(level=logging.WARNING)
     EchoServicer.response = pb.FormatResponse.FromString(response_path.read_bytes())
-    server_module.FormatterServicer = EchoServicer  # type: ignore[misc]
     config = server_module.ServerConfig(port=port, reuse_port=reuse_port)
-    asyncio.run(server_module.serve(config))
+    asyncio.run(server_module.serve(config, servicer=EchoServicer(config)))
 
 
 def main() -> None:

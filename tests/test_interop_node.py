@@ -23,7 +23,7 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
 from agentscope_proto.client import format_request
-from agentscope_proto.service.server import ServerConfig
+from agentscope_proto.service import ServerConfig
 
 from conftest import default_options, load_golden
 from server_harness import RunningServer

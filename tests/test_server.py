@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -29,7 +31,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 from agentscope_proto.client import FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
-from agentscope_proto.service.server import SERVICE_NAME, ServerConfig
+from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
 from conftest import default_options, load_golden
 from server_harness import RunningServer
@@ -332,16 +334,40 @@ def test_auth_accepts_the_token_and_leaves_health_open(auth_server: RunningServe
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
-def test_auth_uses_constant_time_comparison() -> None:
-    from pathlib import Path
+def test_auth_uses_constant_time_comparison(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every verdict of the interceptor goes through hmac.compare_digest (a
+    # timing test could not be deterministic; this one fails if a plain `==`
+    # or a prefix check ever decides).
+    from agentscope_proto.service import auth
 
-    from agentscope_proto.service import server
+    compared: list[tuple[bytes, bytes]] = []
+    real = auth.compare_digest
 
-    # Read as text: inspect.getsource parses with `ast`, which CPython 3.11 can
-    # refuse after another test has hit the recursion limit.
-    source = Path(server.__file__).read_text(encoding="utf-8")
-    auth = source[source.index("class _TokenAuth") :]
-    assert "hmac.compare_digest(" in auth
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(auth, "compare_digest", spy)
+    interceptor = auth.BearerTokenAuth(TOKEN)
+
+    async def continuation(details: Any) -> str:
+        return "handler"
+
+    def verdict(value: str) -> Any:
+        details = SimpleNamespace(
+            method=f"/{SERVICE_NAME}/Format", invocation_metadata=(("authorization", value),)
+        )
+        return asyncio.run(interceptor.intercept_service(continuation, details))  # type: ignore[arg-type]
+
+    assert verdict(f"Bearer {TOKEN}") == "handler"
+    assert verdict(f"Bearer {TOKEN[:-1]}") != "handler"
+    assert verdict("") != "handler"
+    expected = f"Bearer {TOKEN}".encode()
+    assert compared == [
+        (f"Bearer {TOKEN}".encode(), expected),
+        (f"Bearer {TOKEN[:-1]}".encode(), expected),
+        (b"", expected),
+    ]
 
 
 # -- TLS ----------------------------------------------------------------------

@@ -21,6 +21,7 @@ from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .dialects import from_dict
 from .formatting import FormattedBody
 from .message._codec import blocks_to_list
+from .providers import provider_enum
 from .providers._base import FormatWarning
 from .results import BlockDelta, ParseResult
 from .service.status import error_from_status
@@ -34,14 +35,7 @@ _COUNTERS: dict[str, pb.TokenCounter.ValueType] = {
 _FLAGS = ("promote_tool_result_images", "promote_tool_result_audios", "promote_tool_result_videos")
 
 
-def _provider(name: str) -> pb.Provider.ValueType:
-    try:
-        return pb.Provider.Value("PROVIDER_" + name.upper())
-    except ValueError:
-        names = [n.removeprefix("PROVIDER_").lower() for n in pb.Provider.keys()[1:]]
-        from .errors import UnknownProviderError
-
-        raise UnknownProviderError(name, names) from None
+_provider = provider_enum
 
 
 def format_request(

@@ -32,7 +32,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     Role,
     TextBlock,
 )
-from agentscope_proto.service.server import SERVICE_NAME, ServerConfig
+from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
 from adversarial_inputs import PROVIDERS, golden, msg_with, odd_blocks
 from server_harness import RunningServer

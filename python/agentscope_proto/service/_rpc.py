@@ -1,0 +1,142 @@
+"""The RPC plumbing the servicer shares: decoding, deadlines, and one error path.
+
+Clients are untrusted (SECURITY.md): requests that do not decode are
+INVALID_ARGUMENT, not gRPC's UNKNOWN; work running in a thread stops between
+messages once the client's deadline has passed or it cancelled; every error,
+on unary and streaming RPCs alike, becomes a status through `rpc_errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import traceback
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+from google.rpc import code_pb2
+from grpc_status import rpc_status
+
+from ..errors import AgentScopeProtoError, MessageFormatError
+from ..providers._base import log_safe
+from .status import status_for
+
+__all__ = ["Budget", "Stopped", "checked", "decoded", "lenient", "rpc_errors"]
+
+logger = logging.getLogger("agentscope_proto.server")
+
+T = TypeVar("T")
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class _Undecodable:
+    """A request whose bytes are not a message of its type (see `lenient`)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def lenient(message_class: type[Message]) -> Callable[[bytes], Any]:
+    """A request deserializer that never raises.
+
+    gRPC answers a deserializer's exception with UNKNOWN and its class name;
+    handing the servicer a placeholder instead lets it answer INVALID_ARGUMENT
+    with details, like any other bad input.
+    """
+    name = message_class.DESCRIPTOR.full_name
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return message_class.FromString(data)
+        except Exception as exc:  # DecodeError, or nesting past protobuf's limit
+            return _Undecodable(f"not a valid {name} ({type(exc).__name__})")
+
+    return deserialize
+
+
+def decoded(request: T | _Undecodable, path: str = "request") -> T:
+    """`request`, or a `MessageFormatError` at `path` if it did not decode."""
+    if isinstance(request, _Undecodable):
+        raise MessageFormatError(path, request.reason)
+    return request
+
+
+class Stopped(Exception):
+    """The RPC ran out of time (deadline, client cancelled, idle stream): DEADLINE_EXCEEDED."""
+
+
+class Budget:
+    """Lets work running in a thread notice that its RPC is over.
+
+    grpc cancels the handler coroutine when the deadline passes or the client
+    cancels, but cannot stop a thread; the work checks this between messages.
+    """
+
+    def __init__(self, context: Context) -> None:
+        remaining = context.time_remaining()
+        self._deadline = None if remaining is None else time.monotonic() + remaining
+        self.cancelled = False
+
+    def check(self) -> None:
+        if self.cancelled or (self._deadline is not None and time.monotonic() >= self._deadline):
+            raise Stopped("deadline exceeded; work stopped")
+
+
+def checked(items: Iterable[T], budget: Budget) -> Iterator[T]:
+    """`items`, checking `budget` before each."""
+    for item in items:
+        budget.check()
+        yield item
+
+
+def _log_failure(method: str, exc: BaseException) -> None:
+    # Not logger.exception: the exception's text may carry client input, and a
+    # newline in it would forge a log line. repr() escapes it; the frames are
+    # our own code.
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    logger.error("%s failed: %s\n%s", method, log_safe(repr(exc)), frames.rstrip())
+
+
+@contextlib.asynccontextmanager
+async def rpc_errors(
+    method: str, context: Context, budget: Budget | None = None
+) -> AsyncIterator[None]:
+    """Ends the RPC with the status its error maps to, and logs its outcome at DEBUG.
+
+    The package's exceptions become statuses with details (`status.py`);
+    anything else is a bug, reported as INTERNAL without internals.
+    """
+    started = time.perf_counter()
+    code = "OK"
+    try:
+        yield
+    except asyncio.CancelledError:
+        code = "CANCELLED"
+        if budget is not None:
+            budget.cancelled = True
+        raise
+    except Stopped as exc:
+        code = "DEADLINE_EXCEEDED"
+        await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc))
+        raise  # unreachable: abort raises
+    except AgentScopeProtoError as exc:
+        status = status_for(exc)
+        code = code_pb2.Code.Name(status.code)
+        await context.abort_with_status(rpc_status.to_status(status))
+        raise  # unreachable: abort raises
+    except grpc.aio.AbortError:
+        code = "ABORTED_BY_HANDLER"
+        raise
+    except Exception as exc:
+        code = "INTERNAL"
+        _log_failure(method, exc)
+        await context.abort(grpc.StatusCode.INTERNAL, f"internal error in {method}")
+        raise  # unreachable: abort raises
+    finally:
+        logger.debug("%s %s %.2fms", method, code, (time.perf_counter() - started) * 1e3)
