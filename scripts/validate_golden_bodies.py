@@ -17,29 +17,18 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 
-from provider_schemas import client  # noqa: E402
-
-from golden_data import GOLDEN, decode  # noqa: E402  (tests/ is not a package)
+from provider_schemas import client  # noqa: E402  (tests/ is not a package)
+from provider_schemas.golden import golden_bodies  # noqa: E402
 
 _INDEX = re.compile(r"\[\d+\]")
 # Property names of tool schemas are the tools' own: one kind across tools.
 _PROPERTY = re.compile(r"(?<=\.properties\.)[^.\[]+")
-
-
-def golden_bodies() -> Iterator[tuple[str, str, Any]]:
-    """(provider, case name, body) for every golden case that has a body."""
-    for path in sorted((GOLDEN / "formatters").glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for case in data["cases"]:
-            if "expected" in case:
-                yield data["provider"], case["name"], decode(case["expected"])
 
 
 def _kind_of(violation: client.Violation) -> str:

@@ -10,14 +10,12 @@ one run of that interpreter.
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any, NamedTuple
 
 import pytest
 
 from provider_schemas import client
-
-from golden_data import GOLDEN, decode
+from provider_schemas.golden import golden_bodies
 
 pytestmark = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
@@ -583,13 +581,7 @@ MUST_FAIL: dict[str, Case] = {
     ),
 }
 
-_GOLDEN = [
-    (data["provider"], decode(case["expected"]))
-    for path in sorted((GOLDEN / "formatters").glob("*.json"))
-    for data in [json.loads(path.read_text(encoding="utf-8"))]
-    for case in data["cases"]
-    if "expected" in case
-]
+_GOLDEN = [(provider, body) for provider, _, body in golden_bodies()]
 
 
 @pytest.fixture(scope="module")
