@@ -17,7 +17,7 @@ import pytest
 from provider_schemas import client
 from provider_schemas.golden import golden_bodies
 
-pytestmark = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
+needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode("ascii")
 TOOL = {
@@ -53,7 +53,7 @@ def _text(text: str = "hi", **extra: Any) -> dict[str, Any]:
     return {"type": "text", "text": text, **extra}
 
 
-_OPENAI_TOOL_LOOP = [
+_OPENAI_TOOL_LOOP: list[dict[str, Any]] = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": "Weather in Paris?"},
     {
@@ -592,11 +592,13 @@ def verdicts() -> dict[str, list[client.Violation]]:
     return dict(zip(cases, results, strict=True))
 
 
+@needs_sdks
 @pytest.mark.parametrize("name", sorted(MUST_PASS))
 def test_valid_body_passes(name: str, verdicts: dict[str, list[client.Violation]]) -> None:
     assert verdicts[name] == [], [str(v) for v in verdicts[name]]
 
 
+@needs_sdks
 @pytest.mark.parametrize("name", sorted(MUST_FAIL))
 def test_invalid_body_fails(name: str, verdicts: dict[str, list[client.Violation]]) -> None:
     kind, path = MUST_FAIL[name].expect or ("", "")
@@ -618,6 +620,7 @@ def test_every_provider_has_both_kinds_of_case() -> None:
     assert {case.provider for case in MUST_FAIL.values()} == providers
 
 
+@needs_sdks
 def test_unknown_keys_are_their_own_kind(verdicts: dict[str, list[client.Violation]]) -> None:
     unknown = verdicts["openai/thought_signature_on_text"]
     other = verdicts["openai/bogus_role"]
@@ -625,11 +628,13 @@ def test_unknown_keys_are_their_own_kind(verdicts: dict[str, list[client.Violati
     assert [v.unknown for v in other] == [False]
 
 
+@needs_sdks
 def test_unknown_provider_is_a_validator_error() -> None:
     with pytest.raises(client.ValidatorError, match="unknown provider 'nope'"):
         client.validate("nope", {})
 
 
+@needs_sdks
 def test_every_golden_body_is_checked() -> None:
     """The validator copes with every golden body (its verdicts are the
     report's business: scripts/validate_golden_bodies.py)."""

@@ -79,7 +79,10 @@ class _Key:
     required: bool
 
 
-_WRAPPERS = {typing.Required, typing.NotRequired, tx.Required, tx.NotRequired, tx.ReadOnly}
+# typing's own Required/NotRequired exist from Python 3.11 on.
+_REQUIRED = {tx.Required, getattr(typing, "Required", tx.Required)}
+_NOT_REQUIRED = {tx.NotRequired, getattr(typing, "NotRequired", tx.NotRequired)}
+_WRAPPERS = {*_REQUIRED, *_NOT_REQUIRED, tx.ReadOnly, getattr(typing, "ReadOnly", tx.ReadOnly)}
 _UNIONS = (typing.Union, types.UnionType)
 _SEQUENCES = (
     list,
@@ -280,9 +283,9 @@ class Walker:
         for attr, hint in hints.items():
             hint = self.schema.field_overrides.get((cls, attr), hint)
             wrapper = _wrapper(hint)
-            if wrapper in (typing.Required, tx.Required):
+            if wrapper in _REQUIRED:
                 required = True
-            elif wrapper in (typing.NotRequired, tx.NotRequired):
+            elif wrapper in _NOT_REQUIRED:
                 required = False
             else:
                 required = inherited.get(attr, total)
@@ -341,12 +344,12 @@ class Walker:
                 found.append(Violation(f"{path}.{json_name}", MISSING_KEY, f"{name} requires it"))
                 present.add(key.name)
         for json_name, item in value.items():
-            key = keys.get(json_name)
-            if key is None:
+            known = keys.get(json_name)
+            if known is None:
                 if not open_:
                     found.append(Violation(f"{path}.{json_name}", UNKNOWN_KEY, f"not in {name}"))
                 continue
-            found += self.check(item, key.hint, f"{path}.{json_name}")
+            found += self.check(item, known.hint, f"{path}.{json_name}")
         return found
 
     # -- unions -------------------------------------------------------------------
