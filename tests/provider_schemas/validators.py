@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import sequences
 from ._walk import CONSTRAINT, MISSING_KEY, Schema, Violation, Walker
 from .dashscope_native import DashScopeRequest
 
@@ -70,7 +71,8 @@ def openai_chat(body: dict[str, Any]) -> list[Violation]:
     """OpenAI Chat Completions: `openai.types.chat.CompletionCreateParams`."""
     if _top_level(body):
         return _top_level(body)
-    return _OPENAI_CHAT.check(_with_defaults(body, model=_MODEL), _openai_chat_params(body))
+    found = _OPENAI_CHAT.check(_with_defaults(body, model=_MODEL), _openai_chat_params(body))
+    return found + sequences.openai_tool_messages(body)
 
 
 _OPENAI_CHAT = Walker()
@@ -102,9 +104,10 @@ def deepseek(body: dict[str, Any]) -> list[Violation]:
     """DeepSeek chat: the OpenAI chat types plus DeepSeek's documented fields."""
     if _top_level(body):
         return _top_level(body)
-    return _cached("deepseek", _deepseek_walker).check(
+    found = _cached("deepseek", _deepseek_walker).check(
         _with_defaults(body, model=_MODEL), _openai_chat_params(body)
     )
+    return found + sequences.openai_tool_messages(body) + sequences.deepseek_reasoning(body)
 
 
 # -- OpenAI Responses ------------------------------------------------------------------
@@ -154,7 +157,8 @@ def openai_responses(body: dict[str, Any]) -> list[Violation]:
         else params.ResponseCreateParamsNonStreaming
     )
     walker = _cached("openai_responses", _responses_walker)
-    return walker.check(_with_defaults(body, model=_MODEL), kind)
+    found = walker.check(_with_defaults(body, model=_MODEL), kind)
+    return found + sequences.responses_function_calls(body)
 
 
 # -- Anthropic -------------------------------------------------------------------------
@@ -172,7 +176,7 @@ def anthropic(body: dict[str, Any]) -> list[Violation]:
         else params.MessageCreateParamsNonStreaming
     )
     full = _with_defaults(body, model=_MODEL, max_tokens=_MAX_TOKENS)
-    return _ANTHROPIC.check(full, kind)
+    return _ANTHROPIC.check(full, kind) + sequences.anthropic_tool_results(body)
 
 
 _ANTHROPIC = Walker()
