@@ -47,15 +47,8 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 	$(Q)$(BIN)/python -m pip install $(PIP_QUIET) -e '.[dev]'
 	$(Q)touch $@
 
-NODE_INTEROP := tests/interop/node
-NODE_INSTALLED := $(NODE_INTEROP)/node_modules/.installed
-$(NODE_INSTALLED): $(NODE_INTEROP)/package-lock.json
-	@echo "setup: installing the Node interop client's packages (npm ci)"
-	$(Q)cd $(NODE_INTEROP) && npm ci --no-audit --no-fund --loglevel=error $(if $(Q),--silent,)
-	$(Q)touch $@
-
 .PHONY: setup
-setup: $(INSTALLED) $(NODE_INSTALLED) ## Create .venv, install the package (dev extra) and the Node interop client
+setup: $(INSTALLED) ## Create .venv, install the package (dev extra)
 
 .PHONY: serve
 serve: $(INSTALLED) ## Install the package into .venv, then run the FormatterService on 127.0.0.1:50051
@@ -106,7 +99,7 @@ PYTEST_TMP := build/pytest
 TEST_ENV := TMPDIR=$(CURDIR)/build/tmp
 
 .PHONY: test
-test: $(INSTALLED) $(NODE_INSTALLED) ## Run the test suite (pytest -q)
+test: $(INSTALLED) ## Run the test suite (pytest -q)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)$(TEST_ENV) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
@@ -129,10 +122,26 @@ ci-extra: test-oldest bench-quick fuzz-quick soak-quick ## The suite on the olde
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 	test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
-	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt
+	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt -e .
 	.venv-golden/bin/python tests/golden/make_messages.py
 	.venv-golden/bin/python tests/golden/make_formatters.py
 	.venv-golden/bin/python tests/golden/make_parsers.py
+
+# The provider SDKs whose request types tests/provider_schemas/ validates
+# bodies against, in their own venv (the tests that need it skip without it).
+SCHEMAS := .venv-schemas
+
+$(SCHEMAS)/.installed: tests/provider_schemas/requirements.txt
+	test -x $(SCHEMAS)/bin/python || $(PYTHON) -m venv $(SCHEMAS)
+	$(SCHEMAS)/bin/python -m pip install --quiet -r tests/provider_schemas/requirements.txt
+	touch $@
+
+.PHONY: schemas-venv
+schemas-venv: $(SCHEMAS)/.installed ## The provider SDKs' venv for the body validator (tests/provider_schemas/)
+
+.PHONY: schemas-report
+schemas-report: schemas-venv ## Golden formatter bodies against the providers' request schemas
+	$(SCHEMAS)/bin/python scripts/validate_golden_bodies.py
 
 BENCH := .venv-bench
 
@@ -176,3 +185,5 @@ soak: $(INSTALLED) ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, c
 .PHONY: soak-quick
 soak-quick: $(INSTALLED) ## The soak for 10 s (CI, part of ci-extra)
 	$(Q)$(SOAK) --seconds 10 --warmup 3 --concurrency 64 --json build/soak/soak-quick.json
+
+include examples/interop.mk

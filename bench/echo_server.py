@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 import grpc
 
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from agentscope_proto.service import FormatterServicer, ServerConfig, build_server, serve
+from agentscope_proto.service import FormatterServicer, ServerConfig, serve
 from agentscope_proto.service.workers import run_workers
 
 
@@ -44,9 +43,8 @@ class EchoServicer(FormatterServicer):
 def _worker(port: int, reuse_port: bool, response_path: Path) -> None:
     logging.basicConfig(level=logging.WARNING)
     EchoServicer.response = pb.FormatResponse.FromString(response_path.read_bytes())
-    # Swap the servicer in the module that assembles the server, wherever it lives.
-    setattr(sys.modules[build_server.__module__], "FormatterServicer", EchoServicer)  # noqa: B010
-    asyncio.run(serve(ServerConfig(port=port, reuse_port=reuse_port)))
+    config = ServerConfig(port=port, reuse_port=reuse_port)
+    asyncio.run(serve(config, servicer=EchoServicer(config)))
 
 
 def main() -> None:

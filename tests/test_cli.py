@@ -27,7 +27,7 @@ from conftest import GOLDEN, default_options
 COMMAND = [sys.executable, "-m", "agentscope_proto"]
 OLLAMA_REPLY = json.dumps(
     {"model": "qwen3", "message": {"role": "assistant", "content": "hi"}, "done": True}
-).encode()
+)
 
 
 def _free_port() -> int:
@@ -76,7 +76,7 @@ class Served:
 def _chunks(count: int, delay: float, sent: list[int]) -> Iterator[pb.ParseStreamRequest]:
     for i in range(count):
         chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": f"{i} "}}]}
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if i == 0:
             request.provider = pb.PROVIDER_OPENAI
         sent.append(i)
@@ -97,7 +97,7 @@ def test_sigterm_lets_an_in_flight_parse_stream_complete() -> None:
             served.process.send_signal(signal.SIGTERM)
             signalled = True
             rest = list(call)
-        assert rest[-1].final
+        assert rest[-1].done
         assert rest[-1].result.msg.blocks.items[0].text.text.startswith("0 1 2")
         assert len(sent) == 20
     finally:
@@ -173,7 +173,7 @@ def test_format_command_reads_stdin() -> None:
 def test_parse_command_reads_stdin() -> None:
     result = subprocess.run(
         [*COMMAND, "parse", "--provider", "ollama", "-"],
-        input=OLLAMA_REPLY.decode(),
+        input=OLLAMA_REPLY,
         capture_output=True,
         text=True,
         check=True,
@@ -263,7 +263,7 @@ def test_an_unset_token_variable_is_one_line() -> None:
         "--token-env",
         env_name,
         "-",
-        stdin=OLLAMA_REPLY.decode(),
+        stdin=OLLAMA_REPLY,
     )
     assert env_name in line
 
@@ -277,7 +277,7 @@ def test_an_unreachable_server_is_one_line() -> None:
         "--target",
         f"127.0.0.1:{port}",
         "-",
-        stdin=OLLAMA_REPLY.decode(),
+        stdin=OLLAMA_REPLY,
         code=1,
     )
     assert "UNAVAILABLE" in line
