@@ -47,8 +47,8 @@ def _calls() -> list[tuple[str, str, Any]]:
         ]
         for case in format_cases[:3] + [c for c in format_cases if c["tools"]][:1]:
             request = format_request(
-                case["msgs"],
                 provider,
+                case["msgs"],
                 multi_agent=case["multi_agent"],
                 tools=case["tools"],
                 tool_choice=case["tool_choice"],
