@@ -87,7 +87,7 @@ def main() -> None:
     with FormatterClient(target) as client:
         # Format: the reply is the provider's request body, already decoded from JSON.
         out["format"] = {
-            provider: dict(client.format(conversation(), provider, tools=TOOLS, tool_choice="auto"))
+            provider: dict(client.format(provider, conversation(), tools=TOOLS, tool_choice="auto"))
             for provider in ("openai", "anthropic", "gemini")
         }
 
@@ -101,7 +101,7 @@ def main() -> None:
         # A tool_choice naming no given tool is INVALID_ARGUMENT; the status's
         # google.rpc.BadRequest field violation comes back as the exception's `path` and `reason`.
         try:
-            client.format(conversation(), "openai", tools=TOOLS, tool_choice="get_time")
+            client.format("openai", conversation(), tools=TOOLS, tool_choice="get_time")
         except FormatError as error:
             out["error"] = {"field": error.path, "description": error.reason}
     json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
