@@ -17,7 +17,6 @@ from typing import Any
 from google.protobuf import json_format
 
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .dialects import from_dict
 from .errors import AgentScopeProtoError
 
 __all__ = ["main"]
@@ -94,12 +93,17 @@ def _read_msgs(path: Path) -> list[Msg]:
         data = data["messages"]
     if not isinstance(data, list):
         raise SystemExit(f"{path}: expected a JSON list of messages")
+    from .formatting import message_from_input
+
     msgs = []
-    for item in data:
+    for index, item in enumerate(data):
         proto_json = isinstance(item, dict) and (
             "blocks" in item or str(item.get("role", "")).startswith("ROLE_")
         )
-        msgs.append(json_format.ParseDict(item, Msg()) if proto_json else from_dict(item))
+        # AgentScope dicts are read as `format()` reads them (errors name `messages[i]`).
+        msgs.append(
+            json_format.ParseDict(item, Msg()) if proto_json else message_from_input(item, index)
+        )
     return msgs
 
 

@@ -18,8 +18,7 @@ from . import _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .dialects import from_dict
-from .formatting import FormattedBody, FormatWarning
+from .formatting import FormattedBody, FormatWarning, message_from_input
 from .message._codec import blocks_to_list
 from .providers import provider_enum
 from .results import ContentDelta, ParsedResponse
@@ -48,8 +47,9 @@ def format_request(
 ) -> pb.FormatRequest:
     """The `FormatRequest` for the same arguments as `format()`."""
     request = pb.FormatRequest(provider=_provider(provider), multi_agent=multi_agent)
-    for msg in msgs:
-        request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
+    for index, msg in enumerate(msgs):
+        # Dicts are read as `format()` reads them (errors name `messages[i]`).
+        request.messages.append(msg if isinstance(msg, Msg) else message_from_input(msg, index))
     if tools is not None:
         request.tools_json = _json.dumps([dict(t) for t in tools], "tools").encode()
     if tool_choice:
