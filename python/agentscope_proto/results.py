@@ -273,7 +273,7 @@ class ParsedResponse:
         if self._usage is not None:
             result.usage.CopyFrom(self._usage.to_proto())
         if self.structured_output is not None:
-            result.structured_output_json = _json.dumps(self.structured_output).encode()
+            result.structured_output_json = _json.dumps(self.structured_output)
         for delta in self.deltas:
             result.deltas.add(index=delta.index, block=block_from_dict(delta.block, "delta"))
         return result
