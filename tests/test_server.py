@@ -34,6 +34,7 @@ from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
 from conftest import default_options, load_golden
+from golden_data import formatter_cases
 from server_harness import RunningServer
 from strict import assert_same
 
@@ -64,9 +65,7 @@ def _format_cases(per_provider: int = 6) -> list[Any]:
     params = []
     for provider in PROVIDERS:
         cases = [
-            c
-            for c in load_golden(f"formatters/{provider}.json")["cases"]
-            if "error" not in c and not _uses_local_media(c)
+            c for c in formatter_cases(provider) if "error" not in c and not _uses_local_media(c)
         ]
         params += [
             pytest.param(provider, c, id=f"{provider}:{c['name']}") for c in cases[:per_provider]

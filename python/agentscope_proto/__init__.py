@@ -139,12 +139,13 @@ __all__ = [
 
 
 _LAZY = {"AsyncFormatterClient": "client", "FormatterClient": "client"}
+# The earlier names of the parse result types; `results` warns on access.
+_DEPRECATED = ("ParseResult", "BlockDelta")
 
 
 def __getattr__(name: str) -> Any:
     # PEP 562: the clients pull in grpc (~half the import time); load them on first use.
-    if name in ("ParseResult", "BlockDelta"):
-        # The earlier names, deprecated (`results` warns and resolves them).
+    if name in _DEPRECATED:
         from . import results
 
         return getattr(results, name)
