@@ -19,9 +19,8 @@ from . import _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .dialects import from_dict
 from .errors import ParseError
-from .formatting import FormattedBody, FormatWarning
+from .formatting import FormattedBody, message_from_input
 from .message._codec import blocks_to_list
 from .providers import provider_enum
 from .results import ContentDelta, ParsedResponse
@@ -72,8 +71,9 @@ def format_request(
     """The `FormatRequest` for the same arguments as `format()`."""
     provider, msgs = _provider_first(provider, msgs, "format_request")
     request = pb.FormatRequest(provider=_provider(provider), multi_agent=multi_agent)
-    for msg in msgs:
-        request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
+    for index, msg in enumerate(msgs):
+        # Dicts are read as `format()` reads them (errors name `messages[i]`).
+        request.messages.append(msg if isinstance(msg, Msg) else message_from_input(msg, index))
     if tools is not None:
         request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
     if tool_choice:
@@ -106,10 +106,7 @@ def format_request(
 
 
 def _body(response: pb.FormatResponse) -> FormattedBody:
-    warnings = [
-        FormatWarning(path=w.path, block_type=w.block_type, message=w.message)
-        for w in response.warnings
-    ]
+    warnings = list(response.warnings)
     count = response.token_count if response.HasField("token_count") else None
     return FormattedBody(_json.loads(response.body_json, "body_json"), warnings, count)
 
