@@ -2,8 +2,8 @@
 
 Each file under tests/fixtures/java/ is hand-written from agentscope-java's
 message classes (`io.agentscope.core.message` at `c2d43f86e`, after v2.0.2) in
-the form Jackson writes them, one per difference listed in
-`../shared/notes/schema-anchors.md` §1.6 and named after it.
+the form Jackson writes them, one per difference between the dialects (the
+numbered list in docs/dialects.md) and named after it.
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ def test_11_data_block_is_kept_opaque() -> None:
     msg = read("11_data_block")
     block = msg.blocks.items[1]
     assert block.WhichOneof("block") == "opaque"
-    assert block.opaque.type == "data"
+    assert block.opaque.block_type == "data"
     assert to_dict(msg)["content"][1] == load("11_data_block")["content"][1]
 
 
@@ -375,7 +375,7 @@ def test_20_state_casing() -> None:
 def test_21_hint_block_is_kept_opaque() -> None:
     msg = read("21_hint_block")
     hints = [b.opaque for b in msg.blocks.items if b.WhichOneof("block") == "opaque"]
-    assert [h.type for h in hints] == ["hint", "hint"]
+    assert [h.block_type for h in hints] == ["hint", "hint"]
     assert loads(hints[1].block_json)["source"] is None
     assert get_text_content(msg) == "Sunny, 21°C."
 

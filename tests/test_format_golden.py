@@ -30,8 +30,8 @@ CASES = [
 
 def _run(provider: str, case: dict[str, Any]) -> Any:
     return format(
-        case["msgs"],
         provider,
+        case["msgs"],
         multi_agent=case["multi_agent"],
         tools=case["tools"],
         tool_choice=case["tool_choice"],

@@ -10,9 +10,16 @@ from typing import Any
 import pytest
 
 from agentscope_proto import errors
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import ContentBlock
 from agentscope_proto.formatting import format
-from agentscope_proto.providers import PROVIDERS, get_provider
+from agentscope_proto.providers import (
+    PROVIDERS,
+    PROVIDERS_BY_ENUM,
+    get_provider,
+    provider_enum,
+    provider_for,
+)
 
 KINDS = {field.name for field in ContentBlock.DESCRIPTOR.oneofs_by_name["block"].fields}
 PNG_B64 = (
@@ -36,9 +43,33 @@ def test_unknown_provider_lists_the_known_ones() -> None:
         assert known in str(caught.value)
 
 
+def test_proto_enum_and_registry_match_exactly() -> None:
+    enum_values = {value for value in pb.Provider.values() if value != pb.PROVIDER_UNSPECIFIED}
+    assert set(PROVIDERS_BY_ENUM) == enum_values
+    assert len(PROVIDERS_BY_ENUM) == len(PROVIDERS)
+    for value in enum_values:
+        provider = provider_for(value)
+        assert provider is PROVIDERS[provider.name]
+        assert provider_enum(provider.name) == value
+        # The enum value's name is the provider's name, spelled as proto enums are.
+        assert pb.Provider.Name(value) == "PROVIDER_" + provider.name.upper()
+
+
+@pytest.mark.parametrize("value", [pb.PROVIDER_UNSPECIFIED, 99, -1])
+def test_provider_for_refuses_unspecified_and_unknown_values(value: int) -> None:
+    with pytest.raises(errors.FormatError) as caught:
+        provider_for(value)
+    assert caught.value.path == "provider"
+
+
+def test_provider_enum_of_an_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(errors.UnknownProviderError, match="openai_responses"):
+        provider_enum("claude")
+
+
 def test_unknown_option_is_rejected_with_the_accepted_ones() -> None:
     with pytest.raises(errors.FormatError, match="promote_tool_result_images"):
-        format([], "openai", promote_everything=True)
+        format("openai", [], promote_everything=True)
 
 
 def _conversation(source: dict[str, Any]) -> list[dict[str, Any]]:
@@ -96,7 +127,7 @@ def test_inline_media_needs_no_io(
 ) -> None:
     source = {"type": "base64", "media_type": "image/png", "data": PNG_B64}
     _NoIO(monkeypatch)
-    outcome = _outcome(lambda: format(_conversation(source), name, multi_agent=multi_agent))
+    outcome = _outcome(lambda: format(name, _conversation(source), multi_agent=multi_agent))
     # A provider may refuse a media type (as AgentScope does), never for I/O.
     assert not isinstance(outcome, errors.MediaAccessError), outcome
 
@@ -116,7 +147,7 @@ def test_media_needing_io_is_refused_without_permission(
         }
     ]
     _NoIO(monkeypatch)
-    outcome = _outcome(lambda: format(msgs, name))
+    outcome = _outcome(lambda: format(name, msgs))
     if isinstance(outcome, errors.MediaAccessError):
         assert outcome.path == "messages[0].content[0]"
     elif name in ("openai", "anthropic", "dashscope", "openai_responses") and "http" not in url:
