@@ -665,3 +665,151 @@ def test_unknown_and_read_only_dialects() -> None:
         from_dict(load("01_role_casing"), dialect="jackson")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="read-only"):
         to_dict(msg, dialect="agentscope2")
+
+
+# --- 1.x messages written for Java: mapped, or refused naming the rule ---------
+# One test per kind of message agentscope-java refuses (docs/dialects.md has
+# the table). Every refusal is a MessageFormatError naming the path.
+
+THINK = {"type": "thinking", "thinking": "hmm"}
+CALL = {"type": "tool_use", "id": "c", "name": "f", "input": {"x": 1}}
+RESULT = {"type": "tool_result", "id": "c", "name": "f", "output": "ok"}
+IMAGE_URL = {"type": "image", "source": {"type": "url", "url": "https://e.com/i.png"}}
+
+
+def one_x(role: str, *blocks: dict[str, Any], **more: Any) -> Msg:
+    data = {"name": "n", "role": role, "content": list(blocks), **more}
+    return from_dict(data, dialect="agentscope")
+
+
+def refusal(msg: Msg) -> MessageFormatError:
+    with pytest.raises(MessageFormatError) as caught:
+        to_dict(msg, dialect="java")
+    assert caught.value.reason.startswith("agentscope-java refuses this: ")
+    return caught.value
+
+
+def test_user_messages_hold_only_text_data_and_media() -> None:
+    written = to_dict(one_x("user", {"type": "text", "text": "x"}, IMAGE_URL), dialect="java")
+    assert written["role"] == "USER"
+    for block in (THINK, CALL, {"type": "hint", "hint": "h"}):
+        error = refusal(one_x("user", {"type": "text", "text": "x"}, block))
+        assert error.path == "content[1].type"
+        assert f"{block['type']!r} is not allowed in a USER message" in error.reason
+    # A user message of tool results only (Anthropic's convention) is a TOOL message.
+    assert to_dict(one_x("user", RESULT, RESULT), dialect="java")["role"] == "TOOL"
+    assert refusal(one_x("user", RESULT, {"type": "text", "text": "x"})).path == "content[0].type"
+
+
+def test_system_messages_hold_only_text() -> None:
+    assert to_dict(one_x("system", {"type": "text", "text": "x"}), dialect="java")["role"] == (
+        "SYSTEM"
+    )
+    # AgentScope 1.x carries tool results in system messages: TOOL in Java.
+    assert to_dict(one_x("system", RESULT), dialect="java")["role"] == "TOOL"
+    for block in (THINK, CALL, IMAGE_URL, RESULT):
+        error = refusal(one_x("system", {"type": "text", "text": "x"}, block))
+        assert error.path == "content[1].type"
+        assert "a SYSTEM message holds only text blocks" in error.reason
+    # Assistant and tool messages hold anything.
+    for role in (Role.ROLE_ASSISTANT, Role.ROLE_TOOL):
+        msg = one_x("assistant", THINK, CALL, RESULT, IMAGE_URL)
+        msg.role = role
+        assert len(to_dict(msg, dialect="java")["content"]) == 4
+
+
+def test_unknown_block_types_are_refused() -> None:
+    for kind in ("tool_call", "TEXT", "reasoning"):
+        error = refusal(one_x("assistant", {"type": kind, "x": 1}))
+        assert error.path == "content[0].type"
+        assert f"unknown block type {kind!r}" in error.reason
+    # Also inside a tool result.
+    nested = from_dict(
+        {
+            "role": "TOOL",
+            "content": [{"type": "tool_result", "id": "c", "name": "f", "output": []}],
+        }
+    )
+    nested.blocks.items[0].tool_result.blocks.items.add().opaque.type = "x"
+    nested.blocks.items[0].tool_result.blocks.items[0].opaque.block_json = '{"type":"x"}'
+    assert refusal(nested).path == "content[0].output[0].type"
+    # hint and data are Java's own kinds, written in Java's shape.
+    msg = one_x(
+        "assistant",
+        {"type": "hint", "hint": "be brief", "created_at": "t"},
+        {"type": "data", "source": {"type": "url", "url": "u", "media_type": "text/csv"}},
+    )
+    assert to_dict(msg, dialect="java")["content"] == [
+        {"type": "hint", "id": None, "hint": "be brief", "source": None},
+        {"type": "data", "source": {"type": "url", "url": "u", "mime_type": "text/csv"}},
+    ]
+    bad_hint = one_x("assistant", {"type": "hint", "hint": [{"type": "text", "text": "x"}]})
+    assert refusal(bad_hint).path == "content[0].hint"
+    assert refusal(one_x("assistant", {"type": "data", "source": None})).path == "content[0].source"
+
+
+def test_nulls_in_tool_result_metadata_are_dropped() -> None:
+    """Java's Map.copyOf refuses a null value; an absent key means the same to Java."""
+    msg = one_x("system", {**RESULT, "metadata": {"a": None, "b": 1}})
+    assert to_dict(msg, dialect="java")["content"][0]["metadata"] == {"b": 1}
+    # Message metadata: Msg drops null values itself.
+    msg = one_x("user", {"type": "text", "text": "x"}, metadata={"a": None, "b": [None]})
+    assert to_dict(msg, dialect="java")["metadata"] == {"b": [None]}
+    assert refusal(one_x("system", {**RESULT, "metadata": [1]})).path == "content[0].metadata"
+
+
+def test_counts_beyond_32_bits_are_refused() -> None:
+    msg = one_x("assistant", {"type": "text", "text": "x"})
+    msg.usage.input_tokens = 2**31 - 1
+    msg.usage.output_tokens = 1
+    # ChatUsage.getTotalTokens() is an int sum: it wraps as in Java.
+    assert to_dict(msg, dialect="java")["usage"]["totalTokens"] == -(2**31)
+    msg.usage.output_tokens = 2**31
+    error = refusal(msg)
+    assert (error.path, error.reason) == (
+        "usage.output_tokens",
+        "agentscope-java refuses this: 2147483648 does not fit in a 32-bit int",
+    )
+    # Java has no cache-creation or reasoning counts: they are not written.
+    msg = one_x("assistant", {"type": "text", "text": "x"})
+    msg.usage.cache_creation_input_tokens = 2**40
+    msg.usage.reasoning_tokens = 5
+    assert to_dict(msg, dialect="java")["usage"] == {
+        "inputTokens": 0,
+        "outputTokens": 0,
+        "cachedTokens": 0,
+        "time": 0.0,
+        "totalTokens": 0,
+    }
+    big = {**IMAGE_URL, "max_pixels": 2**31}
+    assert refusal(one_x("user", big)).path == "content[0].max_pixels"
+    assert refusal(one_x("user", {**IMAGE_URL, "minPixels": "9"})).path == "content[0].minPixels"
+
+
+def test_tool_use_input_must_be_an_object() -> None:
+    for value in ([1, 2], "{}", 3, None):
+        error = refusal(one_x("assistant", {**CALL, "input": value}))
+        assert error.path == "content[0].input"
+        assert "a tool call's input is an object" in error.reason
+
+
+def test_states_java_does_not_know_are_refused() -> None:
+    msg = one_x("assistant", {**CALL, "state": "Allowed"}, {**RESULT, "state": "SUCCESS"})
+    content = to_dict(msg, dialect="java")["content"]
+    assert [block["state"] for block in content] == ["allowed", "success"]
+    assert refusal(one_x("assistant", {**CALL, "state": "done"})).path == "content[0].state"
+    assert refusal(one_x("assistant", {**RESULT, "state": 3})).path == "content[0].state"
+
+
+def test_values_past_jacksons_limits_are_refused() -> None:
+    long_text = "x" * 20_000_001
+    error = refusal(one_x("user", {"type": "text", "text": long_text}))
+    assert error.path == "content[0].text"
+    assert to_dict(one_x("user", {"type": "text", "text": long_text[1:]}), dialect="java")
+    error = refusal(one_x("assistant", {**CALL, "input": {"n": 10**1000}}))
+    assert error.path == "content[0].input.n"
+    assert to_dict(one_x("assistant", {**CALL, "input": {"n": 10**1000 - 1}}), dialect="java")
+
+
+def test_thinking_metadata_must_be_an_object() -> None:
+    assert refusal(one_x("assistant", {**THINK, "metadata": "x"})).path == "content[0].metadata"
