@@ -6,7 +6,7 @@ import asyncio
 import threading
 from typing import Any
 
-from agentscope_proto.service.server import ServerConfig, _set_serving, build_server
+from agentscope_proto.service import ServerConfig, build_server, set_serving
 
 
 class RunningServer:
@@ -27,7 +27,7 @@ class RunningServer:
         try:
             self._server, self.health, self.port = build_server(self.config)
             self._loop.run_until_complete(self._server.start())
-            self._loop.run_until_complete(_set_serving(self.health, True))
+            self._loop.run_until_complete(set_serving(self.health, True))
         except BaseException as exc:  # reported to the starting thread
             self._error = exc
             self._ready.set()

@@ -23,7 +23,7 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
 from agentscope_proto.client import format_request
-from agentscope_proto.service.server import ServerConfig
+from agentscope_proto.service import ServerConfig
 
 from conftest import default_options, load_golden
 from server_harness import RunningServer
@@ -61,17 +61,16 @@ def _calls() -> list[tuple[str, str, Any]]:
             if "error" not in c["expected"] and default_options(c)
         ]
         for case in [c for c in parse_cases if not c["stream"]][:2]:
-            body = json.dumps(case["response"]).encode()
+            body = json.dumps(case["response"])
             request = pb.ParseRequest(provider=_enum(provider), response_json=body)
             calls.append((f"parse:{provider}:{case['name']}", "Parse", request))
         for case in [c for c in parse_cases if c["stream"]][:1]:
             requests = [
-                pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
-                for chunk in case["chunks"]
+                pb.ParseStreamRequest(chunk_json=json.dumps(chunk)) for chunk in case["chunks"]
             ]
             requests[0].provider = _enum(provider)
             calls.append((f"stream:{provider}:{case['name']}", "ParseStream", requests))
-    calls.append(("error:no-provider", "Parse", pb.ParseRequest(response_json=b"{}")))
+    calls.append(("error:no-provider", "Parse", pb.ParseRequest(response_json="{}")))
     return calls
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -26,10 +28,10 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     OpaqueBlock,
     Role,
 )
-from agentscope_proto.client import FormatterClient, format_request
+from agentscope_proto.client import AsyncFormatterClient, FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
-from agentscope_proto.service.server import SERVICE_NAME, ServerConfig
+from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
 from conftest import default_options, load_golden
 from server_harness import RunningServer
@@ -150,6 +152,112 @@ def test_parse_stream_accepts_raw_sse_split_anywhere(client: FormatterClient) ->
     assert remote[-1].content == parser.finish().content
 
 
+# -- deltas-only streams ---------------------------------------------------------
+
+
+def _apply(content: list[dict[str, Any]], deltas: list[Any]) -> None:
+    """Apply one response's deltas as a deltas-mode client does."""
+    for delta in deltas:
+        block = delta.block
+        if delta.index >= len(content):
+            content.append(dict(block))
+            continue
+        old, kind = content[delta.index], block["type"]
+        if kind == old["type"] and kind in ("text", "thinking"):
+            content[delta.index] = {**block, kind: old[kind] + block[kind]}
+        elif kind == old["type"] == "tool_use" and block.get("raw_input") is not None:
+            raw = (old.get("raw_input") or "") + block["raw_input"]
+            content[delta.index] = {**block, "raw_input": raw}
+        else:
+            content[delta.index] = dict(block)
+
+
+@pytest.mark.parametrize(("provider", "case"), _parse_cases(stream=True))
+def test_deltas_mode_rebuilds_the_cumulative_result(
+    client: FormatterClient, provider: str, case: dict[str, Any]
+) -> None:
+    cumulative = list(client.parse_stream(provider, case["chunks"]))
+    deltas = list(client.parse_stream(provider, case["chunks"], mode="deltas"))
+    *partial, final = deltas
+    assert final.content == cumulative[-1].content
+    assert final.usage == cumulative[-1].usage
+    assert final.raw_finish_reason == cumulative[-1].raw_finish_reason
+    rebuilt: list[dict[str, Any]] = []
+    for result in partial:
+        assert result.content == []  # no cumulative message before the last
+        assert result.deltas or result.usage or result.response_id or result.raw_finish_reason
+        _apply(rebuilt, result.deltas)
+    _apply(rebuilt, final.deltas)
+    assert rebuilt == final.content
+
+
+def _long_openai_stream(deltas: int) -> list[str]:
+    """An OpenAI stream of `deltas` text chunks as the API sends them, then the stop chunk."""
+    head = {"id": "chatcmpl-9x7Yq", "object": "chat.completion.chunk", "created": 1732320000}
+    head["model"] = "gpt-4o-mini-2024-07-18"
+    words = ["the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": {"content": words[i % len(words)]}}]}
+        for i in range(deltas)
+    ]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return [json.dumps(chunk, separators=(",", ":")) for chunk in chunks]
+
+
+def _stream_bytes(stub: pb_grpc.FormatterServiceStub, chunks: list[str], mode: int) -> Any:
+    requests = [pb.ParseStreamRequest(chunk_json=chunk) for chunk in chunks]
+    requests[0].provider = pb.PROVIDER_OPENAI
+    requests[0].stream_mode = mode  # type: ignore[assignment]
+    replies = list(stub.ParseStream(iter(requests), timeout=60))
+    return replies, sum(len(reply.SerializeToString()) for reply in replies)
+
+
+def test_deltas_mode_sends_linear_bytes(stub: pb_grpc.FormatterServiceStub) -> None:
+    chunks = _long_openai_stream(2000)
+    provider_bytes = sum(len(chunk.encode()) for chunk in chunks)
+    replies, sent = _stream_bytes(stub, chunks, pb.STREAM_MODE_DELTAS)
+    assert sent <= 1.5 * provider_bytes, (sent, provider_bytes)
+    assert replies[-1].done
+    assert not any(reply.done for reply in replies[:-1])
+    assert not any(reply.result.HasField("msg") for reply in replies[:-1])
+    text = "".join(json.loads(chunk)["choices"][0]["delta"].get("content", "") for chunk in chunks)
+    assert replies[-1].result.msg.blocks.items[0].text.text == text
+    streamed = "".join(d.block.text.text for r in replies[:-1] for d in r.result.deltas)
+    assert streamed == text
+    # The same stream in the default (cumulative) mode repeats the text so far
+    # in every response: quadratic, far beyond the provider's own bytes.
+    cumulative, cumulative_sent = _stream_bytes(stub, chunks, pb.STREAM_MODE_UNSPECIFIED)
+    assert cumulative[-1].result.msg.blocks == replies[-1].result.msg.blocks
+    assert all(reply.result.HasField("msg") for reply in cumulative)
+    assert cumulative_sent > 20 * provider_bytes
+
+
+def test_unknown_stream_mode_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
+    request = pb.ParseStreamRequest(provider=pb.PROVIDER_OPENAI, chunk_json="{}")
+    request.stream_mode = 99  # type: ignore[assignment]
+    with pytest.raises(grpc.RpcError) as caught:
+        list(stub.ParseStream(iter([request]), timeout=5))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "requests[0].stream_mode"
+
+
+def test_async_client_streams_both_modes(server: RunningServer) -> None:
+    chunks = _long_openai_stream(50)
+
+    async def run(mode: Any) -> list[Any]:
+        async with AsyncFormatterClient(server.target) as client:
+            return [r async for r in client.parse_stream("openai", chunks, mode=mode)]
+
+    cumulative = asyncio.run(run("cumulative"))
+    deltas = asyncio.run(run("deltas"))
+    assert deltas[-1].content == cumulative[-1].content
+    assert all(r.content == [] for r in deltas[:-1])
+    assert [r.content for r in cumulative[1:-1]] != [[]] * (len(cumulative) - 2)
+    with pytest.raises(errors.ParseError, match="mode"):
+        asyncio.run(run("sideways"))
+
+
 # -- standard services --------------------------------------------------------
 
 
@@ -207,7 +315,9 @@ def test_missing_provider_is_invalid_argument(stub: pb_grpc.FormatterServiceStub
 
 def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None:
     bad = Msg(name="u", role=Role.ROLE_USER)
-    bad.blocks.items.append(ContentBlock(opaque=OpaqueBlock(type="x", block_json="{not json")))
+    bad.blocks.items.append(
+        ContentBlock(opaque=OpaqueBlock(block_type="x", block_json="{not json"))
+    )
     request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), bad])
     with pytest.raises(grpc.RpcError) as caught:
         stub.Format(request, timeout=5)
@@ -216,13 +326,37 @@ def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None
     assert _field_violation(status).startswith("messages[")
 
 
-def test_invalid_utf8_response_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
-    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI, response_json=b'{"x": "\xff"}')
-    with pytest.raises(grpc.RpcError) as caught:
-        stub.Parse(request, timeout=5)
+def test_invalid_utf8_names_the_field(server: RunningServer) -> None:
+    # `response_json` is a `string`: the Python runtime cannot even build such
+    # a request, so send the wire bytes a hostile client would.
+    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI).SerializeToString()
+    payload = b'{"x": "\xff"}'
+    raw = request + bytes([2 << 3 | 2, len(payload)]) + payload  # field 2, length-delimited
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Parse")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    info, _ = _details(caught.value)
-    assert info.reason == "ParseError"
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "response_json"
+
+
+def test_invalid_utf8_deep_in_a_message_names_its_path(server: RunningServer) -> None:
+    msg = Msg(name="u", role=Role.ROLE_USER, text="PLACEHOLDER")
+    raw = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), msg]).SerializeToString()
+    raw = raw.replace(b"PLACEHOLDER", b"PLACEHOLDE\xff")
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Format")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "messages[1].text"
+
+
+def test_client_refuses_invalid_utf8_before_sending(client: FormatterClient) -> None:
+    with pytest.raises(errors.ParseError, match="invalid UTF-8"):
+        client.parse("openai", b'{"x": "\xff"}')
 
 
 def test_local_media_is_failed_precondition(client: FormatterClient) -> None:
@@ -256,9 +390,9 @@ def test_oversize_request_is_resource_exhausted() -> None:
 def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterServiceStub) -> None:
     bad_requests = [
         lambda: stub.Parse(pb.ParseRequest(provider=pb.PROVIDER_ANTHROPIC), timeout=5),
-        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json=b"{}"), timeout=5),
+        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json="{}"), timeout=5),
         lambda: stub.Format(
-            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json=b"{}"), timeout=5
+            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json="{}"), timeout=5
         ),
     ]
     for send in bad_requests:
@@ -273,7 +407,7 @@ def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterService
 def _slow_chunks(count: int, delay: float) -> Iterator[pb.ParseStreamRequest]:
     chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": "x"}}]}
     for i in range(count):
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if i == 0:
             request.provider = pb.PROVIDER_OPENAI
         time.sleep(delay)
@@ -332,16 +466,40 @@ def test_auth_accepts_the_token_and_leaves_health_open(auth_server: RunningServe
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
-def test_auth_uses_constant_time_comparison() -> None:
-    from pathlib import Path
+def test_auth_uses_constant_time_comparison(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every verdict of the interceptor goes through hmac.compare_digest (a
+    # timing test could not be deterministic; this one fails if a plain `==`
+    # or a prefix check ever decides).
+    from agentscope_proto.service import auth
 
-    from agentscope_proto.service import server
+    compared: list[tuple[bytes, bytes]] = []
+    real = auth.compare_digest
 
-    # Read as text: inspect.getsource parses with `ast`, which CPython 3.11 can
-    # refuse after another test has hit the recursion limit.
-    source = Path(server.__file__).read_text(encoding="utf-8")
-    auth = source[source.index("class _TokenAuth") :]
-    assert "hmac.compare_digest(" in auth
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(auth, "compare_digest", spy)
+    interceptor = auth.BearerTokenAuth(TOKEN)
+
+    async def continuation(details: Any) -> str:
+        return "handler"
+
+    def verdict(value: str) -> Any:
+        details = SimpleNamespace(
+            method=f"/{SERVICE_NAME}/Format", invocation_metadata=(("authorization", value),)
+        )
+        return asyncio.run(interceptor.intercept_service(continuation, details))  # type: ignore[arg-type]
+
+    assert verdict(f"Bearer {TOKEN}") == "handler"
+    assert verdict(f"Bearer {TOKEN[:-1]}") != "handler"
+    assert verdict("") != "handler"
+    expected = f"Bearer {TOKEN}".encode()
+    assert compared == [
+        (f"Bearer {TOKEN}".encode(), expected),
+        (f"Bearer {TOKEN[:-1]}".encode(), expected),
+        (b"", expected),
+    ]
 
 
 # -- TLS ----------------------------------------------------------------------

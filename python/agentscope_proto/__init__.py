@@ -3,8 +3,13 @@ gRPC FormatterService's clients.
 
 The generated message types are re-exported under their proto names; the rest is
 a flat set of `new_*`/`get_*` helpers, `from_dict`/`to_dict`, `format`, `parse`
-and `StreamParser`.
+and `StreamParser`. The gRPC clients (`FormatterClient`, `AsyncFormatterClient`)
+are imported on first use, so that `import agentscope_proto` does not load gRPC.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from ._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
@@ -23,7 +28,7 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     Usage,
     VideoBlock,
 )
-from .client import AsyncFormatterClient, FormatterClient
+from ._version import __version__ as __version__
 from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
 from .errors import (
     AgentScopeProtoError,
@@ -62,6 +67,9 @@ from .parsing import StreamParser, parse
 from .providers import PROVIDERS
 from .providers._base import FormatWarning
 from .results import BlockDelta, ParseResult
+
+if TYPE_CHECKING:
+    from .client import AsyncFormatterClient, FormatterClient
 
 __all__ = [
     "PROVIDERS",
@@ -125,3 +133,22 @@ __all__ = [
     "to_dict",
     "to_json",
 ]
+
+
+_LAZY = {"AsyncFormatterClient": "client", "FormatterClient": "client"}
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the clients pull in grpc (~half the import time); load them on first use.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -96,7 +96,7 @@ class ParseResult:
         if self.usage is not None:
             result.usage.CopyFrom(_usage(self.usage))
         if self.structured_output is not None:
-            result.structured_output_json = _json.dumps(self.structured_output).encode()
+            result.structured_output_json = _json.dumps(self.structured_output)
         for delta in self.deltas:
             result.deltas.add(index=delta.index, block=block_from_dict(delta.block, "delta"))
         return result

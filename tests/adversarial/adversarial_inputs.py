@@ -163,7 +163,7 @@ def _media_sources() -> list[MediaSource]:
 
 
 def _opaque(kind: str, block_json: str) -> ContentBlock:
-    return ContentBlock(opaque=OpaqueBlock(type=kind, block_json=block_json))
+    return ContentBlock(opaque=OpaqueBlock(block_type=kind, block_json=block_json))
 
 
 def _text(**fields: Any) -> ContentBlock:

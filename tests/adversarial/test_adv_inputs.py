@@ -256,7 +256,7 @@ def test_unknown_block_kinds_are_kept_and_formatted_or_dropped() -> None:
     content = [{"type": "text", "text": "hi"}, {"type": "hologram", "x": 1}]
     data = {"name": "u", "role": "user", "content": content}
     msg = from_dict(data)
-    assert msg.blocks.items[1].opaque.type == "hologram"
+    assert msg.blocks.items[1].opaque.block_type == "hologram"
     assert to_dict(msg)["content"][1] == {"type": "hologram", "x": 1}
     for provider in PROVIDERS:
         for multi_agent in (False, True):
@@ -333,8 +333,12 @@ def test_hand_built_blocks_fail_with_the_field_named() -> None:
     cases = [
         (TextBlock(text="a", extra_json='{"text": 5}'), "extra_json", "repeats the modelled key"),
         (TextBlock(text="a", key_order=["nope"]), "key_order", "is not an order"),
-        (OpaqueBlock(type="text", block_json='{"type":"text"}'), "block_json", "cannot be opaque"),
-        (OpaqueBlock(type="x", block_json="[1]"), "block_json", "expected a JSON object"),
+        (
+            OpaqueBlock(block_type="text", block_json='{"type":"text"}'),
+            "block_json",
+            "cannot be opaque",
+        ),
+        (OpaqueBlock(block_type="x", block_json="[1]"), "block_json", "expected a JSON object"),
     ]
     for block, path, reason in cases:
         with pytest.raises(errors.MessageFormatError) as caught:

@@ -36,7 +36,7 @@ from agentscope_proto import errors
 from agentscope_proto._fetch import MediaLimits, fetch, is_public_address
 from agentscope_proto.client import FormatterClient
 from agentscope_proto.formatting import body_to_json, format
-from agentscope_proto.service.server import ServerConfig
+from agentscope_proto.service import ServerConfig
 
 from adversarial_inputs import GOLDEN, PROVIDERS, golden
 from server_harness import RunningServer

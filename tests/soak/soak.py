@@ -79,15 +79,15 @@ def load_requests() -> dict[str, list[Any]]:
             if case["options"] or "error" in case["expected"]:
                 continue
             if case["stream"]:
-                chunks = [json.dumps(c).encode() for c in case["chunks"]]
+                chunks = [json.dumps(c) for c in case["chunks"]]
                 streams.append((_provider(provider), chunks))
             else:
-                response = json.dumps(case["response"]).encode()
+                response = json.dumps(case["response"])
                 parses.append(pb.ParseRequest(provider=_provider(provider), response_json=response))
     return {"Format": formats, "Parse": parses, "ParseStream": streams}
 
 
-def _stream_requests(provider: Any, chunks: list[bytes]) -> list[pb.ParseStreamRequest]:
+def _stream_requests(provider: Any, chunks: list[str]) -> list[pb.ParseStreamRequest]:
     requests = [pb.ParseStreamRequest(chunk_json=chunk) for chunk in chunks]
     requests[0].provider = provider
     return requests
@@ -138,7 +138,7 @@ async def _one_call(
                 await _drop_mid_stream(target, messages)
                 raise _Done("CANCELLED")
             replies = [reply async for reply in stub.ParseStream(iter(messages), timeout=DEADLINE)]
-            if not replies or not replies[-1].final:
+            if not replies or not replies[-1].done:
                 raise _Done("NO_FINAL")
         outcome = "OK"
     except _Done as done:

@@ -1,0 +1,144 @@
+"""The server around the servicer: health, reflection, auth, TLS, lifecycle.
+
+`build_server` assembles a not yet started server; `serve` runs it until
+SIGTERM/SIGINT and then drains: health goes NOT_SERVING and in-flight RPCs
+get `grace_seconds` to finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from ._rpc import lenient
+from .auth import BearerTokenAuth
+from .config import MB, ServerConfig
+from .servicer import SERVICE_NAME, FormatterServicer
+
+__all__ = ["add_formatter_service", "build_server", "serve", "set_serving"]
+
+logger = logging.getLogger("agentscope_proto.server")
+
+_HANDLER_KINDS = {
+    (False, False): grpc.unary_unary_rpc_method_handler,
+    (False, True): grpc.unary_stream_rpc_method_handler,
+    (True, False): grpc.stream_unary_rpc_method_handler,
+    (True, True): grpc.stream_stream_rpc_method_handler,
+}
+
+
+def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) -> None:
+    """`add_FormatterServiceServicer_to_server` with deserializers that never raise.
+
+    Built from the service descriptor, so every RPC of the schema is covered.
+    """
+    service = pb.DESCRIPTOR.services_by_name["FormatterService"]
+    handlers = {}
+    for method in service.methods:
+        kind = _HANDLER_KINDS[(method.client_streaming, method.server_streaming)]
+        handlers[method.name] = kind(
+            getattr(servicer, method.name),
+            request_deserializer=lenient(getattr(pb, method.input_type.name)),
+            response_serializer=getattr(pb, method.output_type.name).SerializeToString,
+        )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+
+
+def _credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
+    if config.tls_cert is None:
+        return None
+    if config.tls_key is None:
+        raise ValueError("--tls-cert needs --tls-key")
+    pair = (config.tls_key.read_bytes(), config.tls_cert.read_bytes())
+    client_ca = config.tls_client_ca.read_bytes() if config.tls_client_ca else None
+    return grpc.ssl_server_credentials(
+        [pair], root_certificates=client_ca, require_client_auth=client_ca is not None
+    )
+
+
+def build_server(
+    config: ServerConfig, servicer: FormatterServicer | None = None
+) -> tuple[grpc.aio.Server, health.aio.HealthServicer, int]:
+    """A configured, not yet started server, its health servicer and the bound port.
+
+    `servicer` replaces the default `FormatterServicer(config)` (the benchmark's
+    Echo ceiling uses it).
+    """
+    limit = config.max_message_mb * MB
+    interceptors = [BearerTokenAuth(config.auth_token)] if config.auth_token else []
+    server = grpc.aio.server(
+        interceptors=interceptors,
+        options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+            ("grpc.so_reuseport", 1 if config.reuse_port else 0),
+        ],
+    )
+    add_formatter_service(servicer or FormatterServicer(config), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        [SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], server
+    )
+    address = f"{config.host}:{config.port}"
+    credentials = _credentials(config)
+    port = (
+        server.add_secure_port(address, credentials)
+        if credentials
+        else server.add_insecure_port(address)
+    )
+    if port == 0:
+        raise OSError(f"could not bind {address}")
+    return server, health_servicer, port
+
+
+async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
+    """Report the server and the FormatterService as SERVING or NOT_SERVING."""
+    status = (
+        health_pb2.HealthCheckResponse.SERVING
+        if serving
+        else health_pb2.HealthCheckResponse.NOT_SERVING
+    )
+    for name in ("", SERVICE_NAME):
+        await health_servicer.set(name, status)
+
+
+async def serve(
+    config: ServerConfig,
+    ready: Callable[[int], None] | None = None,
+    servicer: FormatterServicer | None = None,
+) -> None:
+    """Run the server until SIGTERM/SIGINT, then drain: health goes NOT_SERVING and
+    in-flight RPCs get `grace_seconds` to finish."""
+    server, health_servicer, port = build_server(config, servicer)
+    await server.start()
+    await set_serving(health_servicer, True)
+    logger.info(
+        "FormatterService listening on %s:%d (tls=%s, auth=%s, media_root=%s, downloads=%s)",
+        config.host,
+        port,
+        config.tls_cert is not None,
+        config.auth_token is not None,
+        config.media_root,
+        config.allow_download,
+    )
+    if ready is not None:
+        ready(port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    logger.info("draining for up to %.1fs", config.grace_seconds)
+    await set_serving(health_servicer, False)
+    await server.stop(config.grace_seconds)
+    logger.info("stopped")
