@@ -173,7 +173,7 @@ def test_format_command_reads_stdin() -> None:
 def test_parse_command_reads_stdin() -> None:
     result = subprocess.run(
         [*COMMAND, "parse", "--provider", "ollama", "-"],
-        input=OLLAMA_REPLY.decode(),
+        input=OLLAMA_REPLY,
         capture_output=True,
         text=True,
         check=True,
@@ -263,7 +263,7 @@ def test_an_unset_token_variable_is_one_line() -> None:
         "--token-env",
         env_name,
         "-",
-        stdin=OLLAMA_REPLY.decode(),
+        stdin=OLLAMA_REPLY,
     )
     assert env_name in line
 
@@ -277,7 +277,7 @@ def test_an_unreachable_server_is_one_line() -> None:
         "--target",
         f"127.0.0.1:{port}",
         "-",
-        stdin=OLLAMA_REPLY.decode(),
+        stdin=OLLAMA_REPLY,
         code=1,
     )
     assert "UNAVAILABLE" in line

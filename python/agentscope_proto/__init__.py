@@ -43,7 +43,7 @@ from .errors import (
     UnknownProviderError,
     UnsupportedMediaError,
 )
-from .formatting import FormattedBody, format
+from .formatting import FormattedBody, FormatWarning, format
 from .interop import from_agentscope, to_agentscope
 from .message import (
     AnyBlock,
@@ -63,10 +63,10 @@ from .message import (
     new_tool_use_block,
     new_video_block,
 )
+from .options import FormatSettings, ParseSettings
 from .parsing import StreamParser, parse
 from .providers import PROVIDERS
-from .providers._base import FormatWarning
-from .results import BlockDelta, ParseResult
+from .results import ContentDelta, ParsedResponse, TokenUsage
 
 if TYPE_CHECKING:
     from .client import AsyncFormatterClient, FormatterClient
@@ -77,12 +77,13 @@ __all__ = [
     "AnyBlock",
     "AsyncFormatterClient",
     "AudioBlock",
-    "BlockDelta",
     "BlockType",
     "ContentBlock",
     "ContentBlocks",
+    "ContentDelta",
     "Dialect",
     "FormatError",
+    "FormatSettings",
     "FormatWarning",
     "FormattedBody",
     "FormatterClient",
@@ -95,13 +96,15 @@ __all__ = [
     "Msg",
     "OpaqueBlock",
     "ParseError",
-    "ParseResult",
+    "ParseSettings",
+    "ParsedResponse",
     "ProviderError",
     "RemoteError",
     "Role",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",
+    "TokenUsage",
     "ToolChoiceError",
     "ToolResultBlock",
     "ToolResultState",
@@ -136,10 +139,16 @@ __all__ = [
 
 
 _LAZY = {"AsyncFormatterClient": "client", "FormatterClient": "client"}
+# The earlier names of the parse result types; `results` warns on access.
+_DEPRECATED = ("ParseResult", "BlockDelta")
 
 
 def __getattr__(name: str) -> Any:
     # PEP 562: the clients pull in grpc (~half the import time); load them on first use.
+    if name in _DEPRECATED:
+        from . import results
+
+        return getattr(results, name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

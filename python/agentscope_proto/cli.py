@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import importlib.util
 import json
 import logging
 import os
@@ -72,6 +73,9 @@ def _serve_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the gRPC FormatterService", **_sub_options())
     p.add_argument("--host", default="127.0.0.1", help="address to bind")
     p.add_argument("--port", type=int, default=50051, help="port to bind (0: any free port)")
+    p.add_argument(
+        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
+    )
     p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
     p.add_argument("--max-message-mb", type=int, default=64, help="largest request/response")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
@@ -250,7 +254,7 @@ def _run_format(args: argparse.Namespace) -> None:
     else:
         from .formatting import format
 
-        body = format(msgs, args.provider, media_root=args.media_root, **kwargs)
+        body = format(args.provider, msgs, media_root=args.media_root, **kwargs)
     for warning in body.warnings:
         print(f"warning: {warning.path}: {warning.message}", file=sys.stderr)
     _print(dict(body))
@@ -259,7 +263,7 @@ def _run_format(args: argparse.Namespace) -> None:
 def _result_json(result: Any) -> dict[str, Any]:
     return {
         "content": result.content,
-        "usage": result.usage,
+        "usage": None if result.usage is None else result.usage.to_dict(),
         "response_id": result.response_id,
         "finish_reason": result.raw_finish_reason,
         "structured_output": result.structured_output,
@@ -331,9 +335,12 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         raise UserError("--tls-cert and --tls-key go together")
     if args.media_root is not None and not args.media_root.is_dir():
         raise UserError(f"--media-root {args.media_root}: no such directory")
+    if args.http_port is not None and importlib.util.find_spec("connectrpc") is None:
+        raise UserError("--http-port needs the http extra: pip install 'agentscope-proto[http]'")
     return ServerConfig(
         host=args.host,
         port=args.port,
+        http_port=args.http_port,
         max_message_mb=args.max_message_mb,
         media_root=args.media_root,
         allow_download=args.allow_download,
@@ -407,8 +414,12 @@ def _run_serve(args: argparse.Namespace) -> None:
         raise UserError("--workers must be at least 1")
     if args.workers > 1 and args.port == 0:
         raise UserError("--workers > 1 needs a fixed --port (the workers share it)")
+    if args.workers > 1 and args.http_port == 0:
+        raise UserError("--workers > 1 needs a fixed --http-port (the workers share it)")
     config = _server_config(args, reuse_port=args.workers > 1)
     _check_port(args.host, args.port)
+    if args.http_port is not None:
+        _check_port(args.host, args.http_port)
     _configure_logging(args.log_level)
     if args.workers == 1:
         _serve(config)
