@@ -730,7 +730,7 @@ def test_unknown_block_types_are_refused() -> None:
             "content": [{"type": "tool_result", "id": "c", "name": "f", "output": []}],
         }
     )
-    nested.blocks.items[0].tool_result.blocks.items.add().opaque.type = "x"
+    nested.blocks.items[0].tool_result.blocks.items.add().opaque.block_type = "x"
     nested.blocks.items[0].tool_result.blocks.items[0].opaque.block_json = '{"type":"x"}'
     assert refusal(nested).path == "content[0].output[0].type"
     # hint and data are Java's own kinds, written in Java's shape.

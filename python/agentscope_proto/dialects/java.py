@@ -356,7 +356,7 @@ def _tool_result(inner: ToolResultBlock, data: Mapping[str, Any], path: str) -> 
 def _block(block: ContentBlock, path: str) -> dict[str, Any]:
     inner = unwrap(block)
     if isinstance(inner, OpaqueBlock):
-        return _opaque_to_java(inner.type, _json.loads(inner.block_json, "block_json"), path)
+        return _opaque_to_java(inner.block_type, _json.loads(inner.block_json, "block_json"), path)
     data = block_to_dict(inner)
     kind = data["type"]
     if kind == "text":
@@ -375,7 +375,7 @@ def _block(block: ContentBlock, path: str) -> dict[str, Any]:
 
 def _kind(block: ContentBlock) -> str:
     inner = unwrap(block)
-    return inner.type if isinstance(inner, OpaqueBlock) else str(block.WhichOneof("block"))
+    return inner.block_type if isinstance(inner, OpaqueBlock) else str(block.WhichOneof("block"))
 
 
 def _role(msg: Msg) -> str:
