@@ -172,9 +172,9 @@ def build(language: Language) -> tuple[str | None, float]:
 
 def rpc_protos() -> str:
     """The directory holding google/rpc/*.proto (googleapis-common-protos, in this venv)."""
-    import google.rpc
+    from google.rpc import status_pb2
 
-    return str(Path(next(iter(google.rpc.__path__))).parent.parent)
+    return str(Path(status_pb2.__file__).parents[2])
 
 
 def free_port() -> int:
