@@ -2,8 +2,8 @@
 
 Each file under tests/fixtures/java/ is hand-written from agentscope-java's
 message classes (`io.agentscope.core.message` at `c2d43f86e`, after v2.0.2) in
-the form Jackson writes them, one per difference listed in
-`../shared/notes/schema-anchors.md` §1.6 and named after it.
+the form Jackson writes them, one per difference between the dialects (the
+numbered list in docs/dialects.md) and named after it.
 """
 
 from __future__ import annotations

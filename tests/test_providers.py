@@ -10,9 +10,16 @@ from typing import Any
 import pytest
 
 from agentscope_proto import errors
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import ContentBlock
 from agentscope_proto.formatting import format
-from agentscope_proto.providers import PROVIDERS, get_provider
+from agentscope_proto.providers import (
+    PROVIDERS,
+    PROVIDERS_BY_ENUM,
+    get_provider,
+    provider_enum,
+    provider_for,
+)
 
 KINDS = {field.name for field in ContentBlock.DESCRIPTOR.oneofs_by_name["block"].fields}
 PNG_B64 = (
@@ -34,6 +41,30 @@ def test_unknown_provider_lists_the_known_ones() -> None:
         get_provider("claude")
     for known in PROVIDERS:
         assert known in str(caught.value)
+
+
+def test_proto_enum_and_registry_match_exactly() -> None:
+    enum_values = {value for value in pb.Provider.values() if value != pb.PROVIDER_UNSPECIFIED}
+    assert set(PROVIDERS_BY_ENUM) == enum_values
+    assert len(PROVIDERS_BY_ENUM) == len(PROVIDERS)
+    for value in enum_values:
+        provider = provider_for(value)
+        assert provider is PROVIDERS[provider.name]
+        assert provider_enum(provider.name) == value
+        # The enum value's name is the provider's name, spelled as proto enums are.
+        assert pb.Provider.Name(value) == "PROVIDER_" + provider.name.upper()
+
+
+@pytest.mark.parametrize("value", [pb.PROVIDER_UNSPECIFIED, 99, -1])
+def test_provider_for_refuses_unspecified_and_unknown_values(value: int) -> None:
+    with pytest.raises(errors.FormatError) as caught:
+        provider_for(value)
+    assert caught.value.path == "provider"
+
+
+def test_provider_enum_of_an_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(errors.UnknownProviderError, match="openai_responses"):
+        provider_enum("claude")
 
 
 def test_unknown_option_is_rejected_with_the_accepted_ones() -> None:

@@ -28,7 +28,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     OpaqueBlock,
     Role,
 )
-from agentscope_proto.client import FormatterClient, format_request
+from agentscope_proto.client import AsyncFormatterClient, FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
@@ -106,7 +106,7 @@ def test_format_rpc_equals_in_process(
         **case["options"],
     )
     local = format(case["msgs"], provider, **kwargs)
-    remote = client.format(case["msgs"], provider, **kwargs)
+    remote = client.format(provider, case["msgs"], **kwargs)
     # Over the wire the body is JSON (bytes become base64 text).
     assert_same(dict(remote), json.loads(body_to_json(local)))
     assert remote.warnings == local.warnings
@@ -150,6 +150,112 @@ def test_parse_stream_accepts_raw_sse_split_anywhere(client: FormatterClient) ->
     for chunk in case["chunks"]:
         parser.feed(chunk)
     assert remote[-1].content == parser.finish().content
+
+
+# -- deltas-only streams ---------------------------------------------------------
+
+
+def _apply(content: list[dict[str, Any]], deltas: list[Any]) -> None:
+    """Apply one response's deltas as a deltas-mode client does."""
+    for delta in deltas:
+        block = delta.block
+        if delta.index >= len(content):
+            content.append(dict(block))
+            continue
+        old, kind = content[delta.index], block["type"]
+        if kind == old["type"] and kind in ("text", "thinking"):
+            content[delta.index] = {**block, kind: old[kind] + block[kind]}
+        elif kind == old["type"] == "tool_use" and block.get("raw_input") is not None:
+            raw = (old.get("raw_input") or "") + block["raw_input"]
+            content[delta.index] = {**block, "raw_input": raw}
+        else:
+            content[delta.index] = dict(block)
+
+
+@pytest.mark.parametrize(("provider", "case"), _parse_cases(stream=True))
+def test_deltas_mode_rebuilds_the_cumulative_result(
+    client: FormatterClient, provider: str, case: dict[str, Any]
+) -> None:
+    cumulative = list(client.parse_stream(provider, case["chunks"]))
+    deltas = list(client.parse_stream(provider, case["chunks"], mode="deltas"))
+    *partial, final = deltas
+    assert final.content == cumulative[-1].content
+    assert final.usage == cumulative[-1].usage
+    assert final.raw_finish_reason == cumulative[-1].raw_finish_reason
+    rebuilt: list[dict[str, Any]] = []
+    for result in partial:
+        assert result.content == []  # no cumulative message before the last
+        assert result.deltas or result.usage or result.response_id or result.raw_finish_reason
+        _apply(rebuilt, result.deltas)
+    _apply(rebuilt, final.deltas)
+    assert rebuilt == final.content
+
+
+def _long_openai_stream(deltas: int) -> list[str]:
+    """An OpenAI stream of `deltas` text chunks as the API sends them, then the stop chunk."""
+    head = {"id": "chatcmpl-9x7Yq", "object": "chat.completion.chunk", "created": 1732320000}
+    head["model"] = "gpt-4o-mini-2024-07-18"
+    words = ["the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": {"content": words[i % len(words)]}}]}
+        for i in range(deltas)
+    ]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return [json.dumps(chunk, separators=(",", ":")) for chunk in chunks]
+
+
+def _stream_bytes(stub: pb_grpc.FormatterServiceStub, chunks: list[str], mode: int) -> Any:
+    requests = [pb.ParseStreamRequest(chunk_json=chunk) for chunk in chunks]
+    requests[0].provider = pb.PROVIDER_OPENAI
+    requests[0].stream_mode = mode  # type: ignore[assignment]
+    replies = list(stub.ParseStream(iter(requests), timeout=60))
+    return replies, sum(len(reply.SerializeToString()) for reply in replies)
+
+
+def test_deltas_mode_sends_linear_bytes(stub: pb_grpc.FormatterServiceStub) -> None:
+    chunks = _long_openai_stream(2000)
+    provider_bytes = sum(len(chunk.encode()) for chunk in chunks)
+    replies, sent = _stream_bytes(stub, chunks, pb.STREAM_MODE_DELTAS)
+    assert sent <= 1.5 * provider_bytes, (sent, provider_bytes)
+    assert replies[-1].done
+    assert not any(reply.done for reply in replies[:-1])
+    assert not any(reply.result.HasField("msg") for reply in replies[:-1])
+    text = "".join(json.loads(chunk)["choices"][0]["delta"].get("content", "") for chunk in chunks)
+    assert replies[-1].result.msg.blocks.items[0].text.text == text
+    streamed = "".join(d.block.text.text for r in replies[:-1] for d in r.result.deltas)
+    assert streamed == text
+    # The same stream in the default (cumulative) mode repeats the text so far
+    # in every response: quadratic, far beyond the provider's own bytes.
+    cumulative, cumulative_sent = _stream_bytes(stub, chunks, pb.STREAM_MODE_UNSPECIFIED)
+    assert cumulative[-1].result.msg.blocks == replies[-1].result.msg.blocks
+    assert all(reply.result.HasField("msg") for reply in cumulative)
+    assert cumulative_sent > 20 * provider_bytes
+
+
+def test_unknown_stream_mode_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
+    request = pb.ParseStreamRequest(provider=pb.PROVIDER_OPENAI, chunk_json="{}")
+    request.stream_mode = 99  # type: ignore[assignment]
+    with pytest.raises(grpc.RpcError) as caught:
+        list(stub.ParseStream(iter([request]), timeout=5))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "requests[0].stream_mode"
+
+
+def test_async_client_streams_both_modes(server: RunningServer) -> None:
+    chunks = _long_openai_stream(50)
+
+    async def run(mode: Any) -> list[Any]:
+        async with AsyncFormatterClient(server.target) as client:
+            return [r async for r in client.parse_stream("openai", chunks, mode=mode)]
+
+    cumulative = asyncio.run(run("cumulative"))
+    deltas = asyncio.run(run("deltas"))
+    assert deltas[-1].content == cumulative[-1].content
+    assert all(r.content == [] for r in deltas[:-1])
+    assert [r.content for r in cumulative[1:-1]] != [[]] * (len(cumulative) - 2)
+    with pytest.raises(errors.ParseError, match="mode"):
+        asyncio.run(run("sideways"))
 
 
 # -- standard services --------------------------------------------------------
@@ -260,7 +366,7 @@ def test_local_media_is_failed_precondition(client: FormatterClient) -> None:
         "content": [{"type": "image", "source": {"type": "url", "url": "/etc/passwd.png"}}],
     }
     with pytest.raises(errors.MediaAccessError) as caught:
-        client.format([msg], "openai")
+        client.format("openai", [msg])
     assert caught.value.path == "messages[0].content[0]"
 
 
@@ -442,10 +548,33 @@ def test_tls(ca: trustme.CA, tmp_path: Any, mutual: bool) -> None:
         running.stop()
 
 
+def test_clients_take_the_provider_first_and_deprecate_the_old_order(
+    client: FormatterClient, server: RunningServer
+) -> None:
+    msgs = [{"id": "m1", "name": "u", "role": "user", "content": "hi", "timestamp": "t"}]
+    body = client.format("openai", msgs)
+    with pytest.warns(DeprecationWarning, match=r"format\(provider, msgs\)"):
+        old = client.format(msgs, "openai")  # type: ignore[arg-type]
+    assert dict(old) == dict(body)
+    with pytest.warns(DeprecationWarning, match="format_request"):
+        request = format_request(msgs, "openai")  # type: ignore[arg-type]
+    assert request == format_request("openai", msgs)
+
+    async def run() -> tuple[Any, Any]:
+        async with AsyncFormatterClient(server.target) as remote:
+            new = await remote.format("openai", msgs)
+            with pytest.warns(DeprecationWarning, match="AsyncFormatterClient.format"):
+                old = await remote.format(msgs, "openai")  # type: ignore[arg-type]
+            return new, old
+
+    new, old = asyncio.run(run())
+    assert dict(new) == dict(old) == dict(body)
+
+
 def test_format_request_round_trips_options() -> None:
     request = format_request(
-        [{"name": "u", "role": "user", "content": "hi"}],
         "gemini",
+        [{"name": "u", "role": "user", "content": "hi"}],
         multi_agent=True,
         tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
         tool_choice="auto",
@@ -458,4 +587,4 @@ def test_format_request_round_trips_options() -> None:
     assert request.options.token_counter == pb.TOKEN_COUNTER_CHAR
     assert json.loads(request.tools_json)[0]["function"]["name"] == "f"
     with pytest.raises(errors.FormatError, match="unknown option"):
-        format_request([], "openai", bogus=1)
+        format_request("openai", [], bogus=1)

@@ -147,7 +147,7 @@ def _run_format(args: argparse.Namespace) -> None:
         from .client import FormatterClient
 
         with FormatterClient(args.target, token=_token(args.token_env)) as client:
-            body = client.format(msgs, args.provider, **kwargs)
+            body = client.format(args.provider, msgs, **kwargs)
     else:
         from .formatting import format
 

@@ -7,8 +7,9 @@ same exception classes, rebuilt from the status details the server sends.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import grpc
 from google.rpc import status_pb2
@@ -22,6 +23,7 @@ from .dialects import from_dict
 from .errors import ParseError
 from .formatting import FormattedBody
 from .message._codec import blocks_to_list
+from .providers import provider_enum
 from .providers._base import FormatWarning
 from .results import BlockDelta, ParseResult
 from .service.status import error_from_status
@@ -35,19 +37,33 @@ _COUNTERS: dict[str, pb.TokenCounter.ValueType] = {
 _FLAGS = ("promote_tool_result_images", "promote_tool_result_audios", "promote_tool_result_videos")
 
 
-def _provider(name: str) -> pb.Provider.ValueType:
-    try:
-        return pb.Provider.Value("PROVIDER_" + name.upper())
-    except ValueError:
-        names = [n.removeprefix("PROVIDER_").lower() for n in pb.Provider.keys()[1:]]
-        from .errors import UnknownProviderError
+_provider = provider_enum
 
-        raise UnknownProviderError(name, names) from None
+
+MsgLike = Msg | Mapping[str, Any]
+
+
+def _provider_first(
+    provider: str, msgs: Iterable[MsgLike], call: str
+) -> tuple[str, Iterable[MsgLike]]:
+    """`(provider, msgs)`, accepting the old `(msgs, provider)` order with a warning.
+
+    The old order is recognised by its types: a provider name is a `str`,
+    messages never are.
+    """
+    if not isinstance(provider, str) and isinstance(msgs, str):
+        warnings.warn(
+            f"{call}(msgs, provider) is deprecated; use {call}(provider, msgs)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return msgs, provider
+    return provider, msgs
 
 
 def format_request(
-    msgs: Iterable[Msg | Mapping[str, Any]],
     provider: str,
+    msgs: Iterable[MsgLike],
     *,
     multi_agent: bool = False,
     tools: Sequence[Mapping[str, Any]] | None = None,
@@ -55,6 +71,7 @@ def format_request(
     **options: Any,
 ) -> pb.FormatRequest:
     """The `FormatRequest` for the same arguments as `format()`."""
+    provider, msgs = _provider_first(provider, msgs, "format_request")
     request = pb.FormatRequest(provider=_provider(provider), multi_agent=multi_agent)
     for msg in msgs:
         request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
@@ -155,31 +172,45 @@ def _payload(value: Any, path: str = "response") -> str:
     return _json.dumps(value, path)
 
 
-def _chunk_request(
-    provider: str, chunk: Any, raw: bool, options: pb.ParseOptions, first: bool
+StreamMode = Literal["cumulative", "deltas"]
+_STREAM_MODES: dict[str, pb.StreamMode.ValueType] = {
+    "cumulative": pb.STREAM_MODE_CUMULATIVE,
+    "deltas": pb.STREAM_MODE_DELTAS,
+}
+
+
+def _stream_head(
+    provider: str, options: pb.ParseOptions, mode: StreamMode
 ) -> pb.ParseStreamRequest:
+    """What the first message of a ParseStream carries besides its input."""
+    if mode not in _STREAM_MODES:
+        raise ParseError("mode", f"expected 'cumulative' or 'deltas', got {mode!r}")
+    return pb.ParseStreamRequest(
+        provider=_provider(provider), options=options, stream_mode=_STREAM_MODES[mode]
+    )
+
+
+def _chunk_request(chunk: Any, raw: bool) -> pb.ParseStreamRequest:
     if raw:
         # Raw body slices stay bytes: a slice may split a UTF-8 sequence.
         data = bytes(chunk) if isinstance(chunk, bytes | bytearray) else _payload(chunk).encode()
-        request = pb.ParseStreamRequest(raw_body=data)
-    else:
-        request = pb.ParseStreamRequest(chunk_json=_payload(chunk, "chunk"))
-    if first:
-        request.provider = _provider(provider)
-        request.options.CopyFrom(options)
-    return request
+        return pb.ParseStreamRequest(raw_body=data)
+    return pb.ParseStreamRequest(chunk_json=_payload(chunk, "chunk"))
 
 
 def _stream_requests(
-    provider: str, chunks: Iterable[Any], raw: bool, options: pb.ParseOptions
+    head: pb.ParseStreamRequest, chunks: Iterable[Any], raw: bool
 ) -> Iterator[pb.ParseStreamRequest]:
     first = True
     for chunk in chunks:
-        yield _chunk_request(provider, chunk, raw, options, first)
-        first = False
+        request = _chunk_request(chunk, raw)
+        if first:
+            request.MergeFrom(head)
+            first = False
+        yield request
     if first:
         # An empty stream still names its provider, so the server can answer.
-        yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+        yield head
 
 
 def _parse_options(
@@ -224,14 +255,19 @@ class FormatterClient:
 
     def format(
         self,
-        msgs: Iterable[Msg | Mapping[str, Any]],
         provider: str,
+        msgs: Iterable[MsgLike],
         *,
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server; `bytes` in the body come back as base64 text."""
-        request = format_request(msgs, provider, **kwargs)
+        """`format()` on the server; `bytes` in the body come back as base64 text.
+
+        The old order `format(msgs, provider)` still works, with a
+        `DeprecationWarning`.
+        """
+        provider, msgs = _provider_first(provider, msgs, "FormatterClient.format")
+        request = format_request(provider, msgs, **kwargs)
         try:
             return _body(self._stub.Format(request, timeout=timeout, metadata=self._metadata))
         except grpc.RpcError as error:
@@ -259,14 +295,21 @@ class FormatterClient:
         chunks: Iterable[Mapping[str, Any] | str | bytes],
         *,
         raw: bool = False,
+        mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **options: Any,
     ) -> Iterator[ParseResult]:
         """Stream events (or, with `raw=True`, raw body slices) to the server and
-        yield its snapshots; the last one is the final result. Keyword options
-        are `StreamParser`'s."""
-        parse_options = _parse_options(**options)
-        requests = _stream_requests(provider, chunks, raw, parse_options)
+        yield its results; the last one is the whole final result. Keyword
+        options are `StreamParser`'s.
+
+        `mode="cumulative"` yields the whole result so far each time;
+        `mode="deltas"` yields, before the last, results holding only what
+        changed (`deltas`, and `usage`/`response_id`/finish reasons when they
+        changed; `content` empty), so a long stream costs linear bytes.
+        """
+        head = _stream_head(provider, _parse_options(**options), mode)
+        requests = _stream_requests(head, chunks, raw)
         try:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
                 yield result_from_proto(reply.result)
@@ -310,14 +353,16 @@ class AsyncFormatterClient:
 
     async def format(
         self,
-        msgs: Iterable[Msg | Mapping[str, Any]],
         provider: str,
+        msgs: Iterable[MsgLike],
         *,
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server."""
-        request = format_request(msgs, provider, **kwargs)
+        """`format()` on the server (the old order `format(msgs, provider)` is
+        deprecated, as on `FormatterClient`)."""
+        provider, msgs = _provider_first(provider, msgs, "AsyncFormatterClient.format")
+        request = format_request(provider, msgs, **kwargs)
         try:
             reply = await self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
@@ -346,23 +391,28 @@ class AsyncFormatterClient:
         chunks: Iterable[Any] | AsyncIterable[Any],
         *,
         raw: bool = False,
+        mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **parse_options: Any,
     ) -> AsyncIterator[ParseResult]:
-        """Stream events to the server and yield its snapshots."""
-        options = _parse_options(**parse_options)
+        """Stream events to the server and yield its results (see
+        `FormatterClient.parse_stream`, also for `mode`)."""
+        head = _stream_head(provider, _parse_options(**parse_options), mode)
 
         async def requests() -> AsyncIterator[pb.ParseStreamRequest]:
             if not isinstance(chunks, AsyncIterable):
-                for request in _stream_requests(provider, chunks, raw, options):
+                for request in _stream_requests(head, chunks, raw):
                     yield request
                 return
             first = True
             async for chunk in chunks:
-                yield _chunk_request(provider, chunk, raw, options, first)
-                first = False
+                request = _chunk_request(chunk, raw)
+                if first:
+                    request.MergeFrom(head)
+                    first = False
+                yield request
             if first:
-                yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+                yield head
 
         call = self._stub.ParseStream(requests(), timeout=timeout, metadata=self._metadata)
         try:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn, Protocol
 
 from .._fetch import MEDIA_LIMITS, MediaLimits, fetch
+from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
 
 __all__ = [
@@ -368,6 +369,8 @@ class Provider(Protocol):
     """One LLM provider's wire format, both directions (see providers/__init__.py)."""
 
     name: str
+    # Its `agentscope.formatter.v1.Provider` enum value (the registry maps both ways).
+    enum: pb.Provider.ValueType
     # Format options this provider accepts, by AgentScope constructor name.
     options: frozenset[str]
     # Block kinds the formatter drops (with a warning) instead of formatting.

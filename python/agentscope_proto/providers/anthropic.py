@@ -9,6 +9,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_ANTHROPIC
 from ..errors import FormatError, ParseError
 from ..results import ParseResult, copy_json
 from ._base import (
@@ -507,6 +508,7 @@ class _Stream:
 
 class _Anthropic:
     name = "anthropic"
+    enum = PROVIDER_ANTHROPIC
     options = frozenset({"conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result", "image"})
     # Audio and video are warned about and skipped (though tool results carry them).

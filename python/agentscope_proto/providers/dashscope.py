@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DASHSCOPE
 from ..errors import FormatError, ParseError, ProviderError
 from ..results import ParseResult, copy_json
 from ._base import (
@@ -554,6 +555,7 @@ class _Stream:
 
 class _DashScope:
     name = _NAME
+    enum = PROVIDER_DASHSCOPE
     options = frozenset(
         {
             "promote_tool_result_images",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
 from ._base import FormatContext, MsgView, tool_result_to_text
 from ._shared import (
     block_handler,
@@ -102,6 +103,7 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
 
 class _DeepSeek(OpenAIChat):
     name = "deepseek"
+    enum = PROVIDER_DEEPSEEK
     options = frozenset({"conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
     dropped_blocks = frozenset({"image", "audio", "video", "opaque"})

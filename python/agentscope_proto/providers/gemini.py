@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..results import ParseResult
 from ._base import (
@@ -543,6 +544,7 @@ class _Stream:
 
 class _Gemini:
     name = "gemini"
+    enum = PROVIDER_GEMINI
     options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
     dropped_blocks = frozenset({"thinking", "opaque"})

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OLLAMA
 from ..errors import FormatError, ParseError
 from ..results import ParseResult, copy_json
 from ._base import (
@@ -335,6 +336,7 @@ class _Stream:
 
 class _Ollama:
     name = "ollama"
+    enum = PROVIDER_OLLAMA
     options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image"})
     dropped_blocks = frozenset({"thinking", "audio", "video", "opaque"})

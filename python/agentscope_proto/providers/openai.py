@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..results import ParseResult
 from ._base import (
@@ -572,6 +573,7 @@ class OpenAIChat:
     the same model class, its own formatters)."""
 
     name = "openai"
+    enum = PROVIDER_OPENAI
     options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     dropped_blocks = frozenset({"thinking", "video", "opaque"})

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI_RESPONSES
 from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ..results import ParseResult, copy_json
 from ._base import (
@@ -472,6 +473,7 @@ _EVENTS: dict[str, Callable[[_StreamState, dict[str, Any], str], None]] = {
 
 class _OpenAIResponses:
     name = "openai_responses"
+    enum = PROVIDER_OPENAI_RESPONSES
     options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     # The chat formatter warns and skips these; multi-agent history skips them silently.

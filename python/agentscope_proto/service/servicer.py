@@ -26,6 +26,7 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
 from ..formatting import body_to_json, format
 from ..parsing import StreamParser, parse
+from ..providers import provider_for
 from ..providers._base import warning_log_level
 from ..results import ParseResult
 from ._rpc import Budget, Context, Stopped, checked, decoded, rpc_errors
@@ -49,9 +50,7 @@ _INLINE_BYTES = 256 * 1024
 
 def provider_name(value: int) -> str:
     """The registry name of a `Provider` enum value (`PROVIDER_OPENAI` -> `openai`)."""
-    if value == pb.PROVIDER_UNSPECIFIED or value not in pb.Provider.values():
-        raise FormatError("provider", f"required; got {value}")
-    return pb.Provider.Name(value).removeprefix("PROVIDER_").lower()  # type: ignore[arg-type]
+    return provider_for(value).name
 
 
 def _format_kwargs(request: pb.FormatRequest) -> dict[str, Any]:
