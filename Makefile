@@ -78,10 +78,26 @@ check: check-generated lint breaking test test-oldest bench-quick fuzz-quick soa
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 	test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
-	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt
+	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt -e .
 	.venv-golden/bin/python tests/golden/make_messages.py
 	.venv-golden/bin/python tests/golden/make_formatters.py
 	.venv-golden/bin/python tests/golden/make_parsers.py
+
+# The provider SDKs whose request types tests/provider_schemas/ validates
+# bodies against, in their own venv (the tests that need it skip without it).
+SCHEMAS := .venv-schemas
+
+$(SCHEMAS)/.installed: tests/provider_schemas/requirements.txt
+	test -x $(SCHEMAS)/bin/python || $(PYTHON) -m venv $(SCHEMAS)
+	$(SCHEMAS)/bin/python -m pip install --quiet -r tests/provider_schemas/requirements.txt
+	touch $@
+
+.PHONY: schemas-venv
+schemas-venv: $(SCHEMAS)/.installed ## The provider SDKs' venv for the body validator (tests/provider_schemas/)
+
+.PHONY: schemas-report
+schemas-report: schemas-venv ## Golden formatter bodies against the providers' request schemas
+	$(SCHEMAS)/bin/python scripts/validate_golden_bodies.py
 
 BENCH := .venv-bench
 

@@ -34,6 +34,7 @@ from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
 from conftest import default_options, load_golden
+from golden_data import formatter_cases
 from server_harness import RunningServer
 from strict import assert_same
 
@@ -64,9 +65,7 @@ def _format_cases(per_provider: int = 6) -> list[Any]:
     params = []
     for provider in PROVIDERS:
         cases = [
-            c
-            for c in load_golden(f"formatters/{provider}.json")["cases"]
-            if "error" not in c and not _uses_local_media(c)
+            c for c in formatter_cases(provider) if "error" not in c and not _uses_local_media(c)
         ]
         params += [
             pytest.param(provider, c, id=f"{provider}:{c['name']}") for c in cases[:per_provider]
@@ -105,7 +104,7 @@ def test_format_rpc_equals_in_process(
         tool_choice=case["tool_choice"],
         **case["options"],
     )
-    local = format(case["msgs"], provider, **kwargs)
+    local = format(provider, case["msgs"], **kwargs)
     remote = client.format(provider, case["msgs"], **kwargs)
     # Over the wire the body is JSON (bytes become base64 text).
     assert_same(dict(remote), json.loads(body_to_json(local)))

@@ -21,11 +21,10 @@ from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .dialects import from_dict
 from .errors import ParseError
-from .formatting import FormattedBody
+from .formatting import FormattedBody, FormatWarning
 from .message._codec import blocks_to_list
 from .providers import provider_enum
-from .providers._base import FormatWarning
-from .results import BlockDelta, ParseResult
+from .results import ContentDelta, ParsedResponse
 from .service.status import error_from_status
 
 __all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
@@ -107,13 +106,16 @@ def format_request(
 
 
 def _body(response: pb.FormatResponse) -> FormattedBody:
-    warnings = [FormatWarning(w.path, w.block_type, w.message) for w in response.warnings]
+    warnings = [
+        FormatWarning(path=w.path, block_type=w.block_type, message=w.message)
+        for w in response.warnings
+    ]
     count = response.token_count if response.HasField("token_count") else None
     return FormattedBody(_json.loads(response.body_json, "body_json"), warnings, count)
 
 
-def result_from_proto(result: pb.ParseResult) -> ParseResult:
-    """A `ParseResult` from its proto form."""
+def result_from_proto(result: pb.ParseResult) -> ParsedResponse:
+    """A `ParsedResponse` from its proto form."""
     usage: dict[str, int | float] | None = None
     if result.HasField("usage"):
         usage = {
@@ -127,8 +129,8 @@ def result_from_proto(result: pb.ParseResult) -> ParseResult:
         if result.HasField("structured_output_json")
         else None
     )
-    deltas = [BlockDelta(d.index, blocks_to_list([d.block])[0]) for d in result.deltas]
-    return ParseResult(
+    deltas = [ContentDelta(d.index, blocks_to_list([d.block])[0]) for d in result.deltas]
+    return ParsedResponse(
         content=blocks_to_list(result.msg.blocks.items),
         usage=usage,
         response_id=result.response_id,
@@ -280,7 +282,7 @@ class FormatterClient:
         *,
         timeout: float | None = None,
         **options: Any,
-    ) -> ParseResult:
+    ) -> ParsedResponse:
         """`parse()` on the server (same keyword options)."""
         request = _parse_request(provider, response, _parse_options(**options))
         try:
@@ -298,7 +300,7 @@ class FormatterClient:
         mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **options: Any,
-    ) -> Iterator[ParseResult]:
+    ) -> Iterator[ParsedResponse]:
         """Stream events (or, with `raw=True`, raw body slices) to the server and
         yield its results; the last one is the whole final result. Keyword
         options are `StreamParser`'s.
@@ -376,7 +378,7 @@ class AsyncFormatterClient:
         *,
         timeout: float | None = None,
         **options: Any,
-    ) -> ParseResult:
+    ) -> ParsedResponse:
         """`parse()` on the server (same keyword options)."""
         request = _parse_request(provider, response, _parse_options(**options))
         try:
@@ -394,7 +396,7 @@ class AsyncFormatterClient:
         mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **parse_options: Any,
-    ) -> AsyncIterator[ParseResult]:
+    ) -> AsyncIterator[ParsedResponse]:
         """Stream events to the server and yield its results (see
         `FormatterClient.parse_stream`, also for `mode`)."""
         head = _stream_head(provider, _parse_options(**parse_options), mode)

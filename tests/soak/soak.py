@@ -41,6 +41,9 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
 )
 from agentscope_proto.client import format_request
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from golden_data import formatter_cases, golden_providers
+
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 # Share of ParseStream calls cancelled after their first snapshot, and of
 # those whose connection is dropped mid-stream.
@@ -56,9 +59,8 @@ def _provider(name: str) -> Any:
 def load_requests() -> dict[str, list[Any]]:
     """Format, Parse and ParseStream requests built from the golden data."""
     formats, parses, streams = [], [], []
-    for path in sorted((GOLDEN / "formatters").glob("*.json")):
-        provider = path.stem
-        for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:
+    for provider in golden_providers("formatters"):
+        for case in formatter_cases(provider):
             if "error" in case or "media/" in json.dumps(case["msgs"]):
                 continue
             try:

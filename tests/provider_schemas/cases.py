@@ -1,0 +1,639 @@
+"""Hand-made request bodies for the validator's self-tests: per provider,
+minimal bodies that must pass and bodies the API rejects (or silently drops
+parts of) that must fail with a given violation."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, NamedTuple
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode("ascii")
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+
+
+class Case(NamedTuple):
+    provider: str
+    body: dict[str, Any]
+    # None: must be valid. Else (kind, path) of a violation that must be reported.
+    expect: tuple[str, str] | None
+
+
+def _user(content: Any) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": content}]}
+
+
+def _anthropic_user(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": list(blocks)}]}
+
+
+def _gemini(*parts: dict[str, Any], role: str = "user") -> dict[str, Any]:
+    return {"contents": [{"role": role, "parts": list(parts)}]}
+
+
+def _text(text: str = "hi", **extra: Any) -> dict[str, Any]:
+    return {"type": "text", "text": text, **extra}
+
+
+_OPENAI_TOOL_LOOP: list[dict[str, Any]] = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
+]
+
+MUST_PASS: dict[str, Case] = {
+    "openai/text": Case("openai", _user("hi"), None),
+    "openai/parts": Case(
+        "openai",
+        _user(
+            [
+                _text(),
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}},
+            ]
+        ),
+        None,
+    ),
+    "openai/tool_loop": Case(
+        "openai",
+        {"messages": _OPENAI_TOOL_LOOP, "tools": [TOOL], "tool_choice": "required"},
+        None,
+    ),
+    "openai/named_choice": Case(
+        "openai",
+        {
+            **_user("hi"),
+            "tools": [TOOL],
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        },
+        None,
+    ),
+    "responses/text": Case(
+        "openai_responses",
+        {
+            "input": [
+                {"role": "system", "content": [{"type": "input_text", "text": "Be brief."}]},
+                {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                {"role": "assistant", "content": [{"type": "output_text", "text": "hello"}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_image", "image_url": "https://x/y.png", "detail": "auto"}
+                    ],
+                },
+            ]
+        },
+        None,
+    ),
+    "responses/tool_loop": Case(
+        "openai_responses",
+        {
+            "input": [
+                {"role": "user", "content": "Weather in Paris?"},
+                {
+                    "type": "function_call",
+                    "call_id": "call_1",
+                    "name": "get_weather",
+                    "arguments": '{"city": "Paris"}',
+                },
+                {"type": "function_call_output", "call_id": "call_1", "output": "Sunny"},
+            ],
+            "tools": [
+                {
+                    "type": "function",
+                    "name": "get_weather",
+                    "parameters": {"type": "object", "properties": {}},
+                    "strict": False,
+                }
+            ],
+            "tool_choice": "auto",
+        },
+        None,
+    ),
+    "anthropic/text": Case(
+        "anthropic",
+        {"system": "Be brief.", **_anthropic_user(_text())},
+        None,
+    ),
+    "anthropic/tool_loop": Case(
+        "anthropic",
+        {
+            "system": [_text("Be brief.")],
+            "messages": [
+                {"role": "user", "content": [_text("Weather in Paris?")]},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": "Look it up.", "signature": "c2ln"},
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_1",
+                            "name": "get_weather",
+                            "input": {"city": "Paris"},
+                        },
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_1",
+                            "content": [
+                                _text("Sunny"),
+                                {
+                                    "type": "image",
+                                    "source": {
+                                        "type": "base64",
+                                        "media_type": "image/png",
+                                        "data": PNG,
+                                    },
+                                },
+                            ],
+                        }
+                    ],
+                },
+            ],
+            "tools": [
+                {
+                    "name": "get_weather",
+                    "description": "Weather for a city.",
+                    "input_schema": {
+                        "type": "object",
+                        "properties": {},
+                        "additionalProperties": False,
+                    },
+                }
+            ],
+            "tool_choice": {"type": "tool", "name": "get_weather"},
+        },
+        None,
+    ),
+    "gemini/text": Case(
+        "gemini",
+        {
+            "contents": [
+                {"role": "user", "parts": [{"text": "hi"}]},
+                {"role": "model", "parts": [{"text": "hello", "thought_signature": b"sig"}]},
+            ]
+        },
+        None,
+    ),
+    "gemini/tool_loop": Case(
+        "gemini",
+        {
+            "contents": [
+                {"role": "user", "parts": [{"text": "Weather?"}]},
+                {
+                    "role": "model",
+                    "parts": [{"function_call": {"id": None, "name": "f", "args": {"a": 1}}}],
+                },
+                {
+                    "role": "user",
+                    "parts": [
+                        {"function_response": {"id": "1", "name": "f", "response": {"output": "x"}}}
+                    ],
+                },
+                {
+                    "role": "user",
+                    "parts": [{"inline_data": {"data": PNG, "mime_type": "image/png"}}],
+                },
+            ],
+            "tools": [
+                {
+                    "function_declarations": [
+                        {
+                            "name": "f",
+                            "parameters": {
+                                "type": "object",
+                                "properties": {"a": {"type": "integer"}},
+                            },
+                        }
+                    ]
+                }
+            ],
+            "tool_config": {
+                "function_calling_config": {"mode": "ANY", "allowed_function_names": ["f"]}
+            },
+        },
+        None,
+    ),
+    "gemini/camel_case": Case(
+        "gemini",
+        {
+            "contents": [
+                {"role": "user", "parts": [{"inlineData": {"data": PNG, "mimeType": "image/png"}}]}
+            ],
+            "systemInstruction": {"parts": [{"text": "Be brief."}]},
+            "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+        },
+        None,
+    ),
+    "ollama/tool_loop": Case(
+        "ollama",
+        {
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Weather?", "images": [PNG]},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "thinking": "Look it up.",
+                    "tool_calls": [
+                        {"function": {"name": "get_weather", "arguments": {"city": "P"}}}
+                    ],
+                },
+                {"role": "tool", "content": "Sunny", "tool_name": "get_weather"},
+            ],
+            "tools": [TOOL],
+            "think": True,
+        },
+        None,
+    ),
+    "deepseek/thinking_tool_loop": Case(
+        "deepseek",
+        {
+            "messages": [
+                *_OPENAI_TOOL_LOOP[:2],
+                {**_OPENAI_TOOL_LOOP[2], "reasoning_content": "Look it up."},
+                _OPENAI_TOOL_LOOP[3],
+                {"role": "assistant", "content": "It is", "prefix": True},
+            ],
+            "thinking": {"type": "enabled"},
+            "tools": [TOOL],
+        },
+        None,
+    ),
+    "dashscope/multimodal": Case(
+        "dashscope",
+        {
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {
+                    "role": "user",
+                    "content": [
+                        {"text": "What is this?"},
+                        {"image": f"data:image/png;base64,{PNG}"},
+                        {"audio": "https://x/a.wav"},
+                        {"video": ["https://x/1.png", "https://x/2.png"], "fps": 2},
+                    ],
+                },
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": _OPENAI_TOOL_LOOP[2]["tool_calls"],
+                },
+                {
+                    "role": "tool",
+                    "content": "Sunny",
+                    "tool_call_id": "call_1",
+                    "name": "get_weather",
+                },
+            ],
+            "tools": [TOOL],
+            "tool_choice": "auto",
+            "enable_thinking": True,
+        },
+        None,
+    ),
+}
+
+MUST_FAIL: dict[str, Case] = {
+    # OpenAI chat
+    "openai/thought_signature_on_text": Case(
+        "openai",
+        _user([_text(thought_signature="c2ln")]),
+        ("unknown_key", "$.messages[0].content[0].thought_signature"),
+    ),
+    "openai/cache_control_on_text": Case(
+        "openai",
+        _user([_text(cache_control={"type": "ephemeral"})]),
+        ("unknown_key", "$.messages[0].content[0].cache_control"),
+    ),
+    "openai/bogus_role": Case(
+        "openai",
+        {"messages": [{"role": "bogus", "content": "x"}]},
+        ("bad_value", "$.messages[0].role"),
+    ),
+    # pydantic's lazy Iterable validation would let the third message through.
+    "openai/bogus_role_after_valid_ones": Case(
+        "openai",
+        {"messages": [*_OPENAI_TOOL_LOOP, {"role": "bogus", "content": "x"}]},
+        ("bad_value", "$.messages[4].role"),
+    ),
+    "openai/name_on_tool_message": Case(
+        "openai",
+        {"messages": [*_OPENAI_TOOL_LOOP[:3], {**_OPENAI_TOOL_LOOP[3], "name": "get_weather"}]},
+        ("unknown_key", "$.messages[3].name"),
+    ),
+    "openai/arguments_as_object": Case(
+        "openai",
+        {
+            "messages": [
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "c", "type": "function", "function": {"name": "f", "arguments": {}}}
+                    ],
+                }
+            ]
+        },
+        ("wrong_type", "$.messages[0].tool_calls[0].function.arguments"),
+    ),
+    "openai/missing_messages": Case("openai", {"tools": [TOOL]}, ("missing_key", "$.messages")),
+    "openai/bool_is_not_int": Case("openai", {**_user("x"), "n": True}, ("wrong_type", "$.n")),
+    "openai/unknown_top_level": Case("openai", {**_user("x"), "foo": 1}, ("unknown_key", "$.foo")),
+    # OpenAI Responses
+    "responses/input_audio_in_user_message": Case(
+        "openai_responses",
+        {
+            "input": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}}
+                    ],
+                }
+            ]
+        },
+        ("bad_value", "$.input[0].content[0].type"),
+    ),
+    "responses/tool_without_strict": Case(
+        "openai_responses",
+        {
+            "input": "hi",
+            "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}],
+        },
+        ("missing_key", "$.tools[0].strict"),
+    ),
+    "responses/input_text_in_assistant_message": Case(
+        "openai_responses",
+        {"input": [{"role": "assistant", "content": [{"type": "input_text", "text": "x"}]}]},
+        ("constraint", "$.input[0].content[0].type"),
+    ),
+    "responses/output_text_in_user_message": Case(
+        "openai_responses",
+        {"input": [{"role": "user", "content": [{"type": "output_text", "text": "x"}]}]},
+        ("constraint", "$.input[0].content[0].type"),
+    ),
+    "responses/function_call_without_name": Case(
+        "openai_responses",
+        {"input": [{"type": "function_call", "call_id": "call_1", "arguments": "{}"}]},
+        ("missing_key", "$.input[0].name"),
+    ),
+    # Anthropic
+    "anthropic/thinking_without_signature": Case(
+        "anthropic",
+        {"messages": [{"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"}]}]},
+        ("missing_key", "$.messages[0].content[0].signature"),
+    ),
+    "anthropic/svg": Case(
+        "anthropic",
+        _anthropic_user(
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/svg+xml", "data": PNG},
+            }
+        ),
+        ("bad_value", "$.messages[0].content[0].source.media_type"),
+    ),
+    "anthropic/image_detail": Case(
+        "anthropic",
+        _anthropic_user(
+            {
+                "type": "image",
+                "source": {"type": "url", "url": "https://x/y.png"},
+                "detail": "high",
+            }
+        ),
+        ("unknown_key", "$.messages[0].content[0].detail"),
+    ),
+    "anthropic/audio_in_tool_result": Case(
+        "anthropic",
+        _anthropic_user(
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": [
+                    {
+                        "type": "audio",
+                        "source": {"type": "base64", "media_type": "audio/wav", "data": "UklG"},
+                    }
+                ],
+            }
+        ),
+        ("bad_value", "$.messages[0].content[0].content[0].type"),
+    ),
+    "anthropic/gemini_signature_on_text": Case(
+        "anthropic",
+        _anthropic_user(_text(thought_signature="c2ln")),
+        ("unknown_key", "$.messages[0].content[0].thought_signature"),
+    ),
+    "anthropic/tool_use_without_id": Case(
+        "anthropic",
+        {
+            "messages": [
+                {"role": "assistant", "content": [{"type": "tool_use", "name": "f", "input": {}}]}
+            ]
+        },
+        ("missing_key", "$.messages[0].content[0].id"),
+    ),
+    "anthropic/bogus_role": Case(
+        "anthropic",
+        {"messages": [{"role": "model", "content": "x"}]},
+        ("bad_value", "$.messages[0].role"),
+    ),
+    # Gemini
+    "gemini/unknown_key_on_part": Case(
+        "gemini",
+        _gemini({"text": "x", "cache_control": {}}),
+        ("unknown_key", "$.contents[0].parts[0].cache_control"),
+    ),
+    "gemini/bogus_role": Case(
+        "gemini", _gemini({"text": "x"}, role="assistant"), ("constraint", "$.contents[0].role")
+    ),
+    "gemini/two_kinds_of_data": Case(
+        "gemini",
+        _gemini({"text": "x", "function_call": {"name": "f", "args": {}}}, role="model"),
+        ("constraint", "$.contents[0].parts[0]"),
+    ),
+    "gemini/signature_alone": Case(
+        "gemini",
+        _gemini({"thought_signature": b"sig"}, role="model"),
+        ("constraint", "$.contents[0].parts[0]"),
+    ),
+    "gemini/no_parts": Case(
+        "gemini",
+        {"contents": [{"role": "user", "parts": []}]},
+        ("constraint", "$.contents[0].parts"),
+    ),
+    "gemini/not_base64": Case(
+        "gemini",
+        _gemini({"inline_data": {"data": "not base64!", "mime_type": "image/png"}}),
+        ("bad_value", "$.contents[0].parts[0].inline_data.data"),
+    ),
+    "gemini/bogus_mode": Case(
+        "gemini",
+        {
+            **_gemini({"text": "x"}),
+            "tool_config": {"function_calling_config": {"mode": "SOMETIMES"}},
+        },
+        ("bad_value", "$.tool_config.function_calling_config.mode"),
+    ),
+    "gemini/json_schema_keyword": Case(
+        "gemini",
+        {
+            **_gemini({"text": "x"}),
+            "tools": [
+                {
+                    "function_declarations": [
+                        {
+                            "name": "f",
+                            "parameters": {"$schema": "https://json-schema.org/draft-07/schema#"},
+                        }
+                    ]
+                }
+            ],
+        },
+        ("unknown_key", "$.tools[0].function_declarations[0].parameters.$schema"),
+    ),
+    "gemini/missing_contents": Case("gemini", {"tools": []}, ("missing_key", "$.contents")),
+    # Ollama
+    "ollama/tool_call_id_on_tool_message": Case(
+        "ollama",
+        {"messages": [{"role": "tool", "content": "x", "tool_call_id": "c", "name": "f"}]},
+        ("unknown_key", "$.messages[0].tool_call_id"),
+    ),
+    "ollama/bogus_role": Case(
+        "ollama",
+        {"messages": [{"role": "model", "content": "x"}]},
+        ("constraint", "$.messages[0].role"),
+    ),
+    "ollama/arguments_as_text": Case(
+        "ollama",
+        {
+            "messages": [
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}],
+                }
+            ]
+        },
+        ("wrong_type", "$.messages[0].tool_calls[0].function.arguments"),
+    ),
+    "ollama/openai_style_content": Case(
+        "ollama", _user([_text()]), ("wrong_type", "$.messages[0].content")
+    ),
+    # DeepSeek
+    "deepseek/image_part": Case(
+        "deepseek",
+        _user([{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]),
+        ("bad_value", "$.messages[0].content[0].type"),
+    ),
+    "deepseek/bogus_thinking": Case(
+        "deepseek", {**_user("x"), "thinking": {"type": "on"}}, ("bad_value", "$.thinking.type")
+    ),
+    "deepseek/dashscope_parameter": Case(
+        "deepseek", {**_user("x"), "enable_thinking": True}, ("unknown_key", "$.enable_thinking")
+    ),
+    # DashScope
+    "dashscope/openai_style_part": Case(
+        "dashscope", _user([_text()]), ("unknown_key", "$.messages[0].content[0].type")
+    ),
+    "dashscope/null_content": Case(
+        "dashscope",
+        {"messages": [{"role": "system", "content": None}]},
+        ("wrong_type", "$.messages[0].content"),
+    ),
+    "dashscope/bogus_role": Case(
+        "dashscope",
+        {"messages": [{"role": "model", "content": "x"}]},
+        ("bad_value", "$.messages[0].role"),
+    ),
+    # Rules across messages (sequences.py)
+    "openai/orphan_tool_message": Case(
+        "openai",
+        {"messages": [_OPENAI_TOOL_LOOP[1], _OPENAI_TOOL_LOOP[3]]},
+        ("constraint", "$.messages[1].tool_call_id"),
+    ),
+    "openai/unanswered_call": Case(
+        "openai",
+        {"messages": [*_OPENAI_TOOL_LOOP[:3], {"role": "user", "content": "and?"}]},
+        ("constraint", "$.messages[2].tool_calls[0]"),
+    ),
+    "deepseek/thinking_without_reasoning": Case(
+        "deepseek",
+        {"messages": _OPENAI_TOOL_LOOP, "thinking": {"type": "enabled"}},
+        ("constraint", "$.messages[2].reasoning_content"),
+    ),
+    "responses/orphan_output": Case(
+        "openai_responses",
+        {"input": [{"type": "function_call_output", "call_id": "call_9", "output": "x"}]},
+        ("constraint", "$.input[0].call_id"),
+    ),
+    "responses/unanswered_call": Case(
+        "openai_responses",
+        {
+            "input": [
+                {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"},
+                {"role": "user", "content": "and?"},
+            ]
+        },
+        ("constraint", "$.input[0]"),
+    ),
+    "anthropic/orphan_tool_result": Case(
+        "anthropic",
+        _anthropic_user({"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}),
+        ("constraint", "$.messages[0].content[0].tool_use_id"),
+    ),
+    "anthropic/tool_result_after_text": Case(
+        "anthropic",
+        {
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        _text("here:"),
+                        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"},
+                    ],
+                },
+            ]
+        },
+        ("constraint", "$.messages[1].content[1]"),
+    ),
+    "anthropic/unanswered_tool_use": Case(
+        "anthropic",
+        {
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}],
+                },
+                {"role": "user", "content": "and?"},
+            ]
+        },
+        ("constraint", "$.messages[1].content[0]"),
+    ),
+}

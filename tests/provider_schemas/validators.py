@@ -1,0 +1,333 @@
+"""One validator per provider API, on the providers' own SDK request types.
+
+Runs only where the SDKs are installed (`make schemas-venv`, .venv-schemas;
+the versions are pinned in requirements.txt beside this file). Each validator
+takes a request body as the package's formatter builds it and returns every
+`Violation` (path, kind, reason); unknown keys have their own kind.
+
+The formatters build what goes into a request, not the request: the model
+name (and Anthropic's `max_tokens`) come from the caller, so a body without
+them gets a placeholder before it is checked.
+
+Where a provider's documented API differs from its SDK types, the difference
+is stated below and kept as small as the documentation allows:
+
+- DeepSeek (OpenAI-compatible chat): the OpenAI chat types, plus
+  `reasoning_content` and `prefix` on assistant messages and a top-level
+  `thinking: {"type": "enabled" | "disabled"}`; content parts are text only
+  (DeepSeek's chat models take no images, audio or files).
+- DashScope: the package sends DashScope's native (MultiModalConversation)
+  messages, not the OpenAI-compatible ones, and the `dashscope` SDK has no
+  request types: see dashscope_native.py for the documented shape.
+- Gemini: the body is the SDK's call (`contents` plus the fields of
+  `GenerateContentConfig`, `tools`/`tool_config` hoisted to the top as the
+  package does), snake_case or camelCase. The API's own rules the types do not
+  carry: `role` is "user" or "model"; a content has at least one part; a part
+  carries exactly one kind of data (text, inline data, a function call...).
+- Ollama: `ChatRequest` with `messages` as `Message` (the SDK also takes plain
+  mappings, which it turns into `Message`s, dropping unknown keys), images as
+  the base64 strings the REST API takes, and `role` one of the four roles the
+  API documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import sequences
+from ._walk import CONSTRAINT, MISSING_KEY, Schema, Violation, Walker
+from .dashscope_native import DashScopeRequest
+
+Validator = Callable[[dict[str, Any]], list[Violation]]
+
+# Placeholders for what the caller, not the formatter, puts in a request.
+_MODEL = "model-placeholder"
+_MAX_TOKENS = 1024
+
+
+def _with_defaults(body: dict[str, Any], **defaults: Any) -> dict[str, Any]:
+    return {**defaults, **body}
+
+
+def _top_level(body: Any) -> list[Violation]:
+    if isinstance(body, dict):
+        return []
+    return [Violation("$", "wrong_type", f"expected an object, got {type(body).__name__}")]
+
+
+# -- OpenAI chat, DeepSeek ----------------------------------------------------------
+
+
+def _openai_chat_params(body: dict[str, Any]) -> Any:
+    from openai.types.chat import completion_create_params as params
+
+    if body.get("stream") is True:
+        return params.CompletionCreateParamsStreaming
+    return params.CompletionCreateParamsNonStreaming
+
+
+def openai_chat(body: dict[str, Any]) -> list[Violation]:
+    """OpenAI Chat Completions: `openai.types.chat.CompletionCreateParams`."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _OPENAI_CHAT.check(_with_defaults(body, model=_MODEL), _openai_chat_params(body))
+    return found + sequences.openai_tool_messages(body)
+
+
+_OPENAI_CHAT = Walker()
+
+
+def _deepseek_walker() -> Walker:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+        ChatCompletionContentPartTextParam,
+    )
+    from openai.types.chat import completion_create_params as params
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionAssistantMessageParam: ext.DeepSeekAssistantMessageParam,
+                ChatCompletionContentPartParam: ChatCompletionContentPartTextParam,
+                params.CompletionCreateParamsNonStreaming: ext.DeepSeekParams,
+                params.CompletionCreateParamsStreaming: ext.DeepSeekStreamingParams,
+            }
+        )
+    )
+
+
+def deepseek(body: dict[str, Any]) -> list[Violation]:
+    """DeepSeek chat: the OpenAI chat types plus DeepSeek's documented fields."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("deepseek", _deepseek_walker).check(
+        _with_defaults(body, model=_MODEL), _openai_chat_params(body)
+    )
+    return found + sequences.openai_tool_messages(body) + sequences.deepseek_reasoning(body)
+
+
+# -- OpenAI Responses ------------------------------------------------------------------
+
+
+_ASSISTANT_PARTS = ("output_text", "refusal")
+
+
+def _easy_input_message(value: Any, path: str) -> list[Violation]:
+    """The API's rule: assistant turns hold output parts, the others input parts."""
+    content = value.get("content")
+    if not isinstance(content, list):
+        return []
+    assistant = value.get("role") == "assistant"
+    found = []
+    for index, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if (kind in _ASSISTANT_PARTS) != assistant:
+            reason = f"{kind!r} part in a message with role {value.get('role')!r}"
+            found.append(Violation(f"{path}.content[{index}].type", CONSTRAINT, reason))
+    return found
+
+
+def _responses_walker() -> Walker:
+    from openai.types.responses import EasyInputMessageParam
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            field_overrides={(EasyInputMessageParam, "content"): ext.EasyInputContent},
+            refinements={EasyInputMessageParam: _easy_input_message},
+        )
+    )
+
+
+def openai_responses(body: dict[str, Any]) -> list[Violation]:
+    """OpenAI Responses: `openai.types.responses.ResponseCreateParams`; an
+    assistant easy input message may hold `output_text`/`refusal` parts."""
+    from openai.types.responses import response_create_params as params
+
+    if _top_level(body):
+        return _top_level(body)
+    kind = (
+        params.ResponseCreateParamsStreaming
+        if body.get("stream") is True
+        else params.ResponseCreateParamsNonStreaming
+    )
+    walker = _cached("openai_responses", _responses_walker)
+    found = walker.check(_with_defaults(body, model=_MODEL), kind)
+    return found + sequences.responses_function_calls(body)
+
+
+# -- Anthropic -------------------------------------------------------------------------
+
+
+def anthropic(body: dict[str, Any]) -> list[Violation]:
+    """Anthropic Messages: `anthropic.types.MessageCreateParams`."""
+    from anthropic.types import message_create_params as params
+
+    if _top_level(body):
+        return _top_level(body)
+    kind = (
+        params.MessageCreateParamsStreaming
+        if body.get("stream") is True
+        else params.MessageCreateParamsNonStreaming
+    )
+    full = _with_defaults(body, model=_MODEL, max_tokens=_MAX_TOKENS)
+    return _ANTHROPIC.check(full, kind) + sequences.anthropic_tool_results(body)
+
+
+_ANTHROPIC = Walker()
+
+
+# -- Gemini ----------------------------------------------------------------------------
+
+_GEMINI_ROLES = ("user", "model")
+
+
+def _gemini_content(value: Any, path: str) -> list[Violation]:
+    found = []
+    role = value.get("role")
+    if role is not None and role not in _GEMINI_ROLES:
+        found.append(Violation(f"{path}.role", CONSTRAINT, f"{role!r} is not 'user' or 'model'"))
+    if not value.get("parts"):
+        found.append(Violation(f"{path}.parts", CONSTRAINT, "a content needs at least one part"))
+    return found
+
+
+# Fields that go beside a part's data, not in place of it.
+_GEMINI_PART_METADATA = frozenset(
+    {"thought", "thought_signature", "video_metadata", "media_resolution", "part_metadata"}
+)
+
+
+def _gemini_part(value: Any, path: str) -> list[Violation]:
+    """The API's `data` oneof: exactly one of text, inline_data, function_call..."""
+    from google.genai import types
+
+    data = [
+        name
+        for name, info in types.Part.model_fields.items()
+        if name not in _GEMINI_PART_METADATA
+        and any(value.get(key) is not None for key in (name, info.alias or name))
+    ]
+    if len(data) == 1:
+        return []
+    if not data:
+        reason = "a part carries no data (text, inline_data, function_call...)"
+    else:
+        reason = f"a part carries one kind of data, this one {data}"
+    return [Violation(path, CONSTRAINT, reason)]
+
+
+def _gemini_walker() -> Walker:
+    from google.genai import types
+
+    return Walker(
+        Schema(
+            # The SDK takes Python callables and MCP sessions here too and turns
+            # them into `Tool`s; a request body holds `Tool`s.
+            field_overrides={(types.GenerateContentConfig, "tools"): list[types.Tool] | None},
+            refinements={types.Content: _gemini_content, types.Part: _gemini_part},
+        )
+    )
+
+
+def gemini(body: dict[str, Any]) -> list[Violation]:
+    """Gemini: `contents` as `types.Content`, the rest as `types.GenerateContentConfig`."""
+    from google.genai import types
+
+    if _top_level(body):
+        return _top_level(body)
+    walker = _cached("gemini", _gemini_walker)
+    rest = {key: value for key, value in body.items() if key != "contents"}
+    if "contents" not in body:
+        found = [Violation("$.contents", MISSING_KEY, "generate_content requires it")]
+    else:
+        found = walker.check(body["contents"], list[types.Content], "$.contents")
+    return found + walker.check(rest, types.GenerateContentConfig, "$")
+
+
+# -- Ollama ----------------------------------------------------------------------------
+
+_OLLAMA_ROLES = ("system", "user", "assistant", "tool")
+
+
+def _ollama_message(value: Any, path: str) -> list[Violation]:
+    role = value.get("role")
+    if role in _OLLAMA_ROLES:
+        return []
+    return [Violation(f"{path}.role", CONSTRAINT, f"{role!r} is not one of {list(_OLLAMA_ROLES)}")]
+
+
+def _ollama_walker() -> Walker:
+    from ollama import _types as types
+
+    return Walker(
+        Schema(
+            type_overrides={types.Image: str},
+            field_overrides={
+                (types.ChatRequest, "messages"): list[types.Message] | None,
+            },
+            refinements={types.Message: _ollama_message},
+        )
+    )
+
+
+def ollama(body: dict[str, Any]) -> list[Violation]:
+    """Ollama `/api/chat`: `ollama.ChatRequest`, messages as `ollama.Message`."""
+    from ollama import _types as types
+
+    if _top_level(body):
+        return _top_level(body)
+    walker = _cached("ollama", _ollama_walker)
+    return walker.check(_with_defaults(body, model=_MODEL), types.ChatRequest)
+
+
+# -- DashScope -------------------------------------------------------------------------
+
+
+def dashscope(body: dict[str, Any]) -> list[Violation]:
+    """DashScope's native MultiModalConversation request (see dashscope_native.py)."""
+    if _top_level(body):
+        return _top_level(body)
+    return _DASHSCOPE.check(_with_defaults(body, model=_MODEL), DashScopeRequest)
+
+
+_DASHSCOPE = Walker()
+
+
+# -- registry --------------------------------------------------------------------------
+
+_WALKERS: dict[str, Walker] = {}
+
+
+def _cached(name: str, build: Callable[[], Walker]) -> Walker:
+    walker = _WALKERS.get(name)
+    if walker is None:
+        walker = _WALKERS[name] = build()
+    return walker
+
+
+VALIDATORS: dict[str, Validator] = {
+    "openai": openai_chat,
+    "openai_responses": openai_responses,
+    "anthropic": anthropic,
+    "gemini": gemini,
+    "ollama": ollama,
+    "deepseek": deepseek,
+    "dashscope": dashscope,
+}
+
+
+def validate(provider: str, body: Any) -> list[Violation]:
+    """Every violation of `body` against `provider`'s request schema."""
+    validator = VALIDATORS.get(provider)
+    if validator is None:
+        raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(VALIDATORS)}")
+    return validator(body)
+
+
+__all__ = ["VALIDATORS", "Violation", "validate"]
