@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, Literal
 
 from agentscope_proto import (
     FormatError,
     FormatterClient,
     Msg,
-    ParseResult,
+    ParsedResponse,
     new_msg,
     new_text_block,
     new_tool_result_block,
@@ -72,8 +72,9 @@ def conversation() -> list[Msg]:
     ]
 
 
-def summary(result: ParseResult) -> dict[str, Any]:
+def summary(result: ParsedResponse) -> dict[str, Any]:
     """The parts of a parse result the examples compare."""
+    usage = result.usage.to_dict() if result.usage else {}
     return {
         "text": "".join(b["text"] for b in result.content if b["type"] == "text"),
         "tool_calls": [
@@ -82,7 +83,7 @@ def summary(result: ParseResult) -> dict[str, Any]:
             if b["type"] == "tool_use"
         ],
         "finish_reason": FinishReason.Name(result.finish_reason),
-        "usage": {k: v for k, v in (result.usage or {}).items() if k.endswith("_tokens")},
+        "usage": {k: usage[k] for k in ("input_tokens", "output_tokens") if k in usage},
     }
 
 
@@ -102,7 +103,11 @@ def main() -> None:
 
         # ParseStream: every reply lists what changed (`deltas`); in "cumulative" mode it also
         # carries the result so far, in "deltas" mode only the last reply carries the result.
-        for key, mode in (("stream", "cumulative"), ("stream_deltas", "deltas")):
+        modes: dict[str, Literal["cumulative", "deltas"]] = {
+            "stream": "cumulative",
+            "stream_deltas": "deltas",
+        }
+        for key, mode in modes.items():
             replies = list(client.parse_stream("openai", OPENAI_CHUNKS, mode=mode))
             streamed = "".join(d.block.get("text", "") for r in replies for d in r.deltas)
             out[key] = {
