@@ -57,6 +57,7 @@ def test_every_provider_has_both_kinds_of_case() -> None:
         "ollama",
         "deepseek",
         "dashscope",
+        "dashscope_compatible",
     }
     assert {case.provider for case in MUST_PASS.values()} == providers
     assert {case.provider for case in MUST_FAIL.values()} == providers

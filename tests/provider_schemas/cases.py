@@ -313,6 +313,29 @@ MUST_PASS: dict[str, Case] = {
         },
         None,
     ),
+    "dashscope_compatible/multimodal": Case(
+        "dashscope_compatible",
+        {
+            "messages": [
+                {
+                    "role": "system",
+                    "content": [_text("Be brief.", cache_control={"type": "ephemeral"})],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        _text("What happens?"),
+                        {"type": "video", "video": ["https://x/1.png", "https://x/2.png"]},
+                        {"type": "video_url", "video_url": {"url": "https://x/v.mp4"}},
+                    ],
+                },
+                {"role": "assistant", "content": "It", "partial": True},
+            ],
+            "enable_thinking": False,
+            "top_k": 20,
+        },
+        None,
+    ),
 }
 
 MUST_FAIL: dict[str, Case] = {
@@ -566,6 +589,16 @@ MUST_FAIL: dict[str, Case] = {
         "dashscope",
         {"messages": [{"role": "model", "content": "x"}]},
         ("bad_value", "$.messages[0].role"),
+    ),
+    "dashscope_compatible/native_part": Case(
+        "dashscope_compatible",
+        _user([{"text": "hi"}]),
+        ("missing_key", "$.messages[0].content[0].type"),
+    ),
+    "dashscope_compatible/native_parameter": Case(
+        "dashscope_compatible",
+        {**_user("x"), "result_format": "message"},
+        ("unknown_key", "$.result_format"),
     ),
     # Rules across messages (sequences.py)
     "openai/orphan_tool_message": Case(

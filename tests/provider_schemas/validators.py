@@ -18,7 +18,18 @@ is stated below and kept as small as the documentation allows:
   (DeepSeek's chat models take no images, audio or files).
 - DashScope: the package sends DashScope's native (MultiModalConversation)
   messages, not the OpenAI-compatible ones, and the `dashscope` SDK has no
-  request types: see dashscope_native.py for the documented shape.
+  request types: see dashscope_native.py for the documented shape. Its
+  OpenAI-compatible mode (`dashscope_compatible`, for a provider fidelity that
+  moves there) is the OpenAI chat types plus `enable_thinking`,
+  `thinking_budget`, `enable_search`, `search_options`, `top_k`,
+  `repetition_penalty`, `vl_high_resolution_images`, `translation_options`;
+  `video` (frame list) and `video_url` parts; `cache_control` on text parts;
+  `partial` on assistant messages.
+- OpenAI Responses: an assistant easy input message may hold `output_text`
+  (annotations optional) and `refusal` parts, and only those; other roles
+  hold input parts only.
+- Across messages (sequences.py): tool calls answered where each API looks for
+  the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`contents` plus the fields of
   `GenerateContentConfig`, `tools`/`tool_config` hoisted to the top as the
   package does), snake_case or camelCase. The API's own rules the types do not
@@ -108,6 +119,40 @@ def deepseek(body: dict[str, Any]) -> list[Violation]:
         _with_defaults(body, model=_MODEL), _openai_chat_params(body)
     )
     return found + sequences.openai_tool_messages(body) + sequences.deepseek_reasoning(body)
+
+
+def _dashscope_compatible_walker() -> Walker:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+        ChatCompletionContentPartTextParam,
+    )
+    from openai.types.chat import completion_create_params as params
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionAssistantMessageParam: ext.DashScopeAssistantMessageParam,
+                ChatCompletionContentPartParam: ext.DashScopeContentPart,
+                ChatCompletionContentPartTextParam: ext.DashScopeTextPart,
+                params.CompletionCreateParamsNonStreaming: ext.DashScopeParams,
+                params.CompletionCreateParamsStreaming: ext.DashScopeStreamingParams,
+            }
+        )
+    )
+
+
+def dashscope_compatible(body: dict[str, Any]) -> list[Violation]:
+    """DashScope's OpenAI-compatible mode: the OpenAI chat types plus its
+    documented parameters, video parts, cache breakpoints and partial mode."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("dashscope_compatible", _dashscope_compatible_walker).check(
+        _with_defaults(body, model=_MODEL), _openai_chat_params(body)
+    )
+    return found + sequences.openai_tool_messages(body)
 
 
 # -- OpenAI Responses ------------------------------------------------------------------
@@ -319,6 +364,9 @@ VALIDATORS: dict[str, Validator] = {
     "ollama": ollama,
     "deepseek": deepseek,
     "dashscope": dashscope,
+    # Not what the package sends today (that is DashScope's native request),
+    # but where a provider-fidelity DashScope may go.
+    "dashscope_compatible": dashscope_compatible,
 }
 
 
