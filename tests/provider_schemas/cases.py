@@ -243,6 +243,7 @@ MUST_PASS: dict[str, Case] = {
             ],
             "systemInstruction": {"parts": [{"text": "Be brief."}]},
             "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+            "generationConfig": {"temperature": 0.2, "thinkingConfig": {"includeThoughts": True}},
         },
         None,
     ),
@@ -536,6 +537,11 @@ MUST_FAIL: dict[str, Case] = {
             ],
         },
         ("unknown_key", "$.tools[0].function_declarations[0].parameters.$schema"),
+    ),
+    "gemini/bad_generation_config": Case(
+        "gemini",
+        {**_gemini({"text": "x"}), "generationConfig": {"temperature": "hot"}},
+        ("wrong_type", "$.generationConfig.temperature"),
     ),
     "gemini/missing_contents": Case("gemini", {"tools": []}, ("missing_key", "$.contents")),
     # Ollama

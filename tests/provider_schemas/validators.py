@@ -32,7 +32,8 @@ is stated below and kept as small as the documentation allows:
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`contents` plus the fields of
   `GenerateContentConfig`, `tools`/`tool_config` hoisted to the top as the
-  package does), snake_case or camelCase. The API's own rules the types do not
+  package does), snake_case or camelCase; the REST body's nested
+  `generationConfig` (`types.GenerationConfig`) is taken too. The API's own rules the types do not
   carry: `role` is "user" or "model"; a content has at least one part; a part
   carries exactly one kind of data (text, inline data, a function call...).
 - Ollama: `ChatRequest` with `messages` as `Message` (the SDK also takes plain
@@ -280,6 +281,10 @@ def _gemini_walker() -> Walker:
     )
 
 
+# The REST body nests sampling parameters here; the SDK's config has them flat.
+_GEMINI_GENERATION_CONFIG = frozenset({"generationConfig", "generation_config"})
+
+
 def gemini(body: dict[str, Any]) -> list[Violation]:
     """Gemini: `contents` as `types.Content`, the rest as `types.GenerateContentConfig`."""
     from google.genai import types
@@ -287,11 +292,14 @@ def gemini(body: dict[str, Any]) -> list[Violation]:
     if _top_level(body):
         return _top_level(body)
     walker = _cached("gemini", _gemini_walker)
-    rest = {key: value for key, value in body.items() if key != "contents"}
+    own = {"contents", *_GEMINI_GENERATION_CONFIG}
+    rest = {key: value for key, value in body.items() if key not in own}
     if "contents" not in body:
         found = [Violation("$.contents", MISSING_KEY, "generate_content requires it")]
     else:
         found = walker.check(body["contents"], list[types.Content], "$.contents")
+    for key in _GEMINI_GENERATION_CONFIG & body.keys():
+        found += walker.check(body[key], types.GenerationConfig, f"$.{key}")
     return found + walker.check(rest, types.GenerateContentConfig, "$")
 
 
