@@ -48,7 +48,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import sequences
-from ._walk import CONSTRAINT, MISSING_KEY, Schema, Violation, Walker
+from ._walk import CONSTRAINT, MISSING_KEY, WRONG_TYPE, Schema, Violation, Walker
 from .dashscope_native import DashScopeRequest
 
 Validator = Callable[[dict[str, Any]], list[Violation]]
@@ -65,7 +65,7 @@ def _with_defaults(body: dict[str, Any], **defaults: Any) -> dict[str, Any]:
 def _top_level(body: Any) -> list[Violation]:
     if isinstance(body, dict):
         return []
-    return [Violation("$", "wrong_type", f"expected an object, got {type(body).__name__}")]
+    return [Violation("$", WRONG_TYPE, f"expected an object, got {type(body).__name__}")]
 
 
 # -- OpenAI chat, DeepSeek ----------------------------------------------------------
@@ -171,7 +171,7 @@ def _easy_input_message(value: Any, path: str) -> list[Violation]:
     found = []
     for index, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else None
-        if (kind in _ASSISTANT_PARTS) != assistant:
+        if isinstance(kind, str) and (kind in _ASSISTANT_PARTS) != assistant:
             reason = f"{kind!r} part in a message with role {value.get('role')!r}"
             found.append(Violation(f"{path}.content[{index}].type", CONSTRAINT, reason))
     return found
