@@ -6,7 +6,9 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
+# The wheel carries proto/ too (agentscope_proto/proto/...).
+COPY proto ./proto
 COPY python ./python
 RUN pip install . && useradd --system --uid 10001 --no-create-home formatter
 

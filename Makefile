@@ -19,12 +19,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-NODE_INTEROP := tests/interop/node
-
 .PHONY: setup
-setup: $(BIN)/python ## Create .venv, install the package (dev extra) and the Node interop client
+setup: $(BIN)/python ## Create .venv, install the package (dev extra)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	cd $(NODE_INTEROP) && npm ci --no-audit --no-fund --loglevel=error
 
 .PHONY: serve
 serve: setup ## Install everything, then run the FormatterService on 127.0.0.1:50051
@@ -81,7 +78,7 @@ check: check-generated lint breaking test test-oldest bench-quick fuzz-quick soa
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 	test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
-	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt
+	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt -e .
 	.venv-golden/bin/python tests/golden/make_messages.py
 	.venv-golden/bin/python tests/golden/make_formatters.py
 	.venv-golden/bin/python tests/golden/make_parsers.py
@@ -141,3 +138,5 @@ soak: ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops
 .PHONY: soak-quick
 soak-quick: ## The soak for 10 s (part of check)
 	$(BIN)/python tests/soak/soak.py --seconds 10 --warmup 3 --concurrency 64
+
+include examples/interop.mk

@@ -74,7 +74,7 @@ def main() -> None:
                 def run_ours(
                     provider: str = provider, multi_agent: bool = multi_agent, ours: Any = ours
                 ) -> Any:
-                    return proto_format(ours, provider, multi_agent=multi_agent)
+                    return proto_format(provider, ours, multi_agent=multi_agent)
 
                 def run_theirs(formatter: Any = formatter, theirs: Any = theirs) -> Any:
                     return formatter.format(theirs)

@@ -16,19 +16,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import multiprocessing
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from agentscope_proto import service as server_module
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto.service import FormatterServicer, ServerConfig, serve
+from agentscope_proto.service.workers import run_workers
 
 
-class EchoServicer(server_module.FormatterServicer):
+class EchoServicer(FormatterServicer):
     """`FormatterServicer` whose Format returns a fixed response."""
 
     response = pb.FormatResponse()
@@ -45,8 +43,8 @@ class EchoServicer(server_module.FormatterServicer):
 def _worker(port: int, reuse_port: bool, response_path: Path) -> None:
     logging.basicConfig(level=logging.WARNING)
     EchoServicer.response = pb.FormatResponse.FromString(response_path.read_bytes())
-    config = server_module.ServerConfig(port=port, reuse_port=reuse_port)
-    asyncio.run(server_module.serve(config, servicer=EchoServicer(config)))
+    config = ServerConfig(port=port, reuse_port=reuse_port)
+    asyncio.run(serve(config, servicer=EchoServicer(config)))
 
 
 def main() -> None:
@@ -57,24 +55,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.workers == 1:
         _worker(args.port, False, args.response)
-        return
-    context = multiprocessing.get_context("spawn")
-    workers = [
-        context.Process(target=_worker, args=(args.port, True, args.response))
-        for _ in range(args.workers)
-    ]
-    for worker in workers:
-        worker.start()
-
-    def forward(signum: int, frame: object) -> None:
-        for worker in workers:
-            if worker.is_alive() and worker.pid is not None:
-                os.kill(worker.pid, signum)
-
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    for worker in workers:
-        worker.join()
+    else:
+        # The same supervisor as `agentscope-proto serve --workers N`.
+        run_workers(args.workers, _worker, (args.port, True, args.response))
 
 
 if __name__ == "__main__":

@@ -139,16 +139,16 @@ def workloads() -> dict[str, tuple[str, Callable[[], Any]]]:
 
     return {
         "format_openai_tools_200": (
-            "format(tools_200 as Msgs, 'openai')",
-            lambda: proto_format(tools_msgs, "openai"),
+            "format('openai', tools_200 as Msgs)",
+            lambda: proto_format("openai", tools_msgs),
         ),
         "format_openai_chat_200": (
-            "format(chat_200 as Msgs, 'openai')",
-            lambda: proto_format(chat_msgs, "openai"),
+            "format('openai', chat_200 as Msgs)",
+            lambda: proto_format("openai", chat_msgs),
         ),
         "format_multi_agent_tools_200": (
-            "format(tools_200 as Msgs, 'openai', multi_agent=True)",
-            lambda: proto_format(tools_msgs, "openai", multi_agent=True),
+            "format('openai', tools_200 as Msgs, multi_agent=True)",
+            lambda: proto_format("openai", tools_msgs, multi_agent=True),
         ),
         "server_format_handler": (
             "FormatterServicer.Format on the service request (tools_20, openai), "

@@ -632,7 +632,7 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "",
             "## 3. Format speed",
             "",
-            "`agentscope_proto.formatting.format(msgs, provider)` on protobuf `Msg`s vs "
+            "`agentscope_proto.formatting.format(provider, msgs)` on protobuf `Msg`s vs "
             "`await <Provider>ChatFormatter().format(msgs)` (or `MultiAgentFormatter`) on "
             "AgentScope `Msg`s; AgentScope is timed inside one coroutine, so only its "
             "formatting is counted. Logging is off on both sides.",

@@ -5,7 +5,9 @@ own venv: its protobuf major differs from the one mypy-protobuf needs) with the
 mypy-protobuf plugins found on PATH, makes the
 generated imports relative (the proto package `agentscope.*` would otherwise
 collide with the real `agentscope` distribution), and writes the package
-`__init__.py` files that protoc does not emit. Run it through `make generate`.
+`__init__.py` files that protoc does not emit. It also writes a descriptor set
+with source info (`descriptors.binpb`): the `_pb2` modules drop the comments,
+and server reflection serves them from this file. Run it through `make generate`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ PROTO_ROOT = ROOT / "proto"
 OUT = ROOT / "python" / "agentscope_proto" / "_generated"
 INIT_DOC = '"""Generated from proto/. Do not edit; run `make generate`."""\n'
 ABSOLUTE_IMPORT = re.compile(r"^from (agentscope(?:\.\w+)*) import ", re.MULTILINE)
+# Comments included, so that reflection clients (grpcurl describe) show them.
+DESCRIPTOR_SET = OUT / "descriptors.binpb"
 SERVICE = re.compile(r"^service \w+ \{", re.MULTILINE)
 
 
@@ -70,6 +74,7 @@ def main() -> None:
     _protoc([f"--python_out={OUT}", f"--mypy_out={OUT}", *protos])
     # Only files that declare a service get *_pb2_grpc modules.
     _protoc([f"--grpc_python_out={OUT}", f"--mypy_grpc_out={OUT}", *services])
+    _protoc([f"--descriptor_set_out={DESCRIPTOR_SET}", "--include_source_info", *protos])
     for path in sorted(OUT.rglob("*.py*")):
         _rewrite_imports(path)
     for directory in sorted({OUT, *(p.parent for p in OUT.rglob("*_pb2.py"))}):

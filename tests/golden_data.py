@@ -1,13 +1,77 @@
-"""Decoding of the golden files' placeholders ({TMP}, {CWD}, {"$bytes": ...})."""
+"""Loading of the golden files, and decoding of their placeholders ({TMP}, {CWD}, {"$bytes": ...}).
+
+Layout of tests/golden/ (written by the make_*.py generators):
+- `formatters/inputs.json`: every formatter input once, by case name (messages,
+  multi-agent mode, tools, tool choice, options);
+- `formatters/<provider>.json`: that provider's expectations, in its case order: the
+  input's name, then `expected` + `warnings` or `error`, and `options` only where a
+  value depends on the provider (e.g. a `max_tokens` fitted to its own output);
+- `parsers/<provider>.json`: responses and streams with what AgentScope parsed
+  (each provider has its own wire format, so nothing repeats across files);
+- `messages.json`: the message-helper cases.
+
+The case dicts returned here are fresh on every call (callers may mutate them) and
+hold what a case always held: a formatter case is the input's fields plus the
+provider's expectations.
+"""
 
 from __future__ import annotations
 
 import base64
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+FORMATTER_INPUTS = "inputs.json"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as file:
+        data: dict[str, Any] = json.load(file)
+    return data
+
+
+def golden_providers(kind: str) -> list[str]:
+    """The providers with a golden file of `kind` ("formatters" or "parsers")."""
+    return sorted(p.stem for p in (GOLDEN / kind).glob("*.json") if p.name != FORMATTER_INPUTS)
+
+
+def formatter_inputs() -> dict[str, dict[str, Any]]:
+    """Every formatter input, by case name."""
+    inputs: dict[str, dict[str, Any]] = _read(GOLDEN / "formatters" / FORMATTER_INPUTS)["inputs"]
+    return inputs
+
+
+def formatter_cases(provider: str) -> list[dict[str, Any]]:
+    """The formatter cases of `provider`: name, multi_agent, options, tools, tool_choice,
+    msgs, then `expected` and `warnings`, or `error`."""
+    inputs = formatter_inputs()
+    cases = []
+    for entry in _read(GOLDEN / "formatters" / f"{provider}.json")["cases"]:
+        name = entry["name"]
+        if name not in inputs:
+            raise KeyError(f"formatters/{provider}.json: case {name!r} has no input")
+        case = {"name": name, **inputs[name]}
+        own = entry.get("options", {})
+        if own.keys() & case["options"].keys():
+            raise ValueError(f"formatters/{provider}.json: {name!r} repeats an input option")
+        case["options"] = {**case["options"], **own}
+        case.update((k, v) for k, v in entry.items() if k not in ("name", "options"))
+        cases.append(case)
+    return cases
+
+
+def parser_cases(provider: str) -> list[dict[str, Any]]:
+    """The parser cases of `provider`: name, stream, options, response or chunks, expected."""
+    cases: list[dict[str, Any]] = _read(GOLDEN / "parsers" / f"{provider}.json")["cases"]
+    return cases
+
+
+def message_golden() -> dict[str, Any]:
+    """The message-helper golden file (cases plus the generated-field checks)."""
+    return _read(GOLDEN / "messages.json")
 
 
 def decode(value: Any) -> Any:

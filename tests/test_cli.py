@@ -15,18 +15,19 @@ from pathlib import Path
 import grpc
 import pytest
 
-from agentscope_proto import from_dict
+from agentscope_proto import __version__, from_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
+from agentscope_proto.providers import PROVIDERS
 
 from conftest import GOLDEN, default_options
 
 COMMAND = [sys.executable, "-m", "agentscope_proto"]
 OLLAMA_REPLY = json.dumps(
     {"model": "qwen3", "message": {"role": "assistant", "content": "hi"}, "done": True}
-).encode()
+)
 
 
 def _free_port() -> int:
@@ -75,7 +76,7 @@ class Served:
 def _chunks(count: int, delay: float, sent: list[int]) -> Iterator[pb.ParseStreamRequest]:
     for i in range(count):
         chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": f"{i} "}}]}
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if i == 0:
             request.provider = pb.PROVIDER_OPENAI
         sent.append(i)
@@ -96,7 +97,7 @@ def test_sigterm_lets_an_in_flight_parse_stream_complete() -> None:
             served.process.send_signal(signal.SIGTERM)
             signalled = True
             rest = list(call)
-        assert rest[-1].final
+        assert rest[-1].done
         assert rest[-1].result.msg.blocks.items[0].text.text.startswith("0 1 2")
         assert len(sent) == 20
     finally:
@@ -128,14 +129,6 @@ def test_two_workers_share_the_port() -> None:
     assert code == 0, "".join(served.log)
 
 
-def test_workers_need_a_fixed_port() -> None:
-    result = subprocess.run(
-        [*COMMAND, "serve", "--workers", "2", "--port", "0"], capture_output=True, text=True
-    )
-    assert result.returncode != 0
-    assert "fixed --port" in result.stderr
-
-
 def _write(path: Path, value: object) -> Path:
     path.write_text(json.dumps(value), encoding="utf-8")
     return path
@@ -162,13 +155,156 @@ def test_format_command_in_process(tmp_path: Path) -> None:
 
 def test_format_command_reports_bad_input(tmp_path: Path) -> None:
     conversation = _write(tmp_path / "c.json", [{"name": "u", "role": "robot", "content": "x"}])
+    assert "role" in _user_error("format", "--provider", "openai", str(conversation))
+
+
+def test_format_command_reads_stdin() -> None:
+    conversation = json.dumps([{"name": "user", "role": "user", "content": "Hi"}])
     result = subprocess.run(
-        [*COMMAND, "format", "--provider", "openai", str(conversation)],
+        [*COMMAND, "format", "--provider", "openai", "-"],
+        input=conversation,
         capture_output=True,
         text=True,
+        check=True,
     )
-    assert result.returncode == 2
-    assert "role" in result.stderr
+    assert json.loads(result.stdout)["messages"][0]["content"][0]["text"] == "Hi"
+
+
+def test_parse_command_reads_stdin() -> None:
+    result = subprocess.run(
+        [*COMMAND, "parse", "--provider", "ollama", "-"],
+        input=OLLAMA_REPLY,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(result.stdout)["content"] == [{"type": "text", "text": "hi"}]
+
+
+def _user_error(*args: str, stdin: str = "", code: int = 2) -> str:
+    """Run the command expecting a user error: its exit code, one stderr line, no traceback."""
+    result = subprocess.run([*COMMAND, *args], input=stdin, capture_output=True, text=True)
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("agentscope-proto: error: ")
+    assert result.stdout == ""
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["format", "parse"])
+def test_a_missing_file_is_one_line(command: str, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    line = _user_error(command, "--provider", "openai", str(missing))
+    assert f"{missing}: no such file" in line
+
+
+def test_a_directory_is_one_line(tmp_path: Path) -> None:
+    line = _user_error("parse", "--provider", "openai", str(tmp_path))
+    assert "is a directory" in line
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_invalid_json_is_one_line(stdin: bool, tmp_path: Path) -> None:
+    bad = '[{"name": "u",\n'
+    path = tmp_path / "bad.json"
+    path.write_text(bad, encoding="utf-8")
+    source = "-" if stdin else str(path)
+    line = _user_error("format", "--provider", "openai", source, stdin=bad)
+    assert "invalid JSON" in line
+    assert "line 2" in line
+    assert ("stdin" if stdin else str(path)) in line
+
+
+def test_invalid_tools_json_is_one_line(tmp_path: Path) -> None:
+    conversation = _write(tmp_path / "c.json", [{"name": "u", "role": "user", "content": "x"}])
+    tools = tmp_path / "tools.json"
+    tools.write_text("not json", encoding="utf-8")
+    line = _user_error("format", "--provider", "openai", "--tools", str(tools), str(conversation))
+    assert f"{tools}: invalid JSON" in line
+
+
+def test_a_conversation_that_is_not_a_list_is_one_line() -> None:
+    line = _user_error("format", "--provider", "openai", "-", stdin='{"name": "u"}')
+    assert "expected a JSON list of messages" in line
+
+
+def test_an_unknown_provider_is_one_line_listing_the_choices() -> None:
+    line = _user_error("format", "--provider", "nope", "-")
+    assert "invalid choice: 'nope'" in line
+    for name in PROVIDERS:
+        assert repr(name) in line
+
+
+def test_an_unknown_option_is_one_line() -> None:
+    conversation = json.dumps([{"name": "u", "role": "user", "content": "x"}])
+    line = _user_error(
+        "format", "--provider", "openai", "--option", "bogus=1", "-", stdin=conversation
+    )
+    assert "bogus" in line
+    line = _user_error("format", "--provider", "openai", "--option", "=1", "-", stdin=conversation)
+    assert "KEY=JSON" in line
+
+
+def test_a_missing_command_is_one_line() -> None:
+    assert "required" in _user_error()
+
+
+def test_an_unset_token_variable_is_one_line() -> None:
+    env_name = "AGENTSCOPE_PROTO_TEST_UNSET_TOKEN"
+    assert env_name not in os.environ
+    line = _user_error(
+        "parse",
+        "--provider",
+        "ollama",
+        "--target",
+        "127.0.0.1:1",
+        "--token-env",
+        env_name,
+        "-",
+        stdin=OLLAMA_REPLY,
+    )
+    assert env_name in line
+
+
+def test_an_unreachable_server_is_one_line() -> None:
+    port = _free_port()
+    line = _user_error(
+        "parse",
+        "--provider",
+        "ollama",
+        "--target",
+        f"127.0.0.1:{port}",
+        "-",
+        stdin=OLLAMA_REPLY,
+        code=1,
+    )
+    assert "UNAVAILABLE" in line
+
+
+def test_a_port_in_use_is_one_line() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        line = _user_error("serve", "--port", str(port), code=1)
+    assert f"cannot listen on 127.0.0.1:{port}" in line
+    assert "in use" in line
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--workers", "0"], "--workers must be at least 1"),
+        (["--workers", "2", "--port", "0"], "fixed --port"),
+        (["--port", "0", "--tls-cert", "/nonexistent/cert.pem"], "--tls-cert"),
+        (["--port", "0", "--allow-network", "not-a-cidr"], "--allow-network"),
+        (["--port", "many"], "invalid int value"),
+    ],
+)
+def test_serve_flag_errors_are_one_line(flags: list[str], expected: str) -> None:
+    assert expected in _user_error("serve", *flags)
 
 
 def test_parse_command_through_a_server(tmp_path: Path) -> None:
@@ -214,11 +350,42 @@ def test_parse_command_reads_a_raw_sse_stream(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["content"] == case["expected"]["final"]["content"]
 
 
-@pytest.mark.parametrize("flag", ["--help"])
-def test_help(flag: str) -> None:
-    result = subprocess.run([*COMMAND, flag], capture_output=True, text=True, check=True)
+def _help(*args: str) -> str:
+    result = subprocess.run([*COMMAND, *args, "--help"], capture_output=True, text=True, check=True)
+    return " ".join(result.stdout.split())  # argparse wraps to the terminal width
+
+
+def test_help() -> None:
+    text = _help()
     for command in ("serve", "format", "parse"):
-        assert command in result.stdout
+        assert command in text
+
+
+@pytest.mark.parametrize("command", ["format", "parse"])
+def test_provider_help_lists_the_registry(command: str) -> None:
+    assert "--provider {" + ",".join(sorted(PROVIDERS)) + "}" in _help(command)
+
+
+def test_serve_help_shows_defaults() -> None:
+    text = _help("serve")
+    for flag, default in [
+        ("--host HOST", "127.0.0.1"),
+        ("--port PORT", "50051"),
+        ("--workers WORKERS", "1"),
+        ("--grace GRACE", "10.0"),
+        ("--max-blocks MAX_BLOCKS", "100000"),
+        ("--log-level {debug,info,warning,error}", "info"),
+    ]:
+        section = text.split(flag)[-1]
+        assert section.split("--")[0].rstrip().endswith(f"(default: {default})"), flag
+    # No noise for flags without a meaningful default.
+    assert "(default: None)" not in text
+    assert "(default: False)" not in text
+
+
+def test_version() -> None:
+    result = subprocess.run([*COMMAND, "--version"], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == f"agentscope-proto {__version__}"
 
 
 def test_limit_flags_reach_the_server() -> None:

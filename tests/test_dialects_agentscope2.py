@@ -118,7 +118,7 @@ def test_user_multimodal_data_blocks_become_media() -> None:
     assert audio.source.data.startswith(b"RIFF")
     # A PDF has no 1.x block kind: it stays a `data` block.
     pdf = msg.blocks.items[4].opaque
-    assert pdf.type == "data"
+    assert pdf.block_type == "data"
     assert loads(pdf.block_json) == load("user_multimodal")["content"][4]
     assert has_content_blocks(msg, ["image", "audio", "video"])
 
@@ -197,7 +197,7 @@ def test_assistant_tool_results() -> None:
 def test_assistant_structured_output_and_hint() -> None:
     msg = read("assistant_structured_output")
     hint = msg.blocks.items[0].opaque
-    assert hint.type == "hint"
+    assert hint.block_type == "hint"
     assert loads(hint.block_json)["hint"] == "Keep the answer under 50 words."
     extras = loads(msg.extra_json)
     assert extras["finished_reason"] == "completed"

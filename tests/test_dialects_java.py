@@ -240,7 +240,7 @@ def test_11_data_block_is_kept_opaque() -> None:
     msg = read("11_data_block")
     block = msg.blocks.items[1]
     assert block.WhichOneof("block") == "opaque"
-    assert block.opaque.type == "data"
+    assert block.opaque.block_type == "data"
     assert to_dict(msg)["content"][1] == load("11_data_block")["content"][1]
 
 
@@ -375,7 +375,7 @@ def test_20_state_casing() -> None:
 def test_21_hint_block_is_kept_opaque() -> None:
     msg = read("21_hint_block")
     hints = [b.opaque for b in msg.blocks.items if b.WhichOneof("block") == "opaque"]
-    assert [h.type for h in hints] == ["hint", "hint"]
+    assert [h.block_type for h in hints] == ["hint", "hint"]
     assert loads(hints[1].block_json)["source"] is None
     assert get_text_content(msg) == "Sunny, 21°C."
 

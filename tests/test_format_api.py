@@ -28,7 +28,7 @@ DEBATE = [
 
 
 def test_named_turns_keep_the_agent_as_assistant_and_name_the_others() -> None:
-    body = format(DEBATE, "openai", multi_agent=True, agent_name="Friday")
+    body = format("openai", DEBATE, multi_agent=True, agent_name="Friday")
     roles = [(m["role"], m["content"][0]["text"]) for m in body["messages"]]
     assert roles == [
         ("system", "You moderate a debate."),
@@ -41,7 +41,7 @@ def test_named_turns_keep_the_agent_as_assistant_and_name_the_others() -> None:
 
 def test_named_turns_need_a_name() -> None:
     with pytest.raises(FormatError, match="agent_name"):
-        format(DEBATE, "anthropic", multi_agent=True, agent_name="")
+        format("anthropic", DEBATE, multi_agent=True, agent_name="")
 
 
 def test_result_is_the_plain_body_with_warnings_beside_it() -> None:
@@ -52,7 +52,7 @@ def test_result_is_the_plain_body_with_warnings_beside_it() -> None:
             [{"type": "thinking", "thinking": "x"}, {"type": "text", "text": "y"}],
         )
     ]
-    body = format(msgs, "openai")
+    body = format("openai", msgs)
     assert isinstance(body, FormattedBody)
     assert set(body) == {"messages"}  # only the provider's own fields
     assert [w.block_type for w in body.warnings] == ["thinking"]
@@ -62,7 +62,7 @@ def test_result_is_the_plain_body_with_warnings_beside_it() -> None:
 
 
 def test_char_token_count_is_reported() -> None:
-    body = format(DEBATE, "openai", token_counter="char")
+    body = format("openai", DEBATE, token_counter="char")
     assert body.token_count == len("\n".join(str(m) for m in body["messages"]))
 
 
@@ -70,10 +70,10 @@ def test_tiktoken_counter_truncates_to_fit() -> None:
     long = [DEBATE[0]] + [
         _msg("u", "user" if i % 2 else "assistant", "hello world " * 40) for i in range(8)
     ]
-    full = format(long, "openai", token_counter="tiktoken", model="gpt-4o")
+    full = format("openai", long, token_counter="tiktoken", model="gpt-4o")
     assert full.token_count is not None
     assert full.token_count > 400
-    cut = format(long, "openai", token_counter="tiktoken", max_tokens=300)
+    cut = format("openai", long, token_counter="tiktoken", max_tokens=300)
     assert cut.token_count is not None
     assert cut.token_count <= 300
     assert cut["messages"][0]["role"] == "system"
@@ -87,7 +87,7 @@ def test_gemini_bytes_become_base64_in_json() -> None:
             "Friday", "assistant", [{"type": "text", "text": "hi", "thought_signature": signature}]
         )
     ]
-    body = format(msgs, "gemini")
+    body = format("gemini", msgs)
     assert body["contents"][0]["parts"][0]["thought_signature"] == b"\x01sig"
     assert (
         json.loads(body_to_json(body))["contents"][0]["parts"][0]["thought_signature"] == signature
@@ -96,8 +96,8 @@ def test_gemini_bytes_become_base64_in_json() -> None:
 
 def test_protos_and_dicts_format_the_same() -> None:
     as_protos = [from_dict(m) for m in DEBATE]
-    assert format(as_protos, "dashscope", multi_agent=True) == format(
-        DEBATE, "dashscope", multi_agent=True
+    assert format("dashscope", as_protos, multi_agent=True) == format(
+        "dashscope", DEBATE, multi_agent=True
     )
 
 
@@ -121,7 +121,7 @@ def test_write_media_writes_the_cited_file() -> None:
             [{"type": "tool_result", "id": "c", "name": "plot", "output": output}],
         ),
     ]
-    body = format(msgs, "openai", write_media=True)
+    body = format("openai", msgs, write_media=True)
     text = body["messages"][1]["content"]
     path = text.removeprefix("The returned image can be found at: ")
     assert path.startswith(MEDIA_DIR)

@@ -1,4 +1,5 @@
-"""Parity of `format()` with AgentScope 1.0.21 (tests/golden/formatters/*.json).
+"""Parity of `format()` with AgentScope 1.0.21 (tests/golden/formatters/: inputs.json
+and one expectations file per provider).
 
 Each case: AgentScope's formatter output plus what its model class adds (tools,
 tool choice, Anthropic's system), or the error it raised.
@@ -13,23 +14,24 @@ import pytest
 
 from agentscope_proto.errors import AgentScopeProtoError
 from agentscope_proto.formatting import format
+from agentscope_proto.providers import PROVIDERS
 
-from conftest import load_golden
-from golden_data import GOLDEN, decode
+from golden_data import GOLDEN, decode, formatter_cases, formatter_inputs, golden_providers
 from strict import assert_same
 
-PROVIDERS = ["openai", "anthropic", "gemini", "dashscope", "ollama", "deepseek", "openai_responses"]
+# A registered provider without a golden file fails test_every_provider_has_cases.
 CASES = [
     pytest.param(provider, case, id=f"{provider}:{case['name']}")
     for provider in PROVIDERS
-    for case in load_golden(f"formatters/{provider}.json")["cases"]
+    if provider in golden_providers("formatters")
+    for case in formatter_cases(provider)
 ]
 
 
 def _run(provider: str, case: dict[str, Any]) -> Any:
     return format(
-        case["msgs"],
         provider,
+        case["msgs"],
         multi_agent=case["multi_agent"],
         tools=case["tools"],
         tool_choice=case["tool_choice"],
@@ -55,3 +57,14 @@ def test_matches_agentscope(provider: str, case: dict[str, Any]) -> None:
 
 def test_enough_cases() -> None:
     assert len(CASES) >= 300
+
+
+def test_every_provider_has_cases() -> None:
+    assert golden_providers("formatters") == sorted(PROVIDERS)
+    counts = {p: sum(1 for c in CASES if c.values[0] == p) for p in PROVIDERS}
+    assert min(counts.values()) >= 200, counts
+
+
+def test_every_input_is_used() -> None:
+    used = {c.values[1]["name"] for c in CASES}
+    assert set(formatter_inputs()) == used

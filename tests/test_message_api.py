@@ -599,7 +599,7 @@ def test_mutated_messages_raise_only_message_format_errors(data: st.DataObject) 
 def _every_field() -> Msg:
     msg = _every_kind()
     msg.blocks.items.append(
-        ContentBlock(opaque=OpaqueBlock(type="hint", block_json='{"type":"hint"}'))
+        ContentBlock(opaque=OpaqueBlock(block_type="hint", block_json='{"type":"hint"}'))
     )
     msg.blocks.items[0].thinking.signature = "sig"
     msg.blocks.items[0].thinking.thought_signature = b"\x00\xff"

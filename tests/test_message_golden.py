@@ -17,10 +17,10 @@ from agentscope_proto import (
 )
 from agentscope_proto.message._codec import block_to_dict
 
-from conftest import load_golden
+from golden_data import message_golden
 from strict import assert_same
 
-GOLDEN = load_golden("messages.json")
+GOLDEN = message_golden()
 CASES = GOLDEN["cases"]
 
 

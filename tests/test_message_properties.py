@@ -304,7 +304,7 @@ def proto_blocks(draw: st.DrawFn, result_kinds: bool = False) -> ContentBlock:
     elif kind == "opaque":
         type_ = draw(texts.filter(lambda t: t not in KINDS))
         body = {"type": type_, **draw(extras)}
-        return ContentBlock(opaque=OpaqueBlock(type=type_, block_json=dumps(body)))
+        return ContentBlock(opaque=OpaqueBlock(block_type=type_, block_json=dumps(body)))
     else:
         cls = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}[kind]
         block = cls(source=draw(proto_sources()))

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from agentscope_proto import (
+    ParsedResponse,
     ParseError,
-    ParseResult,
     ProviderError,
     StreamParser,
     get_text_content,
@@ -97,7 +97,7 @@ def test_result_as_msg_and_proto(provider: str) -> None:
     ],
 )
 def test_finish_reasons_are_normalised(raw: str, normalised: int) -> None:
-    assert ParseResult(content=[], raw_finish_reason=raw).finish_reason == normalised
+    assert ParsedResponse(content=[], raw_finish_reason=raw).finish_reason == normalised
 
 
 def test_providers_report_their_finish_reason() -> None:

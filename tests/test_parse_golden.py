@@ -8,16 +8,17 @@ import pytest
 
 from agentscope_proto.errors import AgentScopeProtoError
 from agentscope_proto.parsing import ParseResult, StreamParser, parse
+from agentscope_proto.providers import PROVIDERS
 
-from conftest import load_golden
-from golden_data import decode
+from golden_data import decode, golden_providers, parser_cases
 from strict import assert_same
 
-PROVIDERS = ["openai", "anthropic", "gemini", "dashscope", "ollama", "deepseek", "openai_responses"]
+# A registered provider without a golden file fails test_every_provider_has_cases.
 CASES = [
     pytest.param(provider, case, id=f"{provider}:{case['name']}")
     for provider in PROVIDERS
-    for case in load_golden(f"parsers/{provider}.json")["cases"]
+    if provider in golden_providers("parsers")
+    for case in parser_cases(provider)
 ]
 
 
@@ -89,3 +90,11 @@ def test_enough_cases() -> None:
     streams = sum(1 for p in CASES if p.values[1]["stream"])
     assert len(CASES) - streams >= 120
     assert streams >= 60
+
+
+def test_every_provider_has_cases() -> None:
+    assert golden_providers("parsers") == sorted(PROVIDERS)
+    for provider in PROVIDERS:
+        kinds = [c.values[1]["stream"] for c in CASES if c.values[0] == provider]
+        assert kinds.count(False) >= 20, provider
+        assert kinds.count(True) >= 10, provider

@@ -69,7 +69,7 @@ def test_provider_enum_of_an_unknown_name_lists_the_known_ones() -> None:
 
 def test_unknown_option_is_rejected_with_the_accepted_ones() -> None:
     with pytest.raises(errors.FormatError, match="promote_tool_result_images"):
-        format([], "openai", promote_everything=True)
+        format("openai", [], promote_everything=True)
 
 
 def _conversation(source: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,7 +127,7 @@ def test_inline_media_needs_no_io(
 ) -> None:
     source = {"type": "base64", "media_type": "image/png", "data": PNG_B64}
     _NoIO(monkeypatch)
-    outcome = _outcome(lambda: format(_conversation(source), name, multi_agent=multi_agent))
+    outcome = _outcome(lambda: format(name, _conversation(source), multi_agent=multi_agent))
     # A provider may refuse a media type (as AgentScope does), never for I/O.
     assert not isinstance(outcome, errors.MediaAccessError), outcome
 
@@ -147,7 +147,7 @@ def test_media_needing_io_is_refused_without_permission(
         }
     ]
     _NoIO(monkeypatch)
-    outcome = _outcome(lambda: format(msgs, name))
+    outcome = _outcome(lambda: format(name, msgs))
     if isinstance(outcome, errors.MediaAccessError):
         assert outcome.path == "messages[0].content[0]"
     elif name in ("openai", "anthropic", "dashscope", "openai_responses") and "http" not in url:

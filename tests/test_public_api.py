@@ -14,12 +14,13 @@ EXPECTED = [
     "AnyBlock",
     "AsyncFormatterClient",
     "AudioBlock",
-    "BlockDelta",
     "BlockType",
     "ContentBlock",
     "ContentBlocks",
+    "ContentDelta",
     "Dialect",
     "FormatError",
+    "FormatSettings",
     "FormatWarning",
     "FormattedBody",
     "FormatterClient",
@@ -32,13 +33,15 @@ EXPECTED = [
     "Msg",
     "OpaqueBlock",
     "ParseError",
-    "ParseResult",
+    "ParseSettings",
+    "ParsedResponse",
     "ProviderError",
     "RemoteError",
     "Role",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",
+    "TokenUsage",
     "ToolChoiceError",
     "ToolResultBlock",
     "ToolResultState",
@@ -97,3 +100,16 @@ def test_star_import_gives_exactly_all() -> None:
     namespace: dict[str, object] = {}
     exec("from agentscope_proto import *", namespace)
     assert sorted(k for k in namespace if k != "__builtins__") == sorted(EXPECTED)
+
+
+def test_deprecated_names_still_resolve_with_a_warning() -> None:
+    import warnings
+
+    from agentscope_proto import parsing, results
+
+    for module in (agentscope_proto, results, parsing):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert module.ParseResult is agentscope_proto.ParsedResponse
+            assert module.BlockDelta is agentscope_proto.ContentDelta
+        assert [w.category for w in caught] == [DeprecationWarning, DeprecationWarning]

@@ -76,7 +76,9 @@ def _every_kind() -> Msg:
                 source=MediaSource(url="https://example.com/v.mp4"), extra_json='{"fps":2}'
             )
         ),
-        ContentBlock(opaque=OpaqueBlock(type="hint", block_json='{"type":"hint","hint":"x"}')),
+        ContentBlock(
+            opaque=OpaqueBlock(block_type="hint", block_json='{"type":"hint","hint":"x"}')
+        ),
     ]
     return Msg(
         id="NpScqPE57K4enNGEXLHsKz",

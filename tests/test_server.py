@@ -28,12 +28,13 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     OpaqueBlock,
     Role,
 )
-from agentscope_proto.client import FormatterClient, format_request
+from agentscope_proto.client import AsyncFormatterClient, FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
 from conftest import default_options, load_golden
+from golden_data import formatter_cases
 from server_harness import RunningServer
 from strict import assert_same
 
@@ -64,9 +65,7 @@ def _format_cases(per_provider: int = 6) -> list[Any]:
     params = []
     for provider in PROVIDERS:
         cases = [
-            c
-            for c in load_golden(f"formatters/{provider}.json")["cases"]
-            if "error" not in c and not _uses_local_media(c)
+            c for c in formatter_cases(provider) if "error" not in c and not _uses_local_media(c)
         ]
         params += [
             pytest.param(provider, c, id=f"{provider}:{c['name']}") for c in cases[:per_provider]
@@ -105,7 +104,7 @@ def test_format_rpc_equals_in_process(
         tool_choice=case["tool_choice"],
         **case["options"],
     )
-    local = format(case["msgs"], provider, **kwargs)
+    local = format(provider, case["msgs"], **kwargs)
     remote = client.format(case["msgs"], provider, **kwargs)
     # Over the wire the body is JSON (bytes become base64 text).
     assert_same(dict(remote), json.loads(body_to_json(local)))
@@ -150,6 +149,112 @@ def test_parse_stream_accepts_raw_sse_split_anywhere(client: FormatterClient) ->
     for chunk in case["chunks"]:
         parser.feed(chunk)
     assert remote[-1].content == parser.finish().content
+
+
+# -- deltas-only streams ---------------------------------------------------------
+
+
+def _apply(content: list[dict[str, Any]], deltas: list[Any]) -> None:
+    """Apply one response's deltas as a deltas-mode client does."""
+    for delta in deltas:
+        block = delta.block
+        if delta.index >= len(content):
+            content.append(dict(block))
+            continue
+        old, kind = content[delta.index], block["type"]
+        if kind == old["type"] and kind in ("text", "thinking"):
+            content[delta.index] = {**block, kind: old[kind] + block[kind]}
+        elif kind == old["type"] == "tool_use" and block.get("raw_input") is not None:
+            raw = (old.get("raw_input") or "") + block["raw_input"]
+            content[delta.index] = {**block, "raw_input": raw}
+        else:
+            content[delta.index] = dict(block)
+
+
+@pytest.mark.parametrize(("provider", "case"), _parse_cases(stream=True))
+def test_deltas_mode_rebuilds_the_cumulative_result(
+    client: FormatterClient, provider: str, case: dict[str, Any]
+) -> None:
+    cumulative = list(client.parse_stream(provider, case["chunks"]))
+    deltas = list(client.parse_stream(provider, case["chunks"], mode="deltas"))
+    *partial, final = deltas
+    assert final.content == cumulative[-1].content
+    assert final.usage == cumulative[-1].usage
+    assert final.raw_finish_reason == cumulative[-1].raw_finish_reason
+    rebuilt: list[dict[str, Any]] = []
+    for result in partial:
+        assert result.content == []  # no cumulative message before the last
+        assert result.deltas or result.usage or result.response_id or result.raw_finish_reason
+        _apply(rebuilt, result.deltas)
+    _apply(rebuilt, final.deltas)
+    assert rebuilt == final.content
+
+
+def _long_openai_stream(deltas: int) -> list[str]:
+    """An OpenAI stream of `deltas` text chunks as the API sends them, then the stop chunk."""
+    head = {"id": "chatcmpl-9x7Yq", "object": "chat.completion.chunk", "created": 1732320000}
+    head["model"] = "gpt-4o-mini-2024-07-18"
+    words = ["the ", "quick ", "brown ", "fox ", "jumps ", "over ", "a ", "lazy ", "dog. "]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": {"content": words[i % len(words)]}}]}
+        for i in range(deltas)
+    ]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return [json.dumps(chunk, separators=(",", ":")) for chunk in chunks]
+
+
+def _stream_bytes(stub: pb_grpc.FormatterServiceStub, chunks: list[str], mode: int) -> Any:
+    requests = [pb.ParseStreamRequest(chunk_json=chunk) for chunk in chunks]
+    requests[0].provider = pb.PROVIDER_OPENAI
+    requests[0].stream_mode = mode  # type: ignore[assignment]
+    replies = list(stub.ParseStream(iter(requests), timeout=60))
+    return replies, sum(len(reply.SerializeToString()) for reply in replies)
+
+
+def test_deltas_mode_sends_linear_bytes(stub: pb_grpc.FormatterServiceStub) -> None:
+    chunks = _long_openai_stream(2000)
+    provider_bytes = sum(len(chunk.encode()) for chunk in chunks)
+    replies, sent = _stream_bytes(stub, chunks, pb.STREAM_MODE_DELTAS)
+    assert sent <= 1.5 * provider_bytes, (sent, provider_bytes)
+    assert replies[-1].done
+    assert not any(reply.done for reply in replies[:-1])
+    assert not any(reply.result.HasField("msg") for reply in replies[:-1])
+    text = "".join(json.loads(chunk)["choices"][0]["delta"].get("content", "") for chunk in chunks)
+    assert replies[-1].result.msg.blocks.items[0].text.text == text
+    streamed = "".join(d.block.text.text for r in replies[:-1] for d in r.result.deltas)
+    assert streamed == text
+    # The same stream in the default (cumulative) mode repeats the text so far
+    # in every response: quadratic, far beyond the provider's own bytes.
+    cumulative, cumulative_sent = _stream_bytes(stub, chunks, pb.STREAM_MODE_UNSPECIFIED)
+    assert cumulative[-1].result.msg.blocks == replies[-1].result.msg.blocks
+    assert all(reply.result.HasField("msg") for reply in cumulative)
+    assert cumulative_sent > 20 * provider_bytes
+
+
+def test_unknown_stream_mode_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
+    request = pb.ParseStreamRequest(provider=pb.PROVIDER_OPENAI, chunk_json="{}")
+    request.stream_mode = 99  # type: ignore[assignment]
+    with pytest.raises(grpc.RpcError) as caught:
+        list(stub.ParseStream(iter([request]), timeout=5))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "requests[0].stream_mode"
+
+
+def test_async_client_streams_both_modes(server: RunningServer) -> None:
+    chunks = _long_openai_stream(50)
+
+    async def run(mode: Any) -> list[Any]:
+        async with AsyncFormatterClient(server.target) as client:
+            return [r async for r in client.parse_stream("openai", chunks, mode=mode)]
+
+    cumulative = asyncio.run(run("cumulative"))
+    deltas = asyncio.run(run("deltas"))
+    assert deltas[-1].content == cumulative[-1].content
+    assert all(r.content == [] for r in deltas[:-1])
+    assert [r.content for r in cumulative[1:-1]] != [[]] * (len(cumulative) - 2)
+    with pytest.raises(errors.ParseError, match="mode"):
+        asyncio.run(run("sideways"))
 
 
 # -- standard services --------------------------------------------------------
@@ -209,7 +314,9 @@ def test_missing_provider_is_invalid_argument(stub: pb_grpc.FormatterServiceStub
 
 def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None:
     bad = Msg(name="u", role=Role.ROLE_USER)
-    bad.blocks.items.append(ContentBlock(opaque=OpaqueBlock(type="x", block_json="{not json")))
+    bad.blocks.items.append(
+        ContentBlock(opaque=OpaqueBlock(block_type="x", block_json="{not json"))
+    )
     request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), bad])
     with pytest.raises(grpc.RpcError) as caught:
         stub.Format(request, timeout=5)
@@ -218,13 +325,37 @@ def test_bad_message_names_the_field(stub: pb_grpc.FormatterServiceStub) -> None
     assert _field_violation(status).startswith("messages[")
 
 
-def test_invalid_utf8_response_is_invalid_argument(stub: pb_grpc.FormatterServiceStub) -> None:
-    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI, response_json=b'{"x": "\xff"}')
-    with pytest.raises(grpc.RpcError) as caught:
-        stub.Parse(request, timeout=5)
+def test_invalid_utf8_names_the_field(server: RunningServer) -> None:
+    # `response_json` is a `string`: the Python runtime cannot even build such
+    # a request, so send the wire bytes a hostile client would.
+    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI).SerializeToString()
+    payload = b'{"x": "\xff"}'
+    raw = request + bytes([2 << 3 | 2, len(payload)]) + payload  # field 2, length-delimited
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Parse")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    info, _ = _details(caught.value)
-    assert info.reason == "ParseError"
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "response_json"
+
+
+def test_invalid_utf8_deep_in_a_message_names_its_path(server: RunningServer) -> None:
+    msg = Msg(name="u", role=Role.ROLE_USER, text="PLACEHOLDER")
+    raw = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=[Msg(), msg]).SerializeToString()
+    raw = raw.replace(b"PLACEHOLDER", b"PLACEHOLDE\xff")
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(f"/{SERVICE_NAME}/Format")
+        with pytest.raises(grpc.RpcError) as caught:
+            call(raw, timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, status = _details(caught.value)
+    assert _field_violation(status) == "messages[1].text"
+
+
+def test_client_refuses_invalid_utf8_before_sending(client: FormatterClient) -> None:
+    with pytest.raises(errors.ParseError, match="invalid UTF-8"):
+        client.parse("openai", b'{"x": "\xff"}')
 
 
 def test_local_media_is_failed_precondition(client: FormatterClient) -> None:
@@ -258,9 +389,9 @@ def test_oversize_request_is_resource_exhausted() -> None:
 def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterServiceStub) -> None:
     bad_requests = [
         lambda: stub.Parse(pb.ParseRequest(provider=pb.PROVIDER_ANTHROPIC), timeout=5),
-        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json=b"{}"), timeout=5),
+        lambda: stub.Parse(pb.ParseRequest(provider=99, response_json="{}"), timeout=5),
         lambda: stub.Format(
-            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json=b"{}"), timeout=5
+            pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json="{}"), timeout=5
         ),
     ]
     for send in bad_requests:
@@ -275,7 +406,7 @@ def test_status_codes_never_unknown_for_bad_input(stub: pb_grpc.FormatterService
 def _slow_chunks(count: int, delay: float) -> Iterator[pb.ParseStreamRequest]:
     chunk = {"id": "c1", "choices": [{"index": 0, "delta": {"content": "x"}}]}
     for i in range(count):
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if i == 0:
             request.provider = pb.PROVIDER_OPENAI
         time.sleep(delay)

@@ -3,8 +3,13 @@ gRPC FormatterService's clients.
 
 The generated message types are re-exported under their proto names; the rest is
 a flat set of `new_*`/`get_*` helpers, `from_dict`/`to_dict`, `format`, `parse`
-and `StreamParser`.
+and `StreamParser`. The gRPC clients (`FormatterClient`, `AsyncFormatterClient`)
+are imported on first use, so that `import agentscope_proto` does not load gRPC.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from ._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
@@ -23,7 +28,7 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     Usage,
     VideoBlock,
 )
-from .client import AsyncFormatterClient, FormatterClient
+from ._version import __version__ as __version__
 from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
 from .errors import (
     AgentScopeProtoError,
@@ -38,7 +43,7 @@ from .errors import (
     UnknownProviderError,
     UnsupportedMediaError,
 )
-from .formatting import FormattedBody, format
+from .formatting import FormattedBody, FormatWarning, format
 from .interop import from_agentscope, to_agentscope
 from .message import (
     AnyBlock,
@@ -58,10 +63,13 @@ from .message import (
     new_tool_use_block,
     new_video_block,
 )
+from .options import FormatSettings, ParseSettings
 from .parsing import StreamParser, parse
 from .providers import PROVIDERS
-from .providers._base import FormatWarning
-from .results import BlockDelta, ParseResult
+from .results import ContentDelta, ParsedResponse, TokenUsage
+
+if TYPE_CHECKING:
+    from .client import AsyncFormatterClient, FormatterClient
 
 __all__ = [
     "PROVIDERS",
@@ -69,12 +77,13 @@ __all__ = [
     "AnyBlock",
     "AsyncFormatterClient",
     "AudioBlock",
-    "BlockDelta",
     "BlockType",
     "ContentBlock",
     "ContentBlocks",
+    "ContentDelta",
     "Dialect",
     "FormatError",
+    "FormatSettings",
     "FormatWarning",
     "FormattedBody",
     "FormatterClient",
@@ -87,13 +96,15 @@ __all__ = [
     "Msg",
     "OpaqueBlock",
     "ParseError",
-    "ParseResult",
+    "ParseSettings",
+    "ParsedResponse",
     "ProviderError",
     "RemoteError",
     "Role",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",
+    "TokenUsage",
     "ToolChoiceError",
     "ToolResultBlock",
     "ToolResultState",
@@ -125,3 +136,28 @@ __all__ = [
     "to_dict",
     "to_json",
 ]
+
+
+_LAZY = {"AsyncFormatterClient": "client", "FormatterClient": "client"}
+# The earlier names of the parse result types; `results` warns on access.
+_DEPRECATED = ("ParseResult", "BlockDelta")
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the clients pull in grpc (~half the import time); load them on first use.
+    if name in _DEPRECATED:
+        from . import results
+
+        return getattr(results, name)
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -1,32 +1,81 @@
-"""The `agentscope-proto` command: `serve`, `format` and `parse`."""
+"""The `agentscope-proto` command: `serve`, `format` and `parse`.
+
+User errors (a missing or unreadable file, invalid JSON, a bad flag, a port
+already in use, input the formatter rejects) end in one line on stderr,
+`agentscope-proto: error: ...`, and a non-zero exit: 2 for bad arguments or
+input, 1 when the environment is at fault (a busy port, an unreachable server).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import importlib.util
 import json
 import logging
-import multiprocessing
 import os
-import signal
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from google.protobuf import json_format
-
-from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .dialects import from_dict
 from .errors import AgentScopeProtoError
+from .providers import PROVIDERS
 
 __all__ = ["main"]
 
+PROG = "agentscope-proto"
+STDIN = "-"
+
+
+class UserError(Exception):
+    """A mistake in the command or its input: reported in one line, no traceback."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (argparse prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        _fail(f"{message} (see '{self.prog} --help')", 2)
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a flag's default only when it says something (not None, False or [])."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default in (None, False, []) or action.default is argparse.SUPPRESS:
+            return action.help or ""
+        return super()._get_help_string(action) or ""
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    # One line even when an underlying message has several.
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def _provider_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--provider",
+        required=True,
+        choices=sorted(PROVIDERS),
+        help="the provider API",
+    )
+
 
 def _serve_parser(sub: Any) -> None:
-    p = sub.add_parser("serve", help="run the gRPC FormatterService")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    p = sub.add_parser("serve", help="run the gRPC FormatterService", **_sub_options())
+    p.add_argument("--host", default="127.0.0.1", help="address to bind")
     p.add_argument("--port", type=int, default=50051, help="port to bind (0: any free port)")
+    p.add_argument(
+        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
+    )
     p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
     p.add_argument("--max-message-mb", type=int, default=64, help="largest request/response")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
@@ -57,7 +106,12 @@ def _serve_parser(sub: Any) -> None:
         metavar="CIDR",
         help="a private network downloads may reach (repeatable; default: public only)",
     )
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log threshold",
+    )
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -66,12 +120,16 @@ def _client_args(p: argparse.ArgumentParser) -> None:
 
 
 def _format_parser(sub: Any) -> None:
-    p = sub.add_parser("format", help="format a conversation into a provider request body")
-    p.add_argument("conversation", type=Path, help="JSON list of AgentScope or ProtoJSON messages")
-    p.add_argument("--provider", required=True)
-    p.add_argument("--multi-agent", action="store_true")
+    p = sub.add_parser(
+        "format", help="format a conversation into a provider request body", **_sub_options()
+    )
+    p.add_argument(
+        "conversation", help="JSON list of AgentScope or ProtoJSON messages ('-': stdin)"
+    )
+    _provider_flag(p)
+    p.add_argument("--multi-agent", action="store_true", help="AgentScope's multi-agent form")
     p.add_argument("--tools", type=Path, help="JSON list of OpenAI-style tool schemas")
-    p.add_argument("--tool-choice")
+    p.add_argument("--tool-choice", help="auto, none, required or a tool name")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
     p.add_argument(
         "--option", action="append", default=[], metavar="KEY=JSON", help="formatter option"
@@ -80,26 +138,69 @@ def _format_parser(sub: Any) -> None:
 
 
 def _parse_parser(sub: Any) -> None:
-    p = sub.add_parser("parse", help="parse a provider response into a message")
-    p.add_argument("response", type=Path, help="response JSON; with --stream, chunks or raw SSE")
-    p.add_argument("--provider", required=True)
+    p = sub.add_parser("parse", help="parse a provider response into a message", **_sub_options())
+    p.add_argument("response", help="response JSON; with --stream, chunks or raw SSE ('-': stdin)")
+    _provider_flag(p)
     p.add_argument("--stream", action="store_true", help="a JSON list of events or a raw body")
-    p.add_argument("--split-think-tags", action="store_true")
+    p.add_argument("--split-think-tags", action="store_true", help="<think> text as thinking")
     _client_args(p)
 
 
-def _read_msgs(path: Path) -> list[Msg]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+def _sub_options() -> dict[str, Any]:
+    return {"formatter_class": _HelpFormatter}
+
+
+def _read_bytes(source: str | Path) -> bytes:
+    if str(source) == STDIN:
+        return sys.stdin.buffer.read()
+    try:
+        return Path(source).read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{source}: is a directory") from None
+    except OSError as exc:
+        raise UserError(f"{source}: {exc.strerror or exc}") from None
+
+
+def _load_json(source: str | Path, raw: bytes | None = None) -> Any:
+    text = _read_bytes(source) if raw is None else raw
+    name = "stdin" if str(source) == STDIN else source
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError:
+        raise UserError(f"{name}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{name}: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise UserError(f"{name}: invalid JSON: nested too deeply") from None
+
+
+def _read_msgs(source: str) -> list[Any]:
+    from google.protobuf import json_format
+
+    from ._generated.agentscope.message.v1.message_pb2 import Msg
+    from .dialects import from_dict
+
+    data = _load_json(source)
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list):
-        raise SystemExit(f"{path}: expected a JSON list of messages")
+        raise UserError(f"{source}: expected a JSON list of messages")
     msgs = []
-    for item in data:
+    for index, item in enumerate(data):
         proto_json = isinstance(item, dict) and (
             "blocks" in item or str(item.get("role", "")).startswith("ROLE_")
         )
-        msgs.append(json_format.ParseDict(item, Msg()) if proto_json else from_dict(item))
+        if not proto_json:
+            msgs.append(from_dict(item))
+            continue
+        try:
+            msgs.append(json_format.ParseDict(item, Msg()))
+        except json_format.ParseError as exc:
+            raise UserError(f"messages[{index}]: {exc}") from None
     return msgs
 
 
@@ -108,14 +209,16 @@ def _token(env: str | None) -> str | None:
         return None
     token = os.environ.get(env)
     if not token:
-        raise SystemExit(f"environment variable {env} is empty or unset")
+        raise UserError(f"environment variable {env} is empty or unset")
     return token
 
 
 def _options(pairs: Sequence[str]) -> dict[str, Any]:
     options = {}
     for pair in pairs:
-        key, _, value = pair.partition("=")
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UserError(f"--option {pair!r}: expected KEY=JSON")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -126,8 +229,6 @@ def _options(pairs: Sequence[str]) -> dict[str, Any]:
 def _print(value: Any) -> None:
     def default(obj: Any) -> Any:
         if isinstance(obj, bytes):
-            import base64
-
             return base64.b64encode(obj).decode("ascii")
         raise TypeError(type(obj).__name__)
 
@@ -135,8 +236,10 @@ def _print(value: Any) -> None:
 
 
 def _run_format(args: argparse.Namespace) -> None:
+    if args.tools is not None and str(args.tools) == STDIN == args.conversation:
+        raise UserError("only one of the conversation and --tools can be read from stdin")
     msgs = _read_msgs(args.conversation)
-    tools = json.loads(args.tools.read_text(encoding="utf-8")) if args.tools else None
+    tools = _load_json(args.tools) if args.tools else None
     kwargs = dict(
         multi_agent=args.multi_agent,
         tools=tools,
@@ -151,7 +254,7 @@ def _run_format(args: argparse.Namespace) -> None:
     else:
         from .formatting import format
 
-        body = format(msgs, args.provider, media_root=args.media_root, **kwargs)
+        body = format(args.provider, msgs, media_root=args.media_root, **kwargs)
     for warning in body.warnings:
         print(f"warning: {warning.path}: {warning.message}", file=sys.stderr)
     _print(dict(body))
@@ -160,7 +263,7 @@ def _run_format(args: argparse.Namespace) -> None:
 def _result_json(result: Any) -> dict[str, Any]:
     return {
         "content": result.content,
-        "usage": result.usage,
+        "usage": None if result.usage is None else result.usage.to_dict(),
         "response_id": result.response_id,
         "finish_reason": result.raw_finish_reason,
         "structured_output": result.structured_output,
@@ -168,7 +271,7 @@ def _result_json(result: Any) -> dict[str, Any]:
 
 
 def _run_parse(args: argparse.Namespace) -> None:
-    raw = args.response.read_bytes()
+    raw = _read_bytes(args.response)
     chunks: Any = None
     if args.stream:
         try:
@@ -176,7 +279,7 @@ def _run_parse(args: argparse.Namespace) -> None:
         except ValueError:
             chunks = None  # a raw SSE/NDJSON body
         if chunks is not None and not isinstance(chunks, list):
-            raise SystemExit(f"{args.response}: expected a JSON list of events or a raw body")
+            raise UserError(f"{args.response}: expected a JSON list of events or a raw body")
     if args.target:
         from .client import FormatterClient
 
@@ -220,10 +323,24 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
             allow_networks=tuple(args.allow_network),
         )
     except ValueError as exc:
-        raise SystemExit(f"--allow-network: {exc}") from None
+        raise UserError(f"--allow-network: {exc}") from None
+    for flag, path in (
+        ("--tls-cert", args.tls_cert),
+        ("--tls-key", args.tls_key),
+        ("--tls-client-ca", args.tls_client_ca),
+    ):
+        if path is not None and not path.is_file():
+            raise UserError(f"{flag} {path}: no such file")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UserError("--tls-cert and --tls-key go together")
+    if args.media_root is not None and not args.media_root.is_dir():
+        raise UserError(f"--media-root {args.media_root}: no such directory")
+    if args.http_port is not None and importlib.util.find_spec("connectrpc") is None:
+        raise UserError("--http-port needs the http extra: pip install 'agentscope-proto[http]'")
     return ServerConfig(
         host=args.host,
         port=args.port,
+        http_port=args.http_port,
         max_message_mb=args.max_message_mb,
         media_root=args.media_root,
         allow_download=args.allow_download,
@@ -241,6 +358,29 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
     )
 
 
+def _check_port(host: str, port: int) -> None:
+    """Fail early, in one line, on a port another process holds.
+
+    gRPC would otherwise log a multi-line C-core error and raise. A race with
+    another process binding in between is still caught when gRPC binds.
+    """
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise UserError(f"--host {host}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}", 1) from None
+
+
 def _configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(),
@@ -249,60 +389,85 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def _worker(config: Any, level: str) -> None:
+def _serve(config: Any) -> None:
     from .service import serve
 
+    try:
+        asyncio.run(serve(config))
+    except (OSError, RuntimeError) as exc:
+        # gRPC's bind failure (a RuntimeError in recent grpcio, OSError here before).
+        if "bind" not in str(exc).lower():
+            raise
+        raise UserError(f"cannot listen on {config.host}:{config.port}: {exc}", 1) from None
+
+
+def _worker(config: Any, level: str) -> None:
     _configure_logging(level)
-    asyncio.run(serve(config))
+    try:
+        _serve(config)
+    except UserError as exc:
+        _fail(str(exc), exc.code)
 
 
 def _run_serve(args: argparse.Namespace) -> None:
-    _configure_logging(args.log_level)
     if args.workers < 1:
-        raise SystemExit("--workers must be at least 1")
+        raise UserError("--workers must be at least 1")
+    if args.workers > 1 and args.port == 0:
+        raise UserError("--workers > 1 needs a fixed --port (the workers share it)")
+    if args.workers > 1 and args.http_port == 0:
+        raise UserError("--workers > 1 needs a fixed --http-port (the workers share it)")
+    config = _server_config(args, reuse_port=args.workers > 1)
+    _check_port(args.host, args.port)
+    if args.http_port is not None:
+        _check_port(args.host, args.http_port)
+    _configure_logging(args.log_level)
     if args.workers == 1:
-        from .service import serve
-
-        asyncio.run(serve(_server_config(args, reuse_port=False)))
+        _serve(config)
         return
-    if args.port == 0:
-        raise SystemExit("--workers > 1 needs a fixed --port (the workers share it)")
-    # gRPC's recommended multi-core pattern for Python: processes sharing the
-    # port with SO_REUSEPORT, the kernel balancing connections among them.
-    config = _server_config(args, reuse_port=True)
-    context = multiprocessing.get_context("spawn")
-    workers = [
-        context.Process(target=_worker, args=(config, args.log_level), daemon=False)
-        for _ in range(args.workers)
-    ]
-    for worker in workers:
-        worker.start()
+    from .service.workers import WorkersFailedError, run_workers
 
-    def forward(signum: int, frame: object) -> None:
-        for worker in workers:
-            if worker.is_alive() and worker.pid is not None:
-                os.kill(worker.pid, signum)
+    try:
+        run_workers(args.workers, _worker, (config, args.log_level))
+    except WorkersFailedError as exc:
+        raise UserError(str(exc), 1) from None
 
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    for worker in workers:
-        worker.join()
-    codes = [w.exitcode for w in workers]
-    if any(code not in (0, -signal.SIGTERM) for code in codes):
-        raise SystemExit(f"workers exited with {codes}")
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also what `--help` shows)."""
+    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _serve_parser(sub)
+    _format_parser(sub)
+    _parse_parser(sub)
+    return parser
+
+
+def _version() -> str:
+    from ._version import __version__
+
+    return __version__
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `agentscope-proto` command."""
-    parser = argparse.ArgumentParser(prog="agentscope-proto", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    _serve_parser(sub)
-    _format_parser(sub)
-    _parse_parser(sub)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     runners = {"serve": _run_serve, "format": _run_format, "parse": _run_parse}
     try:
         runners[args.command](args)
+    except UserError as exc:
+        _fail(str(exc), exc.code)
     except AgentScopeProtoError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        _fail(str(exc), 1 if _is_remote(exc) else 2)
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except BrokenPipeError:
+        # The reader went away (`... | head`): not an error worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
+
+
+def _is_remote(exc: AgentScopeProtoError) -> bool:
+    from .errors import RemoteError
+
+    return isinstance(exc, RemoteError)

@@ -8,7 +8,7 @@ same exception classes, rebuilt from the status details the server sends.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import grpc
 from google.rpc import status_pb2
@@ -19,11 +19,11 @@ from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .dialects import from_dict
-from .formatting import FormattedBody
+from .errors import ParseError
+from .formatting import FormattedBody, FormatWarning
 from .message._codec import blocks_to_list
 from .providers import provider_enum
-from .providers._base import FormatWarning
-from .results import BlockDelta, ParseResult
+from .results import ContentDelta, ParsedResponse
 from .service.status import error_from_status
 
 __all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
@@ -52,7 +52,7 @@ def format_request(
     for msg in msgs:
         request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
     if tools is not None:
-        request.tools_json = _json.dumps([dict(t) for t in tools], "tools").encode()
+        request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
     if tool_choice:
         request.tool_choice = tool_choice
     opts = request.options
@@ -83,13 +83,16 @@ def format_request(
 
 
 def _body(response: pb.FormatResponse) -> FormattedBody:
-    warnings = [FormatWarning(w.path, w.block_type, w.message) for w in response.warnings]
+    warnings = [
+        FormatWarning(path=w.path, block_type=w.block_type, message=w.message)
+        for w in response.warnings
+    ]
     count = response.token_count if response.HasField("token_count") else None
     return FormattedBody(_json.loads(response.body_json, "body_json"), warnings, count)
 
 
-def result_from_proto(result: pb.ParseResult) -> ParseResult:
-    """A `ParseResult` from its proto form."""
+def result_from_proto(result: pb.ParseResult) -> ParsedResponse:
+    """A `ParsedResponse` from its proto form."""
     usage: dict[str, int | float] | None = None
     if result.HasField("usage"):
         usage = {
@@ -103,8 +106,8 @@ def result_from_proto(result: pb.ParseResult) -> ParseResult:
         if result.HasField("structured_output_json")
         else None
     )
-    deltas = [BlockDelta(d.index, blocks_to_list([d.block])[0]) for d in result.deltas]
-    return ParseResult(
+    deltas = [ContentDelta(d.index, blocks_to_list([d.block])[0]) for d in result.deltas]
+    return ParsedResponse(
         content=blocks_to_list(result.msg.blocks.items),
         usage=usage,
         response_id=result.response_id,
@@ -136,38 +139,57 @@ def _parse_request(
     )
 
 
-def _payload(value: Any) -> bytes:
-    """Provider JSON given as a dict, text or bytes, as UTF-8 bytes."""
-    if isinstance(value, bytes):
-        return value
+def _payload(value: Any, path: str = "response") -> str:
+    """Provider JSON given as a dict, text or UTF-8 bytes, as text."""
     if isinstance(value, str):
-        return value.encode()
-    return _json.dumps(value, "response").encode()
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(path, f"invalid UTF-8 at byte {exc.start}") from None
+    return _json.dumps(value, path)
 
 
-def _chunk_request(
-    provider: str, chunk: Any, raw: bool, options: pb.ParseOptions, first: bool
+StreamMode = Literal["cumulative", "deltas"]
+_STREAM_MODES: dict[str, pb.StreamMode.ValueType] = {
+    "cumulative": pb.STREAM_MODE_CUMULATIVE,
+    "deltas": pb.STREAM_MODE_DELTAS,
+}
+
+
+def _stream_head(
+    provider: str, options: pb.ParseOptions, mode: StreamMode
 ) -> pb.ParseStreamRequest:
-    data = _payload(chunk)
-    request = (
-        pb.ParseStreamRequest(raw_body=data) if raw else pb.ParseStreamRequest(chunk_json=data)
+    """What the first message of a ParseStream carries besides its input."""
+    if mode not in _STREAM_MODES:
+        raise ParseError("mode", f"expected 'cumulative' or 'deltas', got {mode!r}")
+    return pb.ParseStreamRequest(
+        provider=_provider(provider), options=options, stream_mode=_STREAM_MODES[mode]
     )
-    if first:
-        request.provider = _provider(provider)
-        request.options.CopyFrom(options)
-    return request
+
+
+def _chunk_request(chunk: Any, raw: bool) -> pb.ParseStreamRequest:
+    if raw:
+        # Raw body slices stay bytes: a slice may split a UTF-8 sequence.
+        data = bytes(chunk) if isinstance(chunk, bytes | bytearray) else _payload(chunk).encode()
+        return pb.ParseStreamRequest(raw_body=data)
+    return pb.ParseStreamRequest(chunk_json=_payload(chunk, "chunk"))
 
 
 def _stream_requests(
-    provider: str, chunks: Iterable[Any], raw: bool, options: pb.ParseOptions
+    head: pb.ParseStreamRequest, chunks: Iterable[Any], raw: bool
 ) -> Iterator[pb.ParseStreamRequest]:
     first = True
     for chunk in chunks:
-        yield _chunk_request(provider, chunk, raw, options, first)
-        first = False
+        request = _chunk_request(chunk, raw)
+        if first:
+            request.MergeFrom(head)
+            first = False
+        yield request
     if first:
         # An empty stream still names its provider, so the server can answer.
-        yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+        yield head
 
 
 def _parse_options(
@@ -232,7 +254,7 @@ class FormatterClient:
         *,
         timeout: float | None = None,
         **options: Any,
-    ) -> ParseResult:
+    ) -> ParsedResponse:
         """`parse()` on the server (same keyword options)."""
         request = _parse_request(provider, response, _parse_options(**options))
         try:
@@ -247,14 +269,21 @@ class FormatterClient:
         chunks: Iterable[Mapping[str, Any] | str | bytes],
         *,
         raw: bool = False,
+        mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **options: Any,
-    ) -> Iterator[ParseResult]:
+    ) -> Iterator[ParsedResponse]:
         """Stream events (or, with `raw=True`, raw body slices) to the server and
-        yield its snapshots; the last one is the final result. Keyword options
-        are `StreamParser`'s."""
-        parse_options = _parse_options(**options)
-        requests = _stream_requests(provider, chunks, raw, parse_options)
+        yield its results; the last one is the whole final result. Keyword
+        options are `StreamParser`'s.
+
+        `mode="cumulative"` yields the whole result so far each time;
+        `mode="deltas"` yields, before the last, results holding only what
+        changed (`deltas`, and `usage`/`response_id`/finish reasons when they
+        changed; `content` empty), so a long stream costs linear bytes.
+        """
+        head = _stream_head(provider, _parse_options(**options), mode)
+        requests = _stream_requests(head, chunks, raw)
         try:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
                 yield result_from_proto(reply.result)
@@ -319,7 +348,7 @@ class AsyncFormatterClient:
         *,
         timeout: float | None = None,
         **options: Any,
-    ) -> ParseResult:
+    ) -> ParsedResponse:
         """`parse()` on the server (same keyword options)."""
         request = _parse_request(provider, response, _parse_options(**options))
         try:
@@ -334,23 +363,28 @@ class AsyncFormatterClient:
         chunks: Iterable[Any] | AsyncIterable[Any],
         *,
         raw: bool = False,
+        mode: StreamMode = "cumulative",
         timeout: float | None = None,
         **parse_options: Any,
-    ) -> AsyncIterator[ParseResult]:
-        """Stream events to the server and yield its snapshots."""
-        options = _parse_options(**parse_options)
+    ) -> AsyncIterator[ParsedResponse]:
+        """Stream events to the server and yield its results (see
+        `FormatterClient.parse_stream`, also for `mode`)."""
+        head = _stream_head(provider, _parse_options(**parse_options), mode)
 
         async def requests() -> AsyncIterator[pb.ParseStreamRequest]:
             if not isinstance(chunks, AsyncIterable):
-                for request in _stream_requests(provider, chunks, raw, options):
+                for request in _stream_requests(head, chunks, raw):
                     yield request
                 return
             first = True
             async for chunk in chunks:
-                yield _chunk_request(provider, chunk, raw, options, first)
-                first = False
+                request = _chunk_request(chunk, raw)
+                if first:
+                    request.MergeFrom(head)
+                    first = False
+                yield request
             if first:
-                yield pb.ParseStreamRequest(provider=_provider(provider), options=options)
+                yield head
 
         call = self._stub.ParseStream(requests(), timeout=timeout, metadata=self._metadata)
         try:

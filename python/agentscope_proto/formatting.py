@@ -4,12 +4,14 @@ The message list equals AgentScope 1.0.21's `<Provider>ChatFormatter` (or
 `<Provider>MultiAgentFormatter`) output, and tools / tool choice equal what the
 matching AgentScope model class sends. The body holds only the provider's own
 fields; warnings and the token count travel beside it as attributes of the
-returned `FormattedBody` (a `dict`).
+returned `FormattedBody` (a `dict`). Options arrive as one `FormatSettings`.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,14 +19,24 @@ from typing import Any
 import orjson
 
 from . import _json
+from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from .dialects import from_dict
 from .errors import FormatError, MessageFormatError
 from .message._codec import blocks_to_list
+from .options import FormatSettings
 from .providers import get_provider
-from .providers._base import FormatContext, FormatWarning, MsgView
+from .providers._base import FormatContext, MsgView
 
-__all__ = ["FormattedBody", "count_chars", "format"]
+__all__ = [
+    "FormatSettings",
+    "FormatWarning",
+    "FormattedBody",
+    "check_tools",
+    "count_chars",
+    "format",
+    "message_from_input",
+]
 
 _ROLE_NAMES = {
     Role.ROLE_USER: "user",
@@ -33,14 +45,19 @@ _ROLE_NAMES = {
     # AgentScope 1.x carries tool results in system messages.
     Role.ROLE_TOOL: "system",
 }
+# Options every provider takes (the rest are AgentScope formatter options a
+# provider declares in `options`).
 _COMMON_OPTIONS = frozenset({"max_tokens", "token_counter", "agent_name", "model"})
 
 
 class FormattedBody(dict[str, Any]):
-    """The request body to send (a plain `dict` of the provider's fields).
+    """The request body to send: exactly the provider's fields, nothing else.
 
-    `warnings` lists the blocks dropped on the way; `token_count` is the count
-    of the formatted messages when a token counter was given.
+    `warnings` (`FormatWarning` messages: the blocks dropped on the way) and
+    `token_count` (of the formatted messages, when a token counter was given)
+    travel beside the body as attributes, never as body keys. `copy`,
+    `deepcopy` and `pickle` keep them; `dict(body)` and JSON give the bare
+    body, by design: that is what goes on the wire.
     """
 
     warnings: list[FormatWarning]
@@ -61,20 +78,51 @@ class FormattedBody(dict[str, Any]):
         """The body as a plain dict."""
         return dict(self)
 
+    def __copy__(self) -> FormattedBody:
+        return FormattedBody(self, list(self.warnings), self.token_count)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FormattedBody:
+        return FormattedBody(
+            copy.deepcopy(dict(self), memo), copy.deepcopy(self.warnings, memo), self.token_count
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FormattedBody, (dict(self), list(self.warnings), self.token_count))
+
+
+def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:
+    """The `Msg` of `messages[index]`, given as a `Msg` or a message dict.
+
+    The one rule every path (Python, CLI, gRPC) applies: a message without a
+    `name` is a `FormatError` on `messages[i].name`; any other problem is a
+    `MessageFormatError` whose path starts with `messages[i]`.
+    """
+    # `type() is` first: the ABC check of `Mapping` is slow, and protobuf
+    # `Msg`s are the common input.
+    if type(msg) is not Msg:
+        if isinstance(msg, Mapping):
+            try:
+                msg = from_dict(msg)
+            except MessageFormatError as exc:
+                if exc.path == "name":
+                    raise FormatError(f"messages[{index}].name", exc.reason) from None
+                raise MessageFormatError(
+                    f"messages[{index}].{exc.path}".rstrip("."), exc.reason
+                ) from None
+        elif not isinstance(msg, Msg):
+            raise FormatError(
+                f"messages[{index}]",
+                f"expected a Msg or a message dict, got {type(msg).__name__}",
+            )
+    if not msg.HasField("name"):
+        raise FormatError(f"messages[{index}].name", "missing")
+    return msg
+
 
 def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
+    msg = message_from_input(msg, index)
+    content: str | list[dict[str, Any]]
     try:
-        # `type() is` first: the ABC check of `Mapping` is slow, and protobuf
-        # `Msg`s are the common input.
-        if type(msg) is not Msg:
-            if isinstance(msg, Mapping):
-                msg = from_dict(msg)
-            elif not isinstance(msg, Msg):
-                raise FormatError(
-                    f"messages[{index}]",
-                    f"expected a Msg or a message dict, got {type(msg).__name__}",
-                )
-        content: str | list[dict[str, Any]]
         if msg.WhichOneof("content") == "text":
             content = msg.text
         else:
@@ -84,8 +132,39 @@ def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
     role = _ROLE_NAMES.get(msg.role)
     if role is None:
         raise FormatError(f"messages[{index}].role", "unset")
-    name = msg.name if msg.HasField("name") else None
-    return MsgView(name, role, content, index)
+    return MsgView(msg.name, role, content, index)
+
+
+def check_tools(tools: Any) -> list[dict[str, Any]] | None:
+    """Tool schemas checked once, before any provider sees them.
+
+    Each is an OpenAI-style function tool `{"type": "function", "function":
+    {"name": <non-empty str>, ...}}`; a `FormatError` names `tools[i]...`
+    otherwise. An unwrapped schema (neither `type` nor `function`) is left to
+    the provider: AgentScope passes it through for some and rejects it for
+    others, and the golden cases pin both.
+    """
+    if tools is None:
+        return None
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        raise FormatError("tools", f"expected a list of tool schemas, got {type(tools).__name__}")
+    checked = []
+    for index, tool in enumerate(tools):
+        path = f"tools[{index}]"
+        if not isinstance(tool, Mapping):
+            raise FormatError(path, f"expected an object, got {type(tool).__name__}")
+        if "type" in tool or "function" in tool:
+            if tool.get("type") != "function":
+                raise FormatError(f"{path}.type", 'must be "function"')
+            function = tool.get("function")
+            if not isinstance(function, Mapping):
+                raise FormatError(f"{path}.function", "expected an object with a 'name'")
+            name = function.get("name")
+            if not isinstance(name, str) or not name:
+                reason = "missing" if name is None else "must be a non-empty string"
+                raise FormatError(f"{path}.function.name", reason)
+        checked.append(dict(tool))
+    return checked
 
 
 def _named_turns(msgs: list[MsgView], agent_name: str) -> list[MsgView]:
@@ -145,21 +224,17 @@ def _truncate(msgs: list[MsgView], max_tokens: int) -> list[MsgView]:
     return msgs[:start]
 
 
-def _counter(name: Any, model: str | None) -> Any:
-    if name in (None, "char"):
-        return count_chars
+def _counter(name: str, model: str | None) -> Any:
     if name == "tiktoken":
         from ._tokens import tiktoken_counter
 
         return tiktoken_counter(model)
-    raise FormatError(
-        "token_counter", f"unknown token counter {name!r}; expected 'char' or 'tiktoken'"
-    )
+    return count_chars
 
 
 def format(
-    msgs: Iterable[Msg | Mapping[str, Any]],
     provider: str,
+    msgs: Iterable[Msg | Mapping[str, Any]],
     *,
     multi_agent: bool = False,
     tools: Sequence[Mapping[str, Any]] | None = None,
@@ -167,20 +242,23 @@ def format(
     media_root: str | Path | None = None,
     allow_download: bool = False,
     write_media: bool = False,
+    settings: FormatSettings | None = None,
     **options: Any,
 ) -> FormattedBody:
     """Format messages into the request body of `provider`'s API.
 
     Args:
-        msgs: `Msg`s or AgentScope message dicts, oldest first.
         provider: `"openai"`, `"anthropic"`, `"gemini"`, `"dashscope"`,
-            `"ollama"`, `"deepseek"` or `"openai_responses"`.
+            `"ollama"`, `"deepseek"` or `"openai_responses"` (see `PROVIDERS`).
+        msgs: `Msg`s or AgentScope message dicts, oldest first.
         multi_agent: Format as AgentScope's `<Provider>MultiAgentFormatter`.
         tools: OpenAI-style function tool schemas.
         tool_choice: `"auto"`, `"none"`, `"required"` or a tool name.
         media_root: Allow reading local media files under this directory.
         allow_download: Allow downloading http(s) media (in-process only).
         write_media: Write base64 tool-result media to the cited temp paths.
+        settings: `multi_agent` and the options below as one `FormatSettings`
+            (what the gRPC servicer passes), instead of the keywords.
         **options: AgentScope formatter options (`promote_tool_result_images`,
             `conversation_history_prompt`, `max_tokens` with
             `token_counter="char"` or `"tiktoken"` (and `model=`), ...), and
@@ -188,13 +266,27 @@ def format(
             own messages as assistant turns and every other agent's as user
             turns `"[Name]: text"` (the seeds' multi-agent style).
 
+    `format(msgs, provider)`, the earlier argument order, still works and
+    warns (`DeprecationWarning`).
+
     Raises:
         UnknownProviderError: `provider` is not known.
         FormatError: the messages cannot be formatted (the error names where).
         MediaAccessError: media would need file or network access not allowed.
     """
+    if not isinstance(provider, str) and isinstance(msgs, str):
+        warnings.warn(
+            "format(msgs, provider) is deprecated; use format(provider, msgs)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        provider, msgs = msgs, provider
     impl = get_provider(provider)
-    unknown = set(options) - impl.options - _COMMON_OPTIONS
+    if settings is None:
+        settings = FormatSettings.from_kwargs(multi_agent, options)
+    elif options or multi_agent:
+        raise FormatError("settings", "give either settings= or the keyword options, not both")
+    unknown = settings.given() - impl.options - _COMMON_OPTIONS
     if unknown:
         raise FormatError(
             "options",
@@ -202,29 +294,26 @@ def format(
             f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
         )
     views = [_view(msg, index) for index, msg in enumerate(msgs)]
-    agent_name = options.get("agent_name")
-    if agent_name is not None:
-        if not isinstance(agent_name, str) or not agent_name:
-            raise FormatError("agent_name", "must be the non-empty name of the current agent")
+    multi_agent = settings.multi_agent
+    if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.
-        views = _named_turns(views, agent_name)
+        views = _named_turns(views, settings.agent_name)
         multi_agent = False
-    if not multi_agent and "conversation_history_prompt" in options:
+    if not multi_agent and settings.conversation_history_prompt is not None:
         # Only multi-agent (history-style) formatters take it, as in AgentScope;
         # checked here once for every provider.
         raise FormatError("conversation_history_prompt", "only applies with multi_agent=True")
+    tool_list = check_tools(tools)
     ctx = FormatContext(
-        options=options,
+        settings=settings,
         media_root=Path(media_root) if media_root is not None else None,
         allow_download=allow_download,
         write_media=write_media,
     )
-    max_tokens = options.get("max_tokens")
-    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 0):
-        raise FormatError("max_tokens", "must be a positive integer")
+    max_tokens = settings.max_tokens
     counter = (
-        _counter(options["token_counter"], options.get("model"))
-        if "token_counter" in options
+        _counter(settings.token_counter, settings.model)
+        if settings.token_counter is not None
         else None
     )
     while True:
@@ -234,18 +323,6 @@ def format(
         if count is None or max_tokens is None or count <= max_tokens:
             break
         views = _truncate(views, max_tokens)
-    tool_list = None
-    if tools is not None:
-        if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
-            raise FormatError(
-                "tools", f"expected a list of tool schemas, got {type(tools).__name__}"
-            )
-        for index, tool in enumerate(tools):
-            if not isinstance(tool, Mapping):
-                raise FormatError(
-                    f"tools[{index}]", f"expected an object, got {type(tool).__name__}"
-                )
-        tool_list = [dict(tool) for tool in tools]
     body = impl.build_body(messages, tool_list, tool_choice, ctx)
     return FormattedBody(body, list(ctx.warnings), count)
 

@@ -16,12 +16,21 @@ from ._generated.agentscope.message.v1.message_pb2 import ContentBlock
 from .errors import ParseError
 from .message import new_id, new_timestamp
 from .message._codec import block_from_dict, unwrap
+from .options import ParseSettings
 from .providers import get_provider
-from .providers._base import ParseOptions, StreamState
+from .providers._base import StreamState
 from .providers._think import ThinkSplitter, split_think_blocks
-from .results import BlockDelta, FinishReason, ParseResult, copy_json
+from .results import ContentDelta, FinishReason, ParsedResponse, TokenUsage, copy_json
 
-__all__ = ["BlockDelta", "FinishReason", "ParseResult", "StreamParser", "parse"]
+__all__ = [
+    "ContentDelta",
+    "FinishReason",
+    "ParseSettings",
+    "ParsedResponse",
+    "StreamParser",
+    "TokenUsage",
+    "parse",
+]
 
 
 def _response_json(response: Any, path: str = "response") -> dict[str, Any]:
@@ -42,43 +51,47 @@ def parse(
     split_think_tags: bool = False,
     structured_output: bool = False,
     audio_format: str | None = None,
-) -> ParseResult:
+    settings: ParseSettings | None = None,
+) -> ParsedResponse:
     """Parse one complete provider response (a dict, JSON text or bytes).
 
     `structured_output=True` when the request asked for structured output (it
-    fills `ParseResult.structured_output`); `audio_format` is the audio format
-    the request asked for (OpenAI), which types audio output.
+    fills `ParsedResponse.structured_output`); `audio_format` is the audio format
+    the request asked for (OpenAI), which types audio output. `settings`
+    gives all of them at once (the gRPC servicer's form), instead of the
+    keywords.
 
     Raises:
         ProviderError: the response is the provider's error body.
         ParseError: the response is not valid JSON or has the wrong shape.
     """
     impl = get_provider(provider)
-    options = ParseOptions(
-        split_think_tags=split_think_tags,
-        structured_output=structured_output,
-        audio_format=audio_format,
-    )
-    result: ParseResult = impl.parse(_response_json(response), options)
+    if settings is None:
+        settings = ParseSettings(
+            split_think_tags=split_think_tags,
+            structured_output=structured_output,
+            audio_format=audio_format,
+        )
+    result: ParsedResponse = impl.parse(_response_json(response), settings)
     result.msg_id = new_id()
     result.timestamp = new_timestamp()
-    if split_think_tags:
+    if settings.split_think_tags:
         result.content = split_think_blocks(result.content)
     return result
 
 
-def _delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[BlockDelta]:
+def _delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[ContentDelta]:
     deltas = []
     for index, block in enumerate(after):
         old = before[index] if index < len(before) else None
         if old == block:
             continue
         if old is None or old.get("type") != block.get("type"):
-            deltas.append(BlockDelta(index, block))
+            deltas.append(ContentDelta(index, block))
             continue
         kind = block["type"]
         if kind in ("text", "thinking") and block[kind].startswith(old[kind]):
-            deltas.append(BlockDelta(index, {**block, kind: block[kind][len(old[kind]) :]}))
+            deltas.append(ContentDelta(index, {**block, kind: block[kind][len(old[kind]) :]}))
         elif kind == "tool_use" and (block.get("raw_input") or "").startswith(
             old.get("raw_input") or ""
         ):
@@ -87,9 +100,9 @@ def _delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[Bl
             grown = dict(block)
             if block.get("raw_input") is not None:
                 grown["raw_input"] = block["raw_input"][len(old.get("raw_input") or "") :]
-            deltas.append(BlockDelta(index, grown))
+            deltas.append(ContentDelta(index, grown))
         else:
-            deltas.append(BlockDelta(index, block))
+            deltas.append(ContentDelta(index, block))
     return deltas
 
 
@@ -109,20 +122,21 @@ class StreamParser:
         stream_tool_parsing: bool = True,
         structured_output: bool = False,
         audio_format: str | None = None,
+        settings: ParseSettings | None = None,
     ) -> None:
-        self._impl = get_provider(provider)
-        self._state: StreamState = self._impl.stream(
-            ParseOptions(
+        if settings is None:
+            settings = ParseSettings(
                 split_think_tags=split_think_tags,
                 stream_tool_parsing=stream_tool_parsing,
                 structured_output=structured_output,
                 audio_format=audio_format,
             )
-        )
+        self._impl = get_provider(provider)
+        self._state: StreamState = self._impl.stream(settings)
         self._framer = _Framer(self._impl.framing)
         self._last: list[dict[str, Any]] = []
-        self._last_result: ParseResult | None = None
-        self._think = ThinkSplitter() if split_think_tags else None
+        self._last_result: ParsedResponse | None = None
+        self._think = ThinkSplitter() if settings.split_think_tags else None
         self._msg_id = new_id()
         self._timestamp = new_timestamp()
         self._events = 0
@@ -132,7 +146,7 @@ class StreamParser:
         """The provider this parser reads."""
         return self._impl.name
 
-    def _finalise(self, result: ParseResult) -> ParseResult:
+    def _finalise(self, result: ParsedResponse) -> ParsedResponse:
         if self._think is not None:
             result.content = self._think.split(result.content)
         result.msg_id = self._msg_id
@@ -142,14 +156,14 @@ class StreamParser:
         self._last_result = result
         return result
 
-    def feed(self, chunk: Mapping[str, Any] | str | bytes) -> ParseResult | None:
+    def feed(self, chunk: Mapping[str, Any] | str | bytes) -> ParsedResponse | None:
         """Take one stream event's JSON; return the new snapshot if it changed anything."""
         event = _response_json(chunk, f"chunk[{self._events}]")
         self._events += 1
         result = self._state.feed(event)
         return None if result is None else self._finalise(result)
 
-    def feed_bytes(self, data: bytes) -> list[ParseResult]:
+    def feed_bytes(self, data: bytes) -> list[ParsedResponse]:
         """Take the next slice of the raw HTTP body; return the snapshots it completed."""
         results = []
         for event in self._framer.push(data):
@@ -158,7 +172,7 @@ class StreamParser:
                 results.append(result)
         return results
 
-    def finish(self) -> ParseResult:
+    def finish(self) -> ParsedResponse:
         """The final result, after the stream ended."""
         for event in self._framer.flush():
             self.feed(event)
@@ -209,11 +223,18 @@ class _Framer:
         return None
 
 
-def content_blocks(result: ParseResult) -> list[ContentBlock]:
+def __getattr__(name: str) -> Any:
+    # The earlier names (`ParseResult`, `BlockDelta`), deprecated.
+    from . import results
+
+    return getattr(results, name)
+
+
+def content_blocks(result: ParsedResponse) -> list[ContentBlock]:
     """The result's content as `ContentBlock` messages."""
     return [block_from_dict(b, f"content[{i}]") for i, b in enumerate(result.content)]
 
 
-def typed_blocks(result: ParseResult) -> list[Any]:
+def typed_blocks(result: ParsedResponse) -> list[Any]:
     """The result's content as typed block messages."""
     return [unwrap(b) for b in content_blocks(result)]

@@ -8,7 +8,6 @@ order, and the catalogues are fixed lists.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,8 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 from agentscope_proto.errors import AgentScopeProtoError
 from agentscope_proto.providers import PROVIDERS as REGISTRY
 
+from golden_data import formatter_cases, parser_cases
+
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 PROVIDERS = sorted(REGISTRY)
 
@@ -40,9 +41,7 @@ ODD: list[Any] = [None, 0, -1, 1.5, True, "", "x", [], {}, [None], [1], {"a": 1}
 
 def golden(kind: str, provider: str) -> list[dict[str, Any]]:
     """The golden cases of `kind` ("parsers" or "formatters") for `provider`."""
-    with (GOLDEN / kind / f"{provider}.json").open(encoding="utf-8") as file:
-        cases: list[dict[str, Any]] = json.load(file)["cases"]
-    return cases
+    return formatter_cases(provider) if kind == "formatters" else parser_cases(provider)
 
 
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -163,7 +162,7 @@ def _media_sources() -> list[MediaSource]:
 
 
 def _opaque(kind: str, block_json: str) -> ContentBlock:
-    return ContentBlock(opaque=OpaqueBlock(type=kind, block_json=block_json))
+    return ContentBlock(opaque=OpaqueBlock(block_type=kind, block_json=block_json))
 
 
 def _text(**fields: Any) -> ContentBlock:

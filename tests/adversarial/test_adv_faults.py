@@ -83,7 +83,7 @@ class Serve:
 def _stream_requests(count: int, delay: float) -> Iterator[pb.ParseStreamRequest]:
     for index in range(count):
         chunk = {"id": "c", "choices": [{"index": 0, "delta": {"content": f"{index} "}}]}
-        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        request = pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         if index == 0:
             request.provider = pb.PROVIDER_OPENAI
         yield request
@@ -122,7 +122,7 @@ def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
     lock = threading.Lock()
     stop = threading.Event()
     format_request = _format_request()
-    parse_request = pb.ParseRequest(provider=pb.PROVIDER_OLLAMA, response_json=OLLAMA.encode())
+    parse_request = pb.ParseRequest(provider=pb.PROVIDER_OLLAMA, response_json=OLLAMA)
 
     def client(kind: str) -> None:
         # One channel per client, calls back to back until the server is gone.
@@ -136,10 +136,10 @@ def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
                         stub.Parse(parse_request, timeout=30)
                     elif kind == "short stream":  # 0.5 s: within the grace period
                         replies = list(stub.ParseStream(_stream_requests(10, 0.05), timeout=30))
-                        assert replies[-1].final
+                        assert replies[-1].done
                     else:  # 8 s: longer than the grace period
                         replies = list(stub.ParseStream(_stream_requests(80, 0.1), timeout=30))
-                        assert replies[-1].final
+                        assert replies[-1].done
                     outcome = "OK"
                 except grpc.RpcError as error:
                     outcome = error.code().name
@@ -187,7 +187,7 @@ def _call_worker(target: str) -> str:
     # A fresh connection each time, for the kernel to place.
     with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
         stub = pb_grpc.FormatterServiceStub(channel)
-        request = pb.ParseRequest(provider=pb.PROVIDER_OLLAMA, response_json=OLLAMA.encode())
+        request = pb.ParseRequest(provider=pb.PROVIDER_OLLAMA, response_json=OLLAMA)
         _, call = stub.Parse.with_call(request, timeout=10)
     return next(str(v) for k, v in call.initial_metadata() if k == "x-worker-pid")
 

@@ -154,7 +154,7 @@ def test_deep_streamed_tool_arguments_are_typed_errors(depth: int) -> None:
 @pytest.mark.parametrize("tools", [[1], ["ab"], [None]])
 def test_format_tools_that_are_not_mappings_are_typed_errors(tools: list[Any]) -> None:
     msg = {"name": "u", "role": "user", "content": "x"}
-    assert typed_or_none(lambda: format([msg], "openai", tools=tools)) is None
+    assert typed_or_none(lambda: format("openai", [msg], tools=tools)) is None
 
 
 def test_deep_tool_arguments_in_a_whole_response_are_repaired_away() -> None:
@@ -256,12 +256,12 @@ def test_unknown_block_kinds_are_kept_and_formatted_or_dropped() -> None:
     content = [{"type": "text", "text": "hi"}, {"type": "hologram", "x": 1}]
     data = {"name": "u", "role": "user", "content": content}
     msg = from_dict(data)
-    assert msg.blocks.items[1].opaque.type == "hologram"
+    assert msg.blocks.items[1].opaque.block_type == "hologram"
     assert to_dict(msg)["content"][1] == {"type": "hologram", "x": 1}
     for provider in PROVIDERS:
         for multi_agent in (False, True):
             assert (
-                typed_or_none(lambda p=provider, m=multi_agent: format([msg], p, multi_agent=m))
+                typed_or_none(lambda p=provider, m=multi_agent: format(p, [msg], multi_agent=m))
                 is None
             )
 
@@ -271,7 +271,7 @@ def test_unknown_enum_values_are_typed_errors(role: int) -> None:
     msg = Msg(name="u", role=role, text="x")  # type: ignore[arg-type]
     for provider in PROVIDERS:
         with pytest.raises(errors.AgentScopeProtoError):
-            format([msg], provider)
+            format(provider, [msg])
     with pytest.raises(errors.MessageFormatError):
         to_dict(msg)
 
@@ -306,7 +306,7 @@ def test_a_hundred_thousand_blocks_convert_and_format() -> None:
     msg = from_dict(data)
     assert len(msg.blocks.items) == 100_000
     assert len(to_dict(msg)["content"]) == 100_000
-    body = format([msg], "anthropic")
+    body = format("anthropic", [msg])
     assert len(body["messages"][0]["content"]) == 100_000
 
 
@@ -322,7 +322,7 @@ def test_hand_built_blocks_format_or_raise_typed_errors(provider: str) -> None:
                 for options in ({}, {"multi_agent": True}, {"agent_name": "v"}):
                     yield (
                         f"{label} role={role} {options}",
-                        lambda m=msg, o=options: format([m], provider, **o),  # type: ignore[misc]
+                        lambda m=msg, o=options: format(provider, [m], **o),  # type: ignore[misc]
                     )
 
     strays, known = _stray(calls())
@@ -333,12 +333,16 @@ def test_hand_built_blocks_fail_with_the_field_named() -> None:
     cases = [
         (TextBlock(text="a", extra_json='{"text": 5}'), "extra_json", "repeats the modelled key"),
         (TextBlock(text="a", key_order=["nope"]), "key_order", "is not an order"),
-        (OpaqueBlock(type="text", block_json='{"type":"text"}'), "block_json", "cannot be opaque"),
-        (OpaqueBlock(type="x", block_json="[1]"), "block_json", "expected a JSON object"),
+        (
+            OpaqueBlock(block_type="text", block_json='{"type":"text"}'),
+            "block_json",
+            "cannot be opaque",
+        ),
+        (OpaqueBlock(block_type="x", block_json="[1]"), "block_json", "expected a JSON object"),
     ]
     for block, path, reason in cases:
         with pytest.raises(errors.MessageFormatError) as caught:
-            format([msg_with(wrap(block))], "openai")
+            format("openai", [msg_with(wrap(block))])
         assert caught.value.path.endswith(path), caught.value.path
         assert reason in caught.value.reason, caught.value.reason
         assert caught.value.path.startswith("messages[0]")

@@ -105,7 +105,7 @@ def test_valid_conversations_always_format(
     provider: str, data: st.DataObject, multi_agent: bool
 ) -> None:
     msgs = data.draw(conversations(web_images=provider not in NEEDS_DOWNLOAD))
-    body = format(msgs, provider, multi_agent=multi_agent)
+    body = format(provider, msgs, multi_agent=multi_agent)
     json.dumps(dict(body), default=lambda b: base64.b64encode(b).decode())
 
 

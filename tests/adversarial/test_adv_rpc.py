@@ -141,23 +141,23 @@ def _random_payloads(seed: int, count: int) -> list[bytes]:
     return [rng.randbytes(rng.randrange(1, 400)) for _ in range(count)]
 
 
-def _format(msgs: list[Msg], **fields: Any) -> bytes:
-    return pb.FormatRequest(
-        provider=pb.PROVIDER_OPENAI, messages=msgs, **fields
-    ).SerializeToString()
+# The `*_json` payloads are `string` fields, which the Python runtime will not
+# set to invalid UTF-8; the helpers append them as raw wire bytes, so that the
+# server sees exactly the bytes a hostile client sends.
+
+
+def _format(msgs: list[Msg], tools_json: bytes = b"", **fields: Any) -> bytes:
+    request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=msgs, **fields)
+    return request.SerializeToString() + (_ld(4, tools_json) if tools_json else b"")
 
 
 def _parse(response: bytes, provider: int = pb.PROVIDER_OPENAI) -> bytes:
-    return pb.ParseRequest(provider=provider, response_json=response).SerializeToString()  # type: ignore[arg-type]
+    return pb.ParseRequest(provider=provider).SerializeToString() + _ld(2, response)  # type: ignore[arg-type]
 
 
 def _chunk(data: bytes, first: bool = True, raw: bool = False) -> bytes:
-    request = (
-        pb.ParseStreamRequest(raw_body=data) if raw else pb.ParseStreamRequest(chunk_json=data)
-    )
-    if first:
-        request.provider = pb.PROVIDER_OPENAI
-    return request.SerializeToString()
+    request = pb.ParseStreamRequest(provider=pb.PROVIDER_OPENAI if first else None)
+    return request.SerializeToString() + _ld(4 if raw else 3, data)
 
 
 def _provider(name: str) -> int:
@@ -216,7 +216,7 @@ def _bad_unary_requests() -> list[tuple[str, str, bytes]]:
     ]:
         cases.append(("Parse", label, _parse(response)))
     cases.append(("Parse", "unknown provider", _parse(b"{}", provider=99)))
-    cases.append(("Parse", "no provider", pb.ParseRequest(response_json=b"{}").SerializeToString()))
+    cases.append(("Parse", "no provider", pb.ParseRequest(response_json="{}").SerializeToString()))
     for provider in PROVIDERS:
         (case,) = [c for c in golden("parsers", provider) if not c["stream"]][:1]
         mangled = json.dumps(case["response"]).replace('"', "'", 3).encode()
@@ -247,7 +247,8 @@ def _bad_streams() -> list[tuple[str, list[bytes]]]:
     ok = json.dumps({"id": "c", "choices": [{"index": 0, "delta": {"content": "x"}}]}).encode()
     streams = [(f"random bytes {i}", [payload]) for i, payload in enumerate(_random_payloads(9, 8))]
     unknown = _varint(1 << 3) + _varint(99) + _ld(3, ok)  # provider 99, chunk_json
-    gemini = pb.ParseStreamRequest(provider=pb.PROVIDER_GEMINI, chunk_json=ok).SerializeToString()
+    gemini = pb.ParseStreamRequest(provider=pb.PROVIDER_GEMINI, chunk_json=ok.decode())
+    gemini_bytes = gemini.SerializeToString()
     unset = pb.ParseStreamRequest(provider=pb.PROVIDER_OPENAI).SerializeToString()
     noise = b"data: " + random.Random(11).randbytes(5000)
     streams += [
@@ -255,7 +256,7 @@ def _bad_streams() -> list[tuple[str, list[bytes]]]:
         ("no messages", []),
         ("no provider", [_chunk(ok, first=False)]),
         ("unknown provider", [unknown]),
-        ("provider switch", [_chunk(ok), gemini]),
+        ("provider switch", [_chunk(ok), gemini_bytes]),
         ("input unset", [unset, _chunk(ok, first=False)]),
         ("chunk not JSON", [_chunk(b"{nope")]),
         ("chunk invalid UTF-8", [_chunk(b'{"id": "\xff"}')]),
@@ -367,7 +368,7 @@ def test_a_stream_that_never_sends_its_final_event_still_gets_a_final_result(
 ) -> None:
     case = next(c for c in golden("parsers", provider) if c["stream"])
     requests = [
-        pb.ParseStreamRequest(chunk_json=json.dumps(chunk).encode())
+        pb.ParseStreamRequest(chunk_json=json.dumps(chunk))
         for chunk in case["chunks"][: max(1, len(case["chunks"]) // 2)]
     ]
     requests[0].provider = pb.Provider.Value(f"PROVIDER_{provider.upper()}")
@@ -377,7 +378,7 @@ def test_a_stream_that_never_sends_its_final_event_still_gets_a_final_result(
     except grpc.RpcError as error:  # a provider may insist on a field it never got
         _check_typed(error)
     else:
-        assert replies[-1].final
+        assert replies[-1].done
 
 
 # -- the server stays healthy and gives memory back ---------------------------------

@@ -219,7 +219,7 @@ LOCAL_READERS = ["openai", "anthropic", "gemini", "dashscope", "ollama", "openai
 def test_media_root_traversal_never_reads_outside(provider: str, media_tree: Path) -> None:
     leaked = base64.b64encode(SECRET).decode()[:40]
     for url in _traversals(media_tree):
-        outcome = _outcome(lambda u=url: format([_image(u)], provider, media_root=media_tree))
+        outcome = _outcome(lambda u=url: format(provider, [_image(u)], media_root=media_tree))
         if isinstance(outcome, BaseException):
             assert isinstance(outcome, errors.FormatError), (url, outcome)
             continue
@@ -230,7 +230,7 @@ def test_media_root_traversal_never_reads_outside(provider: str, media_tree: Pat
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
 def test_media_root_still_reads_files_inside(provider: str, media_tree: Path) -> None:
-    body = format([_image("cat.png")], provider, media_root=media_tree)
+    body = format(provider, [_image("cat.png")], media_root=media_tree)
     assert base64.b64encode(PNG).decode()[:40] in body_to_json(body).decode()
 
 
@@ -254,7 +254,7 @@ def test_media_reads_are_capped(media_tree: Path) -> None:
 
     assert len(PNG) > 50
     with media_limits(MediaLimits(max_bytes=50)), pytest.raises(errors.MediaAccessError) as caught:
-        format([_image("cat.png")], "openai", media_root=media_tree)
+        format("openai", [_image("cat.png")], media_root=media_tree)
     assert "larger than 50 bytes" in caught.value.reason
 
 
@@ -534,13 +534,13 @@ def test_client_text_cannot_forge_log_lines(caplog: pytest.LogCaptureFixture) ->
     ]
     with caplog.at_level(logging.DEBUG, logger="agentscope_proto"):
         for provider in PROVIDERS:
-            _outcome(lambda p=provider: format(msgs, p))
+            _outcome(lambda p=provider: format(p, msgs))
         running = RunningServer(ServerConfig(port=0)).start()
         try:
             with FormatterClient(running.target) as client:
                 error_body = json.dumps({"error": {"message": forged}})
                 for provider in PROVIDERS:
-                    _outcome(lambda p=provider: client.format(msgs, p))
+                    _outcome(lambda p=provider: client.format(p, msgs))
                     _outcome(lambda p=provider: client.parse(p, error_body))
         finally:
             running.stop()

@@ -1,16 +1,22 @@
 """Generate the golden request bodies of the message formatters.
 
-The oracle is ``agentscope==1.0.21``.  For every provider this script writes
-``tests/golden/formatters/<provider>.json``.  Each case in it holds a list of
-AgentScope 1.x message dicts (``Msg.to_dict()`` form), the formatter options,
-the tools / tool_choice, and either
+The oracle is ``agentscope==1.0.21``.  The providers are those of the
+registry, ``agentscope_proto.providers.PROVIDERS`` (each needs an entry in
+``_providers()`` below, else the script stops).  It writes
 
-* ``expected``: the request-body fields that AgentScope's *model class* hands
-  to the provider SDK (messages/contents/input plus tools, tool choice and
-  the Anthropic ``system``), and ``warnings``: the messages AgentScope's
-  logger emitted at WARNING level or above while formatting and building
-  the request, or
-* ``error``: ``{"type", "message"}`` when AgentScope raises.
+* ``tests/golden/formatters/inputs.json``: every case input once, by case
+  name: a list of AgentScope 1.x message dicts (``Msg.to_dict()`` form), the
+  multi-agent switch, the formatter options and the tools / tool_choice;
+* ``tests/golden/formatters/<provider>.json``: per provider, in its case
+  order, the input's name, the options whose value depends on the provider
+  (a ``max_tokens`` fitted to its own output; added to the input's), and
+  either ``expected``: the request-body fields that AgentScope's *model
+  class* hands to the provider SDK (messages/contents/input plus tools, tool
+  choice and the Anthropic ``system``), and ``warnings``: the messages
+  AgentScope's logger emitted at WARNING level or above while formatting and
+  building the request; or ``error``: ``{"type", "message"}`` when AgentScope
+  raises.  A case exists for a provider when its formatter accepts the
+  options and needs no download (see ``applicable``).
 
 How a body is obtained: the messages go through ``<Provider>ChatFormatter`` or
 ``<Provider>MultiAgentFormatter``; then the provider's model class is called
@@ -19,7 +25,7 @@ model class would call is replaced by a stub that records its keyword
 arguments and stops, so the model's own ``_format_tools_json_schemas``,
 ``_format_tool_choice``, validation and system-prompt handling decide the
 body.  The body keeps the order in which the model class builds its kwargs
-(see ``PROVIDERS`` and the ``encoding`` note written into each file).
+(see ``ORACLE_SPECS`` and the ``encoding`` note written into each file).
 
 The script also writes small media fixtures under ``tests/golden/media/`` when
 they are missing; the cases refer to them with paths relative to
@@ -29,9 +35,11 @@ swallow it) and cases that would download http(s) media are never generated.
 
 Rerun from the repository root (takes a few seconds)::
 
-    /work/main/.venv-golden/bin/python tests/golden/make_formatters.py
+    make golden   # or: .venv-golden/bin/python tests/golden/make_formatters.py
 
-The output is deterministic: rerunning reproduces byte-identical files.
+It needs ``agentscope_proto`` importable (``make golden`` installs it into
+``.venv-golden`` next to the oracle) only to read the registry.  The output is
+deterministic: rerunning reproduces byte-identical files.
 """
 
 from __future__ import annotations
@@ -379,25 +387,41 @@ def _models() -> dict[str, Callable[[], Any]]:
     }
 
 
+# name: (class-name prefix, body keys in build order, media types it downloads
+# when their URL is http(s), whether it downloads a promoted http(s) image)
+ORACLE_SPECS: dict[str, tuple[str, tuple[str, ...], set[str], bool]] = {
+    "openai": ("OpenAI", ("messages", "tools", "tool_choice"), {"audio"}, False),
+    "anthropic": ("Anthropic", ("tools", "tool_choice", "system", "messages"), set(), False),
+    "gemini": ("Gemini", ("contents", "tools", "tool_config"), {"image", "audio", "video"}, True),
+    "dashscope": ("DashScope", ("messages", "tools", "tool_choice"), set(), False),
+    "ollama": ("Ollama", ("messages", "tools"), {"image"}, True),
+    "deepseek": ("DeepSeek", ("messages", "tools", "tool_choice"), set(), False),
+    "openai_responses": ("OpenAIResponse", ("input", "tools", "tool_choice"), {"audio"}, False),
+}
+
+
+def registry_providers() -> list[str]:
+    """The provider names of agentscope_proto's registry, in its order."""
+    from agentscope_proto.providers import PROVIDERS as REGISTRY
+
+    return list(REGISTRY)
+
+
 def _providers() -> dict[str, Provider]:
+    """The registry's providers, each with how AgentScope handles it."""
+    names = registry_providers()
+    missing = [name for name in names if name not in ORACLE_SPECS]
+    stale = sorted(set(ORACLE_SPECS) - set(names))
+    if missing or stale:
+        raise SystemExit(
+            f"make_formatters.py: registry providers without an ORACLE_SPECS entry: {missing}; "
+            f"ORACLE_SPECS entries not in the registry: {stale}"
+        )
     models = _models()
-    specs = [
-        ("openai", "OpenAI", ("messages", "tools", "tool_choice"), {"audio"}, False),
-        ("anthropic", "Anthropic", ("tools", "tool_choice", "system", "messages"), set(), False),
-        (
-            "gemini",
-            "Gemini",
-            ("contents", "tools", "tool_config"),
-            {"image", "audio", "video"},
-            True,
-        ),
-        ("dashscope", "DashScope", ("messages", "tools", "tool_choice"), set(), False),
-        ("ollama", "Ollama", ("messages", "tools"), {"image"}, True),
-        ("deepseek", "DeepSeek", ("messages", "tools", "tool_choice"), set(), False),
-        ("openai_responses", "OpenAIResponse", ("input", "tools", "tool_choice"), {"audio"}, False),
-    ]
-    return {
-        name: Provider(
+    providers = {}
+    for name in names:
+        prefix, keys, downloads, promoted = ORACLE_SPECS[name]
+        providers[name] = Provider(
             name=name,
             chat_formatter=f"{prefix}ChatFormatter",
             multi_agent_formatter=f"{prefix}MultiAgentFormatter",
@@ -406,11 +430,7 @@ def _providers() -> dict[str, Provider]:
             downloads=frozenset(downloads),
             downloads_promoted_images=promoted,
         )
-        for name, prefix, keys, downloads, promoted in specs
-    }
-
-
-PROVIDERS = _providers()
+    return providers
 
 
 def extract_body(provider: Provider, sdk_kwargs: dict[str, Any]) -> dict:
@@ -1251,6 +1271,21 @@ class CaseSpec:
     options: dict = field(default_factory=dict)
     tools: list[dict] | None = None
     tool_choice: Any = None
+    # Options whose value depends on the provider (stored with its expectations).
+    provider_options: dict = field(default_factory=dict)
+
+    def input_record(self) -> dict:
+        """The case's input, the same for every provider that has the case."""
+        return {
+            "multi_agent": self.multi_agent,
+            "options": self.options,
+            "tools": self.tools,
+            "tool_choice": self.tool_choice,
+            "msgs": self.msgs,
+        }
+
+    def all_options(self) -> dict:
+        return {**self.options, **self.provider_options}
 
 
 def _iter_blocks(msgs: list[dict]) -> Iterator[dict]:
@@ -1279,7 +1314,7 @@ def needs_network(provider: Provider, spec: CaseSpec) -> bool:
             if (
                 promoted_web_image
                 and provider.downloads_promoted_images
-                and spec.options.get("promote_tool_result_images")
+                and spec.all_options().get("promote_tool_result_images")
             ):
                 return True
     return False
@@ -1454,7 +1489,8 @@ async def truncation_cases(provider: Provider) -> list[CaseSpec]:
                         f"{mode_label(multi_agent)}/{scenario.name}/max_tokens={label}",
                         multi_agent,
                         msgs,
-                        options={"max_tokens": limit, "token_counter": "char"},
+                        options={"token_counter": "char"},
+                        provider_options={"max_tokens": limit},
                     )
                 )
         # The constructor rejects a non-positive limit.
@@ -1488,18 +1524,13 @@ async def request_body(
 async def run_case(provider: Provider, model: Any, spec: CaseSpec) -> dict:
     from agentscope.message import Msg
 
-    record: dict[str, Any] = {
-        "name": spec.name,
-        "multi_agent": spec.multi_agent,
-        "options": spec.options,
-        "tools": spec.tools,
-        "tool_choice": spec.tool_choice,
-        "msgs": spec.msgs,
-    }
+    record: dict[str, Any] = {"name": spec.name}
+    if spec.provider_options:
+        record["options"] = spec.provider_options
     collector = collect_warnings()
     try:
         msgs = [Msg.from_dict(copy.deepcopy(m)) for m in spec.msgs]
-        formatter = make_formatter(provider, spec.multi_agent, spec.options)
+        formatter = make_formatter(provider, spec.multi_agent, spec.all_options())
         formatted = await formatter.format(msgs)
         body = await request_body(provider, model, formatted, spec.tools, spec.tool_choice)
     except Exception as exc:  # the oracle's error is the expected outcome
@@ -1512,12 +1543,15 @@ async def run_case(provider: Provider, model: Any, spec: CaseSpec) -> dict:
 
 def applicable(provider: Provider, spec: CaseSpec) -> bool:
     """Options the formatter class accepts, and no network downloads."""
-    if not set(spec.options) <= accepted_options(provider, spec.multi_agent):
+    if not set(spec.all_options()) <= accepted_options(provider, spec.multi_agent):
         return False
     return not needs_network(provider, spec)
 
 
-async def provider_cases(provider: Provider, scenarios: list[Scenario]) -> list[dict]:
+async def provider_cases(
+    provider: Provider, scenarios: list[Scenario]
+) -> list[tuple[CaseSpec, dict]]:
+    """The provider's applicable cases: each spec with its expectation record."""
     specs = [
         *base_cases(scenarios),
         *promotion_cases(scenarios),
@@ -1526,38 +1560,50 @@ async def provider_cases(provider: Provider, scenarios: list[Scenario]) -> list[
         *await truncation_cases(provider),
     ]
     model = provider.make_model()
-    records = []
+    cases = []
     for spec in specs:
         if applicable(provider, spec):
-            records.append(await run_case(provider, model, spec))
-    names = [r["name"] for r in records]
+            cases.append((spec, await run_case(provider, model, spec)))
+    names = [spec.name for spec, _ in cases]
     assert len(names) == len(set(names)), "case names must be unique"
-    return records
+    return cases
 
 
 # ---------------------------------------------------------------------------
 # JSON output
 # ---------------------------------------------------------------------------
 
-BODY_ORDER_NOTE = "; ".join(f"{name}: {', '.join(p.body_keys)}" for name, p in PROVIDERS.items())
+INPUTS_FILE = "inputs.json"
 
-ENCODING_NOTE = (
+INPUTS_NOTE = (
     "JSON written with json.dumps(ensure_ascii=False, indent=1); ints and "
     "floats keep their Python type (1 vs 1.0), big ints keep all digits. "
-    'Python bytes (e.g. Gemini thought_signature) are {"$bytes": '
-    '"<standard base64>"}. Base64 media inside tool results are saved by '
-    "a patched _save_base64_data to "
-    "{TMP}/agentscope_media/<sha256(bytes) hex[:16]>.<media_type subtype>, "
-    "where {TMP} stands for tempfile.gettempdir(). {CWD} stands for the "
-    "absolute path of media_root (only in error messages). Relative media "
-    "paths (media/..., file://media/...) resolve against media_root. Body "
-    "keys follow the order in which the model class builds its SDK kwargs "
-    "(present only when the model class sets them; Gemini's tools and "
-    "tool_config are hoisted out of its config): "
-    + BODY_ORDER_NOTE
-    + ". warnings: AgentScope logger messages at WARNING or above emitted "
-    "while formatting and building the request."
+    "inputs: every case input once, by case name (multi_agent, options, "
+    "tools, tool_choice, msgs); <provider>.json holds each provider's "
+    "expectations for the inputs it has a case for. Relative media paths "
+    "(media/..., file://media/...) resolve against media_root."
 )
+
+
+def expectations_note(provider: Provider) -> str:
+    return (
+        "JSON written with json.dumps(ensure_ascii=False, indent=1); ints and "
+        "floats keep their Python type (1 vs 1.0), big ints keep all digits. "
+        f"Each case names an input of {INPUTS_FILE}; options, when present, are "
+        "added to that input's options (values that depend on the provider, "
+        "e.g. a max_tokens fitted to its own output). "
+        'Python bytes (e.g. Gemini thought_signature) are {"$bytes": '
+        '"<standard base64>"}. Base64 media inside tool results are saved by '
+        "a patched _save_base64_data to "
+        "{TMP}/agentscope_media/<sha256(bytes) hex[:16]>.<media_type subtype>, "
+        "where {TMP} stands for tempfile.gettempdir(). {CWD} stands for the "
+        "absolute path of media_root (see inputs.json; only in error messages). Body keys "
+        "follow the order in which the model class builds its SDK kwargs "
+        "(present only when the model class sets them; Gemini's tools and "
+        f"tool_config are hoisted out of its config): {', '.join(provider.body_keys)}. "
+        "warnings: AgentScope logger messages at WARNING or above emitted "
+        "while formatting and building the request."
+    )
 
 
 def to_jsonable(value: Any) -> Any:
@@ -1576,21 +1622,27 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def write_provider_file(provider: Provider, cases: list[dict]) -> Path:
-    document = {
-        "oracle": ORACLE,
-        "generated_by": GENERATED_BY,
-        "provider": provider.name,
-        "encoding": ENCODING_NOTE,
-        "media_root": MEDIA_ROOT,
-        "cases": to_jsonable(cases),
-    }
-    path = OUT_DIR / f"{provider.name}.json"
+def write_json(name: str, document: dict) -> Path:
+    path = OUT_DIR / name
     path.write_text(
-        json.dumps(document, ensure_ascii=False, indent=1) + "\n",
+        json.dumps(to_jsonable(document), ensure_ascii=False, indent=1) + "\n",
         encoding="utf-8",
     )
     return path
+
+
+def shared_inputs(per_provider: dict[str, list[tuple[CaseSpec, dict]]]) -> dict[str, dict]:
+    """Each case input once (first seen, in registry order); a case name must
+    mean the same input for every provider that has it."""
+    inputs: dict[str, dict] = {}
+    for provider, cases in per_provider.items():
+        for spec, _ in cases:
+            record = spec.input_record()
+            if spec.name not in inputs:
+                inputs[spec.name] = record
+            elif json.dumps(inputs[spec.name]) != json.dumps(record):
+                raise SystemExit(f"{provider}: case {spec.name!r} has another input than before")
+    return inputs
 
 
 async def main() -> None:
@@ -1598,11 +1650,38 @@ async def main() -> None:
     install_sandbox()
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     scenarios = all_scenarios()
-    for provider in PROVIDERS.values():
-        cases = await provider_cases(provider, scenarios)
-        path = write_provider_file(provider, cases)
-        errors = sum("error" in case for case in cases)
-        print(f"{provider.name:17s} {len(cases):4d} cases ({errors} errors) -> {path}")
+    providers = _providers()
+    per_provider = {name: await provider_cases(p, scenarios) for name, p in providers.items()}
+    inputs = shared_inputs(per_provider)
+    path = write_json(
+        INPUTS_FILE,
+        {
+            "oracle": ORACLE,
+            "generated_by": GENERATED_BY,
+            "encoding": INPUTS_NOTE,
+            "media_root": MEDIA_ROOT,
+            "inputs": inputs,
+        },
+    )
+    print(f"{'inputs':17s} {len(inputs):4d} inputs -> {path}")
+    written = {path}
+    for name, cases in per_provider.items():
+        records = [record for _, record in cases]
+        document = {
+            "oracle": ORACLE,
+            "generated_by": GENERATED_BY,
+            "provider": name,
+            "inputs": INPUTS_FILE,
+            "encoding": expectations_note(providers[name]),
+            "cases": records,
+        }
+        path = write_json(f"{name}.json", document)
+        written.add(path)
+        errors = sum("error" in record for record in records)
+        print(f"{name:17s} {len(records):4d} cases ({errors} errors) -> {path}")
+    for stale in sorted(set(OUT_DIR.glob("*.json")) - written):
+        stale.unlink()
+        print(f"removed {stale} (no such provider in the registry)")
 
 
 if __name__ == "__main__":

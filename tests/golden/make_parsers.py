@@ -1,9 +1,9 @@
 """Generate golden data for the AgentScope 1.0.21 response parsers.
 
 What it writes
-    tests/golden/parsers/<provider>.json for the providers openai, deepseek,
-    anthropic, gemini, dashscope, ollama and openai_responses.  Each file holds
-    cases of two kinds:
+    tests/golden/parsers/<provider>.json for every provider of the registry,
+    ``agentscope_proto.providers.PROVIDERS`` (each needs a suite in ``SUITES``,
+    else the script stops).  Each file holds cases of two kinds:
 
     * non-stream: one raw provider response JSON (exactly what the HTTP API
       returns) and the ChatResponse the 1.0.21 parser makes of it;
@@ -43,7 +43,11 @@ replaced by a sentinel and recorded as ``"id": null, "id_invented": true``;
 wall-clock usage time is not recorded; the network is disabled (any attempt
 raises).  Rerun from the repository root with
 
-    /work/main/.venv-golden/bin/python tests/golden/make_parsers.py
+    make golden   # or: .venv-golden/bin/python tests/golden/make_parsers.py
+
+It needs ``agentscope_proto`` importable (``make golden`` installs it into
+``.venv-golden`` next to the oracle) only to read the registry.  A response
+stands in one provider's file only: each provider has its own wire format.
 """
 
 from __future__ import annotations
@@ -2540,9 +2544,24 @@ def write_json(path: Path, document: dict) -> None:
     path.write_text(text + "\n", encoding="utf-8")
 
 
+def registry_suites() -> list[Suite]:
+    """The suites of the registry's providers, in its order."""
+    from agentscope_proto.providers import PROVIDERS as REGISTRY
+
+    suites = {suite.provider: suite for suite in SUITES}
+    missing = [name for name in REGISTRY if name not in suites]
+    stale = sorted(set(suites) - set(REGISTRY))
+    if missing or stale:
+        raise SystemExit(
+            f"make_parsers.py: registry providers without a suite in SUITES: {missing}; "
+            f"suites of providers not in the registry: {stale}"
+        )
+    return [suites[name] for name in REGISTRY]
+
+
 async def generate() -> None:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
-    for suite in SUITES:
+    for suite in registry_suites():
         document = await suite.build_file()
         write_json(OUT_DIR / f"{suite.provider}.json", document)
         cases = document["cases"]

@@ -41,6 +41,9 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
 )
 from agentscope_proto.client import format_request
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from golden_data import formatter_cases, golden_providers
+
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 # Share of ParseStream calls cancelled after their first snapshot, and of
 # those whose connection is dropped mid-stream.
@@ -56,9 +59,8 @@ def _provider(name: str) -> Any:
 def load_requests() -> dict[str, list[Any]]:
     """Format, Parse and ParseStream requests built from the golden data."""
     formats, parses, streams = [], [], []
-    for path in sorted((GOLDEN / "formatters").glob("*.json")):
-        provider = path.stem
-        for case in json.loads(path.read_text(encoding="utf-8"))["cases"]:
+    for provider in golden_providers("formatters"):
+        for case in formatter_cases(provider):
             if "error" in case or "media/" in json.dumps(case["msgs"]):
                 continue
             try:
@@ -79,15 +81,15 @@ def load_requests() -> dict[str, list[Any]]:
             if case["options"] or "error" in case["expected"]:
                 continue
             if case["stream"]:
-                chunks = [json.dumps(c).encode() for c in case["chunks"]]
+                chunks = [json.dumps(c) for c in case["chunks"]]
                 streams.append((_provider(provider), chunks))
             else:
-                response = json.dumps(case["response"]).encode()
+                response = json.dumps(case["response"])
                 parses.append(pb.ParseRequest(provider=_provider(provider), response_json=response))
     return {"Format": formats, "Parse": parses, "ParseStream": streams}
 
 
-def _stream_requests(provider: Any, chunks: list[bytes]) -> list[pb.ParseStreamRequest]:
+def _stream_requests(provider: Any, chunks: list[str]) -> list[pb.ParseStreamRequest]:
     requests = [pb.ParseStreamRequest(chunk_json=chunk) for chunk in chunks]
     requests[0].provider = provider
     return requests
@@ -138,7 +140,7 @@ async def _one_call(
                 await _drop_mid_stream(target, messages)
                 raise _Done("CANCELLED")
             replies = [reply async for reply in stub.ParseStream(iter(messages), timeout=DEADLINE)]
-            if not replies or not replies[-1].final:
+            if not replies or not replies[-1].done:
                 raise _Done("NO_FINAL")
         outcome = "OK"
     except _Done as done:

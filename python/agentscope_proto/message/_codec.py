@@ -382,12 +382,14 @@ def _emit(kind: str, message: Any, plan: _Plan) -> dict[str, Any]:
 
 def _opaque_to_dict(block: OpaqueBlock) -> dict[str, Any]:
     value = _json.loads(block.block_json, "block_json")
-    if type(value) is not dict or value.get("type") != block.type:
-        raise MessageFormatError("block_json", f"expected a JSON object of type {block.type!r}")
-    if block.type in _KEYS:
+    if type(value) is not dict or value.get("type") != block.block_type:
+        raise MessageFormatError(
+            "block_json", f"expected a JSON object of type {block.block_type!r}"
+        )
+    if block.block_type in _KEYS:
         # Modelled kinds are always typed blocks; an opaque "text" or "image"
         # would reach the formatters without the checks its typed form gets.
-        raise MessageFormatError("block_json", f"{block.type!r} blocks cannot be opaque")
+        raise MessageFormatError("block_json", f"{block.block_type!r} blocks cannot be opaque")
     return value
 
 
@@ -407,7 +409,7 @@ def _fill_block(
     keys = _KEYS.get(kind)
     if keys is None:
         opaque = wrapper.opaque
-        opaque.type = kind
+        opaque.block_type = kind
         opaque.block_json = _json.dumps(data, path)
         return
     inner = getattr(wrapper, kind)
@@ -439,7 +441,7 @@ def wrap(block: AnyBlock) -> ContentBlock:
 def block_kind(block: AnyBlock) -> str:
     """The AgentScope `type` of a typed block (an opaque block's own type)."""
     if isinstance(block, OpaqueBlock):
-        return block.type
+        return block.block_type
     return _KIND_OF_CLASS[type(block)]
 
 

@@ -23,15 +23,16 @@ from typing import Any, Literal, NoReturn, Protocol
 
 from .._fetch import MEDIA_LIMITS, MediaLimits, fetch
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
+from ..options import DEFAULT_HISTORY_PROMPT, FormatSettings, ParseSettings
 
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
     "MEDIA_DIR",
     "FormatContext",
-    "FormatWarning",
     "MsgView",
-    "ParseOptions",
+    "ParseSettings",
     "Provider",
     "StreamState",
     "expect",
@@ -69,11 +70,6 @@ def log_safe(text: str) -> str:
     """`text` with control characters escaped, for log messages."""
     return text.translate(_LOG_ESCAPES)
 
-
-DEFAULT_HISTORY_PROMPT = (
-    "# Conversation History\n"
-    "The content between <history></history> tags contains your conversation history\n"
-)
 
 # Where AgentScope would have written base64 tool-result media. Resolved once at
 # import: tempfile probes the file system the first time it is asked.
@@ -119,15 +115,6 @@ class MsgView:
         return self.has_content_blocks("tool_use") or self.has_content_blocks("tool_result")
 
 
-@dataclass(frozen=True, slots=True)
-class FormatWarning:
-    """A block the formatter dropped, and why."""
-
-    path: str
-    block_type: str
-    message: str
-
-
 @dataclass(slots=True)
 class FormatContext:
     """Options and permissions of one `format()` call, and what it reports back.
@@ -136,7 +123,7 @@ class FormatContext:
     the context, which refuses unless the caller allowed it.
     """
 
-    options: dict[str, Any] = field(default_factory=dict)
+    settings: FormatSettings = field(default_factory=FormatSettings)
     media_root: Path | None = None
     allow_download: bool = False
     write_media: bool = False
@@ -156,10 +143,6 @@ class FormatContext:
         if block_index is not None:
             self.location += f".content[{block_index}]"
 
-    def option(self, name: str, default: Any = None) -> Any:
-        """A format option by its AgentScope constructor name."""
-        return self.options.get(name, default)
-
     def warn(
         self, msg: MsgView | None, block_index: int | None, block_type: str, text: str
     ) -> None:
@@ -167,7 +150,7 @@ class FormatContext:
         path = "" if msg is None else f"messages[{msg.index}]"
         if msg is not None and block_index is not None:
             path += f".content[{block_index}]"
-        self.warnings.append(FormatWarning(path, block_type, text))
+        self.warnings.append(FormatWarning(path=path, block_type=block_type, message=text))
         level = _WARNING_LOG_LEVEL.get()
         if logger.isEnabledFor(level):
             logger.log(level, "%s: %s", path or "format", log_safe(text))
@@ -336,32 +319,16 @@ def group_messages(msgs: Sequence[MsgView]) -> Iterator[tuple[GroupKind, list[Ms
         yield kind, group
 
 
-@dataclass(frozen=True, slots=True)
-class ParseOptions:
-    """Options of `parse()` and `StreamParser`."""
-
-    split_think_tags: bool = False
-    # AgentScope's `stream_tool_parsing`: repair partial tool arguments on every
-    # event (True) or only in one extra final snapshot (False).
-    stream_tool_parsing: bool = True
-    # The request asked for structured output (AgentScope's `structured_model`):
-    # fill `ParseResult.structured_output` as AgentScope fills `metadata`.
-    structured_output: bool = False
-    # The audio format the request asked for (OpenAI `audio.format`), which
-    # AgentScope uses as the media type of audio output; None = its default.
-    audio_format: str | None = None
-
-
 class StreamState(Protocol):
     """The accumulating state of one streamed response."""
 
     def feed(self, event: dict[str, Any]) -> Any:
-        """Take one event's JSON; return a `ParseResult` snapshot when AgentScope
+        """Take one event's JSON; return a `ParsedResponse` snapshot when AgentScope
         would yield one for it, else None."""
         ...
 
     def finish(self) -> Any:
-        """The final `ParseResult` after the stream ended."""
+        """The final `ParsedResponse` after the stream ended."""
         ...
 
 
@@ -398,11 +365,11 @@ class Provider(Protocol):
         AgentScope model class hands them to the SDK."""
         ...
 
-    def parse(self, response: dict[str, Any], options: ParseOptions) -> Any:
-        """A complete response as a `ParseResult` (see parsing.py)."""
+    def parse(self, response: dict[str, Any], options: ParseSettings) -> Any:
+        """A complete response as a `ParsedResponse` (see parsing.py)."""
         ...
 
-    def stream(self, options: ParseOptions) -> StreamState:
+    def stream(self, options: ParseSettings) -> StreamState:
         """A fresh state for parsing one streamed response."""
         ...
 

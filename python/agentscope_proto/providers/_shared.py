@@ -17,7 +17,7 @@ import filetype
 
 from ..errors import FormatError, MediaAccessError, ToolChoiceError
 from ..results import copy_json
-from ._base import DEFAULT_HISTORY_PROMPT, FormatContext, MsgView, group_messages
+from ._base import FormatContext, MsgView, group_messages
 from ._repair import loads_streaming, loads_with_repair
 
 __all__ = [
@@ -118,7 +118,7 @@ def promote_media(
     promoted = [
         (where, item["type"])
         for where, item in media
-        if item["type"] in kinds and ctx.option(f"promote_tool_result_{item['type']}s", False)
+        if item["type"] in kinds and ctx.settings.promotes(item["type"])
     ]
     if not promoted:
         return
@@ -178,14 +178,9 @@ def system_text(msg: MsgView) -> Block:
 
 
 def history_prompt(ctx: FormatContext, first: bool = True) -> str:
-    """The conversation history prompt, checked; only the first run of agent
-    messages carries it ("" for the others)."""
-    prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-    if not isinstance(prompt, str):
-        raise FormatError(
-            "conversation_history_prompt", f"expected a string, got {type(prompt).__name__}"
-        )
-    return prompt if first else ""
+    """The conversation history prompt; only the first run of agent messages
+    carries it ("" for the others)."""
+    return ctx.settings.history_prompt if first else ""
 
 
 def history_text(lines: list[str], prompt: str) -> str:

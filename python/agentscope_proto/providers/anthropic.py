@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_ANTHROPIC
 from ..errors import FormatError, ParseError
-from ..results import ParseResult, copy_json
+from ..options import ParseSettings
+from ..results import ParsedResponse, copy_json
 from ._base import (
     FormatContext,
     MsgView,
-    ParseOptions,
     expect,
     raise_for_error_body,
 )
@@ -307,7 +307,7 @@ def _response_id(value: Any, path: str) -> str:
 class _Stream:
     """AnthropicChatModel._parse_anthropic_stream_completion_response, one event at a time."""
 
-    def __init__(self, options: ParseOptions) -> None:
+    def __init__(self, options: ParseSettings) -> None:
         self._options = options
         self._events = 0
         self._id: str | None = None
@@ -428,7 +428,7 @@ class _Stream:
         "input_json_delta": _input_json_delta,
     }
 
-    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+    def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
         path = f"chunk[{self._events}]"
         self._events += 1
         raise_for_error_body("anthropic", event)
@@ -445,7 +445,7 @@ class _Stream:
             return None
         self._last = (copy_json(content), self._id or "", copy_json(self._metadata))
         self._last_usage = self._usage
-        return ParseResult(
+        return ParsedResponse(
             content=content,
             usage=dict(self._usage),
             response_id=self._id or "",
@@ -473,10 +473,10 @@ class _Stream:
             content.append(block)
         return content
 
-    def finish(self) -> ParseResult:
+    def finish(self) -> ParsedResponse:
         if self._last is None:
             # AgentScope yields nothing at all here.
-            return ParseResult(
+            return ParsedResponse(
                 content=[],
                 usage=None if self._usage is None else dict(self._usage),
                 response_id=self._id or "",
@@ -489,7 +489,7 @@ class _Stream:
             content = copy.deepcopy(last_content)
             repaired = repair_tool_inputs(content)
             metadata = copy.deepcopy(repaired) if self._options.structured_output else None
-            return ParseResult(
+            return ParsedResponse(
                 content=content,
                 usage=None if self._usage is None else dict(self._usage),
                 response_id=last_id,
@@ -497,7 +497,7 @@ class _Stream:
                 structured_output=metadata,
             )
         # The last snapshot, with the usage updates it received after being yielded.
-        return ParseResult(
+        return ParsedResponse(
             content=copy.deepcopy(last_content),
             usage=None if self._last_usage is None else dict(self._last_usage),
             response_id=last_id,
@@ -544,7 +544,7 @@ class _Anthropic:
         body["messages"] = messages
         return body
 
-    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+    def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
         """AnthropicChatModel._parse_anthropic_completion_response."""
         raise_for_error_body(self.name, response)
         content: list[dict[str, Any]] = []
@@ -561,7 +561,7 @@ class _Anthropic:
                 if block["type"] == "tool_use" and options.structured_output:
                     metadata = copy.deepcopy(content[-1]["input"])
         stop_reason = response.get("stop_reason")
-        return ParseResult(
+        return ParsedResponse(
             content=content,
             usage=_parse_usage(response.get("usage"), "usage"),
             response_id=_response_id(response.get("id"), "id"),
@@ -569,7 +569,7 @@ class _Anthropic:
             structured_output=metadata,
         )
 
-    def stream(self, options: ParseOptions) -> _Stream:
+    def stream(self, options: ParseSettings) -> _Stream:
         """A fresh state for one event stream."""
         return _Stream(options)
 

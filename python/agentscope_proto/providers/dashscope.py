@@ -12,11 +12,11 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DASHSCOPE
 from ..errors import FormatError, ParseError, ProviderError
-from ..results import ParseResult, copy_json
+from ..options import ParseSettings
+from ..results import ParsedResponse, copy_json
 from ._base import (
     FormatContext,
     MsgView,
-    ParseOptions,
     expect,
     raise_for_error_body,
     raise_format,
@@ -388,7 +388,7 @@ def _structured(content: list[Block]) -> dict[str, Any] | None:
     return inputs[-1] if inputs else None
 
 
-def _parse(response: Block, structured: bool) -> ParseResult:
+def _parse(response: Block, structured: bool) -> ParsedResponse:
     _check_status(response)
     choice = _choice(response)
     message: Block = choice["message"]
@@ -399,7 +399,7 @@ def _parse(response: Block, structured: bool) -> ParseResult:
     if calls:
         calls = expect(calls, list, f"{path}.tool_calls")
         content += [_tool_use(call, f"{path}.tool_calls[{i}]") for i, call in enumerate(calls)]
-    return ParseResult(
+    return ParsedResponse(
         content=content,
         usage=_usage(response),
         response_id=_request_id(response),
@@ -431,10 +431,10 @@ class _Stream:
     request_id: str | None = None
     usage: dict[str, int | float] | None = None
     finish_reason: str = ""
-    last: ParseResult | None = None
+    last: ParsedResponse | None = None
     events: int = 0
 
-    def feed(self, event: Block) -> ParseResult | None:
+    def feed(self, event: Block) -> ParsedResponse | None:
         chunk = self.events
         self.events += 1
         try:
@@ -442,7 +442,7 @@ class _Stream:
         except ParseError as exc:
             raise ParseError(f"chunk[{chunk}].{exc.path}", exc.reason) from None
 
-    def _feed(self, event: Block) -> ParseResult | None:
+    def _feed(self, event: Block) -> ParsedResponse | None:
         _check_status(event)
         if self.request_id is None:
             # Only the first chunk's request id counts (an empty one stays empty).
@@ -471,7 +471,7 @@ class _Stream:
         self.usage = _usage(event)
         if not blocks:
             return None
-        self.last = ParseResult(
+        self.last = ParsedResponse(
             content=blocks,
             usage=self.usage,
             response_id=self.request_id,
@@ -521,18 +521,18 @@ class _Stream:
         return blocks
 
     @staticmethod
-    def _copy(result: ParseResult) -> ParseResult:
-        return ParseResult(
+    def _copy(result: ParsedResponse) -> ParsedResponse:
+        return ParsedResponse(
             content=copy_json(result.content),
-            usage=None if result.usage is None else dict(result.usage),
+            usage=result.usage,
             response_id=result.response_id,
             raw_finish_reason=result.raw_finish_reason,
             structured_output=copy_json(result.structured_output),
         )
 
-    def finish(self) -> ParseResult:
+    def finish(self) -> ParsedResponse:
         if self.last is None:
-            return ParseResult(
+            return ParsedResponse(
                 content=[],
                 usage=self.usage,
                 response_id=self.request_id or "",
@@ -592,10 +592,10 @@ class _DashScope:
             body["tool_choice"] = _tool_choice(tool_choice, tools)
         return body
 
-    def parse(self, response: Block, options: ParseOptions) -> ParseResult:
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         return _parse(response, options.structured_output)
 
-    def stream(self, options: ParseOptions) -> _Stream:
+    def stream(self, options: ParseSettings) -> _Stream:
         return _Stream(options.stream_tool_parsing, options.structured_output)
 
 

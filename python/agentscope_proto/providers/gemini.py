@@ -17,12 +17,11 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
-from ..results import ParseResult
+from ..options import ParseSettings
+from ..results import ParsedResponse
 from ._base import (
-    DEFAULT_HISTORY_PROMPT,
     FormatContext,
     MsgView,
-    ParseOptions,
     expect,
     raise_for_error_body,
     tool_result_to_text,
@@ -49,11 +48,6 @@ _EXTENSIONS = {
 _MEDIA_KINDS = frozenset(_EXTENSIONS)
 _CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _DEFS_PREFIX = "#/$defs/"
-
-
-class _HistoryPromptTypeError(FormatError, TypeError):
-    """A history prompt that is not a string: AgentScope's concatenation fails
-    with TypeError (the other providers' formatters check it as a value)."""
 
 
 # -- requests: media -----------------------------------------------------------
@@ -189,11 +183,7 @@ def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]
 def _history(group: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:
     """GeminiMultiAgentFormatter._format_agent_message: one user turn of history
     lines, media interleaved where it sat; other blocks are silently ignored."""
-    prompt = ""
-    if first:
-        prompt = ctx.option("conversation_history_prompt", DEFAULT_HISTORY_PROMPT)
-        if not isinstance(prompt, str):
-            raise _HistoryPromptTypeError("conversation_history_prompt", "expected a string")
+    prompt = ctx.settings.history_prompt if first else ""
     parts: list[dict[str, Any]] = []
     lines: list[str] = []
     for msg in group:
@@ -445,7 +435,7 @@ def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dic
     return block
 
 
-def _parse(response: dict[str, Any], options: ParseOptions) -> ParseResult:
+def _parse(response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
     """GeminiChatModel._parse_gemini_generation_response."""
     chunk = _read_chunk(response)
     blocks: list[dict[str, Any]] = []
@@ -469,7 +459,7 @@ def _parse(response: dict[str, Any], options: ParseOptions) -> ParseResult:
     text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
     if text and options.structured_output:
         metadata = loads_with_repair(text)
-    return ParseResult(
+    return ParsedResponse(
         content=blocks + calls,
         usage=chunk.usage,
         response_id=chunk.response_id or "",
@@ -482,7 +472,7 @@ class _Stream:
     """GeminiChatModel._parse_gemini_stream_generation_response: one snapshot per
     chunk (even a chunk without parts), usage from that chunk alone."""
 
-    def __init__(self, options: ParseOptions) -> None:
+    def __init__(self, options: ParseSettings) -> None:
         self._structured = options.structured_output
         self._text = ""
         self._thinking = ""
@@ -492,9 +482,9 @@ class _Stream:
         # The first chunk's id sticks, even an empty one.
         self._response_id: str | None = None
         self._finish = ""
-        self._last: ParseResult | None = None
+        self._last: ParsedResponse | None = None
 
-    def feed(self, event: dict[str, Any]) -> ParseResult:
+    def feed(self, event: dict[str, Any]) -> ParsedResponse:
         chunk = _read_chunk(event)
         for part in chunk.parts:
             if part.text:
@@ -519,7 +509,7 @@ class _Stream:
             if self._text_signature:
                 text_block["thought_signature"] = self._text_signature
             content.append(text_block)
-        self._last = ParseResult(
+        self._last = ParsedResponse(
             content=content + [dict(call) for call in self._calls],
             usage=chunk.usage,
             response_id=self._response_id or "",
@@ -528,14 +518,14 @@ class _Stream:
         )
         return self._last
 
-    def finish(self) -> ParseResult:
+    def finish(self) -> ParsedResponse:
         last = self._last
         if last is None:
-            return ParseResult(content=[])
+            return ParsedResponse(content=[])
         # A copy: the parser stamps deltas on what it returns.
-        return ParseResult(
+        return ParsedResponse(
             content=[dict(block) for block in last.content],
-            usage=None if last.usage is None else dict(last.usage),
+            usage=last.usage,
             response_id=last.response_id,
             raw_finish_reason=last.raw_finish_reason,
             structured_output=last.structured_output,
@@ -572,10 +562,10 @@ class _Gemini:
             body["tool_config"] = _tool_config(tool_choice, tools)
         return body
 
-    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+    def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
         return _parse(response, options)
 
-    def stream(self, options: ParseOptions) -> _Stream:
+    def stream(self, options: ParseSettings) -> _Stream:
         return _Stream(options)
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OLLAMA
 from ..errors import FormatError, ParseError
-from ..results import ParseResult, copy_json
+from ..options import ParseSettings
+from ..results import ParsedResponse, copy_json
 from ._base import (
     FormatContext,
     MsgView,
-    ParseOptions,
     expect,
     raise_for_error_body,
     raise_format,
@@ -276,10 +276,10 @@ class _Stream:
         self._calls: dict[str, dict[str, Any]] = {}
         self._metadata: dict[str, Any] | None = None
         self._finish_reason = ""
-        self._last: ParseResult | None = None
+        self._last: ParsedResponse | None = None
         self._events = 0
 
-    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+    def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
         chunk = _read_chunk(event, f"chunk[{self._events}]")
         self._events += 1
         self._thinking += chunk.thinking
@@ -305,7 +305,7 @@ class _Stream:
         # Lines that add nothing are not yielded, except the final `done` one.
         if not (chunk.done or content):
             return None
-        self._last = ParseResult(
+        self._last = ParsedResponse(
             content=content,
             # Every line counts, with missing counts as 0.
             usage={
@@ -318,13 +318,13 @@ class _Stream:
         )
         return self._last
 
-    def finish(self) -> ParseResult:
+    def finish(self) -> ParsedResponse:
         if self._last is None:
-            return ParseResult(content=[])
+            return ParsedResponse(content=[])
         last = self._last
-        return ParseResult(
+        return ParsedResponse(
             content=copy_json(last.content),
-            usage=dict(last.usage) if last.usage is not None else None,
+            usage=last.usage,
             response_id="",
             raw_finish_reason=last.raw_finish_reason,
             structured_output=copy_json(last.structured_output),
@@ -364,7 +364,7 @@ class _Ollama:
             ctx.warn(None, None, "tool_choice", "Ollama does not support tool_choice yet, ignored.")
         return body
 
-    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+    def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
         chunk = _read_chunk(response, "response")
         content: list[dict[str, Any]] = []
         metadata: dict[str, Any] | None = None
@@ -390,7 +390,7 @@ class _Ollama:
         if "prompt_eval_count" in response and "eval_count" in response:
             usage = {"input_tokens": chunk.prompt_eval_count, "output_tokens": chunk.eval_count}
         # Ollama sends no response id; AgentScope invents one.
-        return ParseResult(
+        return ParsedResponse(
             content=content,
             usage=usage,
             response_id="",
@@ -398,7 +398,7 @@ class _Ollama:
             structured_output=metadata,
         )
 
-    def stream(self, options: ParseOptions) -> _Stream:
+    def stream(self, options: ParseSettings) -> _Stream:
         return _Stream(options.structured_output)
 
 

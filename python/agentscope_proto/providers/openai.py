@@ -17,11 +17,11 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
-from ..results import ParseResult
+from ..options import ParseSettings
+from ..results import ParsedResponse
 from ._base import (
     FormatContext,
     MsgView,
-    ParseOptions,
     expect,
     raise_for_error_body,
     tool_result_to_text,
@@ -287,7 +287,7 @@ def build_chat_body(
 # -- OpenAIChatModel: responses --------------------------------------------------------
 
 
-def _audio_format(options: ParseOptions, default: str) -> str:
+def _audio_format(options: ParseSettings, default: str) -> str:
     # AgentScope reads the model's `generate_kwargs["audio"]["format"]`, whose
     # default differs between streamed and complete responses.
     return options.audio_format or default
@@ -338,19 +338,19 @@ def _finish_reason(choice: Block) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _message_thinking(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+def _message_thinking(message: Block, path: str, options: ParseSettings) -> Iterator[Block]:
     reasoning = _reasoning(message)
     # An empty string still gives a (empty) thinking block.
     if reasoning is not None:
         yield {"type": "thinking", "thinking": reasoning}
 
 
-def _message_text(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+def _message_text(message: Block, path: str, options: ParseSettings) -> Iterator[Block]:
     if message.get("content"):
         yield {"type": "text", "text": expect(message["content"], str, f"{path}.content")}
 
 
-def _message_audio(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+def _message_audio(message: Block, path: str, options: ParseSettings) -> Iterator[Block]:
     audio = message.get("audio")
     if not audio:
         return
@@ -376,7 +376,7 @@ def _call_arguments(call: Any, path: str) -> tuple[str, str, str]:
     )
 
 
-def _message_tool_calls(message: Block, path: str, options: ParseOptions) -> Iterator[Block]:
+def _message_tool_calls(message: Block, path: str, options: ParseSettings) -> Iterator[Block]:
     calls = expect(message.get("tool_calls") or [], list, f"{path}.tool_calls")
     for index, call in enumerate(calls):
         call_id, name, arguments = _call_arguments(call, f"{path}.tool_calls[{index}]")
@@ -390,7 +390,7 @@ def _message_tool_calls(message: Block, path: str, options: ParseOptions) -> Ite
 
 
 # AgentScope's fixed block order: thinking, text, audio (+ transcript), tool calls.
-_MESSAGE_PARTS: tuple[Callable[[Block, str, ParseOptions], Iterator[Block]], ...] = (
+_MESSAGE_PARTS: tuple[Callable[[Block, str, ParseSettings], Iterator[Block]], ...] = (
     _message_thinking,
     _message_text,
     _message_audio,
@@ -398,7 +398,7 @@ _MESSAGE_PARTS: tuple[Callable[[Block, str, ParseOptions], Iterator[Block]], ...
 )
 
 
-def parse_completion(provider: str, response: Block, options: ParseOptions) -> ParseResult:
+def parse_completion(provider: str, response: Block, options: ParseSettings) -> ParsedResponse:
     """`OpenAIChatModel._parse_openai_completion_response` (only `choices[0]` is read)."""
     raise_for_error_body(provider, response)
     content: list[Block] = []
@@ -417,7 +417,7 @@ def parse_completion(provider: str, response: Block, options: ParseOptions) -> P
             first = _call_arguments(message["tool_calls"][0], f"{path}.tool_calls[0]")
             structured = loads_with_repair(first[2])
     response_id = response.get("id")
-    return ParseResult(
+    return ParsedResponse(
         content=content,
         usage=_parse_usage(response.get("usage"), "usage"),
         response_id=response_id if isinstance(response_id, str) else "",
@@ -436,7 +436,7 @@ class _StreamedCall:
 class ChatCompletionStream:
     """`OpenAIChatModel._parse_openai_stream_response` over chunk JSONs."""
 
-    def __init__(self, provider: str, options: ParseOptions) -> None:
+    def __init__(self, provider: str, options: ParseSettings) -> None:
         self._provider = provider
         self._options = options
         self._chunks = 0
@@ -451,10 +451,10 @@ class ChatCompletionStream:
         self._inputs = StreamedInputs()
         self._structured: Block | None = None
         self._contents: list[Block] = []
-        self._last: ParseResult | None = None
+        self._last: ParsedResponse | None = None
 
-    def _result(self, content: list[Block], structured: Block | None) -> ParseResult:
-        return ParseResult(
+    def _result(self, content: list[Block], structured: Block | None) -> ParsedResponse:
+        return ParsedResponse(
             content=content,
             usage=self._usage,
             response_id=self._response_id or "",
@@ -462,7 +462,7 @@ class ChatCompletionStream:
             structured_output=structured,
         )
 
-    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+    def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
         path = f"chunk[{self._chunks}]"
         self._chunks += 1
         raise_for_error_body(self._provider, event)
@@ -487,7 +487,7 @@ class ChatCompletionStream:
         self._contents = self._build()
         return self._snapshot(self._contents) if self._contents else None
 
-    def _snapshot(self, content: list[Block]) -> ParseResult:
+    def _snapshot(self, content: list[Block]) -> ParsedResponse:
         self._last = self._result(content, self._structured)
         return self._last
 
@@ -545,14 +545,14 @@ class ChatCompletionStream:
             )
         return content
 
-    def finish(self) -> ParseResult:
+    def finish(self) -> ParsedResponse:
         last = self._last
         if last is None:
             # AgentScope yields nothing at all here.
             return self._result([], None)
         if self._options.stream_tool_parsing or not self._calls:
             # A copy of the last snapshot (the caller annotates each result it gets).
-            return ParseResult(
+            return ParsedResponse(
                 content=list(last.content),
                 usage=last.usage,
                 response_id=last.response_id,
@@ -595,10 +595,10 @@ class OpenAIChat:
     ) -> Block:
         return build_chat_body(messages, tools, tool_choice, ctx)
 
-    def parse(self, response: Block, options: ParseOptions) -> ParseResult:
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         return parse_completion(self.name, response, options)
 
-    def stream(self, options: ParseOptions) -> ChatCompletionStream:
+    def stream(self, options: ParseSettings) -> ChatCompletionStream:
         return ChatCompletionStream(self.name, options)
 
 

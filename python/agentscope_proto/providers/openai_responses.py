@@ -11,11 +11,11 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI_RESPONSES
 from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
-from ..results import ParseResult, copy_json
+from ..options import ParseSettings
+from ..results import ParsedResponse, copy_json
 from ._base import (
     FormatContext,
     MsgView,
-    ParseOptions,
     expect,
     raise_for_error_body,
     tool_result_to_text,
@@ -130,7 +130,7 @@ _CHAT_BLOCKS: dict[str, Callable[[_Item, int, dict[str, Any]], None]] = {
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """OpenAIResponseChatFormatter._format."""
     out: list[dict[str, Any]] = []
-    promote = bool(ctx.option("promote_tool_result_images", False))
+    promote = ctx.settings.promote_tool_result_images
     for msg in msgs:
         item = _Item(msg, ctx, out, promote)
         for index, block in enumerate(msg.get_content_blocks()):
@@ -300,7 +300,7 @@ _OUTPUT_ITEMS: dict[str, Callable[[_Output, dict[str, Any], str], None]] = {
 }
 
 
-def _parse_response(response: dict[str, Any], options: ParseOptions) -> ParseResult:
+def _parse_response(response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
     """OpenAIResponseModel._parse_response: output items in order; other item and
     part types (web search, refusal, encrypted reasoning) are ignored."""
     raise_for_error_body(PROVIDER.name, response)
@@ -312,7 +312,7 @@ def _parse_response(response: dict[str, Any], options: ParseOptions) -> ParseRes
         if handler is not None:
             handler(acc, item, path)
     response_id = expect(response.get("id"), (str, type(None)), "id")
-    return ParseResult(
+    return ParsedResponse(
         content=acc.content,
         usage=_usage(response.get("usage"), "usage"),
         response_id=response_id or "",
@@ -332,7 +332,7 @@ class _StreamState:
     """OpenAIResponseModel._parse_stream_response: one snapshot per event once
     there is any content, ordered thinking, text, tool calls."""
 
-    def __init__(self, options: ParseOptions) -> None:
+    def __init__(self, options: ParseSettings) -> None:
         self._tool_parsing = options.stream_tool_parsing
         self._structured = options.structured_output
         self._events = 0
@@ -348,7 +348,7 @@ class _StreamState:
         self._metadata: dict[str, Any] | None = None
         self._last: list[dict[str, Any]] | None = None
 
-    def feed(self, event: dict[str, Any]) -> ParseResult | None:
+    def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
         path = f"chunk[{self._events}]"
         self._events += 1
         raise_for_error_body(PROVIDER.name, event)
@@ -371,7 +371,7 @@ class _StreamState:
         self._last = content
         return self._result(content)
 
-    def finish(self) -> ParseResult:
+    def finish(self) -> ParsedResponse:
         if self._last is None:
             return self._result([])
         content = copy_json(self._last)
@@ -381,8 +381,8 @@ class _StreamState:
             repair_tool_inputs(content)
         return self._result(content)
 
-    def _result(self, content: list[dict[str, Any]]) -> ParseResult:
-        return ParseResult(
+    def _result(self, content: list[dict[str, Any]]) -> ParsedResponse:
+        return ParsedResponse(
             content=copy_json(content),
             usage=dict(self._usage) if self._usage is not None else None,
             response_id=self._id or "",
@@ -503,10 +503,10 @@ class _OpenAIResponses:
             body["tool_choice"] = _tool_choice(tool_choice)
         return body
 
-    def parse(self, response: dict[str, Any], options: ParseOptions) -> ParseResult:
+    def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
         return _parse_response(response, options)
 
-    def stream(self, options: ParseOptions) -> _StreamState:
+    def stream(self, options: ParseSettings) -> _StreamState:
         return _StreamState(options)
 
 

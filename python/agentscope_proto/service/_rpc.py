@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import code_pb2
 from grpc_status import rpc_status
@@ -36,10 +37,75 @@ Context = grpc.aio.ServicerContext[Any, Any]
 class _Undecodable:
     """A request whose bytes are not a message of its type (see `lenient`)."""
 
-    __slots__ = ("reason",)
+    __slots__ = ("path", "reason")
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, path: str = "") -> None:
         self.reason = reason
+        self.path = path
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]  # IndexError past the end: not a message
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _is_repeated(field: FieldDescriptor) -> bool:
+    # `is_repeated` replaced `label` in protobuf 6; the oldest runtime has only `label`.
+    flag = getattr(field, "is_repeated", None)
+    if flag is None:
+        return bool(getattr(field, "label") == FieldDescriptor.LABEL_REPEATED)  # noqa: B009
+    return bool(flag)
+
+
+_MAX_DEPTH = 100  # protobuf's own nesting limit
+
+
+def _bad_utf8(descriptor: Any, data: bytes, path: str = "", depth: int = 0) -> str | None:
+    """The path of the first `string` field in `data` that is not UTF-8, if any.
+
+    protobuf only says "String field had bad UTF-8"; a client deserves to know
+    which field (e.g. `response_json`, `messages[0].text`). A walk over the
+    wire format, run only after decoding failed; it gives up (None) on
+    anything else wrong with the bytes.
+    """
+    seen: dict[int, int] = {}
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            _, pos = _varint(data, pos)
+            continue
+        if wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+            continue
+        if wire != 2:
+            return None  # groups: not in a proto3 schema
+        size, pos = _varint(data, pos)
+        value, pos = data[pos : pos + size], pos + size
+        field = descriptor.fields_by_number.get(number)
+        if field is None or field.type not in (field.TYPE_STRING, field.TYPE_MESSAGE):
+            continue
+        name = f"{path}.{field.name}" if path else field.name
+        if _is_repeated(field):
+            name += f"[{seen.get(number, 0)}]"
+            seen[number] = seen.get(number, 0) + 1
+        if field.type == field.TYPE_STRING:
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError:
+                return name
+        elif depth < _MAX_DEPTH:
+            found = _bad_utf8(field.message_type, value, name, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def lenient(message_class: type[Message]) -> Callable[[bytes], Any]:
@@ -49,21 +115,35 @@ def lenient(message_class: type[Message]) -> Callable[[bytes], Any]:
     handing the servicer a placeholder instead lets it answer INVALID_ARGUMENT
     with details, like any other bad input.
     """
-    name = message_class.DESCRIPTOR.full_name
+    descriptor = message_class.DESCRIPTOR
+    name = descriptor.full_name
 
     def deserialize(data: bytes) -> Any:
         try:
             return message_class.FromString(data)
         except Exception as exc:  # DecodeError, or nesting past protobuf's limit
+            try:
+                path = _bad_utf8(descriptor, data)
+            except IndexError:  # truncated: not UTF-8's fault
+                path = None
+            if path is not None:
+                return _Undecodable("invalid UTF-8 in a string field", path)
             return _Undecodable(f"not a valid {name} ({type(exc).__name__})")
 
     return deserialize
 
 
 def decoded(request: T | _Undecodable, path: str = "request") -> T:
-    """`request`, or a `MessageFormatError` at `path` if it did not decode."""
+    """`request`, or a `MessageFormatError` if it did not decode.
+
+    The error names the field with invalid UTF-8 when that was the cause
+    (below `path` for a stream message, e.g. `requests[2].chunk_json`).
+    """
     if isinstance(request, _Undecodable):
-        raise MessageFormatError(path, request.reason)
+        if not request.path:
+            raise MessageFormatError(path, request.reason)
+        where = request.path if path == "request" else f"{path}.{request.path}"
+        raise MessageFormatError(where, request.reason)
     return request
 
 

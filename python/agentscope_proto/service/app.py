@@ -15,12 +15,12 @@ from collections.abc import Callable
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._rpc import lenient
 from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
+from .reflection import enable_reflection
 from .servicer import SERVICE_NAME, FormatterServicer
 
 __all__ = ["add_formatter_service", "build_server", "serve", "set_serving"]
@@ -85,9 +85,7 @@ def build_server(
     add_formatter_service(servicer or FormatterServicer(config), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        [SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], server
-    )
+    enable_reflection([SERVICE_NAME, health.SERVICE_NAME], server, [health_pb2.DESCRIPTOR])
     address = f"{config.host}:{config.port}"
     credentials = _credentials(config)
     port = (
@@ -130,6 +128,11 @@ async def serve(
         config.media_root,
         config.allow_download,
     )
+    http = None
+    if config.http_port is not None:
+        from .connect import start_http  # the optional `http` extra
+
+        http = await start_http(config, config.http_port, servicer)
     if ready is not None:
         ready(port)
     stop = asyncio.Event()
@@ -140,5 +143,8 @@ async def serve(
     await stop.wait()
     logger.info("draining for up to %.1fs", config.grace_seconds)
     await set_serving(health_servicer, False)
-    await server.stop(config.grace_seconds)
+    if http is None:
+        await server.stop(config.grace_seconds)
+    else:
+        await asyncio.gather(server.stop(config.grace_seconds), http.stop(config.grace_seconds))
     logger.info("stopped")

@@ -18,6 +18,9 @@ class ServerConfig:
 
     host: str = "127.0.0.1"
     port: int = 50051
+    # Also serve the Connect protocol (plain HTTP + JSON) on this port; needs
+    # the `http` extra (service/connect.py). None: gRPC only.
+    http_port: int | None = None
     max_message_mb: int = 64
     media_root: Path | None = None
     allow_download: bool = False

@@ -25,10 +25,11 @@ from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as p
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
 from ..formatting import body_to_json, format
+from ..options import format_settings_from_proto, parse_settings_from_proto
 from ..parsing import StreamParser, parse
 from ..providers import provider_for
 from ..providers._base import warning_log_level
-from ..results import ParseResult
+from ..results import ParsedResponse
 from ._rpc import Budget, Context, Stopped, checked, decoded, rpc_errors
 from .config import MB, ServerConfig
 
@@ -36,7 +37,6 @@ __all__ = ["SERVICE_NAME", "FormatterServicer", "provider_name"]
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["FormatterService"].full_name
 T = TypeVar("T")
-_TOKEN_COUNTERS = {pb.TOKEN_COUNTER_CHAR: "char", pb.TOKEN_COUNTER_TIKTOKEN: "tiktoken"}
 # A raw stream body is fed to the parser this many lines at a time, so that
 # the responses of one slice are sent before the next slice makes more; a body
 # of many tiny events would otherwise make all its responses at once, in
@@ -53,37 +53,14 @@ def provider_name(value: int) -> str:
     return provider_for(value).name
 
 
-def _format_kwargs(request: pb.FormatRequest) -> dict[str, Any]:
-    options = request.options
-    kwargs: dict[str, Any] = {}
-    for flag in (
-        "promote_tool_result_images",
-        "promote_tool_result_audios",
-        "promote_tool_result_videos",
-    ):
-        if getattr(options, flag):
-            kwargs[flag] = True
-    if options.HasField("conversation_history_prompt"):
-        kwargs["conversation_history_prompt"] = options.conversation_history_prompt
-    if options.HasField("max_tokens"):
-        kwargs["max_tokens"] = options.max_tokens
-    if options.token_counter:
-        kwargs["token_counter"] = _TOKEN_COUNTERS.get(options.token_counter, options.token_counter)
-    if options.multi_agent_style == pb.MULTI_AGENT_STYLE_NAMED_TURNS or options.agent_name:
-        kwargs["agent_name"] = options.agent_name
-    if options.model:
-        kwargs["model"] = options.model
-    if request.tools_json:
-        tools = _json.loads(request.tools_json, "tools_json")
-        if not isinstance(tools, list):
-            raise FormatError("tools_json", "expected a JSON array of tool schemas")
-        for index, tool in enumerate(tools):
-            if not isinstance(tool, dict):
-                raise FormatError(f"tools_json[{index}]", "expected a tool schema object")
-        kwargs["tools"] = tools
-    if request.tool_choice:
-        kwargs["tool_choice"] = request.tool_choice
-    return kwargs
+def _tools(request: pb.FormatRequest) -> list[Any] | None:
+    """The decoded `tools_json`; `format()` checks each schema (`tools[i]...`)."""
+    if not request.tools_json:
+        return None
+    tools = _json.loads(request.tools_json, "tools_json")
+    if not isinstance(tools, list):
+        raise FormatError("tools_json", "expected a JSON array of tool schemas")
+    return tools
 
 
 def _count_blocks(messages: Iterable[Msg], limit: int) -> int:
@@ -180,18 +157,16 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
                 "max_blocks", f"the request holds more than {limit} content blocks"
             )
         body = format(
-            checked(request.messages, budget),
             provider_name(request.provider),
-            multi_agent=request.multi_agent,
+            checked(request.messages, budget),
+            settings=format_settings_from_proto(request.options, multi_agent=request.multi_agent),
+            tools=_tools(request),
+            tool_choice=request.tool_choice or None,
             media_root=self._config.media_root,
             allow_download=self._config.allow_download,
-            **_format_kwargs(request),
         )
-        response = pb.FormatResponse(body_json=body_to_json(body))
-        for warning in body.warnings:
-            response.warnings.add(
-                path=warning.path, block_type=warning.block_type, message=warning.message
-            )
+        response = pb.FormatResponse(body_json=body_to_json(body).decode())
+        response.warnings.extend(body.warnings)
         if body.token_count is not None:
             response.token_count = body.token_count
         budget.check()
@@ -203,9 +178,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         result = parse(
             provider_name(request.provider),
             request.response_json,
-            split_think_tags=request.options.split_think_tags,
-            structured_output=request.options.structured_output,
-            audio_format=request.options.audio_format or None,
+            settings=parse_settings_from_proto(request.options),
         )
         budget.check()
         return pb.ParseResponse(result=result.to_proto())
@@ -231,6 +204,8 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         # that an idle client can be timed out.
         config = self._config
         parser: StreamParser | None = None
+        deltas_only = False
+        previous = pb.ParseResult()  # what the client has seen (deltas mode)
         index = 0
         sent = 0
         output_limit = config.max_stream_output_mb * MB
@@ -243,10 +218,17 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             request: pb.ParseStreamRequest = decoded(received, f"requests[{index}]")
             if parser is None:
                 parser = _stream_parser(request)
+                deltas_only = _deltas_only(request.stream_mode)
             elif request.provider and provider_name(request.provider) != parser.provider:
                 raise FormatError(f"requests[{index}].provider", "differs from the first message")
             async for result in self._feed(parser, request, index):
                 response = pb.ParseStreamResponse(result=result.to_proto())
+                if deltas_only:
+                    changes = _changes(response.result, previous)
+                    previous = response.result
+                    if changes is None:
+                        continue
+                    response = pb.ParseStreamResponse(result=changes)
                 sent += response.ByteSize()
                 if sent > output_limit:
                     raise LimitExceededError(
@@ -260,11 +242,11 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
                 "requests", "the stream was empty; the first message names the provider"
             )
         final = self._work(parser.finish)
-        yield pb.ParseStreamResponse(result=final.to_proto(), final=True)
+        yield pb.ParseStreamResponse(result=final.to_proto(), done=True)
 
     async def _feed(
         self, parser: StreamParser, request: pb.ParseStreamRequest, index: int
-    ) -> AsyncIterator[ParseResult]:
+    ) -> AsyncIterator[ParsedResponse]:
         """The results one stream message completes."""
         which = request.WhichOneof("input")
         if which == "chunk_json":
@@ -282,15 +264,31 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             raise ParseError(f"requests[{index}].input", "set chunk_json or raw_body")
 
 
+def _deltas_only(mode: int) -> bool:
+    if mode not in pb.StreamMode.values():
+        raise ParseError("requests[0].stream_mode", f"unknown stream mode {mode}")
+    return mode == pb.STREAM_MODE_DELTAS
+
+
+_SCALARS = ("response_id", "finish_reason", "raw_finish_reason")
+
+
+def _changes(current: pb.ParseResult, previous: pb.ParseResult) -> pb.ParseResult | None:
+    """What a deltas-mode response carries: `current`'s deltas and the fields
+    that differ from `previous` (the result the last response was cut from);
+    None when nothing changed."""
+    changes = pb.ParseResult(deltas=current.deltas)
+    if current.HasField("usage") and current.usage != previous.usage:
+        changes.usage.CopyFrom(current.usage)
+    for name in _SCALARS:
+        value = getattr(current, name)
+        if value != getattr(previous, name):
+            setattr(changes, name, value)
+    return changes if changes.ListFields() else None
+
+
 def _stream_parser(first: pb.ParseStreamRequest) -> StreamParser:
     """The parser the first stream message asks for."""
-    options = first.options
     return StreamParser(
-        provider_name(first.provider),
-        split_think_tags=options.split_think_tags,
-        stream_tool_parsing=(
-            options.stream_tool_parsing if options.HasField("stream_tool_parsing") else True
-        ),
-        structured_output=options.structured_output,
-        audio_format=options.audio_format or None,
+        provider_name(first.provider), settings=parse_settings_from_proto(first.options)
     )

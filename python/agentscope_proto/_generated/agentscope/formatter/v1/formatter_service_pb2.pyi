@@ -6,11 +6,12 @@ bodies and provider responses back into messages, so that agents in any
 language share one implementation of every provider's wire format.
 
 Provider payloads (request bodies, responses, stream chunks, tool schemas)
-travel as UTF-8 JSON in `bytes` fields. JSON text keeps integers, floats,
+travel as UTF-8 JSON text in `string` fields named `*_json`, like the free
+form JSON of `agentscope.message.v1.Msg`. JSON text keeps integers, floats,
 big integers and key order exactly, which `google.protobuf.Struct` does not
-(a `max_tokens: 1024` would come back as `1024.0`), and `bytes` lets the
-server report invalid UTF-8 as a field error instead of failing to decode
-the request.
+(a `max_tokens: 1024` would come back as `1024.0`), and in ProtoJSON
+(grpcurl, Connect, browsers) it reads as plain text, not base64. The one
+`bytes` payload is `ParseStreamRequest.raw_body`, whose comment says why.
 """
 
 from ...message.v1 import message_pb2 as _message_pb2
@@ -170,6 +171,44 @@ FINISH_REASON_OTHER: FinishReason.ValueType  # 5
 """Any other provider-specific reason; see `raw_finish_reason`."""
 Global___FinishReason: _TypeAlias = FinishReason  # noqa: Y015
 
+class _StreamMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _StreamModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StreamMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    STREAM_MODE_UNSPECIFIED: _StreamMode.ValueType  # 0
+    """The default: `STREAM_MODE_CUMULATIVE`."""
+    STREAM_MODE_CUMULATIVE: _StreamMode.ValueType  # 1
+    """Every response carries the whole result so far (`msg`) and the
+    `deltas` since the previous response. Simple to consume, but a long
+    stream's responses grow with the square of its length.
+    """
+    STREAM_MODE_DELTAS: _StreamMode.ValueType  # 2
+    """Every response but the last carries only what changed since the
+    previous one (`deltas`, and the other fields that changed; see
+    `ParseResult`), so the bytes sent grow linearly with the stream. The
+    last response (`done`) still carries the whole result.
+    """
+
+class StreamMode(_StreamMode, metaclass=_StreamModeEnumTypeWrapper):
+    """What each ParseStream response carries before the last one."""
+
+STREAM_MODE_UNSPECIFIED: StreamMode.ValueType  # 0
+"""The default: `STREAM_MODE_CUMULATIVE`."""
+STREAM_MODE_CUMULATIVE: StreamMode.ValueType  # 1
+"""Every response carries the whole result so far (`msg`) and the
+`deltas` since the previous response. Simple to consume, but a long
+stream's responses grow with the square of its length.
+"""
+STREAM_MODE_DELTAS: StreamMode.ValueType  # 2
+"""Every response but the last carries only what changed since the
+previous one (`deltas`, and the other fields that changed; see
+`ParseResult`), so the bytes sent grow linearly with the stream. The
+last response (`done`) still carries the whole result.
+"""
+Global___StreamMode: _TypeAlias = StreamMode  # noqa: Y015
+
 @_typing.final
 class FormatOptions(_message.Message):
     """Options of a Format call, with the names and defaults of AgentScope's
@@ -260,7 +299,7 @@ class FormatRequest(_message.Message):
     """Format a conversation among several agents (AgentScope's
     `<Provider>MultiAgentFormatter`) instead of a user-assistant chat.
     """
-    tools_json: _builtins.bytes
+    tools_json: _builtins.str
     """Tool schemas as a UTF-8 JSON array of OpenAI-style function tools
     (`{"type": "function", "function": {"name", "description",
     "parameters"}}`). Empty means no tools.
@@ -283,7 +322,7 @@ class FormatRequest(_message.Message):
         provider: Global___Provider.ValueType = ...,
         multi_agent: _builtins.bool = ...,
         messages: _abc.Iterable[_message_pb2.Msg] | None = ...,
-        tools_json: _builtins.bytes = ...,
+        tools_json: _builtins.str = ...,
         tool_choice: _builtins.str = ...,
         options: Global___FormatOptions | None = ...,
     ) -> None: ...
@@ -334,7 +373,7 @@ class FormatResponse(_message.Message):
     BODY_JSON_FIELD_NUMBER: _builtins.int
     WARNINGS_FIELD_NUMBER: _builtins.int
     TOKEN_COUNT_FIELD_NUMBER: _builtins.int
-    body_json: _builtins.bytes
+    body_json: _builtins.str
     """The request body to send to the provider, as a UTF-8 JSON object holding
     only the provider's own fields (e.g. `messages`, `tools`,
     `tool_choice`).
@@ -348,7 +387,7 @@ class FormatResponse(_message.Message):
     def __init__(
         self,
         *,
-        body_json: _builtins.bytes = ...,
+        body_json: _builtins.str = ...,
         warnings: _abc.Iterable[Global___FormatWarning] | None = ...,
         token_count: _builtins.int | None = ...,
     ) -> None: ...
@@ -419,7 +458,7 @@ class ParseRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     provider: Global___Provider.ValueType
     """The provider that produced the response."""
-    response_json: _builtins.bytes
+    response_json: _builtins.str
     """The provider's complete response body, UTF-8 JSON."""
     @_builtins.property
     def options(self) -> Global___ParseOptions:
@@ -429,7 +468,7 @@ class ParseRequest(_message.Message):
         self,
         *,
         provider: Global___Provider.ValueType = ...,
-        response_json: _builtins.bytes = ...,
+        response_json: _builtins.str = ...,
         options: Global___ParseOptions | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
@@ -442,7 +481,14 @@ Global___ParseRequest: _TypeAlias = ParseRequest  # noqa: Y015
 
 @_typing.final
 class ParseResult(_message.Message):
-    """The parsed form of a provider response, or a snapshot of a streamed one."""
+    """The parsed form of a provider response, or one response of a stream.
+
+    In a `STREAM_MODE_DELTAS` stream every response but the last leaves `msg`
+    unset and carries `deltas`; `usage`, `response_id`, `finish_reason` and
+    `raw_finish_reason` are set only when they changed since the previous
+    response. The last response (`done`) is the whole result, as in the
+    cumulative mode.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -459,7 +505,7 @@ class ParseResult(_message.Message):
     """Why generation stopped."""
     raw_finish_reason: _builtins.str
     """The provider's own finish reason string, e.g. `end_turn`."""
-    structured_output_json: _builtins.bytes
+    structured_output_json: _builtins.str
     """Structured output as a UTF-8 JSON object, where one applies."""
     @_builtins.property
     def msg(self) -> _message_pb2.Msg:
@@ -473,9 +519,9 @@ class ParseResult(_message.Message):
 
     @_builtins.property
     def deltas(self) -> _containers.RepeatedCompositeFieldContainer[Global___BlockDelta]:
-        """For stream snapshots: the blocks that changed since the previous
-        snapshot, each holding only what is new (appended text, the new part of
-        the raw tool input), at the same index as in `msg`.
+        """For stream responses: the blocks that changed since the previous
+        response, each holding only what is new (appended text, the new part of
+        the raw tool input), at the same index as in `msg`. Empty in Parse.
         """
 
     def __init__(
@@ -486,7 +532,7 @@ class ParseResult(_message.Message):
         response_id: _builtins.str = ...,
         finish_reason: Global___FinishReason.ValueType = ...,
         raw_finish_reason: _builtins.str = ...,
-        structured_output_json: _builtins.bytes | None = ...,
+        structured_output_json: _builtins.str | None = ...,
         deltas: _abc.Iterable[Global___BlockDelta] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_structured_output_json", b"_structured_output_json", "msg", b"msg", "structured_output_json", b"structured_output_json", "usage", b"usage"]  # noqa: Y015
@@ -563,18 +609,23 @@ class ParseStreamRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     CHUNK_JSON_FIELD_NUMBER: _builtins.int
     RAW_BODY_FIELD_NUMBER: _builtins.int
+    STREAM_MODE_FIELD_NUMBER: _builtins.int
     provider: Global___Provider.ValueType
     """The provider that produced the stream. Required in the first message;
     later messages leave it unset or repeat the same value.
     """
-    chunk_json: _builtins.bytes
+    chunk_json: _builtins.str
     """One stream event's JSON (an OpenAI chunk, the data of an Anthropic SSE
     event, a Gemini streamed response, a DashScope event, an Ollama line).
     """
     raw_body: _builtins.bytes
     """The next slice of the raw HTTP response body (SSE or NDJSON), split
-    anywhere.
+    anywhere. `bytes`, not `string`: a slice may end or start inside a
+    multi-byte UTF-8 sequence, so a slice alone need not be valid UTF-8
+    (the server decodes the reassembled events).
     """
+    stream_mode: Global___StreamMode.ValueType
+    """What the responses carry; read from the first message only."""
     @_builtins.property
     def options(self) -> Global___ParseOptions:
         """Parsing options; read from the first message only."""
@@ -584,12 +635,13 @@ class ParseStreamRequest(_message.Message):
         *,
         provider: Global___Provider.ValueType = ...,
         options: Global___ParseOptions | None = ...,
-        chunk_json: _builtins.bytes = ...,
+        chunk_json: _builtins.str = ...,
         raw_body: _builtins.bytes = ...,
+        stream_mode: Global___StreamMode.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["chunk_json", b"chunk_json", "input", b"input", "options", b"options", "raw_body", b"raw_body"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk_json", b"chunk_json", "input", b"input", "options", b"options", "provider", b"provider", "raw_body", b"raw_body"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk_json", b"chunk_json", "input", b"input", "options", b"options", "provider", b"provider", "raw_body", b"raw_body", "stream_mode", b"stream_mode"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_input: _TypeAlias = _typing.Literal["chunk_json", "raw_body"]  # noqa: Y015
     _WhichOneofArgType_input: _TypeAlias = _typing.Literal["input", b"input"]  # noqa: Y015
@@ -604,22 +656,27 @@ class ParseStreamResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     RESULT_FIELD_NUMBER: _builtins.int
-    FINAL_FIELD_NUMBER: _builtins.int
-    final: _builtins.bool
-    """True on the last message, sent after the client half-closed."""
+    DONE_FIELD_NUMBER: _builtins.int
+    done: _builtins.bool
+    """True on the last message, sent after the client half-closed; its
+    `result` is the whole final result in every mode.
+    """
     @_builtins.property
     def result(self) -> Global___ParseResult:
-        """The cumulative result so far."""
+        """The result so far (`STREAM_MODE_CUMULATIVE`), only what changed since
+        the previous response (`STREAM_MODE_DELTAS`), or the whole final result
+        (`done`).
+        """
 
     def __init__(
         self,
         *,
         result: Global___ParseResult | None = ...,
-        final: _builtins.bool = ...,
+        done: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["final", b"final", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

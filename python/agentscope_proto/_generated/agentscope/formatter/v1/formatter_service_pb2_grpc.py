@@ -78,9 +78,10 @@ class FormatterServiceServicer(object):
 
     def ParseStream(self, request_iterator, context):
         """Parses a streamed provider response. The client sends the stream's
-        events (or raw slices of its HTTP body); the server answers with a
-        cumulative snapshot whenever an event changed the result, and with the
-        final result after the client half-closes.
+        events (or raw slices of its HTTP body); the server answers whenever an
+        event changed the result (with the result so far, or only what changed:
+        see `StreamMode`), and with the whole final result, marked `done`, after
+        the client half-closes.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

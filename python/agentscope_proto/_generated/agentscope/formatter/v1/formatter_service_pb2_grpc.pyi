@@ -6,11 +6,12 @@ bodies and provider responses back into messages, so that agents in any
 language share one implementation of every provider's wire format.
 
 Provider payloads (request bodies, responses, stream chunks, tool schemas)
-travel as UTF-8 JSON in `bytes` fields. JSON text keeps integers, floats,
+travel as UTF-8 JSON text in `string` fields named `*_json`, like the free
+form JSON of `agentscope.message.v1.Msg`. JSON text keeps integers, floats,
 big integers and key order exactly, which `google.protobuf.Struct` does not
-(a `max_tokens: 1024` would come back as `1024.0`), and `bytes` lets the
-server report invalid UTF-8 as a field error instead of failing to decode
-the request.
+(a `max_tokens: 1024` would come back as `1024.0`), and in ProtoJSON
+(grpcurl, Connect, browsers) it reads as plain text, not base64. The one
+`bytes` payload is `ParseStreamRequest.raw_body`, whose comment says why.
 """
 
 from . import formatter_service_pb2 as _formatter_service_pb2
@@ -53,9 +54,10 @@ class FormatterServiceStub:
     """Parses one complete (non-streamed) provider response into a message."""
     ParseStream: _grpc.StreamStreamMultiCallable[_formatter_service_pb2.ParseStreamRequest, _formatter_service_pb2.ParseStreamResponse]
     """Parses a streamed provider response. The client sends the stream's
-    events (or raw slices of its HTTP body); the server answers with a
-    cumulative snapshot whenever an event changed the result, and with the
-    final result after the client half-closes.
+    events (or raw slices of its HTTP body); the server answers whenever an
+    event changed the result (with the result so far, or only what changed:
+    see `StreamMode`), and with the whole final result, marked `done`, after
+    the client half-closes.
     """
 
 @_typing.type_check_only
@@ -73,9 +75,10 @@ class FormatterServiceAsyncStub(FormatterServiceStub):
     """Parses one complete (non-streamed) provider response into a message."""
     ParseStream: _aio.StreamStreamMultiCallable[_formatter_service_pb2.ParseStreamRequest, _formatter_service_pb2.ParseStreamResponse]  # type: ignore[assignment]
     """Parses a streamed provider response. The client sends the stream's
-    events (or raw slices of its HTTP body); the server answers with a
-    cumulative snapshot whenever an event changed the result, and with the
-    final result after the client half-closes.
+    events (or raw slices of its HTTP body); the server answers whenever an
+    event changed the result (with the result so far, or only what changed:
+    see `StreamMode`), and with the whole final result, marked `done`, after
+    the client half-closes.
     """
 
 class FormatterServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -108,9 +111,10 @@ class FormatterServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_formatter_service_pb2.ParseStreamResponse], _abc.AsyncIterator[_formatter_service_pb2.ParseStreamResponse]]:
         """Parses a streamed provider response. The client sends the stream's
-        events (or raw slices of its HTTP body); the server answers with a
-        cumulative snapshot whenever an event changed the result, and with the
-        final result after the client half-closes.
+        events (or raw slices of its HTTP body); the server answers whenever an
+        event changed the result (with the result so far, or only what changed:
+        see `StreamMode`), and with the whole final result, marked `done`, after
+        the client half-closes.
         """
 
 def add_FormatterServiceServicer_to_server(servicer: FormatterServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -24,17 +24,18 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#agentscope/message/v1/message.proto\x12\x15\x61gentscope.message.v1\"\xe7\x02\n\x03Msg\x12\x0f\n\x02id\x18\x01 \x01(\tH\x01\x88\x01\x01\x12\x11\n\x04name\x18\x02 \x01(\tH\x02\x88\x01\x01\x12)\n\x04role\x18\x03 \x01(\x0e\x32\x1b.agentscope.message.v1.Role\x12\x0e\n\x04text\x18\x04 \x01(\tH\x00\x12\x36\n\x06\x62locks\x18\x05 \x01(\x0b\x32$.agentscope.message.v1.ContentBlocksH\x00\x12\x1a\n\rmetadata_json\x18\x06 \x01(\tH\x03\x88\x01\x01\x12\x11\n\ttimestamp\x18\x07 \x01(\t\x12\x1a\n\rinvocation_id\x18\x08 \x01(\tH\x04\x88\x01\x01\x12+\n\x05usage\x18\t \x01(\x0b\x32\x1c.agentscope.message.v1.Usage\x12\x12\n\nextra_json\x18\x0f \x01(\tB\t\n\x07\x63ontentB\x05\n\x03_idB\x07\n\x05_nameB\x10\n\x0e_metadata_jsonB\x10\n\x0e_invocation_id\"C\n\rContentBlocks\x12\x32\n\x05items\x18\x01 \x03(\x0b\x32#.agentscope.message.v1.ContentBlock\"\xcd\x03\n\x0c\x43ontentBlock\x12\x30\n\x04text\x18\x01 \x01(\x0b\x32 .agentscope.message.v1.TextBlockH\x00\x12\x38\n\x08thinking\x18\x02 \x01(\x0b\x32$.agentscope.message.v1.ThinkingBlockH\x00\x12\x37\n\x08tool_use\x18\x03 \x01(\x0b\x32#.agentscope.message.v1.ToolUseBlockH\x00\x12=\n\x0btool_result\x18\x04 \x01(\x0b\x32&.agentscope.message.v1.ToolResultBlockH\x00\x12\x32\n\x05image\x18\x05 \x01(\x0b\x32!.agentscope.message.v1.ImageBlockH\x00\x12\x32\n\x05\x61udio\x18\x06 \x01(\x0b\x32!.agentscope.message.v1.AudioBlockH\x00\x12\x32\n\x05video\x18\x07 \x01(\x0b\x32!.agentscope.message.v1.VideoBlockH\x00\x12\x34\n\x06opaque\x18\x0f \x01(\x0b\x32\".agentscope.message.v1.OpaqueBlockH\x00\x42\x07\n\x05\x62lock\"/\n\x0bOpaqueBlock\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x12\n\nblock_json\x18\x02 \x01(\t\"v\n\tTextBlock\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x1e\n\x11thought_signature\x18\x02 \x01(\x0cH\x00\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x14\n\x12_thought_signature\"\xa4\x01\n\rThinkingBlock\x12\x10\n\x08thinking\x18\x01 \x01(\t\x12\x16\n\tsignature\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x1e\n\x11thought_signature\x18\x03 \x01(\x0cH\x01\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x0c\n\n_signatureB\x14\n\x12_thought_signature\"\xbf\x01\n\x0cToolUseBlock\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\ninput_json\x18\x03 \x01(\t\x12\x16\n\traw_input\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x1e\n\x11thought_signature\x18\x05 \x01(\x0cH\x01\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x0c\n\n_raw_inputB\x14\n\x12_thought_signature\"\xdb\x01\n\x0fToolResultBlock\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x04text\x18\x03 \x01(\tH\x00\x12\x36\n\x06\x62locks\x18\x04 \x01(\x0b\x32$.agentscope.message.v1.ContentBlocksH\x00\x12\x35\n\x05state\x18\x05 \x01(\x0e\x32&.agentscope.message.v1.ToolResultState\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x08\n\x06output\"\x85\x01\n\x0bMediaSource\x12\r\n\x03url\x18\x01 \x01(\tH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12\x17\n\nmedia_type\x18\x03 \x01(\tH\x01\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x08\n\x06sourceB\r\n\x0b_media_type\"g\n\nImageBlock\x12\x32\n\x06source\x18\x01 \x01(\x0b\x32\".agentscope.message.v1.MediaSource\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\t\"g\n\nAudioBlock\x12\x32\n\x06source\x18\x01 \x01(\x0b\x32\".agentscope.message.v1.MediaSource\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\t\"g\n\nVideoBlock\x12\x32\n\x06source\x18\x01 \x01(\x0b\x32\".agentscope.message.v1.MediaSource\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\t\"\xcd\x02\n\x05Usage\x12\x19\n\x0cinput_tokens\x18\x01 \x01(\x03H\x00\x88\x01\x01\x12\x1a\n\routput_tokens\x18\x02 \x01(\x03H\x01\x88\x01\x01\x12$\n\x17\x63\x61\x63he_read_input_tokens\x18\x03 \x01(\x03H\x02\x88\x01\x01\x12(\n\x1b\x63\x61\x63he_creation_input_tokens\x18\x04 \x01(\x03H\x03\x88\x01\x01\x12\x1d\n\x10reasoning_tokens\x18\x05 \x01(\x03H\x04\x88\x01\x01\x12\x19\n\x0ctime_seconds\x18\x06 \x01(\x01H\x05\x88\x01\x01\x42\x0f\n\r_input_tokensB\x10\n\x0e_output_tokensB\x1a\n\x18_cache_read_input_tokensB\x1e\n\x1c_cache_creation_input_tokensB\x13\n\x11_reasoning_tokensB\x0f\n\r_time_seconds*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\x0f\n\x0bROLE_SYSTEM\x10\x03\x12\r\n\tROLE_TOOL\x10\x04*\xd0\x01\n\x0fToolResultState\x12!\n\x1dTOOL_RESULT_STATE_UNSPECIFIED\x10\x00\x12\x1d\n\x19TOOL_RESULT_STATE_SUCCESS\x10\x01\x12\x1b\n\x17TOOL_RESULT_STATE_ERROR\x10\x02\x12!\n\x1dTOOL_RESULT_STATE_INTERRUPTED\x10\x03\x12\x1c\n\x18TOOL_RESULT_STATE_DENIED\x10\x04\x12\x1d\n\x19TOOL_RESULT_STATE_RUNNING\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#agentscope/message/v1/message.proto\x12\x15\x61gentscope.message.v1\"\xe7\x02\n\x03Msg\x12\x0f\n\x02id\x18\x01 \x01(\tH\x01\x88\x01\x01\x12\x11\n\x04name\x18\x02 \x01(\tH\x02\x88\x01\x01\x12)\n\x04role\x18\x03 \x01(\x0e\x32\x1b.agentscope.message.v1.Role\x12\x0e\n\x04text\x18\x04 \x01(\tH\x00\x12\x36\n\x06\x62locks\x18\x05 \x01(\x0b\x32$.agentscope.message.v1.ContentBlocksH\x00\x12\x1a\n\rmetadata_json\x18\x06 \x01(\tH\x03\x88\x01\x01\x12\x11\n\ttimestamp\x18\x07 \x01(\t\x12\x1a\n\rinvocation_id\x18\x08 \x01(\tH\x04\x88\x01\x01\x12+\n\x05usage\x18\t \x01(\x0b\x32\x1c.agentscope.message.v1.Usage\x12\x12\n\nextra_json\x18\x0f \x01(\tB\t\n\x07\x63ontentB\x05\n\x03_idB\x07\n\x05_nameB\x10\n\x0e_metadata_jsonB\x10\n\x0e_invocation_id\"C\n\rContentBlocks\x12\x32\n\x05items\x18\x01 \x03(\x0b\x32#.agentscope.message.v1.ContentBlock\"\xcd\x03\n\x0c\x43ontentBlock\x12\x30\n\x04text\x18\x01 \x01(\x0b\x32 .agentscope.message.v1.TextBlockH\x00\x12\x38\n\x08thinking\x18\x02 \x01(\x0b\x32$.agentscope.message.v1.ThinkingBlockH\x00\x12\x37\n\x08tool_use\x18\x03 \x01(\x0b\x32#.agentscope.message.v1.ToolUseBlockH\x00\x12=\n\x0btool_result\x18\x04 \x01(\x0b\x32&.agentscope.message.v1.ToolResultBlockH\x00\x12\x32\n\x05image\x18\x05 \x01(\x0b\x32!.agentscope.message.v1.ImageBlockH\x00\x12\x32\n\x05\x61udio\x18\x06 \x01(\x0b\x32!.agentscope.message.v1.AudioBlockH\x00\x12\x32\n\x05video\x18\x07 \x01(\x0b\x32!.agentscope.message.v1.VideoBlockH\x00\x12\x34\n\x06opaque\x18\x0f \x01(\x0b\x32\".agentscope.message.v1.OpaqueBlockH\x00\x42\x07\n\x05\x62lock\"5\n\x0bOpaqueBlock\x12\x12\n\nblock_type\x18\x01 \x01(\t\x12\x12\n\nblock_json\x18\x02 \x01(\t\"v\n\tTextBlock\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x1e\n\x11thought_signature\x18\x02 \x01(\x0cH\x00\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x14\n\x12_thought_signature\"\xa4\x01\n\rThinkingBlock\x12\x10\n\x08thinking\x18\x01 \x01(\t\x12\x16\n\tsignature\x18\x02 \x01(\tH\x00\x88\x01\x01\x12\x1e\n\x11thought_signature\x18\x03 \x01(\x0cH\x01\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x0c\n\n_signatureB\x14\n\x12_thought_signature\"\xbf\x01\n\x0cToolUseBlock\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\ninput_json\x18\x03 \x01(\t\x12\x16\n\traw_input\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x1e\n\x11thought_signature\x18\x05 \x01(\x0cH\x01\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x0c\n\n_raw_inputB\x14\n\x12_thought_signature\"\xdb\x01\n\x0fToolResultBlock\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x04text\x18\x03 \x01(\tH\x00\x12\x36\n\x06\x62locks\x18\x04 \x01(\x0b\x32$.agentscope.message.v1.ContentBlocksH\x00\x12\x35\n\x05state\x18\x05 \x01(\x0e\x32&.agentscope.message.v1.ToolResultState\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x08\n\x06output\"\x85\x01\n\x0bMediaSource\x12\r\n\x03url\x18\x01 \x01(\tH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12\x17\n\nmedia_type\x18\x03 \x01(\tH\x01\x88\x01\x01\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\tB\x08\n\x06sourceB\r\n\x0b_media_type\"g\n\nImageBlock\x12\x32\n\x06source\x18\x01 \x01(\x0b\x32\".agentscope.message.v1.MediaSource\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\t\"g\n\nAudioBlock\x12\x32\n\x06source\x18\x01 \x01(\x0b\x32\".agentscope.message.v1.MediaSource\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\t\"g\n\nVideoBlock\x12\x32\n\x06source\x18\x01 \x01(\x0b\x32\".agentscope.message.v1.MediaSource\x12\x12\n\nextra_json\x18\x0e \x01(\t\x12\x11\n\tkey_order\x18\x0f \x03(\t\"\xcd\x02\n\x05Usage\x12\x19\n\x0cinput_tokens\x18\x01 \x01(\x03H\x00\x88\x01\x01\x12\x1a\n\routput_tokens\x18\x02 \x01(\x03H\x01\x88\x01\x01\x12$\n\x17\x63\x61\x63he_read_input_tokens\x18\x03 \x01(\x03H\x02\x88\x01\x01\x12(\n\x1b\x63\x61\x63he_creation_input_tokens\x18\x04 \x01(\x03H\x03\x88\x01\x01\x12\x1d\n\x10reasoning_tokens\x18\x05 \x01(\x03H\x04\x88\x01\x01\x12\x19\n\x0ctime_seconds\x18\x06 \x01(\x01H\x05\x88\x01\x01\x42\x0f\n\r_input_tokensB\x10\n\x0e_output_tokensB\x1a\n\x18_cache_read_input_tokensB\x1e\n\x1c_cache_creation_input_tokensB\x13\n\x11_reasoning_tokensB\x0f\n\r_time_seconds*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\x0f\n\x0bROLE_SYSTEM\x10\x03\x12\r\n\tROLE_TOOL\x10\x04*\xd0\x01\n\x0fToolResultState\x12!\n\x1dTOOL_RESULT_STATE_UNSPECIFIED\x10\x00\x12\x1d\n\x19TOOL_RESULT_STATE_SUCCESS\x10\x01\x12\x1b\n\x17TOOL_RESULT_STATE_ERROR\x10\x02\x12!\n\x1dTOOL_RESULT_STATE_INTERRUPTED\x10\x03\x12\x1c\n\x18TOOL_RESULT_STATE_DENIED\x10\x04\x12\x1d\n\x19TOOL_RESULT_STATE_RUNNING\x10\x05\x42\xfc\x01\n\x1eio.agentscope.proto.message.v1B\x0cMessageProtoP\x01ZPgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/message/v1;messagev1\xa2\x02\x03\x41MX\xaa\x02\x1b\x41gentScope.Proto.Message.V1\xba\x02\x14\x41gentScopeMessageV1_\xca\x02\x1b\x41gentScope\\Proto\\Message\\V1\xea\x02\x1e\x41gentScope::Proto::Message::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentscope.message.v1.message_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
-  _globals['_ROLE']._serialized_start=2496
-  _globals['_ROLE']._serialized_end=2591
-  _globals['_TOOLRESULTSTATE']._serialized_start=2594
-  _globals['_TOOLRESULTSTATE']._serialized_end=2802
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\036io.agentscope.proto.message.v1B\014MessageProtoP\001ZPgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/message/v1;messagev1\242\002\003AMX\252\002\033AgentScope.Proto.Message.V1\272\002\024AgentScopeMessageV1_\312\002\033AgentScope\\Proto\\Message\\V1\352\002\036AgentScope::Proto::Message::V1'
+  _globals['_ROLE']._serialized_start=2502
+  _globals['_ROLE']._serialized_end=2597
+  _globals['_TOOLRESULTSTATE']._serialized_start=2600
+  _globals['_TOOLRESULTSTATE']._serialized_end=2808
   _globals['_MSG']._serialized_start=63
   _globals['_MSG']._serialized_end=422
   _globals['_CONTENTBLOCKS']._serialized_start=424
@@ -42,23 +43,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CONTENTBLOCK']._serialized_start=494
   _globals['_CONTENTBLOCK']._serialized_end=955
   _globals['_OPAQUEBLOCK']._serialized_start=957
-  _globals['_OPAQUEBLOCK']._serialized_end=1004
-  _globals['_TEXTBLOCK']._serialized_start=1006
-  _globals['_TEXTBLOCK']._serialized_end=1124
-  _globals['_THINKINGBLOCK']._serialized_start=1127
-  _globals['_THINKINGBLOCK']._serialized_end=1291
-  _globals['_TOOLUSEBLOCK']._serialized_start=1294
-  _globals['_TOOLUSEBLOCK']._serialized_end=1485
-  _globals['_TOOLRESULTBLOCK']._serialized_start=1488
-  _globals['_TOOLRESULTBLOCK']._serialized_end=1707
-  _globals['_MEDIASOURCE']._serialized_start=1710
-  _globals['_MEDIASOURCE']._serialized_end=1843
-  _globals['_IMAGEBLOCK']._serialized_start=1845
-  _globals['_IMAGEBLOCK']._serialized_end=1948
-  _globals['_AUDIOBLOCK']._serialized_start=1950
-  _globals['_AUDIOBLOCK']._serialized_end=2053
-  _globals['_VIDEOBLOCK']._serialized_start=2055
-  _globals['_VIDEOBLOCK']._serialized_end=2158
-  _globals['_USAGE']._serialized_start=2161
-  _globals['_USAGE']._serialized_end=2494
+  _globals['_OPAQUEBLOCK']._serialized_end=1010
+  _globals['_TEXTBLOCK']._serialized_start=1012
+  _globals['_TEXTBLOCK']._serialized_end=1130
+  _globals['_THINKINGBLOCK']._serialized_start=1133
+  _globals['_THINKINGBLOCK']._serialized_end=1297
+  _globals['_TOOLUSEBLOCK']._serialized_start=1300
+  _globals['_TOOLUSEBLOCK']._serialized_end=1491
+  _globals['_TOOLRESULTBLOCK']._serialized_start=1494
+  _globals['_TOOLRESULTBLOCK']._serialized_end=1713
+  _globals['_MEDIASOURCE']._serialized_start=1716
+  _globals['_MEDIASOURCE']._serialized_end=1849
+  _globals['_IMAGEBLOCK']._serialized_start=1851
+  _globals['_IMAGEBLOCK']._serialized_end=1954
+  _globals['_AUDIOBLOCK']._serialized_start=1956
+  _globals['_AUDIOBLOCK']._serialized_end=2059
+  _globals['_VIDEOBLOCK']._serialized_start=2061
+  _globals['_VIDEOBLOCK']._serialized_end=2164
+  _globals['_USAGE']._serialized_start=2167
+  _globals['_USAGE']._serialized_end=2500
 # @@protoc_insertion_point(module_scope)

@@ -316,10 +316,12 @@ class OpaqueBlock(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    TYPE_FIELD_NUMBER: _builtins.int
+    BLOCK_TYPE_FIELD_NUMBER: _builtins.int
     BLOCK_JSON_FIELD_NUMBER: _builtins.int
-    type: _builtins.str
-    """The block's `type` value."""
+    block_type: _builtins.str
+    """The block's `type` value (named `block_type` because `type` is a
+    keyword in Go and TypeScript).
+    """
     block_json: _builtins.str
     """The whole block as a UTF-8 JSON object, `type` included, keys in their
     original order.
@@ -327,12 +329,12 @@ class OpaqueBlock(_message.Message):
     def __init__(
         self,
         *,
-        type: _builtins.str = ...,
+        block_type: _builtins.str = ...,
         block_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["block_json", b"block_json", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["block_json", b"block_json", "block_type", b"block_type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

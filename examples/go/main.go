@@ -1,0 +1,204 @@
+// A Go client of the FormatterService.
+//
+// Builds a short tool-using conversation, formats it for three providers,
+// parses a provider response and a provider stream, and shows how a bad
+// request is reported. Prints the results as one JSON document.
+//
+// Usage: client [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"os"
+	"strings"
+	"time"
+
+	formatterv1 "github.com/agentscope-ai/agentscope-proto/gen/go/agentscope/formatter/v1"
+	messagev1 "github.com/agentscope-ai/agentscope-proto/gen/go/agentscope/message/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+const tools = `[{"type": "function", "function": {"name": "get_weather",
+  "description": "The current weather in a city.",
+  "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]`
+
+// What the provider's HTTP API would answer: an OpenAI chat completion...
+const openaiResponse = `{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0,
+  "message": {"role": "assistant", "content": "Let me check.", "tool_calls": [{"id": "call_2",
+  "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Lyon\"}"}}]},
+  "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 42, "completion_tokens": 17}}`
+
+// ...and the events of a streamed one.
+var openaiChunks = []string{
+	`{"id": "chatcmpl-2", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "It is "}}]}`,
+	`{"id": "chatcmpl-2", "choices": [{"index": 0, "delta": {"content": "sunny, 21 °C."}}]}`,
+	`{"id": "chatcmpl-2", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 50, "completion_tokens": 6}}`,
+}
+
+func ptr(s string) *string { return &s }
+
+func blocks(items ...*messagev1.ContentBlock) *messagev1.Msg_Blocks {
+	return &messagev1.Msg_Blocks{Blocks: &messagev1.ContentBlocks{Items: items}}
+}
+
+// conversation is a user question, the assistant's tool call and the tool's result.
+func conversation() []*messagev1.Msg {
+	input, _ := json.Marshal(map[string]string{"city": "Paris"})
+	return []*messagev1.Msg{
+		{Name: ptr("user"), Role: messagev1.Role_ROLE_USER,
+			Content: &messagev1.Msg_Text{Text: "What is the weather in Paris?"}},
+		{Name: ptr("Friday"), Role: messagev1.Role_ROLE_ASSISTANT, Content: blocks(
+			&messagev1.ContentBlock{Block: &messagev1.ContentBlock_Text{
+				Text: &messagev1.TextBlock{Text: "Let me check."}}},
+			&messagev1.ContentBlock{Block: &messagev1.ContentBlock_ToolUse{
+				ToolUse: &messagev1.ToolUseBlock{Id: "call_1", Name: "get_weather", InputJson: string(input)}}},
+		)},
+		{Name: ptr("system"), Role: messagev1.Role_ROLE_SYSTEM, Content: blocks(
+			&messagev1.ContentBlock{Block: &messagev1.ContentBlock_ToolResult{
+				ToolResult: &messagev1.ToolResultBlock{Id: "call_1", Name: "get_weather",
+					Output: &messagev1.ToolResultBlock_Text{Text: "Sunny, 21 °C"}}}},
+		)},
+	}
+}
+
+// decode parses provider JSON, keeping numbers exact.
+func decode(data []byte) any {
+	var value any
+	decoder := json.NewDecoder(strings.NewReader(string(data)))
+	decoder.UseNumber()
+	if err := decoder.Decode(&value); err != nil {
+		log.Fatalf("invalid JSON from the server: %v", err)
+	}
+	return value
+}
+
+// summary holds the parts of a parse result the examples compare.
+func summary(result *formatterv1.ParseResult) map[string]any {
+	text := ""
+	toolCalls := []any{}
+	for _, block := range result.GetMsg().GetBlocks().GetItems() {
+		if t := block.GetText(); t != nil {
+			text += t.Text
+		}
+		if call := block.GetToolUse(); call != nil {
+			toolCalls = append(toolCalls, map[string]any{
+				"id": call.Id, "name": call.Name, "input": decode([]byte(call.InputJson))})
+		}
+	}
+	usage := map[string]int64{}
+	if u := result.GetUsage(); u != nil {
+		if u.InputTokens != nil {
+			usage["input_tokens"] = *u.InputTokens
+		}
+		if u.OutputTokens != nil {
+			usage["output_tokens"] = *u.OutputTokens
+		}
+	}
+	return map[string]any{"text": text, "tool_calls": toolCalls,
+		"finish_reason": result.GetFinishReason().String(), "usage": usage}
+}
+
+func main() {
+	target := os.Getenv("AGENTSCOPE_TARGET")
+	if len(os.Args) > 1 {
+		target = os.Args[1]
+	} else if target == "" {
+		target = "127.0.0.1:50051"
+	}
+	conn, err := grpc.Dial(target, grpc.WithInsecure()) // plaintext, as Debian's grpc-go 1.33 spells it
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	client := formatterv1.NewFormatterServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := map[string]any{}
+
+	// Format: the reply's body_json is the provider's request body as JSON.
+	bodies := map[string]any{}
+	providers := map[string]formatterv1.Provider{"openai": formatterv1.Provider_PROVIDER_OPENAI,
+		"anthropic": formatterv1.Provider_PROVIDER_ANTHROPIC, "gemini": formatterv1.Provider_PROVIDER_GEMINI}
+	for name, provider := range providers {
+		reply, err := client.Format(ctx, &formatterv1.FormatRequest{Provider: provider,
+			Messages: conversation(), ToolsJson: []byte(tools), ToolChoice: "auto"})
+		if err != nil {
+			log.Fatal(err)
+		}
+		bodies[name] = decode(reply.BodyJson)
+	}
+	out["format"] = bodies
+
+	parsed, err := client.Parse(ctx, &formatterv1.ParseRequest{
+		Provider: formatterv1.Provider_PROVIDER_OPENAI, ResponseJson: []byte(openaiResponse)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	out["parse"] = summary(parsed.Result)
+
+	// ParseStream: every reply lists what changed (deltas); the last one carries the result.
+	stream, err := client.ParseStream(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, chunk := range openaiChunks {
+		request := &formatterv1.ParseStreamRequest{
+			Input: &formatterv1.ParseStreamRequest_ChunkJson{ChunkJson: []byte(chunk)}}
+		if i == 0 {
+			request.Provider = formatterv1.Provider_PROVIDER_OPENAI // the first request names it
+		}
+		if err := stream.Send(request); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		log.Fatal(err)
+	}
+	responses, deltasText := 0, ""
+	var last *formatterv1.ParseResult
+	for {
+		reply, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		responses++
+		for _, delta := range reply.Result.GetDeltas() {
+			deltasText += delta.GetBlock().GetText().GetText()
+		}
+		last = reply.Result
+	}
+	streamed := summary(last)
+	streamed["responses"], streamed["deltas_text"] = responses, deltasText
+	out["stream"] = streamed
+
+	// A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
+	_, err = client.Format(ctx, &formatterv1.FormatRequest{Provider: formatterv1.Provider_PROVIDER_OPENAI,
+		Messages: conversation(), ToolsJson: []byte(tools), ToolChoice: "get_time"})
+	if st := status.Convert(err); st.Code() == codes.InvalidArgument {
+		for _, detail := range st.Details() {
+			if badRequest, ok := detail.(*errdetails.BadRequest); ok {
+				violation := badRequest.FieldViolations[0]
+				out["error"] = map[string]string{"field": violation.Field, "description": violation.Description}
+			}
+		}
+	} else {
+		log.Fatalf("expected INVALID_ARGUMENT, got %v", err)
+	}
+
+	encoder := json.NewEncoder(os.Stdout)
+	encoder.SetEscapeHTML(false)
+	encoder.SetIndent("", "  ")
+	if err := encoder.Encode(out); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,201 @@
+// A Java client of the FormatterService.
+//
+// Builds a short tool-using conversation, formats it for three providers,
+// parses a provider response and a provider stream, and shows how a bad
+// request is reported. Prints the results as one JSON document.
+//
+// Usage: java -cp ... Client [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+
+import agentscope.formatter.v1.FormatterServiceGrpc;
+import agentscope.formatter.v1.FormatterServiceOuterClass.BlockDelta;
+import agentscope.formatter.v1.FormatterServiceOuterClass.FormatRequest;
+import agentscope.formatter.v1.FormatterServiceOuterClass.ParseRequest;
+import agentscope.formatter.v1.FormatterServiceOuterClass.ParseResult;
+import agentscope.formatter.v1.FormatterServiceOuterClass.ParseStreamRequest;
+import agentscope.formatter.v1.FormatterServiceOuterClass.ParseStreamResponse;
+import agentscope.formatter.v1.FormatterServiceOuterClass.Provider;
+import agentscope.message.v1.Message.ContentBlock;
+import agentscope.message.v1.Message.ContentBlocks;
+import agentscope.message.v1.Message.Msg;
+import agentscope.message.v1.Message.Role;
+import agentscope.message.v1.Message.TextBlock;
+import agentscope.message.v1.Message.ToolResultBlock;
+import agentscope.message.v1.Message.ToolUseBlock;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.rpc.BadRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+public final class Client {
+  static final String TOOLS =
+      "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\","
+          + " \"description\": \"The current weather in a city.\","
+          + " \"parameters\": {\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}}}}]";
+
+  // What the provider's HTTP API would answer: an OpenAI chat completion...
+  static final String OPENAI_RESPONSE =
+      "{\"id\": \"chatcmpl-1\", \"object\": \"chat.completion\", \"choices\": [{\"index\": 0,"
+          + " \"message\": {\"role\": \"assistant\", \"content\": \"Let me check.\", \"tool_calls\":"
+          + " [{\"id\": \"call_2\", \"type\": \"function\", \"function\": {\"name\": \"get_weather\","
+          + " \"arguments\": \"{\\\"city\\\":\\\"Lyon\\\"}\"}}]}, \"finish_reason\": \"tool_calls\"}],"
+          + " \"usage\": {\"prompt_tokens\": 42, \"completion_tokens\": 17}}";
+
+  // ...and the events of a streamed one.
+  static final List<String> OPENAI_CHUNKS = List.of(
+      "{\"id\": \"chatcmpl-2\", \"choices\": [{\"index\": 0, \"delta\": {\"role\": \"assistant\","
+          + " \"content\": \"It is \"}}]}",
+      "{\"id\": \"chatcmpl-2\", \"choices\": [{\"index\": 0, \"delta\": {\"content\": \"sunny, 21 °C.\"}}]}",
+      "{\"id\": \"chatcmpl-2\", \"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"stop\"}],"
+          + " \"usage\": {\"prompt_tokens\": 50, \"completion_tokens\": 6}}");
+
+  /** A user question, the assistant's tool call and the tool's result. */
+  static List<Msg> conversation() {
+    JsonObject input = new JsonObject();
+    input.addProperty("city", "Paris");
+    return List.of(
+        Msg.newBuilder().setName("user").setRole(Role.ROLE_USER)
+            .setText("What is the weather in Paris?").build(),
+        Msg.newBuilder().setName("Friday").setRole(Role.ROLE_ASSISTANT)
+            .setBlocks(ContentBlocks.newBuilder()
+                .addItems(ContentBlock.newBuilder()
+                    .setText(TextBlock.newBuilder().setText("Let me check.")))
+                .addItems(ContentBlock.newBuilder()
+                    .setToolUse(ToolUseBlock.newBuilder().setId("call_1").setName("get_weather")
+                        .setInputJson(input.toString()))))
+            .build(),
+        Msg.newBuilder().setName("system").setRole(Role.ROLE_SYSTEM)
+            .setBlocks(ContentBlocks.newBuilder()
+                .addItems(ContentBlock.newBuilder()
+                    .setToolResult(ToolResultBlock.newBuilder().setId("call_1").setName("get_weather")
+                        .setText("Sunny, 21 °C"))))
+            .build());
+  }
+
+  static FormatRequest formatRequest(Provider provider, String toolChoice) {
+    return FormatRequest.newBuilder().setProvider(provider).addAllMessages(conversation())
+        .setToolsJson(ByteString.copyFromUtf8(TOOLS)).setToolChoice(toolChoice).build();
+  }
+
+  /** The parts of a parse result the examples compare. */
+  static JsonObject summary(ParseResult result) {
+    StringBuilder text = new StringBuilder();
+    JsonArray toolCalls = new JsonArray();
+    for (ContentBlock block : result.getMsg().getBlocks().getItemsList()) {
+      if (block.hasText()) {
+        text.append(block.getText().getText());
+      } else if (block.hasToolUse()) {
+        JsonObject call = new JsonObject();
+        call.addProperty("id", block.getToolUse().getId());
+        call.addProperty("name", block.getToolUse().getName());
+        call.add("input", JsonParser.parseString(block.getToolUse().getInputJson()));
+        toolCalls.add(call);
+      }
+    }
+    JsonObject usage = new JsonObject();
+    if (result.getUsage().hasInputTokens()) {
+      usage.addProperty("input_tokens", result.getUsage().getInputTokens());
+    }
+    if (result.getUsage().hasOutputTokens()) {
+      usage.addProperty("output_tokens", result.getUsage().getOutputTokens());
+    }
+    JsonObject out = new JsonObject();
+    out.addProperty("text", text.toString());
+    out.add("tool_calls", toolCalls);
+    out.addProperty("finish_reason", result.getFinishReason().name());
+    out.add("usage", usage);
+    return out;
+  }
+
+  /** ParseStream: the replies, collected from the async stub (the blocking one is unary only). */
+  static List<ParseStreamResponse> parseStream(FormatterServiceGrpc.FormatterServiceStub stub)
+      throws InterruptedException {
+    LinkedBlockingQueue<Object> done = new LinkedBlockingQueue<>();
+    List<ParseStreamResponse> replies = new java.util.ArrayList<>();
+    StreamObserver<ParseStreamRequest> requests = stub.parseStream(new StreamObserver<>() {
+      public void onNext(ParseStreamResponse reply) { replies.add(reply); }
+      public void onError(Throwable error) { done.add(error); }
+      public void onCompleted() { done.add(replies); }
+    });
+    for (int i = 0; i < OPENAI_CHUNKS.size(); i++) {
+      ParseStreamRequest.Builder request = ParseStreamRequest.newBuilder()
+          .setChunkJson(ByteString.copyFromUtf8(OPENAI_CHUNKS.get(i)));
+      if (i == 0) {
+        request.setProvider(Provider.PROVIDER_OPENAI); // the first request names it
+      }
+      requests.onNext(request.build());
+    }
+    requests.onCompleted();
+    Object outcome = done.take();
+    if (outcome instanceof Throwable error) {
+      throw new RuntimeException(error);
+    }
+    return replies;
+  }
+
+  public static void main(String[] args) throws Exception {
+    String target = args.length > 0 ? args[0]
+        : System.getenv().getOrDefault("AGENTSCOPE_TARGET", "127.0.0.1:50051");
+    ManagedChannel channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+    var client = FormatterServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+    JsonObject out = new JsonObject();
+
+    // Format: the reply's body_json is the provider's request body as JSON.
+    JsonObject bodies = new JsonObject();
+    for (var entry : Map.of("openai", Provider.PROVIDER_OPENAI, "anthropic",
+        Provider.PROVIDER_ANTHROPIC, "gemini", Provider.PROVIDER_GEMINI).entrySet()) {
+      var reply = client.format(formatRequest(entry.getValue(), "auto"));
+      bodies.add(entry.getKey(), JsonParser.parseString(reply.getBodyJson().toStringUtf8()));
+    }
+    out.add("format", bodies);
+
+    var parsed = client.parse(ParseRequest.newBuilder().setProvider(Provider.PROVIDER_OPENAI)
+        .setResponseJson(ByteString.copyFromUtf8(OPENAI_RESPONSE)).build());
+    out.add("parse", summary(parsed.getResult()));
+
+    // ParseStream: every reply lists what changed (deltas); the last one carries the result.
+    var replies = parseStream(FormatterServiceGrpc.newStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS));
+    StringBuilder deltasText = new StringBuilder();
+    for (ParseStreamResponse reply : replies) {
+      for (BlockDelta delta : reply.getResult().getDeltasList()) {
+        deltasText.append(delta.getBlock().getText().getText());
+      }
+    }
+    JsonObject streamed = summary(replies.get(replies.size() - 1).getResult());
+    streamed.addProperty("responses", replies.size());
+    streamed.addProperty("deltas_text", deltasText.toString());
+    out.add("stream", streamed);
+
+    // A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
+    try {
+      client.format(formatRequest(Provider.PROVIDER_OPENAI, "get_time"));
+    } catch (StatusRuntimeException error) {
+      if (error.getStatus().getCode() != Status.Code.INVALID_ARGUMENT) {
+        throw error;
+      }
+      for (Any detail : StatusProto.fromThrowable(error).getDetailsList()) {
+        if (detail.is(BadRequest.class)) {
+          var violation = detail.unpack(BadRequest.class).getFieldViolations(0);
+          JsonObject field = new JsonObject();
+          field.addProperty("field", violation.getField());
+          field.addProperty("description", violation.getDescription());
+          out.add("error", field);
+        }
+      }
+    }
+    channel.shutdown().awaitTermination(5, TimeUnit.SECONDS);
+    System.out.println(new GsonBuilder().setPrettyPrinting().serializeNulls().disableHtmlEscaping().create().toJson(out));
+  }
+}

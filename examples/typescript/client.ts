@@ -1,0 +1,184 @@
+// A TypeScript client of the FormatterService, with Connect-ES over gRPC.
+//
+// Builds a short tool-using conversation, formats it for three providers,
+// parses a provider response and a provider stream, and shows how a bad
+// request is reported. Prints the results as one JSON document.
+//
+// Usage: node build/client.js [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import {
+  FinishReason,
+  FormatterService,
+  Provider,
+  ParseStreamRequestSchema,
+  type ParseResult,
+  type ParseStreamRequest,
+} from "./gen/agentscope/formatter/v1/formatter_service_pb.js";
+import { MsgSchema, Role, type Msg } from "./gen/agentscope/message/v1/message_pb.js";
+import { BadRequestSchema } from "./gen/google/rpc/error_details_pb.js";
+
+const TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "The current weather in a city.",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
+    },
+  },
+];
+
+// What the provider's HTTP API would answer: an OpenAI chat completion...
+const OPENAI_RESPONSE = `{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0,
+  "message": {"role": "assistant", "content": "Let me check.", "tool_calls": [{"id": "call_2",
+  "type": "function", "function": {"name": "get_weather", "arguments": "{\\"city\\":\\"Lyon\\"}"}}]},
+  "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 42, "completion_tokens": 17}}`;
+
+// ...and the events of a streamed one.
+const OPENAI_CHUNKS = [
+  `{"id": "chatcmpl-2", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "It is "}}]}`,
+  `{"id": "chatcmpl-2", "choices": [{"index": 0, "delta": {"content": "sunny, 21 °C."}}]}`,
+  `{"id": "chatcmpl-2", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 50, "completion_tokens": 6}}`,
+];
+
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+/** A user question, the assistant's tool call and the tool's result. */
+function conversation(): Msg[] {
+  return [
+    create(MsgSchema, {
+      name: "user",
+      role: Role.USER,
+      content: { case: "text", value: "What is the weather in Paris?" },
+    }),
+    create(MsgSchema, {
+      name: "Friday",
+      role: Role.ASSISTANT,
+      content: {
+        case: "blocks",
+        value: {
+          items: [
+            { block: { case: "text", value: { text: "Let me check." } } },
+            {
+              block: {
+                case: "toolUse",
+                value: { id: "call_1", name: "get_weather", inputJson: JSON.stringify({ city: "Paris" }) },
+              },
+            },
+          ],
+        },
+      },
+    }),
+    create(MsgSchema, {
+      name: "system",
+      role: Role.SYSTEM,
+      content: {
+        case: "blocks",
+        value: {
+          items: [
+            {
+              block: {
+                case: "toolResult",
+                value: { id: "call_1", name: "get_weather", output: { case: "text", value: "Sunny, 21 °C" } },
+              },
+            },
+          ],
+        },
+      },
+    }),
+  ];
+}
+
+/** The parts of a parse result the examples compare. */
+function summary(result: ParseResult | undefined) {
+  const blocks = result?.msg?.content.case === "blocks" ? result.msg.content.value.items : [];
+  let text = "";
+  const toolCalls = [];
+  for (const { block } of blocks) {
+    if (block.case === "text") text += block.value.text;
+    if (block.case === "toolUse") {
+      const { id, name, inputJson } = block.value;
+      toolCalls.push({ id, name, input: JSON.parse(inputJson) });
+    }
+  }
+  const usage: Record<string, number> = {};
+  if (result?.usage?.inputTokens !== undefined) usage.input_tokens = Number(result.usage.inputTokens);
+  if (result?.usage?.outputTokens !== undefined) usage.output_tokens = Number(result.usage.outputTokens);
+  return {
+    text,
+    tool_calls: toolCalls,
+    finish_reason: "FINISH_REASON_" + FinishReason[result?.finishReason ?? FinishReason.UNSPECIFIED],
+    usage,
+  };
+}
+
+async function* streamRequests(): AsyncIterable<ParseStreamRequest> {
+  for (const [i, chunk] of OPENAI_CHUNKS.entries()) {
+    yield create(ParseStreamRequestSchema, {
+      provider: i === 0 ? Provider.OPENAI : Provider.UNSPECIFIED, // the first request names it
+      input: { case: "chunkJson", value: utf8.encode(chunk) },
+    });
+  }
+}
+
+async function main() {
+  const target = process.argv[2] ?? process.env.AGENTSCOPE_TARGET ?? "127.0.0.1:50051";
+  const client = createClient(FormatterService, createGrpcTransport({ baseUrl: `http://${target}` }));
+  const out: Record<string, unknown> = {};
+
+  // Format: the reply's body_json is the provider's request body as JSON.
+  const providers = { openai: Provider.OPENAI, anthropic: Provider.ANTHROPIC, gemini: Provider.GEMINI };
+  const bodies: Record<string, unknown> = {};
+  for (const [name, provider] of Object.entries(providers)) {
+    const reply = await client.format({
+      provider,
+      messages: conversation(),
+      toolsJson: utf8.encode(JSON.stringify(TOOLS)),
+      toolChoice: "auto",
+    });
+    bodies[name] = JSON.parse(fromUtf8.decode(reply.bodyJson));
+  }
+  out.format = bodies;
+
+  const parsed = await client.parse({ provider: Provider.OPENAI, responseJson: utf8.encode(OPENAI_RESPONSE) });
+  out.parse = summary(parsed.result);
+
+  // ParseStream: every reply lists what changed (`deltas`); the last one carries the result.
+  let responses = 0;
+  let deltasText = "";
+  let last: ParseResult | undefined;
+  for await (const reply of client.parseStream(streamRequests())) {
+    responses += 1;
+    for (const delta of reply.result?.deltas ?? []) {
+      if (delta.block?.block.case === "text") deltasText += delta.block.block.value.text;
+    }
+    last = reply.result;
+  }
+  out.stream = { responses, deltas_text: deltasText, ...summary(last) };
+
+  // A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
+  try {
+    await client.format({
+      provider: Provider.OPENAI,
+      messages: conversation(),
+      toolsJson: utf8.encode(JSON.stringify(TOOLS)),
+      toolChoice: "get_time",
+    });
+  } catch (err) {
+    const error = ConnectError.from(err);
+    if (error.code !== Code.InvalidArgument) throw error;
+    const [violation] = error.findDetails(BadRequestSchema).flatMap((d) => d.fieldViolations);
+    out.error = { field: violation.field, description: violation.description };
+  }
+  console.log(JSON.stringify(out, null, 2));
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

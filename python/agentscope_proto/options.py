@@ -1,0 +1,188 @@
+"""Format and parse settings: one typed form, built once per call.
+
+`format()`, `parse()` and `StreamParser` build these from their keyword
+arguments; the gRPC servicer builds them from the request's `FormatOptions` /
+`ParseOptions` messages with `format_settings_from_proto` /
+`parse_settings_from_proto`. Providers read the typed attributes. The names
+differ from the proto messages on purpose: these are the Python-side shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from .errors import FormatError
+
+__all__ = [
+    "DEFAULT_HISTORY_PROMPT",
+    "FormatSettings",
+    "ParseSettings",
+    "format_settings_from_proto",
+    "parse_settings_from_proto",
+]
+
+DEFAULT_HISTORY_PROMPT = (
+    "# Conversation History\n"
+    "The content between <history></history> tags contains your conversation history\n"
+)
+TOKEN_COUNTERS = ("char", "tiktoken")
+_PROTO_COUNTERS = {pb.TOKEN_COUNTER_CHAR: "char", pb.TOKEN_COUNTER_TIKTOKEN: "tiktoken"}
+
+
+class _OptionTypeError(FormatError, TypeError):
+    """An option of the wrong type (AgentScope fails with TypeError on these)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FormatSettings:
+    """How `format()` formats: AgentScope's formatter options, typed.
+
+    A field at its default is "not given"; a provider refuses a given option
+    it does not take (e.g. `promote_tool_result_audios` outside DashScope).
+    """
+
+    # Format as AgentScope's `<Provider>MultiAgentFormatter`.
+    multi_agent: bool = False
+    # Move tool-result media of that kind into a following user message.
+    promote_tool_result_images: bool = False
+    promote_tool_result_audios: bool = False
+    promote_tool_result_videos: bool = False
+    # Text before the first `<history>` block (multi-agent); None: AgentScope's.
+    conversation_history_prompt: str | None = None
+    # Token budget: the oldest messages are dropped until the messages fit.
+    max_tokens: int | None = None
+    # "char" (AgentScope's CharTokenCounter) or "tiktoken" (with `model`).
+    token_counter: str | None = None
+    # Format the conversation as seen by this agent (named turns).
+    agent_name: str | None = None
+    # Model name, for tiktoken's encoding.
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in (
+            "multi_agent",
+            "promote_tool_result_images",
+            "promote_tool_result_audios",
+            "promote_tool_result_videos",
+        ):
+            if not isinstance(getattr(self, name), bool):
+                raise _OptionTypeError(name, f"expected a bool, got {_kind(getattr(self, name))}")
+        prompt = self.conversation_history_prompt
+        if prompt is not None and not isinstance(prompt, str):
+            raise _OptionTypeError(
+                "conversation_history_prompt", f"expected a string, got {_kind(prompt)}"
+            )
+        limit = self.max_tokens
+        if limit is not None and (type(limit) is not int or limit <= 0):
+            raise FormatError("max_tokens", "must be a positive integer")
+        if self.token_counter is not None and self.token_counter not in TOKEN_COUNTERS:
+            raise FormatError(
+                "token_counter",
+                f"unknown token counter {self.token_counter!r}; expected 'char' or 'tiktoken'",
+            )
+        if self.agent_name is not None and (
+            not isinstance(self.agent_name, str) or not self.agent_name
+        ):
+            raise FormatError("agent_name", "must be the non-empty name of the current agent")
+        if self.model is not None and not isinstance(self.model, str):
+            raise _OptionTypeError("model", f"expected a string, got {_kind(self.model)}")
+
+    @classmethod
+    def from_kwargs(cls, multi_agent: bool, options: Mapping[str, Any]) -> FormatSettings:
+        """From `format()`'s keyword options (AgentScope constructor names)."""
+        unknown = set(options) - _OPTION_NAMES
+        if unknown:
+            raise FormatError(
+                "options",
+                f"unknown option(s) {sorted(unknown)}; expected {sorted(_OPTION_NAMES)}",
+            )
+        if options.get("token_counter", "char") is None:
+            # The old spelling of "no counter given".
+            options = {k: v for k, v in options.items() if k != "token_counter"}
+        return cls(multi_agent=multi_agent, **options)
+
+    @property
+    def history_prompt(self) -> str:
+        """The conversation history prompt in effect."""
+        prompt = self.conversation_history_prompt
+        return DEFAULT_HISTORY_PROMPT if prompt is None else prompt
+
+    def promotes(self, kind: str) -> bool:
+        """Whether tool-result media of `kind` ("image", "audio", "video") is promoted."""
+        if kind == "image":
+            return self.promote_tool_result_images
+        if kind == "audio":
+            return self.promote_tool_result_audios
+        if kind == "video":
+            return self.promote_tool_result_videos
+        return False
+
+    def given(self) -> frozenset[str]:
+        """The options set to something other than their default (`multi_agent` aside)."""
+        return frozenset(
+            f.name
+            for f in fields(self)
+            if f.name != "multi_agent" and getattr(self, f.name) != f.default
+        )
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(FormatSettings)) - {"multi_agent"}
+
+
+@dataclass(frozen=True, slots=True)
+class ParseSettings:
+    """How `parse()` and `StreamParser` parse."""
+
+    split_think_tags: bool = False
+    # AgentScope's `stream_tool_parsing`: repair partial tool arguments on every
+    # event (True) or only in one extra final snapshot (False).
+    stream_tool_parsing: bool = True
+    # The request asked for structured output (AgentScope's `structured_model`):
+    # fill the result's `structured_output` as AgentScope fills `metadata`.
+    structured_output: bool = False
+    # The audio format the request asked for (OpenAI `audio.format`), which
+    # AgentScope uses as the media type of audio output; None = its default.
+    audio_format: str | None = None
+
+
+def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) -> FormatSettings:
+    """The settings a `FormatRequest` asks for (its `options` and `multi_agent`)."""
+    counter: Any = None
+    if options.token_counter:
+        # An enum value this build does not know is reported by the check.
+        counter = _PROTO_COUNTERS.get(options.token_counter, options.token_counter)
+    named = options.multi_agent_style == pb.MULTI_AGENT_STYLE_NAMED_TURNS
+    return FormatSettings(
+        multi_agent=multi_agent,
+        promote_tool_result_images=options.promote_tool_result_images,
+        promote_tool_result_audios=options.promote_tool_result_audios,
+        promote_tool_result_videos=options.promote_tool_result_videos,
+        conversation_history_prompt=(
+            options.conversation_history_prompt
+            if options.HasField("conversation_history_prompt")
+            else None
+        ),
+        max_tokens=options.max_tokens if options.HasField("max_tokens") else None,
+        token_counter=counter,
+        agent_name=options.agent_name if named or options.agent_name else None,
+        model=options.model or None,
+    )
+
+
+def parse_settings_from_proto(options: pb.ParseOptions) -> ParseSettings:
+    """The settings a `ParseRequest` / first `ParseStreamRequest` asks for."""
+    return ParseSettings(
+        split_think_tags=options.split_think_tags,
+        stream_tool_parsing=(
+            options.stream_tool_parsing if options.HasField("stream_tool_parsing") else True
+        ),
+        structured_output=options.structured_output,
+        audio_format=options.audio_format or None,
+    )
+
+
+def _kind(value: object) -> str:
+    return type(value).__name__

