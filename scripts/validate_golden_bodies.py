@@ -1,6 +1,6 @@
 """How many golden formatter bodies the providers' own request schemas accept.
 
-Runs every body in tests/golden/formatters/*.json (AgentScope 1.0.21's, which
+Runs every golden formatter body (tests/golden/formatters/: AgentScope 1.0.21's, which
 the package reproduces exactly) through tests/provider_schemas/ and prints per
 provider: valid / total, how many fail on unknown keys alone, and the most
 frequent violations. A measurement, not a test: parity bodies are what they
