@@ -808,6 +808,10 @@ def test_values_past_jacksons_limits_are_refused() -> None:
     assert to_dict(one_x("user", {"type": "text", "text": long_text[1:]}), dialect="java")
     error = refusal(one_x("assistant", {**CALL, "input": {"n": 10**1000}}))
     assert error.path == "content[0].input.n"
+    # Java's reader refuses them too.
+    java = {"role": "ASSISTANT", "content": [{**CALL, "input": {"n": -(10**1000)}}]}
+    with pytest.raises(MessageFormatError, match=r"^content\[0\]\.input\.n: agentscope-java"):
+        from_dict(java)
     assert to_dict(one_x("assistant", {**CALL, "input": {"n": 10**1000 - 1}}), dialect="java")
 
 
