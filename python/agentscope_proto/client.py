@@ -7,6 +7,7 @@ same exception classes, rebuilt from the status details the server sends.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -18,9 +19,8 @@ from . import _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .dialects import from_dict
 from .errors import ParseError
-from .formatting import FormattedBody, FormatWarning
+from .formatting import FormattedBody, message_from_input
 from .message._codec import blocks_to_list
 from .providers import provider_enum
 from .results import ContentDelta, ParsedResponse
@@ -38,9 +38,30 @@ _FLAGS = ("promote_tool_result_images", "promote_tool_result_audios", "promote_t
 _provider = provider_enum
 
 
+MsgLike = Msg | Mapping[str, Any]
+
+
+def _provider_first(
+    provider: str, msgs: Iterable[MsgLike], call: str
+) -> tuple[str, Iterable[MsgLike]]:
+    """`(provider, msgs)`, accepting the old `(msgs, provider)` order with a warning.
+
+    The old order is recognised by its types: a provider name is a `str`,
+    messages never are.
+    """
+    if not isinstance(provider, str) and isinstance(msgs, str):
+        warnings.warn(
+            f"{call}(msgs, provider) is deprecated; use {call}(provider, msgs)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return msgs, provider
+    return provider, msgs
+
+
 def format_request(
-    msgs: Iterable[Msg | Mapping[str, Any]],
     provider: str,
+    msgs: Iterable[MsgLike],
     *,
     multi_agent: bool = False,
     tools: Sequence[Mapping[str, Any]] | None = None,
@@ -48,9 +69,11 @@ def format_request(
     **options: Any,
 ) -> pb.FormatRequest:
     """The `FormatRequest` for the same arguments as `format()`."""
+    provider, msgs = _provider_first(provider, msgs, "format_request")
     request = pb.FormatRequest(provider=_provider(provider), multi_agent=multi_agent)
-    for msg in msgs:
-        request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
+    for index, msg in enumerate(msgs):
+        # Dicts are read as `format()` reads them (errors name `messages[i]`).
+        request.messages.append(msg if isinstance(msg, Msg) else message_from_input(msg, index))
     if tools is not None:
         request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
     if tool_choice:
@@ -83,10 +106,7 @@ def format_request(
 
 
 def _body(response: pb.FormatResponse) -> FormattedBody:
-    warnings = [
-        FormatWarning(path=w.path, block_type=w.block_type, message=w.message)
-        for w in response.warnings
-    ]
+    warnings = list(response.warnings)
     count = response.token_count if response.HasField("token_count") else None
     return FormattedBody(_json.loads(response.body_json, "body_json"), warnings, count)
 
@@ -234,14 +254,19 @@ class FormatterClient:
 
     def format(
         self,
-        msgs: Iterable[Msg | Mapping[str, Any]],
         provider: str,
+        msgs: Iterable[MsgLike],
         *,
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server; `bytes` in the body come back as base64 text."""
-        request = format_request(msgs, provider, **kwargs)
+        """`format()` on the server; `bytes` in the body come back as base64 text.
+
+        The old order `format(msgs, provider)` still works, with a
+        `DeprecationWarning`.
+        """
+        provider, msgs = _provider_first(provider, msgs, "FormatterClient.format")
+        request = format_request(provider, msgs, **kwargs)
         try:
             return _body(self._stub.Format(request, timeout=timeout, metadata=self._metadata))
         except grpc.RpcError as error:
@@ -327,14 +352,16 @@ class AsyncFormatterClient:
 
     async def format(
         self,
-        msgs: Iterable[Msg | Mapping[str, Any]],
         provider: str,
+        msgs: Iterable[MsgLike],
         *,
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server."""
-        request = format_request(msgs, provider, **kwargs)
+        """`format()` on the server (the old order `format(msgs, provider)` is
+        deprecated, as on `FormatterClient`)."""
+        provider, msgs = _provider_first(provider, msgs, "AsyncFormatterClient.format")
+        request = format_request(provider, msgs, **kwargs)
         try:
             reply = await self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
