@@ -15,9 +15,8 @@ from typing import Any, Literal
 from . import _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .dialects import from_dict
 from .errors import FormatError, ParseError
-from .formatting import FormattedBody, FormatWarning
+from .formatting import FormattedBody, message_from_input
 from .message._codec import blocks_to_list
 from .options import FormatSettings, ParseSettings
 from .providers import provider_enum
@@ -80,8 +79,9 @@ def format_request(
         multi_agent=settings.multi_agent,
         options=format_options(settings),
     )
-    for msg in msgs:
-        request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
+    for index, msg in enumerate(msgs):
+        # Dicts are read as `format()` reads them (errors name `messages[i]`).
+        request.messages.append(msg if isinstance(msg, Msg) else message_from_input(msg, index))
     if tools is not None:
         request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
     if tool_choice:
@@ -124,10 +124,8 @@ def parse_options(settings: ParseSettings) -> pb.ParseOptions:
 
 
 def body_from_proto(response: pb.FormatResponse) -> FormattedBody:
-    warnings = [
-        FormatWarning(path=w.path, block_type=w.block_type, message=w.message)
-        for w in response.warnings
-    ]
+    """The `FormattedBody` a `FormatResponse` carries."""
+    warnings = list(response.warnings)
     count = response.token_count if response.HasField("token_count") else None
     return FormattedBody(_json.loads(response.body_json, "body_json"), warnings, count)
 
