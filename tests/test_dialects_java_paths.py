@@ -74,7 +74,8 @@ def test_cli_refuses_what_java_refuses_in_one_line(tmp_path: Path) -> None:
     result = _cli_format(path)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
-    assert result.stderr.endswith(f"error: {_refusal()}\n")
+    # The CLI reads messages as format() does: the path starts at messages[i].
+    assert result.stderr.endswith(f"error: messages[0].{_refusal()}\n")
     assert "content[0].type: agentscope-java refuses this" in result.stderr
 
 
@@ -84,4 +85,5 @@ def test_grpc_requests_read_java_messages_as_python_does() -> None:
     assert list(request.messages) == [from_dict(m) for m in msgs]
     with pytest.raises(MessageFormatError) as caught:
         format_request(msgs=[REFUSED], provider="openai")
-    assert str(caught.value) == _refusal()
+    # Read as format() reads them: the path starts at messages[i].
+    assert str(caught.value) == f"messages[0].{_refusal()}"
