@@ -6,6 +6,25 @@ MAKEFLAGS += --warn-undefined-variables --no-builtin-rules
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Quiet by default; `make <target> VERBOSE=1` echoes commands and shows full logs.
+VERBOSE ?=
+ifeq ($(VERBOSE),1)
+Q :=
+PIP_QUIET := --quiet
+VERBOSE_FLAG := --verbose
+else
+Q := @
+PIP_QUIET := --quiet --quiet
+VERBOSE_FLAG :=
+endif
+STARTED := $(shell date +%s)
+# $(call logged,NAME,COMMAND): COMMAND's output goes to build/logs/NAME.log and
+# is shown only when COMMAND fails (VERBOSE=1: always, as it comes).
+ifeq ($(VERBOSE),1)
+logged = $(2)
+else
+logged = mkdir -p build/logs && { $(2); } >build/logs/$(1).log 2>&1 || { cat build/logs/$(1).log; exit 1; }
+endif
 # The generator's plugins (protoc-gen-mypy, buf) live in the venv.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 GENERATED := python/agentscope_proto/_generated
@@ -16,15 +35,23 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(Q)$(PYTHON) -m venv $(VENV)
+	$(Q)$(BIN)/python -m pip install $(PIP_QUIET) --upgrade pip
+
+# The package and its dev extra, reinstalled when pyproject.toml changes. A
+# stamp, not bin/python itself: touching that symlink would touch the system
+# interpreter.
+INSTALLED := $(VENV)/.installed
+$(INSTALLED): pyproject.toml | $(BIN)/python
+	@echo "setup: installing the package and its dev extra into $(VENV)"
+	$(Q)$(BIN)/python -m pip install $(PIP_QUIET) -e '.[dev]'
+	$(Q)touch $@
 
 .PHONY: setup
-setup: $(BIN)/python ## Create .venv, install the package (dev extra)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+setup: $(INSTALLED) ## Create .venv, install the package (dev extra)
 
 .PHONY: serve
-serve: setup ## Install everything, then run the FormatterService on 127.0.0.1:50051
+serve: $(INSTALLED) ## Install the package into .venv, then run the FormatterService on 127.0.0.1:50051
 	$(BIN)/agentscope-proto serve
 
 CODEGEN := .venv-codegen
@@ -32,48 +59,65 @@ OLDEST := .venv-oldest
 
 # A stamp, not bin/python itself: touching that symlink would touch the system interpreter.
 $(CODEGEN)/.installed: scripts/codegen-requirements.txt
-	test -x $(CODEGEN)/bin/python || $(PYTHON) -m venv $(CODEGEN)
-	$(CODEGEN)/bin/python -m pip install --quiet -r scripts/codegen-requirements.txt
-	touch $@
+	@echo "setup: installing the pinned generator into $(CODEGEN)"
+	$(Q)test -x $(CODEGEN)/bin/python || $(PYTHON) -m venv $(CODEGEN)
+	$(Q)$(CODEGEN)/bin/python -m pip install $(PIP_QUIET) -r scripts/codegen-requirements.txt
+	$(Q)touch $@
 
 .PHONY: generate
-generate: $(CODEGEN)/.installed ## Regenerate the Python code from proto/ with the pinned generator
-	$(CODEGEN)/bin/python scripts/generate.py
+generate: $(CODEGEN)/.installed $(INSTALLED) ## Regenerate the Python code from proto/ with the pinned generator
+	$(Q)$(call logged,generate,$(CODEGEN)/bin/python scripts/generate.py)
 
 .PHONY: check-generated
 check-generated: generate ## Fail if the committed generated code differs from a fresh generation
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		git status --porcelain -- $(GENERATED); git --no-pager diff --stat -- $(GENERATED); \
 		echo "generated code is stale: run 'make generate' and commit"; exit 1; fi
+	@echo "check-generated: OK (a fresh generation matches the committed code)"
 
 .PHONY: lint
-lint: ## buf lint and format, ruff, mypy --strict
-	buf lint
-	buf format --diff --exit-code
-	$(BIN)/ruff check python tests scripts bench
-	$(BIN)/ruff format --check python tests scripts bench
-	$(BIN)/mypy
+lint: $(INSTALLED) ## buf lint and format, ruff, mypy --strict
+	$(Q)buf lint
+	$(Q)buf format --diff --exit-code
+	$(Q)$(BIN)/ruff check --quiet python tests scripts bench
+	$(Q)$(BIN)/ruff format --check --quiet python tests scripts bench
+	$(Q)$(BIN)/mypy $(if $(Q),--no-error-summary,)
+	@echo "lint: OK (buf lint, buf format, ruff check, ruff format, mypy --strict)"
 
 .PHONY: breaking
-breaking: ## buf breaking against the released schema image (proto/baseline.binpb)
-	buf breaking --against $(BASELINE)
+breaking: $(INSTALLED) ## buf breaking against the released schema image (proto/baseline.binpb)
+	$(Q)buf breaking --against $(BASELINE)
+	@echo "breaking: OK (no breaking change against $(BASELINE))"
 
 .PHONY: release-schema
 release-schema: ## Refresh the breaking-change baseline after a release
 	buf build -o $(BASELINE)
 
+# What the tests write stays in the repository too: pytest's temporary
+# directories, and the tempfile directory (tool-result media, subprocesses).
+PYTEST_TMP := build/pytest
+TEST_ENV := TMPDIR=$(CURDIR)/build/tmp
+
 .PHONY: test
-test: ## Run the test suite
-	$(BIN)/python -m pytest
+test: $(INSTALLED) ## Run the test suite (pytest -q)
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
-	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
-	$(OLDEST)/bin/python -m pip install --quiet -e '.[dev]' 'protobuf==5.29.5' 'grpcio==1.70.0'
-	$(OLDEST)/bin/python -m pytest -p no:cacheprovider
+	$(Q)test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
+	$(Q)$(OLDEST)/bin/python -m pip install $(PIP_QUIET) -e '.[dev]' 'protobuf==5.29.5' 'grpcio==1.70.0'
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(OLDEST)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/oldest
 
 .PHONY: check
-check: check-generated lint breaking test test-oldest bench-quick fuzz-quick soak-quick ## Everything CI runs
+check: check-generated lint breaking test ## The test command: generated code, lint, breaking changes, the test suite
+	@echo "check: OK in $$(( $$(date +%s) - $(STARTED) )) s"
+
+# What CI runs after `check` (.ci/run): slower, and each prints one summary line.
+.PHONY: ci-extra
+ci-extra: test-oldest bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, bench, fuzz and soak smoke runs
+	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
 
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
@@ -102,9 +146,9 @@ schemas-report: schemas-venv ## Golden formatter bodies against the providers' r
 BENCH := .venv-bench
 
 $(BENCH)/.installed: bench/requirements.txt tests/golden/requirements.txt pyproject.toml
-	test -x $(BENCH)/bin/python || $(PYTHON) -m venv $(BENCH)
-	$(BENCH)/bin/python -m pip install --quiet -r bench/requirements.txt -e .
-	touch $@
+	$(Q)test -x $(BENCH)/bin/python || $(PYTHON) -m venv $(BENCH)
+	$(Q)$(BENCH)/bin/python -m pip install $(PIP_QUIET) -r bench/requirements.txt -e .
+	$(Q)touch $@
 
 .PHONY: bench
 bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo ceiling: bench/results.md and charts
@@ -115,28 +159,31 @@ bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no spe
 	$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,
-# bounded in runs and seconds. The quick forms are part of `check`.
+# bounded in runs and seconds, one summary line each (VERBOSE=1: full logs).
+# Logs, corpora and crash inputs go to build/fuzz/, reports to build/soak/.
 FUZZ_TARGETS := from_dict parse stream
 FUZZ_OPTIONS := -seed=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048
 FUZZ_SECONDS ?= 300
+FUZZ := $(BIN)/python tests/fuzz/run.py $(VERBOSE_FLAG)
+SOAK := $(BIN)/python tests/soak/soak.py $(VERBOSE_FLAG) --server-log build/soak/server.log
 
 .PHONY: fuzz
-fuzz: ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes: FUZZ_SECONDS each
-	for target in $(FUZZ_TARGETS); do \
-		$(BIN)/python tests/fuzz/run.py $$target $(FUZZ_OPTIONS) -max_total_time=$(FUZZ_SECONDS) || exit 1; done
+fuzz: $(INSTALLED) ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes: FUZZ_SECONDS each
+	$(Q)for target in $(FUZZ_TARGETS); do \
+		$(FUZZ) $$target $(FUZZ_OPTIONS) -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
 .PHONY: fuzz-quick
-fuzz-quick: ## Bounded fuzzing for CI: a fixed number of runs per target (about 15 s each)
-	$(BIN)/python tests/fuzz/run.py from_dict $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
-	$(BIN)/python tests/fuzz/run.py parse $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
-	$(BIN)/python tests/fuzz/run.py stream $(FUZZ_OPTIONS) -runs=6000 -max_total_time=60
+fuzz-quick: $(INSTALLED) ## Bounded fuzzing for CI: a fixed number of runs per target (about 15 s each)
+	$(Q)$(FUZZ) from_dict $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
+	$(Q)$(FUZZ) parse $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
+	$(Q)$(FUZZ) stream $(FUZZ_OPTIONS) -runs=6000 -max_total_time=60
 
 .PHONY: soak
-soak: ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops): errors, RSS, p50/p99
-	$(BIN)/python tests/soak/soak.py --seconds 60 --concurrency 64 --json build/soak/soak.json
+soak: $(INSTALLED) ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops): errors, RSS, p50/p99
+	$(Q)$(SOAK) --seconds 60 --concurrency 64 --json build/soak/soak.json
 
 .PHONY: soak-quick
-soak-quick: ## The soak for 10 s (part of check)
-	$(BIN)/python tests/soak/soak.py --seconds 10 --warmup 3 --concurrency 64
+soak-quick: $(INSTALLED) ## The soak for 10 s (CI, part of ci-extra)
+	$(Q)$(SOAK) --seconds 10 --warmup 3 --concurrency 64 --json build/soak/soak-quick.json
 
 include examples/interop.mk

@@ -182,7 +182,7 @@ def _read_msgs(source: str) -> list[Any]:
     from google.protobuf import json_format
 
     from ._generated.agentscope.message.v1.message_pb2 import Msg
-    from .dialects import from_dict
+    from .formatting import message_from_input
 
     data = _load_json(source)
     if isinstance(data, dict) and "messages" in data:
@@ -195,7 +195,8 @@ def _read_msgs(source: str) -> list[Any]:
             "blocks" in item or str(item.get("role", "")).startswith("ROLE_")
         )
         if not proto_json:
-            msgs.append(from_dict(item))
+            # Read as `format()` reads them (errors name `messages[i]`).
+            msgs.append(message_from_input(item, index))
             continue
         try:
             msgs.append(json_format.ParseDict(item, Msg()))
@@ -250,7 +251,7 @@ def _run_format(args: argparse.Namespace) -> None:
         from .client import FormatterClient
 
         with FormatterClient(args.target, token=_token(args.token_env)) as client:
-            body = client.format(msgs, args.provider, **kwargs)
+            body = client.format(args.provider, msgs, **kwargs)
     else:
         from .formatting import format
 

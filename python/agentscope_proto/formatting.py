@@ -87,7 +87,16 @@ class FormattedBody(dict[str, Any]):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (FormattedBody, (dict(self), list(self.warnings), self.token_count))
+        # Warnings travel as their wire bytes: the generated classes' module
+        # path is not importable under its proto name, which pickle needs.
+        wire = [warning.SerializeToString() for warning in self.warnings]
+        return (_unpickle_body, (dict(self), wire, self.token_count))
+
+
+def _unpickle_body(
+    body: dict[str, Any], wire: list[bytes], token_count: int | None
+) -> FormattedBody:
+    return FormattedBody(body, [FormatWarning.FromString(data) for data in wire], token_count)
 
 
 def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:

@@ -1,161 +1,75 @@
-"""Coverage-guided fuzzing (atheris/libFuzzer) of the parts that read untrusted bytes.
+"""Run one fuzz target (tests/fuzz/targets.py) and report it in one line.
 
-    python tests/fuzz/run.py TARGET [libFuzzer options]
+    python tests/fuzz/run.py TARGET [--verbose] [libFuzzer options]
 
-TARGET is one of:
-
-- `from_dict`: a dialect byte, then JSON text for `from_dict`; what reads in
-  the 1.x or agentscope-java dialect must write back in it and read again.
-- `parse`: a provider byte, then a response body for `parse`.
-- `stream`: a provider byte and a slice-size byte, then a raw stream body for
-  `StreamParser.feed_bytes` in slices, and `finish`.
-
-Any exception other than the package's own errors is a crash (libFuzzer keeps
-the input), except the provider bugs listed in
-tests/adversarial/adversarial_inputs.py (KNOWN_BUGS), which their owners fix.
-The corpus starts from the golden data; `make fuzz` runs each target for
-longer, `make fuzz-quick` (part of `make check`) for a bounded number of runs.
-Crash inputs and the grown corpus go under $TMPDIR/agentscope-proto-fuzz/.
+libFuzzer and atheris print thousands of progress lines; they go to
+build/fuzz/TARGET.log (the corpus and any crash input to build/fuzz/TARGET/),
+and this prints one summary line. On a failure it also prints the end of the
+log and where the crash input is. `--verbose` (`make fuzz-quick VERBOSE=1`)
+shows the whole output as it comes instead.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import os
-import shutil
+import re
+import subprocess
 import sys
-import tempfile
+import time
 from pathlib import Path
-from typing import Any
-
-import atheris
 
 HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent
-sys.path.insert(0, str(TESTS / "adversarial"))
+ROOT = HERE.parents[1]
+OUT = ROOT / "build" / "fuzz"
+TARGETS = ("from_dict", "parse", "stream")
+TAIL = 40
 
-with atheris.instrument_imports():
-    import json_repair  # noqa: F401  (instrumented too: tool arguments go through it)
-
-    from agentscope_proto.dialects import detect_dialect, from_dict, to_dict
-    from agentscope_proto.errors import AgentScopeProtoError
-    from agentscope_proto.parsing import StreamParser, parse
-    from agentscope_proto.providers import PROVIDERS as REGISTRY
-
-from adversarial_inputs import known_bug  # noqa: E402
-
-PROVIDERS = sorted(REGISTRY)
-DIALECTS: list[Any] = [None, "agentscope", "java", "agentscope2"]
-GOLDEN = TESTS / "golden"
-FIXTURES = TESTS / "fixtures"
+DONE = re.compile(r"^#(\d+)\s+DONE\s+cov: (\d+) ft: (\d+) corp: (\d+)/", re.MULTILINE)
+ARTIFACT = re.compile(r"Test unit written to (\S+)")
 
 
-def _tolerate(exc: Exception) -> None:
-    if isinstance(exc, AgentScopeProtoError) or known_bug(exc) is not None:
-        return
-    raise exc
+def summarize(target: str, code: int, log: str, seconds: float, log_path: Path) -> str:
+    """The one line for a run that exited with `code` and wrote `log`."""
+    where = log_path.relative_to(ROOT) if log_path.is_relative_to(ROOT) else log_path
+    done = DONE.findall(log)
+    if code == 0 and done:
+        runs, cov, features, corpus = done[-1]
+        return (
+            f"fuzz {target}: OK: {int(runs):,} runs in {seconds:.0f} s, "
+            f"coverage {cov}, features {features}, corpus {corpus} (log: {where})"
+        )
+    artifact = ARTIFACT.findall(log)
+    found = f", input: {artifact[-1]}" if artifact else ""
+    return f"fuzz {target}: FAIL: exit code {code}{found} (log: {where})"
 
 
-def fuzz_from_dict(data: bytes) -> None:
-    if not data:
-        return
-    dialect = DIALECTS[data[0] % len(DIALECTS)]
-    try:
-        value = json.loads(data[1:])
-    except (ValueError, RecursionError):
-        return
-    try:
-        msg = from_dict(value, dialect)
-        read_as = dialect or detect_dialect(value)
-    except Exception as exc:
-        _tolerate(exc)
-        return
-    # A message read in a writable dialect must write back in it and read
-    # again. Other writes may refuse what the dialect cannot hold
-    # (agentscope-java wants object metadata), but only with a typed error;
-    # and what they write need not read back (a 2.x or agentscope-java tool
-    # result may hold block kinds a 1.x one may not).
-    if read_as in ("agentscope", "java"):
-        from_dict(to_dict(msg, read_as), read_as)
-    for out in ("agentscope", "java"):
-        try:
-            to_dict(msg, out)
-        except Exception as exc:
-            _tolerate(exc)
-
-
-def fuzz_parse(data: bytes) -> None:
-    if not data:
-        return
-    provider = PROVIDERS[data[0] % len(PROVIDERS)]
-    try:
-        parse(provider, data[1:], split_think_tags=bool(data[0] & 0x80))
-    except Exception as exc:
-        _tolerate(exc)
-
-
-def fuzz_stream(data: bytes) -> None:
-    if len(data) < 2:
-        return
-    provider = PROVIDERS[data[0] % len(PROVIDERS)]
-    size = data[1] + 1
-    body = data[2:]
-    try:
-        parser = StreamParser(provider, split_think_tags=bool(data[0] & 0x80))
-        for start in range(0, len(body), size):
-            parser.feed_bytes(body[start : start + size])
-        parser.finish()
-    except Exception as exc:
-        _tolerate(exc)
-
-
-TARGETS = {"from_dict": fuzz_from_dict, "parse": fuzz_parse, "stream": fuzz_stream}
-
-
-def _stream_body(provider: str, chunks: list[Any]) -> bytes:
-    if REGISTRY[provider].framing == "ndjson":
-        return b"".join(json.dumps(c).encode() + b"\n" for c in chunks)
-    events = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
-    return events + b"data: [DONE]\n\n"
-
-
-def seeds(target: str) -> list[bytes]:
-    """The starting corpus: golden inputs in the target's byte layout."""
-    out: list[bytes] = []
-    if target == "from_dict":
-        cases = json.loads((GOLDEN / "messages.json").read_text(encoding="utf-8"))["cases"]
-        messages = [case["input"] for case in cases]
-        messages += [json.loads(p.read_text(encoding="utf-8")) for p in FIXTURES.glob("*/*.json")]
-        for index, message in enumerate(messages):
-            out.append(bytes([index % len(DIALECTS)]) + json.dumps(message).encode())
-        return out
-    for number, provider in enumerate(PROVIDERS):
-        cases = json.loads((GOLDEN / "parsers" / f"{provider}.json").read_text(encoding="utf-8"))
-        for case in cases["cases"]:
-            if target == "parse" and not case["stream"]:
-                out.append(bytes([number]) + json.dumps(case["response"]).encode())
-            elif target == "stream" and case["stream"]:
-                out.append(bytes([number, 63]) + _stream_body(provider, case["chunks"]))
-    return out
-
-
-def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
-        raise SystemExit(f"usage: run.py {{{','.join(TARGETS)}}} [libFuzzer options]")
-    target = sys.argv[1]
-    logging.disable(logging.CRITICAL)  # repair and dropped-block warnings by the thousand
-    work = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / "agentscope-proto-fuzz" / target
-    corpus = work / "corpus"
-    # A fresh corpus each run, so that a bounded run is the same run every time.
-    shutil.rmtree(corpus, ignore_errors=True)
-    corpus.mkdir(parents=True)
-    for index, seed in enumerate(seeds(target)):
-        (corpus / f"seed-{index:04d}").write_bytes(seed)
-    args = [sys.argv[0], *sys.argv[2:], f"-artifact_prefix={work}/", str(corpus)]
-    atheris.Setup(args, TARGETS[target])
-    atheris.Fuzz()
+def main() -> int:
+    args = sys.argv[1:]
+    verbose = "--verbose" in args
+    args = [a for a in args if a != "--verbose"]
+    if not args or args[0] not in TARGETS:
+        print(f"usage: run.py {{{','.join(TARGETS)}}} [--verbose] [libFuzzer options]")
+        return 2
+    target, options = args[0], args[1:]
+    work = OUT / target
+    work.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, str(HERE / "targets.py"), target, str(work), *options]
+    log_path = OUT / f"{target}.log"
+    started = time.monotonic()
+    if verbose:
+        code = subprocess.run(command, check=False).returncode
+        print(f"fuzz {target}: {'OK' if code == 0 else f'FAIL: exit code {code}'}")
+        return code
+    with log_path.open("w", encoding="utf-8") as log:
+        code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    line = summarize(target, code, text, time.monotonic() - started, log_path)
+    if line.startswith(f"fuzz {target}: OK"):
+        print(line)
+        return 0
+    print("\n".join(text.splitlines()[-TAIL:]), file=sys.stderr)
+    print(line, file=sys.stderr)
+    return code or 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

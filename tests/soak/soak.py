@@ -9,7 +9,10 @@ streams is cancelled after the first snapshot and another share drops its
 connection mid-stream. It fails (exit 1) on any unexpected status, on a
 server that stops answering health checks, or on server RSS growing by more
 than `--max-rss-growth` (10 %) from the end of the warm-up to the end of the
-run, and reports calls, errors and p50/p99 latency per RPC.
+run. It prints one summary line (calls, unexpected outcomes, RSS growth, the
+worst p99); `--verbose` adds the full JSON report (calls, errors and p50/p99
+latency per RPC), which `--json` also writes to a file. The server's own log
+goes to `--server-log` when given.
 
 Bounded: the load stops after `--seconds`, every call has a deadline, and the
 server it started is stopped with SIGTERM.
@@ -65,8 +68,8 @@ def load_requests() -> dict[str, list[Any]]:
                 continue
             try:
                 request = format_request(
-                    case["msgs"],
                     provider,
+                    case["msgs"],
                     multi_agent=case["multi_agent"],
                     tools=case["tools"],
                     tool_choice=case["tool_choice"],
@@ -214,12 +217,12 @@ def _healthy(target: str) -> bool:
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
 
-def _start_server() -> tuple[subprocess.Popen[bytes], str]:
+def _start_server(log: Any) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "agentscope_proto", "serve", "--port", str(port)]
-    process = subprocess.Popen([*command, "--log-level", "error", "--grace", "5"])
+    process = subprocess.Popen([*command, "--log-level", "error", "--grace", "5"], stderr=log)
     target = f"127.0.0.1:{port}"
     grpc.channel_ready_future(grpc.insecure_channel(target)).result(timeout=30)
     return process, target
@@ -240,14 +243,20 @@ def main() -> int:
     parser.add_argument("--target", help="an already running server (RSS is then not checked)")
     parser.add_argument("--pid", type=int, help="the --target server's pid, to check its RSS")
     parser.add_argument("--json", type=Path, help="also write the summary here")
+    parser.add_argument("--server-log", type=Path, help="the started server's stderr (appended)")
+    parser.add_argument("--verbose", action="store_true", help="print the full JSON report")
     args = parser.parse_args()
 
     requests = load_requests()
     process = None
+    server_log = None
     if args.target:
         target, pid = args.target, args.pid
     else:
-        process, target = _start_server()
+        if args.server_log:
+            args.server_log.parent.mkdir(parents=True, exist_ok=True)
+            server_log = args.server_log.open("ab")
+        process, target = _start_server(server_log)
         pid = process.pid
     try:
         asyncio.run(_load(target, requests, args.warmup, args.concurrency, args.seed))
@@ -262,6 +271,8 @@ def main() -> int:
         if process is not None:
             process.send_signal(signal.SIGTERM)
             process.wait(30)
+        if server_log is not None:
+            server_log.close()
 
     calls = sum(stats.outcomes.values())
     growth = (final - baseline) / baseline if baseline else 0.0
@@ -283,7 +294,8 @@ def main() -> int:
         "rss_growth": round(growth, 4),
         "healthy": healthy,
     }
-    print(json.dumps(summary, indent=2))
+    if args.verbose:
+        print(json.dumps(summary, indent=2))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -296,10 +308,23 @@ def main() -> int:
         failures.append("the server stopped answering health checks")
     if not calls:
         failures.append("no calls were made")
+    worst = max(
+        ((kind, times["p99"]) for kind, times in summary["latency_ms"].items()),
+        key=lambda item: item[1],
+        default=("-", 0.0),
+    )
+    line = (
+        f"{summary['seconds']:.0f} s at {args.concurrency} concurrent: {calls:,} calls "
+        f"({summary['calls_per_second']:,.0f}/s), {len(stats.unexpected)} unexpected, "
+        f"RSS growth {growth:.1%}, worst p99 {worst[1]:.0f} ms ({worst[0]})"
+    )
+    if args.json:
+        line += f" (report: {args.json})"
     for failure in failures:
         print(f"soak: FAIL: {failure}", file=sys.stderr)
-    if not failures:
-        print(f"soak: OK: {calls} calls, 0 unexpected, RSS growth {growth:.1%}", file=sys.stderr)
+    print(
+        f"soak: {'FAIL' if failures else 'OK'}: {line}", file=sys.stderr if failures else sys.stdout
+    )
     return 1 if failures else 0
 
 
