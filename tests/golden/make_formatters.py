@@ -2,7 +2,7 @@
 
 The oracle is ``agentscope==1.0.21``.  The providers are those of the
 registry, ``agentscope_proto.providers.PROVIDERS`` (each needs an entry in
-``_providers()`` below, else the script stops).  It writes
+``ORACLE_SPECS`` below, else the script stops).  It writes
 
 * ``tests/golden/formatters/inputs.json``: each conversation (a list of
   AgentScope 1.x message dicts, ``Msg.to_dict()`` form) and each tool set
