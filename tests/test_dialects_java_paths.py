@@ -39,8 +39,11 @@ def _load(name: str) -> dict[str, Any]:
 
 
 def _refusal() -> str:
+    """What formatting the refused message says in Python."""
     with pytest.raises(MessageFormatError) as caught:
-        from_dict(REFUSED)
+        format("openai", [REFUSED])
+    assert caught.value.path == "messages[0].content[0].type"
+    assert caught.value.reason.startswith("agentscope-java refuses this: 'thinking'")
     return str(caught.value)
 
 
@@ -75,7 +78,6 @@ def test_cli_refuses_what_java_refuses_in_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert result.stderr.endswith(f"error: {_refusal()}\n")
-    assert "content[0].type: agentscope-java refuses this" in result.stderr
 
 
 def test_grpc_requests_read_java_messages_as_python_does() -> None:
