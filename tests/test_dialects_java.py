@@ -554,6 +554,10 @@ def test_unset_role_cannot_be_written() -> None:
         ({"content": [{"type": "image", "source": {"type": "url"}}]}, "content[0].source.url"),
         ({"content": [{"type": "thinking", "thinking": "x"}]}, "content[0].type"),
         (
+            {"content": [{"type": "image", "source": {"type": "url", "url": "u", "mime_type": 3}}]},
+            "content[0].source.mime_type",
+        ),
+        (
             {"role": "TOOL", "content": [{"type": "tool_result", "output": [7]}]},
             "content[0].output[0]",
         ),

@@ -128,6 +128,10 @@ def _source(key: str, value: Any, data: Mapping[str, Any], path: str) -> _Pairs:
         return [(key, value)]
     source = {k: v for k, v in value.items() if k not in ("media_type", "mime_type")}
     if (mime := value.get("mime_type")) is not None:
+        if not isinstance(mime, str):
+            raise rules.refuse(
+                f"{path}.{key}.mime_type", f"expected a string, got {type_name(mime)}"
+            )
         source["media_type"] = mime
     return [(key, source)]
 
