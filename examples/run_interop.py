@@ -108,6 +108,8 @@ def log(text: str) -> None:
 def missing_packages(language: Language) -> list[str]:
     if language.commands and all(shutil.which(c) for c in language.commands):
         return []
+    if shutil.which("dpkg-query") is None:
+        return []  # not Debian: the build says what is missing
     missing = []
     for package in language.packages:
         query = subprocess.run(
@@ -124,6 +126,9 @@ def install(languages: list[Language]) -> dict[str, str]:
     if not missing:
         return {}
     sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    if sudo and shutil.which("sudo") is None:
+        why = f"needs root to install {' '.join(missing)}"
+        return {lang.name: why for lang in languages if missing_packages(lang)}
     log(f"installing {' '.join(missing)}")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     steps = [

@@ -28,8 +28,19 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     OpaqueBlock,
     Role,
 )
-from agentscope_proto.client import AsyncFormatterClient, FormatterClient, format_request
+from agentscope_proto.client import (
+    AsyncFormatterClient,
+    FormatterClient,
+    _parse_options,
+    format_request,
+)
 from agentscope_proto.formatting import body_to_json, format
+from agentscope_proto.options import (
+    FormatSettings,
+    ParseSettings,
+    format_settings_from_proto,
+    parse_settings_from_proto,
+)
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
@@ -568,6 +579,41 @@ def test_clients_take_the_provider_first_and_deprecate_the_old_order(
 
     new, old = asyncio.run(run())
     assert dict(new) == dict(old) == dict(body)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        FormatSettings(),
+        FormatSettings(multi_agent=True, conversation_history_prompt="", max_tokens=9),
+        FormatSettings(promote_tool_result_audios=True, token_counter="tiktoken", model="gpt-4o"),
+        FormatSettings(agent_name="Alice", token_counter="char"),
+    ],
+)
+def test_client_and_servicer_convert_format_settings_both_ways(settings: FormatSettings) -> None:
+    request = format_request("openai", [], settings=settings)
+    assert format_settings_from_proto(request.options, multi_agent=request.multi_agent) == settings
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [ParseSettings(), ParseSettings(True, False, True, "wav"), ParseSettings(audio_format="mp3")],
+)
+def test_client_and_servicer_convert_parse_settings_both_ways(settings: ParseSettings) -> None:
+    assert parse_settings_from_proto(_parse_options(settings)) == settings
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"max_tokens": 0}, {"token_counter": "words"}, {"agent_name": ""}, {"bogus": 1}],
+)
+def test_client_rejects_bad_options_as_format_does(options: dict[str, Any]) -> None:
+    msgs = [{"name": "u", "role": "user", "content": "hi"}]
+    with pytest.raises(errors.FormatError) as local:
+        format("openai", msgs, **options)
+    with pytest.raises(errors.FormatError) as remote:
+        format_request("openai", msgs, **options)
+    assert (remote.value.path, remote.value.reason) == (local.value.path, local.value.reason)
 
 
 def test_format_request_round_trips_options() -> None:

@@ -19,9 +19,10 @@ from . import _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .errors import ParseError
+from .errors import FormatError, ParseError
 from .formatting import FormattedBody, message_from_input
 from .message._codec import blocks_to_list
+from .options import FormatSettings, ParseSettings
 from .providers import provider_enum
 from .results import ContentDelta, ParsedResponse
 from .service.status import error_from_status
@@ -32,7 +33,6 @@ _COUNTERS: dict[str, pb.TokenCounter.ValueType] = {
     "char": pb.TOKEN_COUNTER_CHAR,
     "tiktoken": pb.TOKEN_COUNTER_TIKTOKEN,
 }
-_FLAGS = ("promote_tool_result_images", "promote_tool_result_audios", "promote_tool_result_videos")
 
 
 _provider = provider_enum
@@ -66,11 +66,24 @@ def format_request(
     multi_agent: bool = False,
     tools: Sequence[Mapping[str, Any]] | None = None,
     tool_choice: str | None = None,
+    settings: FormatSettings | None = None,
     **options: Any,
 ) -> pb.FormatRequest:
-    """The `FormatRequest` for the same arguments as `format()`."""
+    """The `FormatRequest` for the same arguments as `format()`.
+
+    The options are checked as `format()` checks them (`FormatSettings`), so
+    a bad one fails here, before any call, with the same error.
+    """
     provider, msgs = _provider_first(provider, msgs, "format_request")
-    request = pb.FormatRequest(provider=_provider(provider), multi_agent=multi_agent)
+    if settings is None:
+        settings = FormatSettings.from_kwargs(multi_agent, options)
+    elif options or multi_agent:
+        raise FormatError("settings", "give either settings= or the keyword options, not both")
+    request = pb.FormatRequest(
+        provider=_provider(provider),
+        multi_agent=settings.multi_agent,
+        options=_format_options(settings),
+    )
     for index, msg in enumerate(msgs):
         # Dicts are read as `format()` reads them (errors name `messages[i]`).
         request.messages.append(msg if isinstance(msg, Msg) else message_from_input(msg, index))
@@ -78,31 +91,41 @@ def format_request(
         request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
     if tool_choice:
         request.tool_choice = tool_choice
-    opts = request.options
-    for flag in _FLAGS:
-        if options.pop(flag, False):
-            setattr(opts, flag, True)
-    if "conversation_history_prompt" in options:
-        opts.conversation_history_prompt = options.pop("conversation_history_prompt")
-    if "max_tokens" in options:
-        opts.max_tokens = options.pop("max_tokens")
-    if "token_counter" in options:
-        counter = options.pop("token_counter")
-        if counter not in _COUNTERS:
-            from .errors import FormatError
-
-            raise FormatError("token_counter", f"unknown token counter {counter!r}")
-        opts.token_counter = _COUNTERS[counter]
-    if "agent_name" in options:
-        opts.agent_name = options.pop("agent_name")
-        opts.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
-    if "model" in options:
-        opts.model = options.pop("model")
-    if options:
-        from .errors import FormatError
-
-        raise FormatError("options", f"unknown option(s) {sorted(options)}")
     return request
+
+
+def _format_options(settings: FormatSettings) -> pb.FormatOptions:
+    """`settings` as the `FormatOptions` message (the inverse of
+    `options.format_settings_from_proto`, `multi_agent` aside)."""
+    options = pb.FormatOptions(
+        promote_tool_result_images=settings.promote_tool_result_images,
+        promote_tool_result_audios=settings.promote_tool_result_audios,
+        promote_tool_result_videos=settings.promote_tool_result_videos,
+        model=settings.model or "",
+    )
+    if settings.conversation_history_prompt is not None:
+        options.conversation_history_prompt = settings.conversation_history_prompt
+    if settings.max_tokens is not None:
+        options.max_tokens = settings.max_tokens
+    if settings.token_counter is not None:
+        options.token_counter = _COUNTERS[settings.token_counter]
+    if settings.agent_name is not None:
+        options.agent_name = settings.agent_name
+        options.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
+    return options
+
+
+def _parse_options(settings: ParseSettings) -> pb.ParseOptions:
+    """`settings` as the `ParseOptions` message (the inverse of
+    `options.parse_settings_from_proto`)."""
+    options = pb.ParseOptions(
+        split_think_tags=settings.split_think_tags,
+        structured_output=settings.structured_output,
+        audio_format=settings.audio_format or "",
+    )
+    if not settings.stream_tool_parsing:
+        options.stream_tool_parsing = False
+    return options
 
 
 def _body(response: pb.FormatResponse) -> FormattedBody:
@@ -212,20 +235,13 @@ def _stream_requests(
         yield head
 
 
-def _parse_options(
-    split_think_tags: bool = False,
-    stream_tool_parsing: bool = True,
-    structured_output: bool = False,
-    audio_format: str | None = None,
-) -> pb.ParseOptions:
-    options = pb.ParseOptions(
-        split_think_tags=split_think_tags,
-        structured_output=structured_output,
-        audio_format=audio_format or "",
-    )
-    if not stream_tool_parsing:
-        options.stream_tool_parsing = False
-    return options
+def _parse_settings(settings: ParseSettings | None, options: Mapping[str, Any]) -> ParseSettings:
+    """The `ParseSettings` of a call: `settings=`, or built from the keywords."""
+    if settings is None:
+        return ParseSettings(**options)
+    if options:
+        raise ParseError("settings", "give either settings= or the keyword options, not both")
+    return settings
 
 
 class FormatterClient:
@@ -260,7 +276,8 @@ class FormatterClient:
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server; `bytes` in the body come back as base64 text.
+        """`format()` on the server, same keyword options (or `settings=`);
+        `bytes` in the body come back as base64 text.
 
         The old order `format(msgs, provider)` still works, with a
         `DeprecationWarning`.
@@ -278,10 +295,13 @@ class FormatterClient:
         response: Mapping[str, Any] | str | bytes,
         *,
         timeout: float | None = None,
+        settings: ParseSettings | None = None,
         **options: Any,
     ) -> ParsedResponse:
-        """`parse()` on the server (same keyword options)."""
-        request = _parse_request(provider, response, _parse_options(**options))
+        """`parse()` on the server (same keyword options, or `settings=`)."""
+        request = _parse_request(
+            provider, response, _parse_options(_parse_settings(settings, options))
+        )
         try:
             reply = self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
@@ -296,18 +316,19 @@ class FormatterClient:
         raw: bool = False,
         mode: StreamMode = "cumulative",
         timeout: float | None = None,
+        settings: ParseSettings | None = None,
         **options: Any,
     ) -> Iterator[ParsedResponse]:
         """Stream events (or, with `raw=True`, raw body slices) to the server and
         yield its results; the last one is the whole final result. Keyword
-        options are `StreamParser`'s.
+        options (or `settings=`) are `StreamParser`'s.
 
         `mode="cumulative"` yields the whole result so far each time;
         `mode="deltas"` yields, before the last, results holding only what
         changed (`deltas`, and `usage`/`response_id`/finish reasons when they
         changed; `content` empty), so a long stream costs linear bytes.
         """
-        head = _stream_head(provider, _parse_options(**options), mode)
+        head = _stream_head(provider, _parse_options(_parse_settings(settings, options)), mode)
         requests = _stream_requests(head, chunks, raw)
         try:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
@@ -374,10 +395,13 @@ class AsyncFormatterClient:
         response: Mapping[str, Any] | str | bytes,
         *,
         timeout: float | None = None,
+        settings: ParseSettings | None = None,
         **options: Any,
     ) -> ParsedResponse:
-        """`parse()` on the server (same keyword options)."""
-        request = _parse_request(provider, response, _parse_options(**options))
+        """`parse()` on the server (same keyword options, or `settings=`)."""
+        request = _parse_request(
+            provider, response, _parse_options(_parse_settings(settings, options))
+        )
         try:
             reply = await self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
@@ -392,11 +416,14 @@ class AsyncFormatterClient:
         raw: bool = False,
         mode: StreamMode = "cumulative",
         timeout: float | None = None,
+        settings: ParseSettings | None = None,
         **parse_options: Any,
     ) -> AsyncIterator[ParsedResponse]:
         """Stream events to the server and yield its results (see
         `FormatterClient.parse_stream`, also for `mode`)."""
-        head = _stream_head(provider, _parse_options(**parse_options), mode)
+        head = _stream_head(
+            provider, _parse_options(_parse_settings(settings, parse_options)), mode
+        )
 
         async def requests() -> AsyncIterator[pb.ParseStreamRequest]:
             if not isinstance(chunks, AsyncIterable):

@@ -224,6 +224,7 @@ def _read_usage(msg: Msg, value: Any) -> None:
 
 
 def from_java(data: Mapping[str, Any]) -> Msg:
+    rules.check_limits(data)
     msg = Msg()
     if (msg_id := _text_field(data, "id")) is not None:
         msg.id = msg_id
@@ -355,9 +356,9 @@ def _tool_result(inner: ToolResultBlock, data: Mapping[str, Any], path: str) -> 
 
 def _block(block: ContentBlock, path: str) -> dict[str, Any]:
     inner = unwrap(block)
-    if isinstance(inner, OpaqueBlock):
-        return _opaque_to_java(inner.block_type, _json.loads(inner.block_json, "block_json"), path)
     data = block_to_dict(inner)
+    if isinstance(inner, OpaqueBlock):
+        return _opaque_to_java(inner.block_type, data, path)
     kind = data["type"]
     if kind == "text":
         return {"type": "text", "text": data["text"]}

@@ -25,6 +25,7 @@ from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as p
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
 from ..formatting import body_to_json, format
+from ..message._codec import block_from_dict
 from ..options import format_settings_from_proto, parse_settings_from_proto
 from ..parsing import StreamParser, parse
 from ..providers import provider_for
@@ -222,13 +223,15 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             elif request.provider and provider_name(request.provider) != parser.provider:
                 raise FormatError(f"requests[{index}].provider", "differs from the first message")
             async for result in self._feed(parser, request, index):
-                response = pb.ParseStreamResponse(result=result.to_proto())
                 if deltas_only:
-                    changes = _changes(response.result, previous)
-                    previous = response.result
+                    current = _without_msg(result)
+                    changes = _changes(current, previous)
+                    previous = current
                     if changes is None:
                         continue
                     response = pb.ParseStreamResponse(result=changes)
+                else:
+                    response = pb.ParseStreamResponse(result=result.to_proto())
                 sent += response.ByteSize()
                 if sent > output_limit:
                     raise LimitExceededError(
@@ -271,6 +274,21 @@ def _deltas_only(mode: int) -> bool:
 
 
 _SCALARS = ("response_id", "finish_reason", "raw_finish_reason")
+
+
+def _without_msg(result: ParsedResponse) -> pb.ParseResult:
+    """`result.to_proto()` without the message so far: building that costs a
+    deltas-mode stream more than parsing it, and the client does not get it."""
+    proto = pb.ParseResult(
+        response_id=result.response_id,
+        finish_reason=result.finish_reason,
+        raw_finish_reason=result.raw_finish_reason,
+    )
+    if result.usage is not None:
+        proto.usage.CopyFrom(result.usage.to_proto())
+    for delta in result.deltas:
+        proto.deltas.add(index=delta.index, block=block_from_dict(delta.block, "delta"))
+    return proto
 
 
 def _changes(current: pb.ParseResult, previous: pb.ParseResult) -> pb.ParseResult | None:
