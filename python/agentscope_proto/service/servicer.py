@@ -23,6 +23,7 @@ from .._fetch import media_limits
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
+from ..cache import FormatCache
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
 from ..formatting import body_to_json, format
 from ..message._codec import block_from_dict
@@ -112,6 +113,8 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         # With several worker processes, each reply names its worker, so that
         # operators (and tests) can see the load spread.
         self._worker = (("x-worker-pid", str(os.getpid())),) if self._config.reuse_port else ()
+        cache_mb = self._config.format_cache_mb
+        self._cache = FormatCache(cache_mb * MB) if cache_mb else None
 
     def _inline(self, size: int, network: bool) -> bool:
         """Whether to run work on `size` bytes on the event loop instead of a thread.
@@ -184,6 +187,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             tool_choice=request.tool_choice or None,
             media_root=self._config.media_root,
             allow_download=self._config.allow_download,
+            cache=self._cache,
         )
         # The UTF-8 bytes go in as they are (protobuf checks them, as it checks
         # a str): decoding them to a str first would only be encoded back.
