@@ -1,6 +1,7 @@
 # agentscope-proto FormatterService.
 #   docker build -t agentscope-proto .
 #   docker run -p 50051:50051 agentscope-proto
+#   docker run -p 50051:50051 -p 8080:8080 agentscope-proto --http-port 8080   # + Connect (HTTP/JSON)
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
@@ -10,10 +11,10 @@ COPY pyproject.toml README.md LICENSE ./
 # The wheel carries proto/ too (agentscope_proto/proto/...).
 COPY proto ./proto
 COPY python ./python
-RUN pip install . && useradd --system --uid 10001 --no-create-home formatter
+RUN pip install ".[http]" && useradd --system --uid 10001 --no-create-home formatter
 
 USER formatter
-EXPOSE 50051
+EXPOSE 50051 8080
 
 # gRPC health checking (grpc.health.v1), the same probe Kubernetes uses.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \

@@ -116,7 +116,7 @@ check: check-generated lint breaking test ## The test command: generated code, l
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra
-ci-extra: test-oldest bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, bench, fuzz and soak smoke runs
+ci-extra: test-oldest test-schemas bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the body validator, bench, fuzz and soak smoke runs
 	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
 
 .PHONY: golden
@@ -132,12 +132,17 @@ golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 SCHEMAS := .venv-schemas
 
 $(SCHEMAS)/.installed: tests/provider_schemas/requirements.txt
-	test -x $(SCHEMAS)/bin/python || $(PYTHON) -m venv $(SCHEMAS)
-	$(SCHEMAS)/bin/python -m pip install --quiet -r tests/provider_schemas/requirements.txt
-	touch $@
+	$(Q)test -x $(SCHEMAS)/bin/python || $(PYTHON) -m venv $(SCHEMAS)
+	$(Q)$(SCHEMAS)/bin/python -m pip install $(PIP_QUIET) -r tests/provider_schemas/requirements.txt
+	$(Q)touch $@
 
 .PHONY: schemas-venv
 schemas-venv: $(SCHEMAS)/.installed ## The provider SDKs' venv for the body validator (tests/provider_schemas/)
+
+.PHONY: test-schemas
+test-schemas: $(INSTALLED) schemas-venv ## The body validator's self-tests, every golden body included (they skip in `test` without the venv)
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/schemas tests/test_provider_schemas.py
 
 .PHONY: schemas-report
 schemas-report: schemas-venv ## Golden formatter bodies against the providers' request schemas

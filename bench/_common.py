@@ -3,7 +3,10 @@
 Timing: every contender of one comparison is timed in the same process, in
 alternating rounds (A B C, A B C, ...), so that they see the same machine
 state; each round runs a contender enough times to last `min_seconds`, and the
-result is the median over rounds of the time per call. The garbage collector
+result is the median over rounds of the time per call. Time is this
+process's CPU time (`time.process_time`), not the wall clock: the machine is
+shared, and on a loaded one the wall clock also counts other processes'
+turns, by chance more on one side than the other. The garbage collector
 stays on (both sides make garbage; that cost is real) but is emptied before
 every round, and the objects that exist before timing starts (the imported
 libraries) are frozen out of its reach.
@@ -34,6 +37,66 @@ SIZES = (20, 200)
 MIXED = ("chat", "tools", "debate")
 
 
+# How AgentScope 1.0.21 names each registry provider's formatters (class-name
+# prefix of `<prefix>ChatFormatter` / `<prefix>MultiAgentFormatter`) and the
+# body key of our output that holds the message list. The providers
+# themselves come from the registry (`registry_providers`), never from here.
+AGENTSCOPE_FORMATTERS: dict[str, tuple[str, str]] = {
+    "openai": ("OpenAI", "messages"),
+    "anthropic": ("Anthropic", "messages"),
+    "gemini": ("Gemini", "contents"),
+    "dashscope": ("DashScope", "messages"),
+    "ollama": ("Ollama", "messages"),
+    "deepseek": ("DeepSeek", "messages"),
+    "openai_responses": ("OpenAIResponse", "input"),
+}
+
+
+def registry_providers() -> list[str]:
+    """The provider names of `agentscope_proto.providers.PROVIDERS`, in its order.
+
+    A registry provider without an `AGENTSCOPE_FORMATTERS` entry stops the
+    benchmark: it would otherwise be left out of every comparison silently.
+    """
+    from agentscope_proto.providers import PROVIDERS
+
+    names = list(PROVIDERS)
+    missing = [name for name in names if name not in AGENTSCOPE_FORMATTERS]
+    if missing:
+        raise SystemExit(
+            f"bench: registry providers without an AGENTSCOPE_FORMATTERS entry: {missing}"
+        )
+    return names
+
+
+def format_cache() -> tuple[Callable[[], Any] | None, str]:
+    """How to make an empty format cache for `format(..., cache=...)`, if the
+    package has one, and what was found (for the report).
+
+    Detected, never assumed: `format()` must take a `cache` argument and the
+    package (or `formatting`) must export a class whose name ends in `Cache`
+    that builds with no arguments. None otherwise: the cached column then
+    says "not available".
+    """
+    import inspect
+
+    import agentscope_proto
+    from agentscope_proto import formatting
+
+    if "cache" not in inspect.signature(formatting.format).parameters:
+        return None, "format() takes no cache argument"
+    for module in (agentscope_proto, formatting):
+        for name in sorted(dir(module)):
+            value = getattr(module, name)
+            if name.endswith("Cache") and inspect.isclass(value):
+                try:
+                    value()
+                except TypeError:
+                    continue
+                return value, f"{module.__name__}.{name}() (default size)"
+    return None, "format() takes cache= but no cache class was found"
+
+
 def corpus_names(sizes: tuple[int, ...] = SIZES) -> list[str]:
     return [f"{kind}_{size}" for size in sizes for kind in KINDS]
 
@@ -61,6 +124,9 @@ class Budget:
         return cls(rounds=5, min_seconds=0.04, sizes=SIZES)
 
 
+# The clock of every in-process comparison: CPU seconds of this process.
+CLOCK = time.process_time
+
 # A timer runs its contender `n` times and returns the seconds that took.
 Timer = Callable[[int], float]
 
@@ -69,10 +135,10 @@ def sync_timer(fn: Callable[[], Any]) -> Timer:
     """A timer of a plain function."""
 
     def run(n: int) -> float:
-        started = time.perf_counter()
+        started = CLOCK()
         for _ in range(n):
             fn()
-        return time.perf_counter() - started
+        return CLOCK() - started
 
     return run
 
@@ -82,10 +148,10 @@ def async_timer(loop: asyncio.AbstractEventLoop, fn: Callable[[], Awaitable[Any]
     awaits `fn()` `n` times, so the event loop's own cost is not counted."""
 
     async def timed(n: int) -> float:
-        started = time.perf_counter()
+        started = CLOCK()
         for _ in range(n):
             await fn()
-        return time.perf_counter() - started
+        return CLOCK() - started
 
     def run(n: int) -> float:
         return loop.run_until_complete(timed(n))

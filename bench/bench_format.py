@@ -21,6 +21,7 @@ from typing import Any
 
 import agentscope.formatter as as_formatters
 from _common import (
+    AGENTSCOPE_FORMATTERS,
     Budget,
     async_timer,
     compare,
@@ -28,6 +29,7 @@ from _common import (
     load_corpus,
     parse_args,
     quiet_logging,
+    registry_providers,
     sync_timer,
     write_json,
 )
@@ -36,21 +38,11 @@ from agentscope.message import Msg as AsMsg
 from agentscope_proto import from_dict
 from agentscope_proto.formatting import format as proto_format
 
-# Provider -> (AgentScope class prefix, our body key holding the message list).
-PROVIDERS = {
-    "openai": ("OpenAI", "messages"),
-    "anthropic": ("Anthropic", "messages"),
-    "gemini": ("Gemini", "contents"),
-    "dashscope": ("DashScope", "messages"),
-    "ollama": ("Ollama", "messages"),
-    "deepseek": ("DeepSeek", "messages"),
-    "openai_responses": ("OpenAIResponse", "input"),
-}
 MODES = {"chat": False, "multi_agent": True}
 
 
 def _same(provider: str, ours: dict[str, Any], theirs: list[dict[str, Any]]) -> bool:
-    key = PROVIDERS[provider][1]
+    key = AGENTSCOPE_FORMATTERS[provider][1]
     if provider == "anthropic" and theirs and theirs[0].get("role") == "system":
         theirs = theirs[1:]
     return bool(ours[key] == theirs)
@@ -66,7 +58,8 @@ def main() -> None:
         dicts = load_corpus(name)
         ours = [from_dict(d) for d in dicts]
         theirs = [AsMsg.from_dict(d) for d in dicts]
-        for provider, (prefix, _) in PROVIDERS.items():
+        for provider in registry_providers():
+            prefix = AGENTSCOPE_FORMATTERS[provider][0]
             for mode, multi_agent in MODES.items():
                 suffix = "MultiAgentFormatter" if multi_agent else "ChatFormatter"
                 formatter = getattr(as_formatters, prefix + suffix)()

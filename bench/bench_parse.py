@@ -36,6 +36,7 @@ from _common import (
     compare,
     parse_args,
     quiet_logging,
+    registry_providers,
     sync_timer,
     write_json,
 )
@@ -44,9 +45,6 @@ from agentscope_proto.parsing import StreamParser, parse
 
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
 import make_parsers as golden
-
-PROVIDERS = ("openai", "anthropic", "gemini", "dashscope", "ollama", "deepseek", "openai_responses")
-
 
 # --- SDK objects, as each SDK builds them from the JSON it received ------------
 
@@ -317,7 +315,11 @@ def main() -> None:
     loop = asyncio.new_event_loop()
     suites = {suite.provider: suite for suite in golden.SUITES}
     rows = []
-    for provider in PROVIDERS:
+    providers = registry_providers()
+    missing = [provider for provider in providers if provider not in SDK]
+    if missing:
+        raise SystemExit(f"bench_parse.py: registry providers without an SDK entry: {missing}")
+    for provider in providers:
         cases = [_Case(provider, suites[provider], case) for case in _cases(provider)]
         timers = _timers(provider, cases, loop)
         row: dict[str, Any] = {

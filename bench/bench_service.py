@@ -18,6 +18,19 @@ CPU as it can. The request: the `tools_20` conversation formatted for OpenAI.
 Latency is measured per call from send to response; throughput counts the
 calls started in the measuring window. Client and servers share the machine's
 cores: the client's CPU per call is reported beside the servers'.
+
+Cold requests: the same request over and over. If the server has a format
+cache (a `serve` option naming a cache, found in `serve --help`), these
+servers run with it off, so that "cold" means cold.
+
+Agent loop (one worker, concurrency 16): 16 simulated agents, each with its
+own ReAct conversation of 200 messages (the `tools` corpus generator with
+another seed per agent), each sending its whole history after every turn:
+prefixes 1..200, in order. The measured work is fixed: every agent walks its
+whole conversation once, and throughput is calls / wall time. The Format
+server runs as `serve` starts it (its cache, if any, at its default); the Echo
+server answers a request of k messages with the real response to turn k of
+the first conversation. A warm-up conversation of its own seed goes first.
 """
 
 from __future__ import annotations
@@ -38,6 +51,8 @@ from typing import Any
 
 import grpc
 from _common import BENCH_DIR, load_corpus, parse_args, write_json
+from echo_server import write_responses
+from make_corpus import tools as tools_conversation
 
 from agentscope_proto import from_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
@@ -48,6 +63,28 @@ WORKERS = (1, 2)
 MAX_CHANNELS = 8
 CORPUS = "tools_20"
 PROVIDER = pb.PROVIDER_OPENAI
+LOOP_AGENTS = 16
+LOOP_SEED = 7000  # agent i's conversation: seed LOOP_SEED + i; the warm-up's: LOOP_SEED - 1
+
+
+def _cache_off_flags() -> tuple[list[str], str]:
+    """`serve` options that turn its format cache off, if it has one."""
+    text = subprocess.run(
+        [sys.executable, "-m", "agentscope_proto", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    options = sorted({w.strip(",[]") for w in text.split() if w.startswith("--") and "cache" in w})
+    for option in options:
+        if option.startswith("--no-"):
+            return [option], f"server cache off for cold requests ({option})"
+    for option in options:
+        if option.endswith(("-mb", "-bytes", "-size")):
+            return [option, "0"], f"server cache off for cold requests ({option} 0)"
+    if options:
+        return [], f"serve has {options}, not understood; cold requests run with its default"
+    return [], "serve has no format cache option"
 
 
 def _free_port() -> int:
@@ -75,16 +112,21 @@ def _cpu_seconds(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def _server(kind: str, workers: int, response: Path | None) -> Iterator[tuple[int, int]]:
-    """A running server; yields (port, pid)."""
+def _server(
+    kind: str, workers: int, response: Path | None, extra: tuple[str, ...] = ()
+) -> Iterator[tuple[int, int]]:
+    """A running server; yields (port, pid). `extra`: more command-line options
+    (Format: cache options; Echo: `--responses` instead of `--response`)."""
     port = _free_port()
     if kind == "format":
         # At the default level the server logs every block a formatter drops, on
         # every request; the benchmark measures the formatting, not the logging.
         command = [sys.executable, "-m", "agentscope_proto", "serve", "--log-level", "error"]
+        command += extra
     else:
         assert response is not None
-        command = [sys.executable, str(BENCH_DIR / "echo_server.py"), "--response", str(response)]
+        flag = extra[0] if extra else "--response"
+        command = [sys.executable, str(BENCH_DIR / "echo_server.py"), flag, str(response)]
     command += ["--port", str(port), "--workers", str(workers)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
     try:
@@ -190,10 +232,16 @@ async def _first_response(port: int, request: bytes) -> bytes:
 
 
 def _measure(
-    kind: str, workers: int, request: bytes, response: Path | None, warmup: float, seconds: float
+    kind: str,
+    workers: int,
+    request: bytes,
+    response: Path | None,
+    warmup: float,
+    seconds: float,
+    extra: tuple[str, ...] = (),
 ) -> tuple[list[dict[str, Any]], bytes]:
     rows = []
-    with _server(kind, workers, response) as (port, pid):
+    with _server(kind, workers, response, extra) as (port, pid):
         body = asyncio.run(_first_response(port, request))
         for concurrency in CONCURRENCY:
             cpu_before = _cpu_seconds(pid)
@@ -208,19 +256,121 @@ def _measure(
     return rows, body
 
 
+class _Conversation:
+    """One agent's turns as serialized `FormatRequest`s: turn k sends the
+    first k messages. Built by slicing one byte string (a repeated field is
+    the concatenation of its entries), so 200 turns do not hold 200 copies."""
+
+    def __init__(self, seed: int, size: int) -> None:
+        messages = [from_dict(d) for d in tools_conversation(size, seed)]
+        self.header = pb.FormatRequest(provider=PROVIDER).SerializeToString()
+        encoded = [pb.FormatRequest(messages=[m]).SerializeToString() for m in messages]
+        self.blob = b"".join(encoded)
+        self.ends = [sum(len(e) for e in encoded[: k + 1]) for k in range(len(encoded))]
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def request(self, turn: int) -> bytes:
+        """The request after `turn` turns (1-based)."""
+        return self.header + self.blob[: self.ends[turn - 1]]
+
+
+async def _walk(port: int, conversations: list[_Conversation]) -> dict[str, Any]:
+    """Every conversation walked once, turn by turn, all at the same time."""
+    channels = [_channel(port) for _ in range(min(len(conversations), MAX_CHANNELS))]
+    calls = [c.unary_unary(METHOD) for c in channels]
+    latencies: list[float] = []
+    clock = time.perf_counter
+
+    async def agent(call: Any, conversation: _Conversation) -> None:
+        for turn in range(1, len(conversation) + 1):
+            request = conversation.request(turn)
+            sent = clock()
+            await call(request)
+            latencies.append(clock() - sent)
+
+    cpu_before = time.process_time()
+    started = clock()
+    await asyncio.gather(*(agent(calls[i % len(calls)], c) for i, c in enumerate(conversations)))
+    wall = clock() - started
+    client_cpu = time.process_time() - cpu_before
+    for c in channels:
+        await c.close()
+    latencies.sort()
+    count = len(latencies)
+    return {
+        "agents": len(conversations),
+        "calls": count,
+        "seconds": wall,
+        "rps": count / wall,
+        "p50_ms": statistics.median(latencies) * 1e3,
+        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        "client_cpu_us_per_call": client_cpu / count * 1e6,
+    }
+
+
+async def _responses(port: int, conversation: _Conversation) -> list[bytes]:
+    """The server's response to every turn of `conversation`."""
+    channel = _channel(port)
+    call = channel.unary_unary(METHOD)
+    out = [await call(conversation.request(turn)) for turn in range(1, len(conversation) + 1)]
+    await channel.close()
+    return out
+
+
+def _measure_loop(
+    kind: str, response: Path | None, warmup: _Conversation, agents: list[_Conversation]
+) -> tuple[dict[str, Any], list[bytes]]:
+    """One walk of `agents` against a fresh server; also the server's responses
+    to agent 0's turns, asked for after the measurement (so that a server cache
+    is not filled with them beforehand)."""
+    extra = ("--responses",) if kind == "echo" else ()
+    with _server(kind, 1, response, extra) as (port, pid):
+        # Warm-up on a conversation of its own: the server's code paths, not
+        # the measured agents' cache entries.
+        asyncio.run(_first_response(port, warmup.request(1)))
+        asyncio.run(_walk(port, [warmup]))
+        cpu_before = _cpu_seconds(pid)
+        row = asyncio.run(_walk(port, agents))
+        row["server_cpu_us_per_call"] = (_cpu_seconds(pid) - cpu_before) / row["calls"] * 1e6
+        replies = asyncio.run(_responses(port, agents[0])) if kind == "format" else []
+    return {"server": kind, "workers": 1, **row}, replies
+
+
+def _loop(size: int) -> dict[str, Any]:
+    warmup = _Conversation(LOOP_SEED - 1, size)
+    agents = [_Conversation(LOOP_SEED + i, size) for i in range(LOOP_AGENTS)]
+    with tempfile.TemporaryDirectory() as tmp:
+        responses = Path(tmp) / "responses.bin"
+        format_row, replies = _measure_loop("format", None, warmup, agents)
+        # Echo answers turn k with the Format server's response to agent 0's turn k.
+        write_responses(responses, replies)
+        echo_row, _ = _measure_loop("echo", responses, warmup, agents)
+    sizes = [len(agents[0].request(turn)) for turn in range(1, size + 1)]
+    return {
+        "turns": size,
+        "agents": LOOP_AGENTS,
+        "request_bytes_mean": sum(sizes) / len(sizes),
+        "response_bytes_mean": sum(len(r) for r in replies) / len(replies),
+        "rows": [format_row, echo_row],
+    }
+
+
 def main() -> None:
     args = parse_args(__doc__ or "")
     warmup, seconds = (0.2, 0.6) if args.quick else (1.0, 5.0)
     request = pb.FormatRequest(provider=PROVIDER)
     request.messages.extend(from_dict(d) for d in load_corpus(CORPUS))
     request_bytes = request.SerializeToString()
+    cache_flags, cache_what = _cache_off_flags()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         response_path = Path(tmp) / "response.binpb"
         response_bytes = b""
         for workers in WORKERS:
             format_rows, response_bytes = _measure(
-                "format", workers, request_bytes, None, warmup, seconds
+                "format", workers, request_bytes, None, warmup, seconds, tuple(cache_flags)
             )
             response_path.write_bytes(response_bytes)
             echo_rows, echo_bytes = _measure(
@@ -237,7 +387,9 @@ def main() -> None:
             "response_bytes": len(response_bytes),
             "warmup_s": warmup,
             "seconds": seconds,
+            "server_cache": cache_what,
             "rows": rows,
+            "loop": _loop(20 if args.quick else 200),
         },
     )
 

@@ -8,6 +8,11 @@ precomputed `FormatResponse` read from a file (the real response to the
 benchmark's request, so the same size) instead of formatting. Requests are
 still deserialized by gRPC as `FormatRequest`s.
 
+For the agent-loop benchmark, `--responses` holds one response per turn
+(length-delimited, see `write_responses`): a request of `k` messages gets the
+`k`-th, the real response to the same turn of the benchmark's first
+conversation.
+
     python bench/echo_server.py --port 50100 --workers 2 --response response.binpb
 """
 
@@ -17,7 +22,7 @@ import argparse
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import grpc
 
@@ -26,10 +31,26 @@ from agentscope_proto.service import FormatterServicer, ServerConfig, serve
 from agentscope_proto.service.workers import run_workers
 
 
+def write_responses(path: Path, responses: list[bytes]) -> None:
+    """Store serialized `FormatResponse`s, each behind its 4-byte length."""
+    path.write_bytes(b"".join(len(r).to_bytes(4, "big") + r for r in responses))
+
+
+def _read_responses(path: Path) -> list[pb.FormatResponse]:
+    data, pos, out = path.read_bytes(), 0, []
+    while pos < len(data):
+        size = int.from_bytes(data[pos : pos + 4], "big")
+        out.append(pb.FormatResponse.FromString(data[pos + 4 : pos + 4 + size]))
+        pos += 4 + size
+    return out
+
+
 class EchoServicer(FormatterServicer):
     """`FormatterServicer` whose Format returns a fixed response."""
 
     response = pb.FormatResponse()
+    # Per turn (agent loop): the response to a request of k messages is [k - 1].
+    by_turn: ClassVar[list[pb.FormatResponse]] = []
 
     async def Format(
         self, request: pb.FormatRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -37,12 +58,17 @@ class EchoServicer(FormatterServicer):
         # Like the real handler, name the worker when several share the port.
         if self._worker:
             await context.send_initial_metadata(self._worker)
+        if self.by_turn:
+            return self.by_turn[min(len(request.messages), len(self.by_turn)) - 1]
         return self.response
 
 
-def _worker(port: int, reuse_port: bool, response_path: Path) -> None:
+def _worker(port: int, reuse_port: bool, response_path: Path, per_turn: bool) -> None:
     logging.basicConfig(level=logging.WARNING)
-    EchoServicer.response = pb.FormatResponse.FromString(response_path.read_bytes())
+    if per_turn:
+        EchoServicer.by_turn = _read_responses(response_path)
+    else:
+        EchoServicer.response = pb.FormatResponse.FromString(response_path.read_bytes())
     config = ServerConfig(port=port, reuse_port=reuse_port)
     asyncio.run(serve(config, servicer=EchoServicer(config)))
 
@@ -51,13 +77,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--response", type=Path, required=True, help="a FormatResponse, binary")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--response", type=Path, help="a FormatResponse, binary")
+    given.add_argument("--responses", type=Path, help="one FormatResponse per turn")
     args = parser.parse_args()
+    path, per_turn = (args.responses, True) if args.responses else (args.response, False)
     if args.workers == 1:
-        _worker(args.port, False, args.response)
+        _worker(args.port, False, path, per_turn)
     else:
         # The same supervisor as `agentscope-proto serve --workers N`.
-        run_workers(args.workers, _worker, (args.port, True, args.response))
+        run_workers(args.workers, _worker, (args.port, True, path, per_turn))
 
 
 if __name__ == "__main__":

@@ -197,8 +197,10 @@ def tool_output(g: Gen, tool: str) -> str:
     return json.dumps(rows)
 
 
-def tools(n: int) -> list[dict[str, Any]]:
-    g = Gen(2000 + n)
+def tools(n: int, seed: int | None = None) -> list[dict[str, Any]]:
+    """A ReAct agent loop of `n` messages (`seed`: another conversation of the
+    same shape, as the service benchmark's simulated agents need)."""
+    g = Gen(2000 + n if seed is None else seed)
     msgs = [
         g.msg("system", "system", "You are a ReAct agent. Use the tools. " + g.text(3, 6, 0)),
     ]

@@ -30,8 +30,9 @@ SECTIONS = (
     ("wire", "bench_wire.py", 120),
     ("codec", "bench_codec.py", 300),
     ("format", "bench_format.py", 600),
+    ("loop", "bench_loop.py", 600),
     ("parse", "bench_parse.py", 600),
-    ("service", "bench_service.py", 600),
+    ("service", "bench_service.py", 900),
     ("profile", "profile_hot.py", 300),
 )
 

@@ -89,7 +89,14 @@ LANGUAGES = [
     Language(
         "cpp",
         ["examples/cpp/build/client"],
-        ["g++", "pkg-config", "protobuf-compiler", "protobuf-compiler-grpc", "libgrpc++-dev", "libprotobuf-dev"],
+        [
+            "g++",
+            "pkg-config",
+            "protobuf-compiler",
+            "protobuf-compiler-grpc",
+            "libgrpc++-dev",
+            "libprotobuf-dev",
+        ],
     ),
 ]
 
@@ -101,6 +108,8 @@ def log(text: str) -> None:
 def missing_packages(language: Language) -> list[str]:
     if language.commands and all(shutil.which(c) for c in language.commands):
         return []
+    if shutil.which("dpkg-query") is None:
+        return []  # not Debian: the build says what is missing
     missing = []
     for package in language.packages:
         query = subprocess.run(
@@ -117,12 +126,19 @@ def install(languages: list[Language]) -> dict[str, str]:
     if not missing:
         return {}
     sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    if sudo and shutil.which("sudo") is None:
+        why = f"needs root to install {' '.join(missing)}"
+        return {lang.name: why for lang in languages if missing_packages(lang)}
     log(f"installing {' '.join(missing)}")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    steps = [["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing]]
+    steps = [
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+    ]
     with open(LOGS / "apt.log", "w") as out:
         for step in steps:
-            if subprocess.run(sudo + step, stdout=out, stderr=subprocess.STDOUT, env=env).returncode:
+            done = subprocess.run(sudo + step, stdout=out, stderr=subprocess.STDOUT, env=env)
+            if done.returncode:
                 why = f"`{' '.join(step[:2])}` failed (see {LOGS / 'apt.log'})"
                 return {lang.name: why for lang in languages if missing_packages(lang)}
     return {}
@@ -149,10 +165,10 @@ def build(language: Language) -> tuple[str | None, float]:
         return None, 0.0
     log_file = LOGS / f"{language.name}-build.log"
     env = {**os.environ, "RPC_PROTOS": rpc_protos()}
+    script = EXAMPLES / language.name / "build.sh"
     with open(log_file, "w") as out:
-        script = EXAMPLES / language.name / "build.sh"
-        code = subprocess.run([str(script)], stdout=out, stderr=subprocess.STDOUT, env=env).returncode
-    if code:
+        done = subprocess.run([str(script)], stdout=out, stderr=subprocess.STDOUT, env=env)
+    if done.returncode:
         tail = log_file.read_text().strip().splitlines()[-5:]
         return "build failed:\n    " + "\n    ".join(tail), time.monotonic() - started
     stamp.write_text(digest)
@@ -161,9 +177,9 @@ def build(language: Language) -> tuple[str | None, float]:
 
 def rpc_protos() -> str:
     """The directory holding google/rpc/*.proto (googleapis-common-protos, in this venv)."""
-    import google.rpc
+    from google.rpc import status_pb2
 
-    return str(Path(list(google.rpc.__path__)[0]).parent.parent)
+    return str(Path(status_pb2.__file__).parents[2])
 
 
 def free_port() -> int:
@@ -173,18 +189,21 @@ def free_port() -> int:
 
 
 def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    target = f"127.0.0.1:{free_port()}"
-    server = subprocess.Popen(
-        [str(VENV_BIN / "agentscope-proto"), "serve", "--port", target.split(":")[1]],
-        stdout=subprocess.DEVNULL,
-        stderr=open(LOGS / "server.log", "w"),
-    )
+    port = free_port()
+    with open(LOGS / "server.log", "w") as server_log:
+        server = subprocess.Popen(
+            [str(VENV_BIN / "agentscope-proto"), "serve", "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=server_log,
+        )
+    target = f"127.0.0.1:{port}"
     with grpc.insecure_channel(target) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=30)
         except grpc.FutureTimeoutError:
             server.kill()
-            raise SystemExit(f"the server did not start on {target}: see {LOGS / 'server.log'}") from None
+            server.wait()
+            raise SystemExit(f"no server on {target}: see {LOGS / 'server.log'}") from None
     return server, target
 
 
@@ -207,7 +226,7 @@ def first_difference(expected: Any, actual: Any, path: str = "") -> str:
             if expected[key] != actual[key]:
                 return first_difference(expected[key], actual[key], f"{path}.{key}")
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        for i, (a, b) in enumerate(zip(expected, actual)):
+        for i, (a, b) in enumerate(zip(expected, actual, strict=True)):
             if a != b:
                 return first_difference(a, b, f"{path}[{i}]")
     return f"{path or '.'}: expected {json.dumps(expected)[:120]}, got {json.dumps(actual)[:120]}"
@@ -231,65 +250,79 @@ def run(language: Language, target: str) -> tuple[dict[str, Any] | None, str, fl
         return None, f"stdout is not one JSON document: {error}", elapsed
 
 
+def compare(lang: Language, document: dict[str, Any], reference: dict[str, Any]) -> dict[str, str]:
+    """The cases where `document` differs from `reference`, with the first difference."""
+    results = cases(document)
+    wrong = {
+        name: first_difference(expected, results.get(name))
+        for name, expected in reference.items()
+        if results.get(name) != expected
+    }
+    wrong.update(dict.fromkeys(results.keys() - reference.keys(), "unexpected case"))
+    return wrong
+
+
+def build_all(
+    languages: list[Language], install_packages: bool
+) -> tuple[dict[str, str], dict[str, float]]:
+    """Install and build: (failures by language, build seconds by language)."""
+    failures = install(languages) if install_packages else {}
+    to_build = [lang for lang in languages if lang.build and lang.name not in failures]
+    timings: dict[str, float] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for lang, (error, seconds) in zip(to_build, pool.map(build, to_build), strict=True):
+            timings[lang.name] = seconds
+            if error:
+                failures[lang.name] = error
+    return failures, timings
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=[lang.name for lang in LANGUAGES])
     parser.add_argument("--no-install", action="store_true", help="never call apt-get")
     parser.add_argument(
-        "--write-expected", action="store_true", help="rewrite expected.json from the Python example"
+        "--write-expected", action="store_true", help="rewrite expected.json from Python's"
     )
     args = parser.parse_args()
     began = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
-    languages = [lang for lang in LANGUAGES if not args.only or lang.name in args.only]
-    if "python" not in [lang.name for lang in languages]:
-        languages.insert(0, LANGUAGES[0])  # the reference
-
-    failures = {} if args.no_install else install(languages)
-    to_build = [lang for lang in languages if lang.build and lang.name not in failures]
-    timings: dict[str, float] = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        for lang, (error, seconds) in zip(to_build, pool.map(build, to_build)):
-            timings[lang.name] = seconds
-            if error:
-                failures[lang.name] = error
-
+    # Python always runs first: it is the reference.
+    languages = [LANGUAGES[0]] + [
+        lang for lang in LANGUAGES[1:] if not args.only or lang.name in args.only
+    ]
+    failures, timings = build_all(languages, not args.no_install)
     golden = cases(json.loads(EXPECTED.read_text()))
-    server, target = start_server()
+    reference = golden
     passed = failed = 0
+    server, target = start_server()
     try:
-        reference = golden
         for lang in languages:
             label = f"{lang.name:<11}"
-            if lang.name in failures:
-                failed += len(golden)
-                print(f"{label} FAILED: {failures[lang.name]}")
-                continue
-            document, error, seconds = run(lang, target)
+            document, error, seconds = (
+                (None, failures[lang.name], 0.0) if lang.name in failures else run(lang, target)
+            )
             if document is None:
-                failed += len(golden)
+                failed += len(reference)
                 print(f"{label} FAILED: {error}")
                 continue
             if lang.name == "python" and args.write_expected:
                 EXPECTED.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
                 golden = reference = cases(document)
-            results = cases(document)
-            wrong = {
-                name: first_difference(expected, results.get(name))
-                for name, expected in reference.items()
-                if results.get(name) != expected
-            }
-            wrong.update({name: "unexpected case" for name in results.keys() - reference.keys()})
+            wrong = compare(lang, document, reference)
             failed += len(wrong)
             passed += len(reference) - len(wrong)
-            against = "python" if reference is not golden else "expected.json"
+            against = "expected.json" if reference is golden else "python"
             timing = f"build {timings.get(lang.name, 0.0):.1f} s, run {seconds:.1f} s"
-            status = "ok" if not wrong else "FAILED"
-            print(f"{label} {status}: {len(reference) - len(wrong)}/{len(reference)} cases equal {against} ({timing})")
+            ok = len(reference) - len(wrong)
+            print(
+                f"{label} {'FAILED' if wrong else 'ok'}: {ok}/{len(reference)} cases"
+                f" equal {against} ({timing})"
+            )
             for name, why in sorted(wrong.items()):
                 print(f"    {name}: {why}")
             if lang.name == "python" and not wrong:
-                reference = results
+                reference = cases(document)
     finally:
         server.terminate()
         server.wait(10)

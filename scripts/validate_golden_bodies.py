@@ -1,6 +1,6 @@
 """How many golden formatter bodies the providers' own request schemas accept.
 
-Runs every body in tests/golden/formatters/*.json (AgentScope 1.0.21's, which
+Runs every golden formatter body (tests/golden/formatters/: AgentScope 1.0.21's, which
 the package reproduces exactly) through tests/provider_schemas/ and prints per
 provider: valid / total, how many fail on unknown keys alone, and the most
 frequent violations. A measurement, not a test: parity bodies are what they
@@ -44,13 +44,21 @@ def summarize(
     for (provider, name, _), violations in zip(cases, results, strict=True):
         entry = summary.setdefault(
             provider,
-            {"total": 0, "valid": 0, "unknown_keys_only": 0, "kinds": Counter(), "invalid": []},
+            {
+                "total": 0,
+                "valid": 0,
+                "unknown_keys_only": 0,
+                "unknown_keys": 0,
+                "kinds": Counter(),
+                "invalid": [],
+            },
         )
         entry["total"] += 1
         if not violations:
             entry["valid"] += 1
             continue
         entry["invalid"].append(name)
+        entry["unknown_keys"] += sum(1 for violation in violations if violation.unknown)
         if all(violation.unknown for violation in violations):
             entry["unknown_keys_only"] += 1
         # Counted once per body: "how many bodies have this problem".
@@ -61,12 +69,15 @@ def summarize(
 def _print(summary: dict[str, dict[str, Any]], top: int) -> None:
     total = sum(entry["total"] for entry in summary.values())
     valid = sum(entry["valid"] for entry in summary.values())
-    print(f"{'provider':<18}{'valid':>7}{'total':>7}{'%':>8}{'unknown keys only':>20}")
+    print(
+        f"{'provider':<18}{'valid':>7}{'total':>7}{'%':>8}"
+        f"{'invalid by unknown keys alone':>31}{'unknown keys':>14}"
+    )
     for provider, entry in sorted(summary.items()):
         share = 100 * entry["valid"] / entry["total"]
         print(
             f"{provider:<18}{entry['valid']:>7}{entry['total']:>7}{share:>7.1f}%"
-            f"{entry['unknown_keys_only']:>20}"
+            f"{entry['unknown_keys_only']:>31}{entry['unknown_keys']:>14}"
         )
     print(f"{'all':<18}{valid:>7}{total:>7}{100 * valid / total:>7.1f}%")
     for provider, entry in sorted(summary.items()):

@@ -1,8 +1,9 @@
 """Loading of the golden files, and decoding of their placeholders ({TMP}, {CWD}, {"$bytes": ...}).
 
 Layout of tests/golden/ (written by the make_*.py generators):
-- `formatters/inputs.json`: every formatter input once, by case name (messages,
-  multi-agent mode, tools, tool choice, options);
+- `formatters/inputs.json`: each conversation (message list) and each tool set once,
+  by name, and every case input once, by case name: its conversation, multi-agent
+  mode, options, tool set and tool choice;
 - `formatters/<provider>.json`: that provider's expectations, in its case order: the
   input's name, then `expected` + `warnings` or `error`, and `options` only where a
   value depends on the provider (e.g. a `max_tokens` fitted to its own output);
@@ -38,26 +39,42 @@ def golden_providers(kind: str) -> list[str]:
     return sorted(p.stem for p in (GOLDEN / kind).glob("*.json") if p.name != FORMATTER_INPUTS)
 
 
-def formatter_inputs() -> dict[str, dict[str, Any]]:
-    """Every formatter input, by case name."""
-    inputs: dict[str, dict[str, Any]] = _read(GOLDEN / "formatters" / FORMATTER_INPUTS)["inputs"]
-    return inputs
+def formatter_inputs() -> dict[str, Any]:
+    """inputs.json: its `conversations`, `tool_sets` and `inputs` tables."""
+    return _read(GOLDEN / "formatters" / FORMATTER_INPUTS)
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a JSON value: cases sharing a conversation must not share its objects."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
 
 
 def formatter_cases(provider: str) -> list[dict[str, Any]]:
     """The formatter cases of `provider`: name, multi_agent, options, tools, tool_choice,
     msgs, then `expected` and `warnings`, or `error`."""
-    inputs = formatter_inputs()
+    tables = formatter_inputs()
     cases = []
     for entry in _read(GOLDEN / "formatters" / f"{provider}.json")["cases"]:
         name = entry["name"]
-        if name not in inputs:
+        if name not in tables["inputs"]:
             raise KeyError(f"formatters/{provider}.json: case {name!r} has no input")
-        case = {"name": name, **inputs[name]}
+        given = tables["inputs"][name]
         own = entry.get("options", {})
-        if own.keys() & case["options"].keys():
+        if own.keys() & given["options"].keys():
             raise ValueError(f"formatters/{provider}.json: {name!r} repeats an input option")
-        case["options"] = {**case["options"], **own}
+        tools = given["tools"]
+        case = {
+            "name": name,
+            "multi_agent": given["multi_agent"],
+            "options": {**given["options"], **own},
+            "tools": None if tools is None else _copy(tables["tool_sets"][tools]),
+            "tool_choice": given["tool_choice"],
+            "msgs": _copy(tables["conversations"][given["conversation"]]),
+        }
         case.update((k, v) for k, v in entry.items() if k not in ("name", "options"))
         cases.append(case)
     return cases

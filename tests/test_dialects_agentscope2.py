@@ -65,7 +65,8 @@ def test_common_envelope(name: str) -> None:
     assert to_dict(msg)["role"] == data["role"]
     # `created_at` is the timestamp, verbatim.
     assert msg.timestamp == data["created_at"]
-    assert loads(msg.metadata_json) == data["metadata"]
+    assert to_dict(msg)["metadata"] == data["metadata"]
+    assert msg.HasField("metadata_json") is bool(data["metadata"])
     # Workflow fields are kept as top-level extras, in order.
     extras = loads(msg.extra_json)
     assert list(extras) == ["finished_at", "finished_reason", "structured_output", "error"]

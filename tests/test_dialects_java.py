@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentscope_proto import (
     MessageFormatError,
     Msg,
     Role,
     ToolResultState,
+    Usage,
     from_dict,
     from_json,
     get_content_blocks,
@@ -97,8 +100,14 @@ def test_01_role_casing() -> None:
     msg = read("01_role_casing")
     assert msg.role == Role.ROLE_USER
     assert to_dict(msg)["role"] == "user"
-    for spelling in ("USER", "User", "uSeR"):
-        assert from_dict({**load("01_role_casing"), "role": spelling}).role == Role.ROLE_USER
+    # Java refuses any other spelling of a MsgRole name.
+    for spelling in ("user", "User", "uSeR"):
+        with pytest.raises(MessageFormatError, match=r"^role: expected one of 'USER'"):
+            from_dict({**load("01_role_casing"), "role": spelling}, dialect="java")
+    # Detected, a lower-case role is AgentScope 1.x, which has no Java traces to keep.
+    data = {**load("01_role_casing"), "role": "user"}
+    assert detect_dialect(data) == "agentscope"
+    assert to_dict(from_dict(data), dialect="java")["role"] == "USER"
 
 
 def test_02_tool_result_role() -> None:
@@ -108,7 +117,8 @@ def test_02_tool_result_role() -> None:
     assert to_dict(msg)["role"] == "system"
     assert from_dict(to_dict(msg)).role == Role.ROLE_SYSTEM
     assert to_dict(from_dict(to_dict(msg)), dialect="java")["role"] == "TOOL"
-    assert from_dict({**load("02_tool_result_role"), "role": "tool"}).role == Role.ROLE_TOOL
+    with pytest.raises(MessageFormatError, match=r"^role: "):
+        from_dict({**load("02_tool_result_role"), "role": "tool"})
 
 
 def test_02_system_message_with_tool_result_is_written_as_tool() -> None:
@@ -121,10 +131,11 @@ def test_03_content_array() -> None:
     msg = read("03_content_array")
     assert msg.WhichOneof("content") == "blocks"
     assert get_text_content(msg) == "Paris is sunny today.\nExpect 21°C in the afternoon."
-    # A plain string (AgentScope 1.x) is accepted and written as one text block.
+    # Java refuses a plain string; AgentScope 1.x's string is written as one text block.
     data = {**load("01_role_casing"), "content": "hi"}
-    msg = from_dict(data, dialect="java")
-    assert msg.text == "hi"
+    with pytest.raises(MessageFormatError, match=r"^content: agentscope-java refuses this"):
+        from_dict(data, dialect="java")
+    msg = new_msg("user", "hi", "user")
     assert to_dict(msg, dialect="java")["content"] == [{"type": "text", "text": "hi"}]
     # Null content is an empty list, as in Java; null blocks are dropped.
     assert to_dict(from_dict({**data, "content": None}, dialect="java"), "java")["content"] == []
@@ -199,9 +210,16 @@ def test_07_usage_defaults_and_errors() -> None:
         "time": 0.0,
         "totalTokens": 7,
     }
-    with pytest.raises(MessageFormatError, match=r"^usage\.inputTokens: expected an integer"):
+    # Jackson truncates a float count; `totalTokens` and unknown keys are derived or ignored.
+    msg = from_dict({**data, "usage": {"inputTokens": -2.9, "totalTokens": 5, "x": 1}})
+    assert msg.usage == Usage(input_tokens=-2)
+    assert from_dict({**data, "usage": {}}).HasField("usage")
+    refused = r"^usage\.inputTokens: agentscope-java refuses this: "
+    with pytest.raises(MessageFormatError, match=refused + "expected a 32-bit integer, got str"):
         from_dict({**data, "usage": {"inputTokens": "7"}})
-    with pytest.raises(MessageFormatError, match=r"^usage\.time: expected a number"):
+    with pytest.raises(MessageFormatError, match=refused + "2147483648 does not fit"):
+        from_dict({**data, "usage": {"inputTokens": 2**31}})
+    with pytest.raises(MessageFormatError, match=r"^usage\.time: .*expected a number"):
         from_dict({**data, "usage": {"time": True}})
     with pytest.raises(MessageFormatError, match=r"^usage: expected an object"):
         from_dict({**data, "usage": [1]})
@@ -306,10 +324,11 @@ def test_15_any_block_kind_in_output_and_string_output() -> None:
     kinds = [b.WhichOneof("block") for b in msg.blocks.items[0].tool_result.blocks.items]
     assert kinds == ["text", "image", "thinking", "opaque"]
     assert_same(to_dict(msg, dialect="java"), data)
-    # AgentScope 1.x's string output reads, and Java gets a list.
+    # Java refuses a string output; AgentScope 1.x's string output becomes a list.
     data["content"][0]["output"] = "Sunny"
-    msg = from_dict(data)
-    assert msg.blocks.items[0].tool_result.text == "Sunny"
+    with pytest.raises(MessageFormatError, match=r"^content\[0\]\.output: agentscope-java"):
+        from_dict(data)
+    msg = new_msg("system", [new_tool_result_block("c", "f", "Sunny")], "system")
     assert to_dict(msg, dialect="java")["content"][0]["output"] == [
         {"type": "text", "text": "Sunny"}
     ]
@@ -328,15 +347,44 @@ def test_16_tool_result_metadata_state() -> None:
 def test_17_media_pixel_knobs() -> None:
     msg = read("17_media_pixel_knobs")
     image, video = msg.blocks.items[0].image, msg.blocks.items[1].video
-    assert loads(image.extra_json) == {"min_pixels": 3136, "max_pixels": 1003520}
+    assert loads(image.extra_json) == {"minPixels": 3136, "maxPixels": 1003520}
     assert loads(video.extra_json)["fps"] == 2.0
     assert list(loads(video.extra_json)) == [
         "fps",
-        "max_frames",
-        "min_pixels",
-        "max_pixels",
-        "total_pixels",
+        "maxFrames",
+        "minPixels",
+        "maxPixels",
+        "totalPixels",
     ]
+
+
+def test_17_knobs_in_either_spelling_are_written_in_camel_case() -> None:
+    data = load("17_media_pixel_knobs")
+    image = data["content"][0]
+    # Java reads both spellings, camelCase winning, and writes camelCase.
+    data["content"][0] = {
+        "type": "image",
+        "min_pixels": 1,
+        "source": image["source"],
+        "minPixels": 2,
+        "max_pixels": 7.9,
+    }
+    written = to_dict(from_dict(data), dialect="java")["content"][0]
+    assert_same(
+        written, {"type": "image", "source": image["source"], "minPixels": 2, "maxPixels": 7}
+    )
+    # A 1.x message's snake_case settings go to Java in camelCase; fps is a double.
+    one_x = from_dict(
+        {
+            "name": "u",
+            "role": "user",
+            "content": [{"type": "video", "source": image["source"], "fps": 2, "max_frames": 8}],
+        }
+    )
+    assert_same(
+        to_dict(one_x, dialect="java")["content"][0],
+        {"type": "video", "source": image["source"], "fps": 2.0, "maxFrames": 8},
+    )
 
 
 def test_18_url_mime_type() -> None:
@@ -363,13 +411,19 @@ def test_19_local_url_is_kept_verbatim() -> None:
 
 def test_20_state_casing() -> None:
     data = load("20_state_casing")
-    loud = copy.deepcopy(data)
-    loud["content"][0]["state"] = "FINISHED"
-    loud["content"][1]["state"] = "Denied"
-    msg = from_dict(loud)
+    msg = from_dict(data)
     assert msg.blocks.items[1].tool_result.state == ToolResultState.TOOL_RESULT_STATE_DENIED
     assert loads(msg.blocks.items[0].tool_use.extra_json) == {"metadata": {}, "state": "finished"}
-    assert_same(to_dict(msg, dialect="java"), data)
+    # Java refuses other spellings of its states...
+    loud = copy.deepcopy(data)
+    loud["content"][0]["state"] = "FINISHED"
+    with pytest.raises(MessageFormatError, match=r"^content\[0\]\.state: agentscope-java"):
+        from_dict(loud)
+    # ...so a 1.x message holding one gets it in lower case.
+    one_x = to_dict(msg)
+    one_x["content"][0]["state"] = "FINISHED"
+    one_x["content"][1]["state"] = "Denied"
+    assert_same(to_dict(from_dict(one_x), dialect="java"), data)
 
 
 def test_21_hint_block_is_kept_opaque() -> None:
@@ -477,7 +531,7 @@ def test_string_content_and_constructed_messages() -> None:
 
 def test_java_needs_object_metadata() -> None:
     msg = from_dict({"name": "a", "role": "user", "content": "x", "metadata": [1]})
-    with pytest.raises(MessageFormatError, match=r"^metadata: agentscope-java needs an object"):
+    with pytest.raises(MessageFormatError, match=r"^metadata: agentscope-java refuses this"):
         to_dict(msg, dialect="java")
 
 
@@ -491,14 +545,29 @@ def test_unset_role_cannot_be_written() -> None:
     [
         ({"role": "robot"}, "role"),
         ({"role": None}, "role"),
-        ({"name": 3}, "name"),
-        ({"id": 3}, "id"),
-        ({"timestamp": 3}, "timestamp"),
+        ({"name": 1.5}, "name"),
+        ({"id": [3]}, "id"),
+        ({"timestamp": {}}, "timestamp"),
         ({"metadata": "x"}, "metadata"),
         ({"content": {"type": "text"}}, "content"),
         ({"content": [{"type": "text", "text": 1}]}, "content[0].text"),
         ({"content": [{"type": "image", "source": {"type": "url"}}]}, "content[0].source.url"),
-        ({"content": [{"type": "tool_result", "output": [7]}]}, "content[0].output[0]"),
+        ({"content": [{"type": "thinking", "thinking": "x"}]}, "content[0].type"),
+        (
+            {"content": [{"type": "image", "source": {"type": "url", "url": "u", "mime_type": 3}}]},
+            "content[0].source.mime_type",
+        ),
+        (
+            {"role": "TOOL", "content": [{"type": "tool_result", "output": [7]}]},
+            "content[0].output[0]",
+        ),
+        (
+            {"role": "TOOL", "content": [{"type": "tool_result", "metadata": {"a": None}}]},
+            "content[0].metadata.a",
+        ),
+        ({"role": "ASSISTANT", "content": [{"type": "tool_use", "input": []}]}, "content[0].input"),
+        ({"content": [{"type": "hint", "hint": ["x"]}]}, "content[0].type"),
+        ({"role": "TOOL", "content": [{"type": "hint", "hint": ["x"]}]}, "content[0].hint"),
         ({"content": ["text"]}, "content[0]"),
     ],
 )
@@ -507,6 +576,12 @@ def test_bad_java_input_names_the_path(change: dict[str, Any], path: str) -> Non
     with pytest.raises(MessageFormatError) as caught:
         from_dict(data, dialect="java")
     assert caught.value.path == path
+
+
+def test_integer_ids_read_as_their_digits() -> None:
+    """Jackson reads a number into a String field as its text."""
+    msg = from_dict({**load("01_role_casing"), "id": 12345, "name": 7, "timestamp": 1700000000})
+    assert (msg.id, msg.name, msg.timestamp) == ("12345", "7", "1700000000")
 
 
 def test_java_without_role_is_an_error() -> None:
@@ -538,63 +613,49 @@ def _neutral() -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("role", ["USER", "ASSISTANT", "SYSTEM", "TOOL"])
+def test_java_is_a_msg_role_name(role: str) -> None:
+    assert detect_dialect(_neutral()) == "agentscope"
+    assert detect_dialect({**_neutral(), "role": role}) == "java"
+
+
 @pytest.mark.parametrize(
     "change",
     [
-        {"role": "ASSISTANT"},
-        {"role": "TOOL"},
+        # Java's reader refuses every other role spelling, so whatever else a
+        # dict with a lower-case role holds, only 1.x can read it (keeping the
+        # unknown keys as extras).
         {"usage": None},
-        {"usage": {"inputTokens": 1}},
         {"name": None},
         {"timestamp": "2024-01-15T10:30:00Z"},
-        {"timestamp": "2024-01-15T10:30:00.123+08:00"},
         {"content": [{"type": "tool_use", "id": "c", "name": "f", "input": {}, "content": None}]},
         {"content": [{"type": "thinking", "thinking": "t", "metadata": None}]},
-        {"content": [{"type": "tool_result", "id": "c", "name": "f", "output": [], "state": "x"}]},
-        {
-            "content": [
-                {"type": "tool_result", "id": "c", "name": "f", "output": [], "metadata": {}}
-            ]
-        },
-        {"content": [{"type": "image", "source": {"type": "url", "url": "u", "mime_type": "m"}}]},
-        {"content": [{"type": "image", "source": {"type": "url", "url": "u"}, "max_pixels": 1}]},
-        {"content": [{"type": "video", "source": {"type": "url", "url": "u"}, "fps": 1.0}]},
-        {
-            "content": [
-                {
-                    "type": "tool_result",
-                    "id": "c",
-                    "name": "f",
-                    "output": [
-                        {"type": "audio", "source": {"type": "url", "url": "u", "mime_type": "m"}}
-                    ],
-                }
-            ]
-        },
-    ],
-)
-def test_java_traces(change: dict[str, Any]) -> None:
-    assert detect_dialect(_neutral()) == "agentscope"
-    assert detect_dialect({**_neutral(), **change}) == "java"
-
-
-@pytest.mark.parametrize(
-    "change",
-    [
+        {"content": [{"type": "image", "source": {"type": "url", "url": "u"}, "minPixels": 1}]},
+        {"role": "User"},
         # String content and invocation_id exist only in AgentScope 1.x.
         {"content": "hi", "timestamp": "2024-01-15T10:30:00Z"},
         {"invocation_id": "inv", "usage": None},
-        # Traces that 1.x allows.
         {"metadata": None},
         {"id": None},
         {"timestamp": None},
-        {"timestamp": "2024-01-15T10:30:00"},
         {"content": [{"type": "tool_call", "id": "c", "name": "f", "input": "{}"}]},
         {"content": [{"type": "hint", "hint": "be brief"}]},
     ],
 )
 def test_agentscope_despite_traces(change: dict[str, Any]) -> None:
     assert detect_dialect({**_neutral(), **change}) == "agentscope"
+
+
+def test_java_traces_in_a_one_x_dict_are_kept() -> None:
+    data = {
+        **_neutral(),
+        "name": None,
+        "usage": None,
+        "content": [{"type": "image", "source": {"type": "url", "url": "u"}, "minPixels": 1}],
+    }
+    msg = from_dict(data)
+    assert_same(to_dict(msg), {k: v for k, v in data.items() if k != "usage"})
+    assert to_dict(msg, dialect="java")["content"][0]["minPixels"] == 1
 
 
 def test_detection_survives_garbage() -> None:
@@ -610,3 +671,194 @@ def test_unknown_and_read_only_dialects() -> None:
         from_dict(load("01_role_casing"), dialect="jackson")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="read-only"):
         to_dict(msg, dialect="agentscope2")
+
+
+# --- 1.x messages written for Java: mapped, or refused naming the rule ---------
+# One test per kind of message agentscope-java refuses (docs/dialects.md has
+# the table). Every refusal is a MessageFormatError naming the path.
+
+THINK = {"type": "thinking", "thinking": "hmm"}
+CALL = {"type": "tool_use", "id": "c", "name": "f", "input": {"x": 1}}
+RESULT = {"type": "tool_result", "id": "c", "name": "f", "output": "ok"}
+IMAGE_URL = {"type": "image", "source": {"type": "url", "url": "https://e.com/i.png"}}
+
+
+def one_x(role: str, *blocks: dict[str, Any], **more: Any) -> Msg:
+    data = {"name": "n", "role": role, "content": list(blocks), **more}
+    return from_dict(data, dialect="agentscope")
+
+
+def refusal(msg: Msg) -> MessageFormatError:
+    with pytest.raises(MessageFormatError) as caught:
+        to_dict(msg, dialect="java")
+    assert caught.value.reason.startswith("agentscope-java refuses this: ")
+    return caught.value
+
+
+def test_user_messages_hold_only_text_data_and_media() -> None:
+    written = to_dict(one_x("user", {"type": "text", "text": "x"}, IMAGE_URL), dialect="java")
+    assert written["role"] == "USER"
+    for block in (THINK, CALL, {"type": "hint", "hint": "h"}):
+        error = refusal(one_x("user", {"type": "text", "text": "x"}, block))
+        assert error.path == "content[1].type"
+        assert f"{block['type']!r} is not allowed in a USER message" in error.reason
+    # A user message of tool results only (Anthropic's convention) is a TOOL message.
+    assert to_dict(one_x("user", RESULT, RESULT), dialect="java")["role"] == "TOOL"
+    assert refusal(one_x("user", RESULT, {"type": "text", "text": "x"})).path == "content[0].type"
+
+
+def test_system_messages_hold_only_text() -> None:
+    assert to_dict(one_x("system", {"type": "text", "text": "x"}), dialect="java")["role"] == (
+        "SYSTEM"
+    )
+    # AgentScope 1.x carries tool results in system messages: TOOL in Java.
+    assert to_dict(one_x("system", RESULT), dialect="java")["role"] == "TOOL"
+    for block in (THINK, CALL, IMAGE_URL, RESULT):
+        error = refusal(one_x("system", {"type": "text", "text": "x"}, block))
+        assert error.path == "content[1].type"
+        assert "a SYSTEM message holds only text blocks" in error.reason
+    # Assistant and tool messages hold anything.
+    for role in (Role.ROLE_ASSISTANT, Role.ROLE_TOOL):
+        msg = one_x("assistant", THINK, CALL, RESULT, IMAGE_URL)
+        msg.role = role
+        assert len(to_dict(msg, dialect="java")["content"]) == 4
+
+
+def test_unknown_block_types_are_refused() -> None:
+    for kind in ("tool_call", "TEXT", "reasoning"):
+        error = refusal(one_x("assistant", {"type": kind, "x": 1}))
+        assert error.path == "content[0].type"
+        assert f"unknown block type {kind!r}" in error.reason
+    # Also inside a tool result.
+    nested = from_dict(
+        {
+            "role": "TOOL",
+            "content": [{"type": "tool_result", "id": "c", "name": "f", "output": []}],
+        }
+    )
+    nested.blocks.items[0].tool_result.blocks.items.add().opaque.block_type = "x"
+    nested.blocks.items[0].tool_result.blocks.items[0].opaque.block_json = '{"type":"x"}'
+    assert refusal(nested).path == "content[0].output[0].type"
+    # hint and data are Java's own kinds, written in Java's shape.
+    msg = one_x(
+        "assistant",
+        {"type": "hint", "hint": "be brief", "created_at": "t"},
+        {"type": "data", "source": {"type": "url", "url": "u", "media_type": "text/csv"}},
+    )
+    assert to_dict(msg, dialect="java")["content"] == [
+        {"type": "hint", "id": None, "hint": "be brief", "source": None},
+        {"type": "data", "source": {"type": "url", "url": "u", "mime_type": "text/csv"}},
+    ]
+    bad_hint = one_x("assistant", {"type": "hint", "hint": [{"type": "text", "text": "x"}]})
+    assert refusal(bad_hint).path == "content[0].hint"
+    assert refusal(one_x("assistant", {"type": "data", "source": None})).path == "content[0].source"
+
+
+def test_nulls_in_tool_result_metadata_are_dropped() -> None:
+    """Java's Map.copyOf refuses a null value; an absent key means the same to Java."""
+    msg = one_x("system", {**RESULT, "metadata": {"a": None, "b": 1}})
+    assert to_dict(msg, dialect="java")["content"][0]["metadata"] == {"b": 1}
+    # Message metadata: Msg drops null values itself.
+    msg = one_x("user", {"type": "text", "text": "x"}, metadata={"a": None, "b": [None]})
+    assert to_dict(msg, dialect="java")["metadata"] == {"b": [None]}
+    assert refusal(one_x("system", {**RESULT, "metadata": [1]})).path == "content[0].metadata"
+
+
+def test_counts_beyond_32_bits_are_refused() -> None:
+    msg = one_x("assistant", {"type": "text", "text": "x"})
+    msg.usage.input_tokens = 2**31 - 1
+    msg.usage.output_tokens = 1
+    # ChatUsage.getTotalTokens() is an int sum: it wraps as in Java.
+    assert to_dict(msg, dialect="java")["usage"]["totalTokens"] == -(2**31)
+    msg.usage.output_tokens = 2**31
+    error = refusal(msg)
+    assert (error.path, error.reason) == (
+        "usage.output_tokens",
+        "agentscope-java refuses this: 2147483648 does not fit in a 32-bit int",
+    )
+    # Java has no cache-creation or reasoning counts: they are not written.
+    msg = one_x("assistant", {"type": "text", "text": "x"})
+    msg.usage.cache_creation_input_tokens = 2**40
+    msg.usage.reasoning_tokens = 5
+    assert to_dict(msg, dialect="java")["usage"] == {
+        "inputTokens": 0,
+        "outputTokens": 0,
+        "cachedTokens": 0,
+        "time": 0.0,
+        "totalTokens": 0,
+    }
+    big = {**IMAGE_URL, "max_pixels": 2**31}
+    assert refusal(one_x("user", big)).path == "content[0].max_pixels"
+    assert refusal(one_x("user", {**IMAGE_URL, "minPixels": "9"})).path == "content[0].minPixels"
+
+
+def test_tool_use_input_must_be_an_object() -> None:
+    for value in ([1, 2], "{}", 3, None):
+        error = refusal(one_x("assistant", {**CALL, "input": value}))
+        assert error.path == "content[0].input"
+        assert "a tool call's input is an object" in error.reason
+
+
+def test_states_java_does_not_know_are_refused() -> None:
+    msg = one_x("assistant", {**CALL, "state": "Allowed"}, {**RESULT, "state": "SUCCESS"})
+    content = to_dict(msg, dialect="java")["content"]
+    assert [block["state"] for block in content] == ["allowed", "success"]
+    assert refusal(one_x("assistant", {**CALL, "state": "done"})).path == "content[0].state"
+    assert refusal(one_x("assistant", {**RESULT, "state": 3})).path == "content[0].state"
+
+
+def test_values_past_jacksons_limits_are_refused() -> None:
+    long_text = "x" * 20_000_001
+    error = refusal(one_x("user", {"type": "text", "text": long_text}))
+    assert error.path == "content[0].text"
+    assert to_dict(one_x("user", {"type": "text", "text": long_text[1:]}), dialect="java")
+    error = refusal(one_x("assistant", {**CALL, "input": {"n": 10**1000}}))
+    assert error.path == "content[0].input.n"
+    # Java's reader refuses them too.
+    java = {"role": "ASSISTANT", "content": [{**CALL, "input": {"n": -(10**1000)}}]}
+    with pytest.raises(MessageFormatError, match=r"^content\[0\]\.input\.n: agentscope-java"):
+        from_dict(java)
+    assert to_dict(one_x("assistant", {**CALL, "input": {"n": 10**1000 - 1}}), dialect="java")
+
+
+def test_thinking_metadata_must_be_an_object() -> None:
+    assert refusal(one_x("assistant", {**THINK, "metadata": "x"})).path == "content[0].metadata"
+
+
+# --- What the Java reader takes, the Java writer gives back --------------------
+
+ODD: list[Any] = [None, 0, -1, 1.5, True, "", "x", "USER", "SUCCESS", [], {}, [None], [1]]
+ODD += [{"type": "text"}, {"type": "hint", "hint": 1}, 2**31, -(2**31) - 1, 10**1000]
+
+
+def _locations(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _locations(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _locations(item, (*path, index))
+    return found
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.data())
+def test_what_the_java_reader_takes_writes_back(data: st.DataObject) -> None:
+    """Any value of a Java message replaced or removed: the Java reader refuses
+    it, or the message writes back in the Java dialect and reads back the same."""
+    sample = copy.deepcopy(load(data.draw(st.sampled_from(NAMES))))
+    where = data.draw(st.sampled_from(_locations(sample)[1:]))
+    parent = sample
+    for key in where[:-1]:
+        parent = parent[key]
+    if isinstance(parent, dict) and data.draw(st.booleans()):
+        del parent[where[-1]]
+    else:
+        parent[where[-1]] = copy.deepcopy(data.draw(st.sampled_from(ODD)))
+    try:
+        msg = from_dict(sample, dialect="java")
+    except MessageFormatError:
+        return
+    written = to_dict(msg, dialect="java")
+    assert_same(to_dict(from_dict(written, dialect="java"), dialect="java"), written)

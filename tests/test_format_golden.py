@@ -66,5 +66,8 @@ def test_every_provider_has_cases() -> None:
 
 
 def test_every_input_is_used() -> None:
-    used = {c.values[1]["name"] for c in CASES}
-    assert set(formatter_inputs()) == used
+    tables = formatter_inputs()
+    inputs = tables["inputs"]
+    assert set(inputs) == {c.values[1]["name"] for c in CASES}
+    assert set(tables["conversations"]) == {i["conversation"] for i in inputs.values()}
+    assert set(tables["tool_sets"]) == {i["tools"] for i in inputs.values()} - {None}

@@ -82,7 +82,7 @@ def test_format_takes_and_returns_plain_json(target: str) -> None:
     (reply,) = json_values(run(command, grpc_target=target))
     body = json.loads(reply["bodyJson"])  # JSON text, not base64
     expected = format(
-        request.messages, provider_name(request.provider), tools=json.loads(request.tools_json)
+        provider_name(request.provider), request.messages, tools=json.loads(request.tools_json)
     )
     assert body == json.loads(body_to_json(expected))
     assert body["tools"][0]["function"]["name"] == "get_weather"

@@ -127,7 +127,7 @@ def test_curl_recipe_formats(servers: Servers) -> None:
     command = commands("curl")[0]
     request = json_format.Parse(request_data(command), pb.FormatRequest())
     reply = json.loads(run(command, http_target=servers.http_target))
-    expected = format(request.messages, provider_name(request.provider))
+    expected = format(provider_name(request.provider), request.messages)
     assert json.loads(reply["bodyJson"]) == json.loads(body_to_json(expected))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentscope_proto.errors import AgentScopeProtoError
-from agentscope_proto.parsing import ParseResult, StreamParser, parse
+from agentscope_proto.parsing import ParsedResponse, StreamParser, parse
 from agentscope_proto.providers import PROVIDERS
 
 from golden_data import decode, golden_providers, parser_cases
@@ -22,10 +22,10 @@ CASES = [
 ]
 
 
-def _usage(result: ParseResult) -> dict[str, Any] | None:
+def _usage(result: ParsedResponse) -> dict[str, Any] | None:
     if result.usage is None:
         return None
-    return {k: result.usage[k] for k in ("input_tokens", "output_tokens")}
+    return {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens}
 
 
 def _drain(parser: StreamParser, chunks: list[Any]) -> None:
@@ -34,7 +34,7 @@ def _drain(parser: StreamParser, chunks: list[Any]) -> None:
     parser.finish()
 
 
-def _check(result: ParseResult, expected: dict[str, Any]) -> None:
+def _check(result: ParsedResponse, expected: dict[str, Any]) -> None:
     assert_same(result.content, decode(expected["content"]))
     assert_same(_usage(result), expected["usage"])
     assert result.response_id == (expected["id"] or "")

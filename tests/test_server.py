@@ -30,6 +30,13 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 )
 from agentscope_proto.client import AsyncFormatterClient, FormatterClient, format_request
 from agentscope_proto.formatting import body_to_json, format
+from agentscope_proto.options import (
+    FormatSettings,
+    ParseSettings,
+    format_settings_from_proto,
+    parse_settings_from_proto,
+    parse_settings_to_proto,
+)
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
@@ -105,7 +112,7 @@ def test_format_rpc_equals_in_process(
         **case["options"],
     )
     local = format(provider, case["msgs"], **kwargs)
-    remote = client.format(case["msgs"], provider, **kwargs)
+    remote = client.format(provider, case["msgs"], **kwargs)
     # Over the wire the body is JSON (bytes become base64 text).
     assert_same(dict(remote), json.loads(body_to_json(local)))
     assert remote.warnings == local.warnings
@@ -365,7 +372,7 @@ def test_local_media_is_failed_precondition(client: FormatterClient) -> None:
         "content": [{"type": "image", "source": {"type": "url", "url": "/etc/passwd.png"}}],
     }
     with pytest.raises(errors.MediaAccessError) as caught:
-        client.format([msg], "openai")
+        client.format("openai", [msg])
     assert caught.value.path == "messages[0].content[0]"
 
 
@@ -547,10 +554,68 @@ def test_tls(ca: trustme.CA, tmp_path: Any, mutual: bool) -> None:
         running.stop()
 
 
+def test_clients_take_the_provider_first_and_deprecate_the_old_order(
+    client: FormatterClient, server: RunningServer
+) -> None:
+    msgs = [{"id": "m1", "name": "u", "role": "user", "content": "hi", "timestamp": "t"}]
+    body = client.format("openai", msgs)
+    with pytest.warns(DeprecationWarning, match=r"format\(provider, msgs\)"):
+        old = client.format(msgs, "openai")  # type: ignore[arg-type]
+    assert dict(old) == dict(body)
+    with pytest.warns(DeprecationWarning, match="format_request"):
+        request = format_request(msgs, "openai")  # type: ignore[arg-type]
+    assert request == format_request("openai", msgs)
+
+    async def run() -> tuple[Any, Any]:
+        async with AsyncFormatterClient(server.target) as remote:
+            new = await remote.format("openai", msgs)
+            with pytest.warns(DeprecationWarning, match="AsyncFormatterClient.format"):
+                old = await remote.format(msgs, "openai")  # type: ignore[arg-type]
+            return new, old
+
+    new, old = asyncio.run(run())
+    assert dict(new) == dict(old) == dict(body)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        FormatSettings(),
+        FormatSettings(multi_agent=True, conversation_history_prompt="", max_tokens=9),
+        FormatSettings(promote_tool_result_audios=True, token_counter="tiktoken", model="gpt-4o"),
+        FormatSettings(agent_name="Alice", token_counter="char"),
+    ],
+)
+def test_client_and_servicer_convert_format_settings_both_ways(settings: FormatSettings) -> None:
+    request = format_request("openai", [], settings=settings)
+    assert format_settings_from_proto(request.options, multi_agent=request.multi_agent) == settings
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [ParseSettings(), ParseSettings(True, False, True, "wav"), ParseSettings(audio_format="mp3")],
+)
+def test_client_and_servicer_convert_parse_settings_both_ways(settings: ParseSettings) -> None:
+    assert parse_settings_from_proto(parse_settings_to_proto(settings)) == settings
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"max_tokens": 0}, {"token_counter": "words"}, {"agent_name": ""}, {"bogus": 1}],
+)
+def test_client_rejects_bad_options_as_format_does(options: dict[str, Any]) -> None:
+    msgs = [{"name": "u", "role": "user", "content": "hi"}]
+    with pytest.raises(errors.FormatError) as local:
+        format("openai", msgs, **options)
+    with pytest.raises(errors.FormatError) as remote:
+        format_request("openai", msgs, **options)
+    assert (remote.value.path, remote.value.reason) == (local.value.path, local.value.reason)
+
+
 def test_format_request_round_trips_options() -> None:
     request = format_request(
-        [{"name": "u", "role": "user", "content": "hi"}],
         "gemini",
+        [{"name": "u", "role": "user", "content": "hi"}],
         multi_agent=True,
         tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
         tool_choice="auto",
@@ -563,4 +628,4 @@ def test_format_request_round_trips_options() -> None:
     assert request.options.token_counter == pb.TOKEN_COUNTER_CHAR
     assert json.loads(request.tools_json)[0]["function"]["name"] == "f"
     with pytest.raises(errors.FormatError, match="unknown option"):
-        format_request([], "openai", bogus=1)
+        format_request("openai", [], bogus=1)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentscope_proto import errors
-from agentscope_proto.parsing import ParseResult, StreamParser, _Framer, parse
+from agentscope_proto.parsing import ParsedResponse, StreamParser, _Framer, parse
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.providers._think import split_think_blocks
 
@@ -61,7 +61,7 @@ def test_every_prefix_parses_and_snapshots_never_shrink(
         prefix = StreamParser(provider)
         for earlier in chunks[:count]:
             prefix.feed(earlier)
-        assert isinstance(prefix.finish(), ParseResult)
+        assert isinstance(prefix.finish(), ParsedResponse)
     final = parser.finish()
     assert _grows(previous, final.content) is None
 

@@ -133,6 +133,37 @@ void Check(const grpc::Status& status) {
   }
 }
 
+Struct ParseStream(fmt::FormatterService::Stub* stub, fmt::StreamMode mode) {
+  auto context = Context();
+  auto stream = stub->ParseStream(context.get());
+  for (size_t i = 0; i < kOpenaiChunks.size(); ++i) {
+    fmt::ParseStreamRequest request;
+    if (i == 0) {  // the first request names the provider and the stream mode
+      request.set_provider(fmt::PROVIDER_OPENAI);
+      request.set_stream_mode(mode);
+    }
+    request.set_chunk_json(kOpenaiChunks[i]);
+    stream->Write(request);
+  }
+  stream->WritesDone();
+  fmt::ParseStreamResponse reply;
+  fmt::ParseResult first, last;
+  int responses = 0;
+  std::string deltas_text;
+  while (stream->Read(&reply)) {
+    if (++responses == 1) first = reply.result();
+    for (const fmt::BlockDelta& delta : reply.result().deltas()) deltas_text += delta.block().text().text();
+    if (reply.done()) last = reply.result();
+  }
+  Check(stream->Finish());
+  Struct streamed = Summary(last);
+  (*streamed.mutable_fields())["responses"] = Number(responses);
+  // "" in DELTAS mode: the first reply carries no message.
+  (*streamed.mutable_fields())["first_text"] = Summary(first).fields().at("text");
+  (*streamed.mutable_fields())["deltas_text"] = String(deltas_text);
+  return streamed;
+}
+
 int main(int argc, char** argv) {
   const char* env = std::getenv("AGENTSCOPE_TARGET");
   std::string target = argc > 1 ? argv[1] : env ? env : "127.0.0.1:50051";
@@ -163,30 +194,10 @@ int main(int argc, char** argv) {
   Check(stub->Parse(Context().get(), parse_request, &parsed));
   *fields["parse"].mutable_struct_value() = Summary(parsed.result());
 
-  // ParseStream: every reply lists what changed (deltas); the last one carries the result.
-  auto context = Context();
-  auto stream = stub->ParseStream(context.get());
-  for (size_t i = 0; i < kOpenaiChunks.size(); ++i) {
-    fmt::ParseStreamRequest request;
-    if (i == 0) request.set_provider(fmt::PROVIDER_OPENAI);  // the first request names it
-    request.set_chunk_json(kOpenaiChunks[i]);
-    stream->Write(request);
-  }
-  stream->WritesDone();
-  fmt::ParseStreamResponse reply;
-  fmt::ParseResult last;
-  int responses = 0;
-  std::string deltas_text;
-  while (stream->Read(&reply)) {
-    ++responses;
-    for (const fmt::BlockDelta& delta : reply.result().deltas()) deltas_text += delta.block().text().text();
-    last = reply.result();
-  }
-  Check(stream->Finish());
-  Struct streamed = Summary(last);
-  (*streamed.mutable_fields())["responses"] = Number(responses);
-  (*streamed.mutable_fields())["deltas_text"] = String(deltas_text);
-  *fields["stream"].mutable_struct_value() = streamed;
+  // ParseStream: every reply lists what changed (deltas); in CUMULATIVE mode it also
+  // carries the result so far, in DELTAS mode only the last (done) reply carries the result.
+  *fields["stream"].mutable_struct_value() = ParseStream(stub.get(), fmt::STREAM_MODE_CUMULATIVE);
+  *fields["stream_deltas"].mutable_struct_value() = ParseStream(stub.get(), fmt::STREAM_MODE_DELTAS);
 
   // A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
   fmt::FormatRequest bad;

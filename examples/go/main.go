@@ -70,9 +70,9 @@ func conversation() []*messagev1.Msg {
 }
 
 // decode parses provider JSON, keeping numbers exact.
-func decode(data []byte) any {
+func decode(text string) any {
 	var value any
-	decoder := json.NewDecoder(strings.NewReader(string(data)))
+	decoder := json.NewDecoder(strings.NewReader(text))
 	decoder.UseNumber()
 	if err := decoder.Decode(&value); err != nil {
 		log.Fatalf("invalid JSON from the server: %v", err)
@@ -90,7 +90,7 @@ func summary(result *formatterv1.ParseResult) map[string]any {
 		}
 		if call := block.GetToolUse(); call != nil {
 			toolCalls = append(toolCalls, map[string]any{
-				"id": call.Id, "name": call.Name, "input": decode([]byte(call.InputJson))})
+				"id": call.Id, "name": call.Name, "input": decode(call.InputJson)})
 		}
 	}
 	usage := map[string]int64{}
@@ -104,6 +104,51 @@ func summary(result *formatterv1.ParseResult) map[string]any {
 	}
 	return map[string]any{"text": text, "tool_calls": toolCalls,
 		"finish_reason": result.GetFinishReason().String(), "usage": usage}
+}
+
+func parseStream(ctx context.Context, client formatterv1.FormatterServiceClient,
+	mode formatterv1.StreamMode) map[string]any {
+	stream, err := client.ParseStream(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, chunk := range openaiChunks {
+		request := &formatterv1.ParseStreamRequest{
+			Input: &formatterv1.ParseStreamRequest_ChunkJson{ChunkJson: chunk}}
+		if i == 0 { // the first request names the provider and the stream mode
+			request.Provider, request.StreamMode = formatterv1.Provider_PROVIDER_OPENAI, mode
+		}
+		if err := stream.Send(request); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		log.Fatal(err)
+	}
+	responses, deltasText := 0, ""
+	var first, last *formatterv1.ParseResult
+	for {
+		reply, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		responses++
+		if first == nil {
+			first = reply.Result
+		}
+		for _, delta := range reply.Result.GetDeltas() {
+			deltasText += delta.GetBlock().GetText().GetText()
+		}
+		if reply.Done {
+			last = reply.Result
+		}
+	}
+	streamed := summary(last)
+	streamed["responses"], streamed["deltas_text"] = responses, deltasText
+	streamed["first_text"] = summary(first)["text"] // "" in DELTAS mode: the first reply carries no message
+	return streamed
 }
 
 func main() {
@@ -129,7 +174,7 @@ func main() {
 		"anthropic": formatterv1.Provider_PROVIDER_ANTHROPIC, "gemini": formatterv1.Provider_PROVIDER_GEMINI}
 	for name, provider := range providers {
 		reply, err := client.Format(ctx, &formatterv1.FormatRequest{Provider: provider,
-			Messages: conversation(), ToolsJson: []byte(tools), ToolChoice: "auto"})
+			Messages: conversation(), ToolsJson: tools, ToolChoice: "auto"})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -138,52 +183,20 @@ func main() {
 	out["format"] = bodies
 
 	parsed, err := client.Parse(ctx, &formatterv1.ParseRequest{
-		Provider: formatterv1.Provider_PROVIDER_OPENAI, ResponseJson: []byte(openaiResponse)})
+		Provider: formatterv1.Provider_PROVIDER_OPENAI, ResponseJson: openaiResponse})
 	if err != nil {
 		log.Fatal(err)
 	}
 	out["parse"] = summary(parsed.Result)
 
-	// ParseStream: every reply lists what changed (deltas); the last one carries the result.
-	stream, err := client.ParseStream(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	for i, chunk := range openaiChunks {
-		request := &formatterv1.ParseStreamRequest{
-			Input: &formatterv1.ParseStreamRequest_ChunkJson{ChunkJson: []byte(chunk)}}
-		if i == 0 {
-			request.Provider = formatterv1.Provider_PROVIDER_OPENAI // the first request names it
-		}
-		if err := stream.Send(request); err != nil {
-			log.Fatal(err)
-		}
-	}
-	if err := stream.CloseSend(); err != nil {
-		log.Fatal(err)
-	}
-	responses, deltasText := 0, ""
-	var last *formatterv1.ParseResult
-	for {
-		reply, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			log.Fatal(err)
-		}
-		responses++
-		for _, delta := range reply.Result.GetDeltas() {
-			deltasText += delta.GetBlock().GetText().GetText()
-		}
-		last = reply.Result
-	}
-	streamed := summary(last)
-	streamed["responses"], streamed["deltas_text"] = responses, deltasText
-	out["stream"] = streamed
+	// ParseStream: every reply lists what changed (deltas); in CUMULATIVE mode it also
+	// carries the result so far, in DELTAS mode only the last (done) reply carries the result.
+	out["stream"] = parseStream(ctx, client, formatterv1.StreamMode_STREAM_MODE_CUMULATIVE)
+	out["stream_deltas"] = parseStream(ctx, client, formatterv1.StreamMode_STREAM_MODE_DELTAS)
 
 	// A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
 	_, err = client.Format(ctx, &formatterv1.FormatRequest{Provider: formatterv1.Provider_PROVIDER_OPENAI,
-		Messages: conversation(), ToolsJson: []byte(tools), ToolChoice: "get_time"})
+		Messages: conversation(), ToolsJson: tools, ToolChoice: "get_time"})
 	if st := status.Convert(err); st.Code() == codes.InvalidArgument {
 		for _, detail := range st.Details() {
 			if badRequest, ok := detail.(*errdetails.BadRequest); ok {

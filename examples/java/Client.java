@@ -6,27 +6,27 @@
 //
 // Usage: java -cp ... Client [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
 
-import agentscope.formatter.v1.FormatterServiceGrpc;
-import agentscope.formatter.v1.FormatterServiceOuterClass.BlockDelta;
-import agentscope.formatter.v1.FormatterServiceOuterClass.FormatRequest;
-import agentscope.formatter.v1.FormatterServiceOuterClass.ParseRequest;
-import agentscope.formatter.v1.FormatterServiceOuterClass.ParseResult;
-import agentscope.formatter.v1.FormatterServiceOuterClass.ParseStreamRequest;
-import agentscope.formatter.v1.FormatterServiceOuterClass.ParseStreamResponse;
-import agentscope.formatter.v1.FormatterServiceOuterClass.Provider;
-import agentscope.message.v1.Message.ContentBlock;
-import agentscope.message.v1.Message.ContentBlocks;
-import agentscope.message.v1.Message.Msg;
-import agentscope.message.v1.Message.Role;
-import agentscope.message.v1.Message.TextBlock;
-import agentscope.message.v1.Message.ToolResultBlock;
-import agentscope.message.v1.Message.ToolUseBlock;
+import io.agentscope.proto.formatter.v1.BlockDelta;
+import io.agentscope.proto.formatter.v1.FormatRequest;
+import io.agentscope.proto.formatter.v1.FormatterServiceGrpc;
+import io.agentscope.proto.formatter.v1.ParseRequest;
+import io.agentscope.proto.formatter.v1.ParseResult;
+import io.agentscope.proto.formatter.v1.ParseStreamRequest;
+import io.agentscope.proto.formatter.v1.ParseStreamResponse;
+import io.agentscope.proto.formatter.v1.Provider;
+import io.agentscope.proto.formatter.v1.StreamMode;
+import io.agentscope.proto.message.v1.ContentBlock;
+import io.agentscope.proto.message.v1.ContentBlocks;
+import io.agentscope.proto.message.v1.Msg;
+import io.agentscope.proto.message.v1.Role;
+import io.agentscope.proto.message.v1.TextBlock;
+import io.agentscope.proto.message.v1.ToolResultBlock;
+import io.agentscope.proto.message.v1.ToolUseBlock;
 import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
-import com.google.protobuf.ByteString;
 import com.google.rpc.BadRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -86,7 +86,7 @@ public final class Client {
 
   static FormatRequest formatRequest(Provider provider, String toolChoice) {
     return FormatRequest.newBuilder().setProvider(provider).addAllMessages(conversation())
-        .setToolsJson(ByteString.copyFromUtf8(TOOLS)).setToolChoice(toolChoice).build();
+        .setToolsJson(TOOLS).setToolChoice(toolChoice).build();
   }
 
   /** The parts of a parse result the examples compare. */
@@ -120,8 +120,8 @@ public final class Client {
   }
 
   /** ParseStream: the replies, collected from the async stub (the blocking one is unary only). */
-  static List<ParseStreamResponse> parseStream(FormatterServiceGrpc.FormatterServiceStub stub)
-      throws InterruptedException {
+  static List<ParseStreamResponse> parseStream(FormatterServiceGrpc.FormatterServiceStub stub,
+      StreamMode mode) throws InterruptedException {
     LinkedBlockingQueue<Object> done = new LinkedBlockingQueue<>();
     List<ParseStreamResponse> replies = new java.util.ArrayList<>();
     StreamObserver<ParseStreamRequest> requests = stub.parseStream(new StreamObserver<>() {
@@ -131,9 +131,9 @@ public final class Client {
     });
     for (int i = 0; i < OPENAI_CHUNKS.size(); i++) {
       ParseStreamRequest.Builder request = ParseStreamRequest.newBuilder()
-          .setChunkJson(ByteString.copyFromUtf8(OPENAI_CHUNKS.get(i)));
-      if (i == 0) {
-        request.setProvider(Provider.PROVIDER_OPENAI); // the first request names it
+          .setChunkJson(OPENAI_CHUNKS.get(i));
+      if (i == 0) { // the first request names the provider and the stream mode
+        request.setProvider(Provider.PROVIDER_OPENAI).setStreamMode(mode);
       }
       requests.onNext(request.build());
     }
@@ -157,26 +157,37 @@ public final class Client {
     for (var entry : Map.of("openai", Provider.PROVIDER_OPENAI, "anthropic",
         Provider.PROVIDER_ANTHROPIC, "gemini", Provider.PROVIDER_GEMINI).entrySet()) {
       var reply = client.format(formatRequest(entry.getValue(), "auto"));
-      bodies.add(entry.getKey(), JsonParser.parseString(reply.getBodyJson().toStringUtf8()));
+      bodies.add(entry.getKey(), JsonParser.parseString(reply.getBodyJson()));
     }
     out.add("format", bodies);
 
     var parsed = client.parse(ParseRequest.newBuilder().setProvider(Provider.PROVIDER_OPENAI)
-        .setResponseJson(ByteString.copyFromUtf8(OPENAI_RESPONSE)).build());
+        .setResponseJson(OPENAI_RESPONSE).build());
     out.add("parse", summary(parsed.getResult()));
 
-    // ParseStream: every reply lists what changed (deltas); the last one carries the result.
-    var replies = parseStream(FormatterServiceGrpc.newStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS));
-    StringBuilder deltasText = new StringBuilder();
-    for (ParseStreamResponse reply : replies) {
-      for (BlockDelta delta : reply.getResult().getDeltasList()) {
-        deltasText.append(delta.getBlock().getText().getText());
+    // ParseStream: every reply lists what changed (deltas); in CUMULATIVE mode it also
+    // carries the result so far, in DELTAS mode only the last (done) reply carries the result.
+    var stub = FormatterServiceGrpc.newStub(channel);
+    for (var mode : Map.of("stream", StreamMode.STREAM_MODE_CUMULATIVE,
+        "stream_deltas", StreamMode.STREAM_MODE_DELTAS).entrySet()) {
+      var replies = parseStream(stub.withDeadlineAfter(30, TimeUnit.SECONDS), mode.getValue());
+      StringBuilder deltasText = new StringBuilder();
+      ParseResult last = null;
+      for (ParseStreamResponse reply : replies) {
+        for (BlockDelta delta : reply.getResult().getDeltasList()) {
+          deltasText.append(delta.getBlock().getText().getText());
+        }
+        if (reply.getDone()) {
+          last = reply.getResult();
+        }
       }
+      JsonObject streamed = summary(last);
+      streamed.addProperty("responses", replies.size());
+      // "" in DELTAS mode: the first reply carries no message.
+      streamed.add("first_text", summary(replies.get(0).getResult()).get("text"));
+      streamed.addProperty("deltas_text", deltasText.toString());
+      out.add(mode.getKey(), streamed);
     }
-    JsonObject streamed = summary(replies.get(replies.size() - 1).getResult());
-    streamed.addProperty("responses", replies.size());
-    streamed.addProperty("deltas_text", deltasText.toString());
-    out.add("stream", streamed);
 
     // A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
     try {

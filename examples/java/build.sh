@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 # google/rpc/{status,error_details}.proto ship with googleapis-common-protos (in the repo's .venv).
-RPC_PROTOS=${RPC_PROTOS:-$(../../.venv/bin/python -c 'import google.rpc, os; print(os.path.dirname(os.path.dirname(google.rpc.__path__[0])))')}
+RPC_PROTOS=${RPC_PROTOS:-$(../../.venv/bin/python -c 'import pathlib, google.rpc.status_pb2 as m; print(pathlib.Path(m.__file__).parents[2])')}
 J=/usr/share/java
 CLASSPATH=$(echo $J/{grpc-api,grpc-context,grpc-core,grpc-netty,grpc-protobuf,grpc-protobuf-lite,grpc-stub}.jar \
   $J/{protobuf,guava,gson,perfmark-api,geronimo-annotation-1.3-spec}.jar \

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 # google/rpc/{status,error_details}.proto ship with googleapis-common-protos (in the repo's .venv).
-RPC_PROTOS=${RPC_PROTOS:-$(../../.venv/bin/python -c 'import google.rpc, os; print(os.path.dirname(os.path.dirname(google.rpc.__path__[0])))')}
+RPC_PROTOS=${RPC_PROTOS:-$(../../.venv/bin/python -c 'import pathlib, google.rpc.status_pb2 as m; print(pathlib.Path(m.__file__).parents[2])')}
 npm ci --no-audit --no-fund --loglevel=error
 rm -rf gen build && mkdir gen
 protoc -I ../../proto -I "$RPC_PROTOS" \

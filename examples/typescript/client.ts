@@ -14,6 +14,7 @@ import {
   FormatterService,
   Provider,
   ParseStreamRequestSchema,
+  StreamMode,
   type ParseResult,
   type ParseStreamRequest,
 } from "./gen/agentscope/formatter/v1/formatter_service_pb.js";
@@ -44,9 +45,6 @@ const OPENAI_CHUNKS = [
   `{"id": "chatcmpl-2", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
     "usage": {"prompt_tokens": 50, "completion_tokens": 6}}`,
 ];
-
-const utf8 = new TextEncoder();
-const fromUtf8 = new TextDecoder();
 
 /** A user question, the assistant's tool call and the tool's result. */
 function conversation(): Msg[] {
@@ -117,12 +115,11 @@ function summary(result: ParseResult | undefined) {
   };
 }
 
-async function* streamRequests(): AsyncIterable<ParseStreamRequest> {
+async function* streamRequests(mode: StreamMode): AsyncIterable<ParseStreamRequest> {
   for (const [i, chunk] of OPENAI_CHUNKS.entries()) {
-    yield create(ParseStreamRequestSchema, {
-      provider: i === 0 ? Provider.OPENAI : Provider.UNSPECIFIED, // the first request names it
-      input: { case: "chunkJson", value: utf8.encode(chunk) },
-    });
+    // The first request names the provider and the stream mode.
+    const head = i === 0 ? { provider: Provider.OPENAI, streamMode: mode } : {};
+    yield create(ParseStreamRequestSchema, { ...head, input: { case: "chunkJson", value: chunk } });
   }
 }
 
@@ -138,35 +135,41 @@ async function main() {
     const reply = await client.format({
       provider,
       messages: conversation(),
-      toolsJson: utf8.encode(JSON.stringify(TOOLS)),
+      toolsJson: JSON.stringify(TOOLS),
       toolChoice: "auto",
     });
-    bodies[name] = JSON.parse(fromUtf8.decode(reply.bodyJson));
+    bodies[name] = JSON.parse(reply.bodyJson);
   }
   out.format = bodies;
 
-  const parsed = await client.parse({ provider: Provider.OPENAI, responseJson: utf8.encode(OPENAI_RESPONSE) });
+  const parsed = await client.parse({ provider: Provider.OPENAI, responseJson: OPENAI_RESPONSE });
   out.parse = summary(parsed.result);
 
-  // ParseStream: every reply lists what changed (`deltas`); the last one carries the result.
-  let responses = 0;
-  let deltasText = "";
-  let last: ParseResult | undefined;
-  for await (const reply of client.parseStream(streamRequests())) {
-    responses += 1;
-    for (const delta of reply.result?.deltas ?? []) {
-      if (delta.block?.block.case === "text") deltasText += delta.block.block.value.text;
+  // ParseStream: every reply lists what changed (`deltas`); in CUMULATIVE mode it also
+  // carries the result so far, in DELTAS mode only the last (`done`) reply carries the result.
+  for (const [key, mode] of [["stream", StreamMode.CUMULATIVE], ["stream_deltas", StreamMode.DELTAS]] as const) {
+    let responses = 0;
+    let deltasText = "";
+    let first: ParseResult | undefined;
+    let last: ParseResult | undefined;
+    for await (const reply of client.parseStream(streamRequests(mode))) {
+      responses += 1;
+      first ??= reply.result;
+      for (const delta of reply.result?.deltas ?? []) {
+        if (delta.block?.block.case === "text") deltasText += delta.block.block.value.text;
+      }
+      if (reply.done) last = reply.result;
     }
-    last = reply.result;
+    // first_text is "" in DELTAS mode: the first reply carries no message.
+    out[key] = { responses, first_text: summary(first).text, deltas_text: deltasText, ...summary(last) };
   }
-  out.stream = { responses, deltas_text: deltasText, ...summary(last) };
 
   // A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
   try {
     await client.format({
       provider: Provider.OPENAI,
       messages: conversation(),
-      toolsJson: utf8.encode(JSON.stringify(TOOLS)),
+      toolsJson: JSON.stringify(TOOLS),
       toolChoice: "get_time",
     });
   } catch (err) {

@@ -87,6 +87,9 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument("--grace", type=float, default=10.0, help="seconds to drain on SIGTERM")
     p.add_argument("--max-blocks", type=int, default=100_000, help="content blocks per request")
     p.add_argument(
+        "--format-cache-mb", type=int, default=0, help="format cache per worker (0: off)"
+    )
+    p.add_argument(
         "--max-stream-messages", type=int, default=100_000, help="messages per ParseStream"
     )
     p.add_argument(
@@ -182,7 +185,7 @@ def _read_msgs(source: str) -> list[Any]:
     from google.protobuf import json_format
 
     from ._generated.agentscope.message.v1.message_pb2 import Msg
-    from .dialects import from_dict
+    from .formatting import message_from_input
 
     data = _load_json(source)
     if isinstance(data, dict) and "messages" in data:
@@ -195,7 +198,8 @@ def _read_msgs(source: str) -> list[Any]:
             "blocks" in item or str(item.get("role", "")).startswith("ROLE_")
         )
         if not proto_json:
-            msgs.append(from_dict(item))
+            # Read as `format()` reads them (errors name `messages[i]`).
+            msgs.append(message_from_input(item, index))
             continue
         try:
             msgs.append(json_format.ParseDict(item, Msg()))
@@ -250,7 +254,7 @@ def _run_format(args: argparse.Namespace) -> None:
         from .client import FormatterClient
 
         with FormatterClient(args.target, token=_token(args.token_env)) as client:
-            body = client.format(msgs, args.provider, **kwargs)
+            body = client.format(args.provider, msgs, **kwargs)
     else:
         from .formatting import format
 
@@ -331,6 +335,8 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
     ):
         if path is not None and not path.is_file():
             raise UserError(f"{flag} {path}: no such file")
+    if args.format_cache_mb < 0:
+        raise UserError("--format-cache-mb must be 0 (off) or more")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UserError("--tls-cert and --tls-key go together")
     if args.media_root is not None and not args.media_root.is_dir():
@@ -351,6 +357,7 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         grace_seconds=args.grace,
         reuse_port=reuse_port,
         max_blocks=args.max_blocks,
+        format_cache_mb=args.format_cache_mb,
         max_stream_messages=args.max_stream_messages,
         max_stream_output_mb=args.max_stream_output_mb,
         stream_idle_seconds=args.stream_idle_seconds,

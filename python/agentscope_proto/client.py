@@ -3,120 +3,39 @@
 `FormatterClient` (blocking) and `AsyncFormatterClient` (asyncio) take and
 return the same types as `format`, `parse` and `StreamParser`, and raise the
 same exception classes, rebuilt from the status details the server sends.
+`_client_proto` builds their requests and reads the replies.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from typing import Any
 
 import grpc
 from google.rpc import status_pb2
 from grpc_status import rpc_status
 
-from . import _json
+from ._client_proto import (
+    MsgLike,
+    StreamMode,
+    body_from_proto,
+    chunk_request,
+    format_request,
+    parse_request,
+    parse_settings,
+    provider_first,
+    result_from_proto,
+    stream_head,
+    stream_requests,
+)
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
-from ._generated.agentscope.message.v1.message_pb2 import Msg
-from .dialects import from_dict
-from .errors import ParseError
-from .formatting import FormattedBody, FormatWarning
-from .message._codec import blocks_to_list
-from .providers import provider_enum
-from .results import ContentDelta, ParsedResponse
+from .formatting import FormattedBody
+from .options import ParseSettings, parse_settings_to_proto
+from .results import ParsedResponse
 from .service.status import error_from_status
 
 __all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
-
-_COUNTERS: dict[str, pb.TokenCounter.ValueType] = {
-    "char": pb.TOKEN_COUNTER_CHAR,
-    "tiktoken": pb.TOKEN_COUNTER_TIKTOKEN,
-}
-_FLAGS = ("promote_tool_result_images", "promote_tool_result_audios", "promote_tool_result_videos")
-
-
-_provider = provider_enum
-
-
-def format_request(
-    msgs: Iterable[Msg | Mapping[str, Any]],
-    provider: str,
-    *,
-    multi_agent: bool = False,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    tool_choice: str | None = None,
-    **options: Any,
-) -> pb.FormatRequest:
-    """The `FormatRequest` for the same arguments as `format()`."""
-    request = pb.FormatRequest(provider=_provider(provider), multi_agent=multi_agent)
-    for msg in msgs:
-        request.messages.append(msg if isinstance(msg, Msg) else from_dict(msg))
-    if tools is not None:
-        request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
-    if tool_choice:
-        request.tool_choice = tool_choice
-    opts = request.options
-    for flag in _FLAGS:
-        if options.pop(flag, False):
-            setattr(opts, flag, True)
-    if "conversation_history_prompt" in options:
-        opts.conversation_history_prompt = options.pop("conversation_history_prompt")
-    if "max_tokens" in options:
-        opts.max_tokens = options.pop("max_tokens")
-    if "token_counter" in options:
-        counter = options.pop("token_counter")
-        if counter not in _COUNTERS:
-            from .errors import FormatError
-
-            raise FormatError("token_counter", f"unknown token counter {counter!r}")
-        opts.token_counter = _COUNTERS[counter]
-    if "agent_name" in options:
-        opts.agent_name = options.pop("agent_name")
-        opts.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
-    if "model" in options:
-        opts.model = options.pop("model")
-    if options:
-        from .errors import FormatError
-
-        raise FormatError("options", f"unknown option(s) {sorted(options)}")
-    return request
-
-
-def _body(response: pb.FormatResponse) -> FormattedBody:
-    warnings = [
-        FormatWarning(path=w.path, block_type=w.block_type, message=w.message)
-        for w in response.warnings
-    ]
-    count = response.token_count if response.HasField("token_count") else None
-    return FormattedBody(_json.loads(response.body_json, "body_json"), warnings, count)
-
-
-def result_from_proto(result: pb.ParseResult) -> ParsedResponse:
-    """A `ParsedResponse` from its proto form."""
-    usage: dict[str, int | float] | None = None
-    if result.HasField("usage"):
-        usage = {
-            field.name: value
-            for field, value in result.usage.ListFields()  # only the fields that are set
-        }
-        if "time_seconds" in usage:
-            usage["time"] = usage.pop("time_seconds")
-    structured = (
-        _json.loads(result.structured_output_json, "structured_output_json")
-        if result.HasField("structured_output_json")
-        else None
-    )
-    deltas = [ContentDelta(d.index, blocks_to_list([d.block])[0]) for d in result.deltas]
-    return ParsedResponse(
-        content=blocks_to_list(result.msg.blocks.items),
-        usage=usage,
-        response_id=result.response_id,
-        raw_finish_reason=result.raw_finish_reason,
-        structured_output=structured,
-        deltas=deltas,
-        msg_id=result.msg.id,
-        timestamp=result.msg.timestamp,
-    )
 
 
 def _status(error: grpc.RpcError) -> status_pb2.Status | None:
@@ -129,83 +48,6 @@ def _status(error: grpc.RpcError) -> status_pb2.Status | None:
 
 def _raise(error: grpc.RpcError) -> Exception:
     return error_from_status(error.code(), error.details() or "", _status(error))
-
-
-def _parse_request(
-    provider: str, response: Mapping[str, Any] | str | bytes, options: pb.ParseOptions
-) -> pb.ParseRequest:
-    return pb.ParseRequest(
-        provider=_provider(provider), response_json=_payload(response), options=options
-    )
-
-
-def _payload(value: Any, path: str = "response") -> str:
-    """Provider JSON given as a dict, text or UTF-8 bytes, as text."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes | bytearray | memoryview):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(path, f"invalid UTF-8 at byte {exc.start}") from None
-    return _json.dumps(value, path)
-
-
-StreamMode = Literal["cumulative", "deltas"]
-_STREAM_MODES: dict[str, pb.StreamMode.ValueType] = {
-    "cumulative": pb.STREAM_MODE_CUMULATIVE,
-    "deltas": pb.STREAM_MODE_DELTAS,
-}
-
-
-def _stream_head(
-    provider: str, options: pb.ParseOptions, mode: StreamMode
-) -> pb.ParseStreamRequest:
-    """What the first message of a ParseStream carries besides its input."""
-    if mode not in _STREAM_MODES:
-        raise ParseError("mode", f"expected 'cumulative' or 'deltas', got {mode!r}")
-    return pb.ParseStreamRequest(
-        provider=_provider(provider), options=options, stream_mode=_STREAM_MODES[mode]
-    )
-
-
-def _chunk_request(chunk: Any, raw: bool) -> pb.ParseStreamRequest:
-    if raw:
-        # Raw body slices stay bytes: a slice may split a UTF-8 sequence.
-        data = bytes(chunk) if isinstance(chunk, bytes | bytearray) else _payload(chunk).encode()
-        return pb.ParseStreamRequest(raw_body=data)
-    return pb.ParseStreamRequest(chunk_json=_payload(chunk, "chunk"))
-
-
-def _stream_requests(
-    head: pb.ParseStreamRequest, chunks: Iterable[Any], raw: bool
-) -> Iterator[pb.ParseStreamRequest]:
-    first = True
-    for chunk in chunks:
-        request = _chunk_request(chunk, raw)
-        if first:
-            request.MergeFrom(head)
-            first = False
-        yield request
-    if first:
-        # An empty stream still names its provider, so the server can answer.
-        yield head
-
-
-def _parse_options(
-    split_think_tags: bool = False,
-    stream_tool_parsing: bool = True,
-    structured_output: bool = False,
-    audio_format: str | None = None,
-) -> pb.ParseOptions:
-    options = pb.ParseOptions(
-        split_think_tags=split_think_tags,
-        structured_output=structured_output,
-        audio_format=audio_format or "",
-    )
-    if not stream_tool_parsing:
-        options.stream_tool_parsing = False
-    return options
 
 
 class FormatterClient:
@@ -234,18 +76,25 @@ class FormatterClient:
 
     def format(
         self,
-        msgs: Iterable[Msg | Mapping[str, Any]],
         provider: str,
+        msgs: Iterable[MsgLike],
         *,
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server; `bytes` in the body come back as base64 text."""
-        request = format_request(msgs, provider, **kwargs)
+        """`format()` on the server, same keyword options (or `settings=`);
+        `bytes` in the body come back as base64 text.
+
+        The old order `format(msgs, provider)` still works, with a
+        `DeprecationWarning`.
+        """
+        provider, msgs = provider_first(provider, msgs, "FormatterClient.format")
+        request = format_request(provider, msgs, **kwargs)
         try:
-            return _body(self._stub.Format(request, timeout=timeout, metadata=self._metadata))
+            reply = self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
             raise _raise(error) from None
+        return body_from_proto(reply)
 
     def parse(
         self,
@@ -253,10 +102,13 @@ class FormatterClient:
         response: Mapping[str, Any] | str | bytes,
         *,
         timeout: float | None = None,
+        settings: ParseSettings | None = None,
         **options: Any,
     ) -> ParsedResponse:
-        """`parse()` on the server (same keyword options)."""
-        request = _parse_request(provider, response, _parse_options(**options))
+        """`parse()` on the server (same keyword options, or `settings=`)."""
+        request = parse_request(
+            provider, response, parse_settings_to_proto(parse_settings(settings, options))
+        )
         try:
             reply = self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
@@ -271,19 +123,22 @@ class FormatterClient:
         raw: bool = False,
         mode: StreamMode = "cumulative",
         timeout: float | None = None,
+        settings: ParseSettings | None = None,
         **options: Any,
     ) -> Iterator[ParsedResponse]:
         """Stream events (or, with `raw=True`, raw body slices) to the server and
         yield its results; the last one is the whole final result. Keyword
-        options are `StreamParser`'s.
+        options (or `settings=`) are `StreamParser`'s.
 
         `mode="cumulative"` yields the whole result so far each time;
         `mode="deltas"` yields, before the last, results holding only what
         changed (`deltas`, and `usage`/`response_id`/finish reasons when they
         changed; `content` empty), so a long stream costs linear bytes.
         """
-        head = _stream_head(provider, _parse_options(**options), mode)
-        requests = _stream_requests(head, chunks, raw)
+        head = stream_head(
+            provider, parse_settings_to_proto(parse_settings(settings, options)), mode
+        )
+        requests = stream_requests(head, chunks, raw)
         try:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
                 yield result_from_proto(reply.result)
@@ -327,19 +182,21 @@ class AsyncFormatterClient:
 
     async def format(
         self,
-        msgs: Iterable[Msg | Mapping[str, Any]],
         provider: str,
+        msgs: Iterable[MsgLike],
         *,
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server."""
-        request = format_request(msgs, provider, **kwargs)
+        """`format()` on the server (the old order `format(msgs, provider)` is
+        deprecated, as on `FormatterClient`)."""
+        provider, msgs = provider_first(provider, msgs, "AsyncFormatterClient.format")
+        request = format_request(provider, msgs, **kwargs)
         try:
             reply = await self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
             raise _raise(error) from None
-        return _body(reply)
+        return body_from_proto(reply)
 
     async def parse(
         self,
@@ -347,10 +204,13 @@ class AsyncFormatterClient:
         response: Mapping[str, Any] | str | bytes,
         *,
         timeout: float | None = None,
+        settings: ParseSettings | None = None,
         **options: Any,
     ) -> ParsedResponse:
-        """`parse()` on the server (same keyword options)."""
-        request = _parse_request(provider, response, _parse_options(**options))
+        """`parse()` on the server (same keyword options, or `settings=`)."""
+        request = parse_request(
+            provider, response, parse_settings_to_proto(parse_settings(settings, options))
+        )
         try:
             reply = await self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
@@ -365,20 +225,23 @@ class AsyncFormatterClient:
         raw: bool = False,
         mode: StreamMode = "cumulative",
         timeout: float | None = None,
-        **parse_options: Any,
+        settings: ParseSettings | None = None,
+        **options: Any,
     ) -> AsyncIterator[ParsedResponse]:
         """Stream events to the server and yield its results (see
         `FormatterClient.parse_stream`, also for `mode`)."""
-        head = _stream_head(provider, _parse_options(**parse_options), mode)
+        head = stream_head(
+            provider, parse_settings_to_proto(parse_settings(settings, options)), mode
+        )
 
         async def requests() -> AsyncIterator[pb.ParseStreamRequest]:
             if not isinstance(chunks, AsyncIterable):
-                for request in _stream_requests(head, chunks, raw):
+                for request in stream_requests(head, chunks, raw):
                     yield request
                 return
             first = True
             async for chunk in chunks:
-                request = _chunk_request(chunk, raw)
+                request = chunk_request(chunk, raw)
                 if first:
                     request.MergeFrom(head)
                     first = False

@@ -94,7 +94,7 @@ def _format_request() -> pb.FormatRequest:
     case = golden("formatters", "openai")[0]
     from agentscope_proto.client import format_request
 
-    return format_request(case["msgs"], "openai")
+    return format_request("openai", case["msgs"])
 
 
 def _large_request() -> pb.FormatRequest:

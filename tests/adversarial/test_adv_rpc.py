@@ -279,6 +279,43 @@ def test_bad_stream_gets_a_typed_status(
     _healthy(server.target)
 
 
+def _violation(error: grpc.RpcError) -> str:
+    bad = error_details_pb2.BadRequest()
+    assert _status_of(error).details[1].Unpack(bad)
+    return str(bad.field_violations[0].field)
+
+
+@pytest.mark.parametrize(
+    ("payloads", "field"),
+    [
+        pytest.param([_chunk(b'{"id": "\xff"}')], "requests[0].chunk_json", id="first chunk"),
+        pytest.param(
+            [_chunk(b"{}"), _chunk(b'"\xe2\x82"', first=False)],
+            "requests[1].chunk_json",
+            id="split sequence in a later chunk",
+        ),
+    ],
+)
+def test_invalid_utf8_in_a_stream_names_the_message_and_field(
+    channel: grpc.Channel, payloads: list[bytes], field: str
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        _stream(channel, payloads)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _violation(caught.value) == field
+
+
+def test_a_truncated_string_is_not_blamed_on_utf8(channel: grpc.Channel) -> None:
+    # The declared length runs past the end, and the bytes present end inside
+    # a UTF-8 sequence: the request is truncated, which is what the error says.
+    payload = pb.ParseRequest(provider=pb.PROVIDER_OPENAI).SerializeToString()
+    payload += _varint(2 << 3 | 2) + _varint(10) + b'"\xe2\x82'
+    with pytest.raises(grpc.RpcError) as caught:
+        _unary(channel, "Parse", payload)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _violation(caught.value) == "request"
+
+
 # -- size, count and time limits -------------------------------------------------
 
 

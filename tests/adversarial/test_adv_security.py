@@ -102,11 +102,11 @@ def _requests() -> list[tuple[str, str, Callable[[FormatterClient], Any]]]:
     calls: list[tuple[str, str, Callable[[FormatterClient], Any]]] = []
     for provider in PROVIDERS:
         for label, msg in _media_messages():
-            calls.append((provider, label, lambda c, p=provider, m=msg: c.format([m], p)))
+            calls.append((provider, label, lambda c, p=provider, m=msg: c.format(p, [m])))
         for case in golden("formatters", provider)[:8]:
             if "error" not in case:
                 msgs, multi = case["msgs"], case["multi_agent"]
-                call = lambda c, p=provider, m=msgs, x=multi: c.format(m, p, multi_agent=x)  # noqa: E731
+                call = lambda c, p=provider, m=msgs, x=multi: c.format(p, m, multi_agent=x)  # noqa: E731
                 calls.append((provider, case["name"], call))
         for case in golden("parsers", provider)[:6]:
             if case["stream"]:
@@ -166,7 +166,7 @@ def test_local_media_without_media_root_is_failed_precondition_naming_the_block(
         with FormatterClient(running.target) as client:
             for provider in ("openai", "anthropic", "gemini", "dashscope", "ollama"):
                 with pytest.raises(errors.MediaAccessError) as caught:
-                    client.format([_image("/etc/passwd.png")], provider)
+                    client.format(provider, [_image("/etc/passwd.png")])
                 assert caught.value.path == "messages[0].content[0]"
                 assert "media_root" in caught.value.reason
     finally:
@@ -240,7 +240,7 @@ def test_media_root_refusals_name_the_block_over_grpc(media_tree: Path) -> None:
         with FormatterClient(running.target) as client:
             for url in ("../outside/secret.png", "%2e%2e/outside/secret.png", "link.png"):
                 with pytest.raises(errors.MediaAccessError) as caught:
-                    client.format([_image(url)], "openai")
+                    client.format("openai", [_image(url)])
                 assert caught.value.path == "messages[0].content[0]"
                 assert "outside the media root" in caught.value.reason
                 # The resolved location of the root is not revealed.
@@ -461,7 +461,7 @@ def test_server_with_downloads_refuses_loopback_unless_allowed(origin: _Origin) 
     try:
         with FormatterClient(running.target) as client:
             with pytest.raises(errors.MediaAccessError) as caught:
-                client.format(msgs, "ollama")
+                client.format("ollama", msgs)
             assert caught.value.path == "messages[0].content[0]"
             assert "not a public address" in caught.value.reason
     finally:
@@ -472,7 +472,7 @@ def test_server_with_downloads_refuses_loopback_unless_allowed(origin: _Origin) 
     running = RunningServer(config).start()
     try:
         with FormatterClient(running.target) as client:
-            body = client.format(msgs, "ollama")
+            body = client.format("ollama", msgs)
     finally:
         running.stop()
     assert origin.hits == ["/cat.png"]

@@ -2,11 +2,12 @@
 
 The oracle is ``agentscope==1.0.21``.  The providers are those of the
 registry, ``agentscope_proto.providers.PROVIDERS`` (each needs an entry in
-``_providers()`` below, else the script stops).  It writes
+``ORACLE_SPECS`` below, else the script stops).  It writes
 
-* ``tests/golden/formatters/inputs.json``: every case input once, by case
-  name: a list of AgentScope 1.x message dicts (``Msg.to_dict()`` form), the
-  multi-agent switch, the formatter options and the tools / tool_choice;
+* ``tests/golden/formatters/inputs.json``: each conversation (a list of
+  AgentScope 1.x message dicts, ``Msg.to_dict()`` form) and each tool set
+  once, by name, and every case input once, by case name: its conversation,
+  the multi-agent switch, the formatter options, its tool set and tool_choice;
 * ``tests/golden/formatters/<provider>.json``: per provider, in its case
   order, the input's name, the options whose value depends on the provider
   (a ``max_tokens`` fitted to its own output; added to the input's), and
@@ -1273,15 +1274,18 @@ class CaseSpec:
     tool_choice: Any = None
     # Options whose value depends on the provider (stored with its expectations).
     provider_options: dict = field(default_factory=dict)
+    # Names under which msgs and tools are stored once in inputs.json.
+    conversation: str = ""
+    tool_set: str | None = None
 
     def input_record(self) -> dict:
         """The case's input, the same for every provider that has the case."""
         return {
+            "conversation": self.conversation,
             "multi_agent": self.multi_agent,
             "options": self.options,
-            "tools": self.tools,
+            "tools": self.tool_set,
             "tool_choice": self.tool_choice,
-            "msgs": self.msgs,
         }
 
     def all_options(self) -> dict:
@@ -1332,6 +1336,7 @@ def base_cases(scenarios: list[Scenario]) -> Iterator[CaseSpec]:
                 f"{mode_label(multi_agent)}/{scenario.name}",
                 multi_agent,
                 stamp(scenario.msgs),
+                conversation=scenario.name,
             )
 
 
@@ -1364,6 +1369,7 @@ def promotion_cases(scenarios: list[Scenario]) -> Iterator[CaseSpec]:
                     multi_agent,
                     stamp(scenario.msgs),
                     options=dict(options),
+                    conversation=scenario.name,
                 )
 
 
@@ -1382,6 +1388,7 @@ def history_prompt_cases(scenarios: list[Scenario]) -> Iterator[CaseSpec]:
                 True,
                 stamp(scenario.msgs),
                 options={"conversation_history_prompt": prompt},
+                conversation=scenario.name,
             )
 
 
@@ -1403,6 +1410,8 @@ def tool_cases(scenarios: list[Scenario]) -> Iterator[CaseSpec]:
                 stamp(scenario.msgs),
                 tools=copy.deepcopy(TOOL_SETS[tool_set]),
                 tool_choice=copy.deepcopy(choice),
+                conversation=scenario_name,
+                tool_set=tool_set,
             )
 
 
@@ -1491,6 +1500,7 @@ async def truncation_cases(provider: Provider) -> list[CaseSpec]:
                         msgs,
                         options={"token_counter": "char"},
                         provider_options={"max_tokens": limit},
+                        conversation=scenario.name,
                     )
                 )
         # The constructor rejects a non-positive limit.
@@ -1500,6 +1510,7 @@ async def truncation_cases(provider: Provider) -> list[CaseSpec]:
                 multi_agent,
                 stamp(find_scenario("text_dialogue").msgs),
                 options={"max_tokens": 0, "token_counter": "char"},
+                conversation="text_dialogue",
             )
         )
     return specs
@@ -1578,10 +1589,13 @@ INPUTS_FILE = "inputs.json"
 INPUTS_NOTE = (
     "JSON written with json.dumps(ensure_ascii=False, indent=1); ints and "
     "floats keep their Python type (1 vs 1.0), big ints keep all digits. "
-    "inputs: every case input once, by case name (multi_agent, options, "
-    "tools, tool_choice, msgs); <provider>.json holds each provider's "
-    "expectations for the inputs it has a case for. Relative media paths "
-    "(media/..., file://media/...) resolve against media_root."
+    "conversations: each message list (AgentScope Msg.to_dict() form) once, "
+    "by scenario name; tool_sets: each tools list once, by name; inputs: "
+    "every case input once, by case name: conversation (a conversations "
+    "name), multi_agent, options, tools (a tool_sets name or null), "
+    "tool_choice. <provider>.json holds each provider's expectations for "
+    "the inputs it has a case for. Relative media paths (media/..., "
+    "file://media/...) resolve against media_root."
 )
 
 
@@ -1631,18 +1645,32 @@ def write_json(name: str, document: dict) -> Path:
     return path
 
 
+def _store(table: dict[str, Any], name: str, value: Any, where: str) -> None:
+    """Put `value` under `name` once; a name must always mean the same value."""
+    if name not in table:
+        table[name] = value
+    elif json.dumps(table[name]) != json.dumps(value):
+        raise SystemExit(f"{where}: {name!r} differs from its first use")
+
+
 def shared_inputs(per_provider: dict[str, list[tuple[CaseSpec, dict]]]) -> dict[str, dict]:
-    """Each case input once (first seen, in registry order); a case name must
-    mean the same input for every provider that has it."""
-    inputs: dict[str, dict] = {}
+    """The inputs.json tables: conversations, tool sets and case inputs, each
+    stored once (first seen, in registry order)."""
+    conversations: dict[str, Any] = {}
+    tool_sets: dict[str, Any] = {}
+    inputs: dict[str, Any] = {}
     for provider, cases in per_provider.items():
         for spec, _ in cases:
-            record = spec.input_record()
-            if spec.name not in inputs:
-                inputs[spec.name] = record
-            elif json.dumps(inputs[spec.name]) != json.dumps(record):
-                raise SystemExit(f"{provider}: case {spec.name!r} has another input than before")
-    return inputs
+            where = f"{provider}: {spec.name}"
+            if not spec.conversation:
+                raise SystemExit(f"{where}: the case names no conversation")
+            _store(conversations, spec.conversation, spec.msgs, where)
+            if spec.tool_set is not None:
+                _store(tool_sets, spec.tool_set, spec.tools, where)
+            elif spec.tools is not None:
+                raise SystemExit(f"{where}: tools without a tool set name")
+            _store(inputs, spec.name, spec.input_record(), where)
+    return {"conversations": conversations, "tool_sets": tool_sets, "inputs": inputs}
 
 
 async def main() -> None:
@@ -1652,7 +1680,7 @@ async def main() -> None:
     scenarios = all_scenarios()
     providers = _providers()
     per_provider = {name: await provider_cases(p, scenarios) for name, p in providers.items()}
-    inputs = shared_inputs(per_provider)
+    tables = shared_inputs(per_provider)
     path = write_json(
         INPUTS_FILE,
         {
@@ -1660,10 +1688,11 @@ async def main() -> None:
             "generated_by": GENERATED_BY,
             "encoding": INPUTS_NOTE,
             "media_root": MEDIA_ROOT,
-            "inputs": inputs,
+            **tables,
         },
     )
-    print(f"{'inputs':17s} {len(inputs):4d} inputs -> {path}")
+    counts = ", ".join(f"{len(table)} {name}" for name, table in tables.items())
+    print(f"{'inputs':17s} {counts} -> {path}")
     written = {path}
     for name, cases in per_provider.items():
         records = [record for _, record in cases]

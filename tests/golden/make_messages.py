@@ -21,7 +21,7 @@ have the right shape.
 
 Rerun from the repository root (no network needed):
 
-    /work/main/.venv-golden/bin/python tests/golden/make_messages.py
+    make golden   # or: .venv-golden/bin/python tests/golden/make_messages.py
 
 It writes ``tests/golden/messages.json``; rerunning reproduces the file
 byte for byte.

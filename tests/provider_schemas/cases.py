@@ -243,6 +243,7 @@ MUST_PASS: dict[str, Case] = {
             ],
             "systemInstruction": {"parts": [{"text": "Be brief."}]},
             "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+            "generationConfig": {"temperature": 0.2, "thinkingConfig": {"includeThoughts": True}},
         },
         None,
     ),
@@ -310,6 +311,29 @@ MUST_PASS: dict[str, Case] = {
             "tools": [TOOL],
             "tool_choice": "auto",
             "enable_thinking": True,
+        },
+        None,
+    ),
+    "dashscope_compatible/multimodal": Case(
+        "dashscope_compatible",
+        {
+            "messages": [
+                {
+                    "role": "system",
+                    "content": [_text("Be brief.", cache_control={"type": "ephemeral"})],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        _text("What happens?"),
+                        {"type": "video", "video": ["https://x/1.png", "https://x/2.png"]},
+                        {"type": "video_url", "video_url": {"url": "https://x/v.mp4"}},
+                    ],
+                },
+                {"role": "assistant", "content": "It", "partial": True},
+            ],
+            "enable_thinking": False,
+            "top_k": 20,
         },
         None,
     ),
@@ -514,6 +538,11 @@ MUST_FAIL: dict[str, Case] = {
         },
         ("unknown_key", "$.tools[0].function_declarations[0].parameters.$schema"),
     ),
+    "gemini/bad_generation_config": Case(
+        "gemini",
+        {**_gemini({"text": "x"}), "generationConfig": {"temperature": "hot"}},
+        ("wrong_type", "$.generationConfig.temperature"),
+    ),
     "gemini/missing_contents": Case("gemini", {"tools": []}, ("missing_key", "$.contents")),
     # Ollama
     "ollama/tool_call_id_on_tool_message": Case(
@@ -566,6 +595,16 @@ MUST_FAIL: dict[str, Case] = {
         "dashscope",
         {"messages": [{"role": "model", "content": "x"}]},
         ("bad_value", "$.messages[0].role"),
+    ),
+    "dashscope_compatible/native_part": Case(
+        "dashscope_compatible",
+        _user([{"text": "hi"}]),
+        ("missing_key", "$.messages[0].content[0].type"),
+    ),
+    "dashscope_compatible/native_parameter": Case(
+        "dashscope_compatible",
+        {**_user("x"), "result_format": "message"},
+        ("unknown_key", "$.result_format"),
     ),
     # Rules across messages (sequences.py)
     "openai/orphan_tool_message": Case(

@@ -7,7 +7,11 @@ time. Imported only where the openai SDK is installed.
 from collections.abc import Iterable
 from typing import Literal
 
-from openai.types.chat import ChatCompletionAssistantMessageParam
+from openai.types.chat import (
+    ChatCompletionAssistantMessageParam,
+    ChatCompletionContentPartParam,
+    ChatCompletionContentPartTextParam,
+)
 from openai.types.chat import completion_create_params as params
 from openai.types.responses import ResponseOutputRefusalParam
 from openai.types.responses import response_output_text_param as output_text
@@ -39,6 +43,78 @@ class DeepSeekParams(params.CompletionCreateParamsNonStreaming, total=False):
 
 class DeepSeekStreamingParams(params.CompletionCreateParamsStreaming, total=False):
     thinking: DeepSeekThinking
+
+
+# -- DashScope, OpenAI-compatible mode ------------------------------------------------
+
+
+class DashScopeCacheControl(TypedDict):
+    """Explicit context caching: a cache breakpoint at this part."""
+
+    type: Literal["ephemeral"]
+
+
+class DashScopeTextPart(ChatCompletionContentPartTextParam, total=False):
+    cache_control: DashScopeCacheControl
+
+
+class DashScopeVideoFramesPart(TypedDict):
+    """A video as a list of frame image URLs (Qwen-VL)."""
+
+    type: Literal["video"]
+    video: list[str]
+
+
+class DashScopeVideoURL(TypedDict):
+    url: str
+
+
+class DashScopeVideoURLPart(TypedDict):
+    """A video file by URL (Qwen-VL, Qwen-Omni)."""
+
+    type: Literal["video_url"]
+    video_url: DashScopeVideoURL
+
+
+DashScopeContentPart = (
+    ChatCompletionContentPartParam | DashScopeVideoFramesPart | DashScopeVideoURLPart
+)
+
+
+class DashScopeAssistantMessageParam(ChatCompletionAssistantMessageParam, total=False):
+    # Partial mode: the model continues this message.
+    partial: bool
+
+
+class DashScopeSearchOptions(TypedDict, total=False):
+    forced_search: bool
+    enable_source: bool
+    enable_citation: bool
+    citation_format: str
+    search_strategy: str
+
+
+class _DashScopeExtras(TypedDict, total=False):
+    """The parameters DashScope's compatible mode takes beyond OpenAI's (`extra_body`)."""
+
+    enable_thinking: bool
+    thinking_budget: int
+    enable_search: bool
+    search_options: DashScopeSearchOptions
+    top_k: int
+    repetition_penalty: float
+    vl_high_resolution_images: bool
+    translation_options: dict[str, object]
+
+
+class DashScopeParams(params.CompletionCreateParamsNonStreaming, _DashScopeExtras, total=False):
+    pass
+
+
+class DashScopeStreamingParams(
+    params.CompletionCreateParamsStreaming, _DashScopeExtras, total=False
+):
+    pass
 
 
 # -- OpenAI Responses ----------------------------------------------------------------

@@ -1,23 +1,16 @@
-"""The golden formatter bodies (AgentScope 1.0.21's requests) to validate.
-
-Reads `formatters/<provider>.json` directly: its cases carry the name and the
-`expected` body, in the layout with the inputs inline and in the one with the
-inputs in a file of their own (which has no `cases` and is skipped).
-"""
+"""The golden formatter bodies (AgentScope 1.0.21's requests) to validate."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
-from golden_data import GOLDEN, decode
+from golden_data import decode, formatter_cases, golden_providers
 
 
 def golden_bodies() -> Iterator[tuple[str, str, Any]]:
     """(provider, case name, body) for every golden formatter case with a body."""
-    for path in sorted((GOLDEN / "formatters").glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for case in data.get("cases", ()):
+    for provider in golden_providers("formatters"):
+        for case in formatter_cases(provider):
             if "expected" in case:
-                yield path.stem, case["name"], decode(case["expected"])
+                yield provider, case["name"], decode(case["expected"])

@@ -18,10 +18,22 @@ is stated below and kept as small as the documentation allows:
   (DeepSeek's chat models take no images, audio or files).
 - DashScope: the package sends DashScope's native (MultiModalConversation)
   messages, not the OpenAI-compatible ones, and the `dashscope` SDK has no
-  request types: see dashscope_native.py for the documented shape.
+  request types: see dashscope_native.py for the documented shape. Its
+  OpenAI-compatible mode (`dashscope_compatible`, for a provider fidelity that
+  moves there) is the OpenAI chat types plus `enable_thinking`,
+  `thinking_budget`, `enable_search`, `search_options`, `top_k`,
+  `repetition_penalty`, `vl_high_resolution_images`, `translation_options`;
+  `video` (frame list) and `video_url` parts; `cache_control` on text parts;
+  `partial` on assistant messages.
+- OpenAI Responses: an assistant easy input message may hold `output_text`
+  (annotations optional) and `refusal` parts, and only those; other roles
+  hold input parts only.
+- Across messages (sequences.py): tool calls answered where each API looks for
+  the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`contents` plus the fields of
   `GenerateContentConfig`, `tools`/`tool_config` hoisted to the top as the
-  package does), snake_case or camelCase. The API's own rules the types do not
+  package does), snake_case or camelCase; the REST body's nested
+  `generationConfig` (`types.GenerationConfig`) is taken too. The API's own rules the types do not
   carry: `role` is "user" or "model"; a content has at least one part; a part
   carries exactly one kind of data (text, inline data, a function call...).
 - Ollama: `ChatRequest` with `messages` as `Message` (the SDK also takes plain
@@ -36,7 +48,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import sequences
-from ._walk import CONSTRAINT, MISSING_KEY, Schema, Violation, Walker
+from ._walk import CONSTRAINT, MISSING_KEY, WRONG_TYPE, Schema, Violation, Walker
 from .dashscope_native import DashScopeRequest
 
 Validator = Callable[[dict[str, Any]], list[Violation]]
@@ -53,7 +65,7 @@ def _with_defaults(body: dict[str, Any], **defaults: Any) -> dict[str, Any]:
 def _top_level(body: Any) -> list[Violation]:
     if isinstance(body, dict):
         return []
-    return [Violation("$", "wrong_type", f"expected an object, got {type(body).__name__}")]
+    return [Violation("$", WRONG_TYPE, f"expected an object, got {type(body).__name__}")]
 
 
 # -- OpenAI chat, DeepSeek ----------------------------------------------------------
@@ -110,6 +122,40 @@ def deepseek(body: dict[str, Any]) -> list[Violation]:
     return found + sequences.openai_tool_messages(body) + sequences.deepseek_reasoning(body)
 
 
+def _dashscope_compatible_walker() -> Walker:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+        ChatCompletionContentPartTextParam,
+    )
+    from openai.types.chat import completion_create_params as params
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionAssistantMessageParam: ext.DashScopeAssistantMessageParam,
+                ChatCompletionContentPartParam: ext.DashScopeContentPart,
+                ChatCompletionContentPartTextParam: ext.DashScopeTextPart,
+                params.CompletionCreateParamsNonStreaming: ext.DashScopeParams,
+                params.CompletionCreateParamsStreaming: ext.DashScopeStreamingParams,
+            }
+        )
+    )
+
+
+def dashscope_compatible(body: dict[str, Any]) -> list[Violation]:
+    """DashScope's OpenAI-compatible mode: the OpenAI chat types plus its
+    documented parameters, video parts, cache breakpoints and partial mode."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("dashscope_compatible", _dashscope_compatible_walker).check(
+        _with_defaults(body, model=_MODEL), _openai_chat_params(body)
+    )
+    return found + sequences.openai_tool_messages(body)
+
+
 # -- OpenAI Responses ------------------------------------------------------------------
 
 
@@ -125,7 +171,7 @@ def _easy_input_message(value: Any, path: str) -> list[Violation]:
     found = []
     for index, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else None
-        if (kind in _ASSISTANT_PARTS) != assistant:
+        if isinstance(kind, str) and (kind in _ASSISTANT_PARTS) != assistant:
             reason = f"{kind!r} part in a message with role {value.get('role')!r}"
             found.append(Violation(f"{path}.content[{index}].type", CONSTRAINT, reason))
     return found
@@ -235,6 +281,10 @@ def _gemini_walker() -> Walker:
     )
 
 
+# The REST body nests sampling parameters here; the SDK's config has them flat.
+_GEMINI_GENERATION_CONFIG = frozenset({"generationConfig", "generation_config"})
+
+
 def gemini(body: dict[str, Any]) -> list[Violation]:
     """Gemini: `contents` as `types.Content`, the rest as `types.GenerateContentConfig`."""
     from google.genai import types
@@ -242,11 +292,14 @@ def gemini(body: dict[str, Any]) -> list[Violation]:
     if _top_level(body):
         return _top_level(body)
     walker = _cached("gemini", _gemini_walker)
-    rest = {key: value for key, value in body.items() if key != "contents"}
+    own = {"contents", *_GEMINI_GENERATION_CONFIG}
+    rest = {key: value for key, value in body.items() if key not in own}
     if "contents" not in body:
         found = [Violation("$.contents", MISSING_KEY, "generate_content requires it")]
     else:
         found = walker.check(body["contents"], list[types.Content], "$.contents")
+    for key in _GEMINI_GENERATION_CONFIG & body.keys():
+        found += walker.check(body[key], types.GenerationConfig, f"$.{key}")
     return found + walker.check(rest, types.GenerateContentConfig, "$")
 
 
@@ -319,6 +372,9 @@ VALIDATORS: dict[str, Validator] = {
     "ollama": ollama,
     "deepseek": deepseek,
     "dashscope": dashscope,
+    # Not what the package sends today (that is DashScope's native request),
+    # but where a provider-fidelity DashScope may go.
+    "dashscope_compatible": dashscope_compatible,
 }
 
 

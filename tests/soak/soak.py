@@ -68,8 +68,8 @@ def load_requests() -> dict[str, list[Any]]:
                 continue
             try:
                 request = format_request(
-                    case["msgs"],
                     provider,
+                    case["msgs"],
                     multi_agent=case["multi_agent"],
                     tools=case["tools"],
                     tool_choice=case["tool_choice"],

@@ -51,8 +51,9 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
     `dialect` is `"agentscope"` (Python 1.x `Msg.to_dict()`), `"java"`
     (agentscope-java's Jackson JSON), `"agentscope2"` (Python 2.x
     `model_dump(mode="json")`) or None to detect it (`detect_dialect`). In the
-    1.x dialect a missing id or timestamp is generated as AgentScope does.
-    Raises `MessageFormatError` naming the offending path.
+    1.x dialect a missing id or timestamp is generated as AgentScope does; the
+    Java dialect refuses what agentscope-java's reader refuses. Raises
+    `MessageFormatError` naming the offending path.
     """
     if dialect is not None:
         _check_dialect(dialect, _READERS)
@@ -77,8 +78,10 @@ def to_dict(msg: Msg, dialect: Dialect = "agentscope") -> dict[str, Any]:
 
     In the `"agentscope"` dialect the dict omits `invocation_id`, usage and
     top-level keys AgentScope 1.x does not know, like AgentScope; they stay on
-    the `Msg`. `"java"` follows the rules in docs/dialects.md.
-    `"agentscope2"` is read-only.
+    the `Msg`. `"java"` writes what agentscope-java writes and raises
+    `MessageFormatError` (naming the path and Java's rule) for a message Java
+    would refuse and no mapping keeps (docs/dialects.md). `"agentscope2"` is
+    read-only.
     """
     _check_dialect(dialect, _WRITERS)
     return _WRITERS[dialect](msg)

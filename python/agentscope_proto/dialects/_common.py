@@ -19,7 +19,6 @@ from ..errors import MessageFormatError
 from ..message._codec import block_from_dict, blocks_from_list
 
 ROLES = {"user": Role.ROLE_USER, "assistant": Role.ROLE_ASSISTANT, "system": Role.ROLE_SYSTEM}
-ANY_CASE_ROLES = {**ROLES, "tool": Role.ROLE_TOOL}
 RESULT_STATES = {
     name.removeprefix("TOOL_RESULT_STATE_").lower(): number
     for name, number in ToolResultState.items()
@@ -81,7 +80,8 @@ def set_metadata(msg: Msg, metadata: Any) -> None:
         raise MessageFormatError(
             "metadata", f"expected an object or null, got {type_name(metadata)}"
         )
-    msg.metadata_json = _json.dumps(metadata, "metadata")
+    if metadata:
+        msg.metadata_json = _json.dumps(metadata, "metadata")
 
 
 def set_extras(msg: Msg, data: Mapping[str, Any], known: frozenset[str]) -> None:

@@ -39,7 +39,9 @@ def from_agentscope(data: Mapping[str, Any]) -> Msg:
     elif (msg_id := optional_str(data, "id")) is not None:
         msg.id = msg_id
     metadata = data.get("metadata")
-    if metadata is not None:
+    # AgentScope keeps `metadata or {}`: an empty one is no metadata, which
+    # `to_dict` writes as `{}` again.
+    if metadata:
         msg.metadata_json = _json.dumps(metadata, "metadata")
     msg.timestamp = optional_str(data, "timestamp") or new_timestamp()
     invocation_id = optional_str(data, "invocation_id")

@@ -6,7 +6,10 @@ block converts losslessly: modelled keys go to typed fields, every other key to
 `extra_json` in its original order, and `key_order` records the dict's key
 order whenever it is not the canonical one. A modelled key whose value does not
 fit its typed field is either an error (core keys such as `text`) or, for
-provider annotations, kept as an extra key unchanged.
+provider annotations, kept as an extra key unchanged. A tool call's or result's
+`id` and `name` may be `null` (agentscope-java writes `ToolResultBlock.error`'s
+name so): the string field stays empty and the `null` is kept as an extra key
+that overrides it, so the dict comes back with its `null`.
 
 Each block kind is described by a table of `_Key`s rather than by code, so the
 two directions cannot drift apart.
@@ -137,6 +140,8 @@ class _Key(NamedTuple):
     soft: bool = False
     load: Callable[[Any, Any, str], None] | None = None
     dump: Callable[[Any], Any] | None = None
+    # `null` is kept (as an extra key overriding the empty field).
+    nullable: bool = False
 
 
 def _scalar(
@@ -198,8 +203,8 @@ def _dump_output(message: ToolResultBlock) -> str | list[dict[str, Any]] | None:
 _SIGNATURE = _scalar(
     "thought_signature", "thought_signature", _read_b64, _write_b64, presence=True, soft=True
 )
-_ID = _scalar("id", "id")
-_NAME = _scalar("name", "name")
+_ID = _scalar("id", "id")._replace(nullable=True)
+_NAME = _scalar("name", "name")._replace(nullable=True)
 _SOURCE = _Key("source", load=_load_source, dump=_dump_source)
 
 _KEYS: dict[str, tuple[_Key, ...]] = {
@@ -240,6 +245,10 @@ _CLASSES: dict[str, type[AnyBlock]] = {
     "video": VideoBlock,
 }
 _KIND_OF_CLASS: dict[type[Any], str] = {cls: kind for kind, cls in _CLASSES.items()}
+# Modelled keys whose `null` an extra key may carry, per kind.
+_NULLABLE: dict[str, frozenset[str]] = {
+    kind: frozenset(spec.key for spec in keys if spec.nullable) for kind, keys in _KEYS.items()
+}
 
 # How `_emit` writes a key back, compiled from the tables above so that the hot
 # path makes no descriptor lookups: (key, field or None for a composite key,
@@ -327,6 +336,8 @@ def _fill(message: Any, keys: tuple[_Key, ...], data: Mapping[str, Any], path: s
             if not spec.optional:
                 raise MessageFormatError(f"{path}.{key}", "missing")
             continue
+        if spec.nullable and data[key] is None:
+            continue
         try:
             if spec.field is not None:
                 setattr(message, spec.field, spec.read(data[key]))
@@ -368,8 +379,10 @@ def _emit(kind: str, message: Any, plan: _Plan) -> dict[str, Any]:
         extras = _json.loads(extra, "extra_json")
         if type(extras) is not dict:
             raise MessageFormatError("extra_json", "expected a JSON object")
-        for key in extras:
-            if key in out:
+        for key, value in extras.items():
+            if key in out and not (
+                value is None and out[key] == "" and key in _NULLABLE.get(kind, ())
+            ):
                 raise MessageFormatError("extra_json", f"repeats the modelled key {key!r}")
         out.update(extras)
     order = message.key_order

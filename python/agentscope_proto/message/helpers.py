@@ -129,7 +129,8 @@ def new_msg(
     else:
         msg.blocks.SetInParent()
         msg.blocks.items.extend(b if isinstance(b, ContentBlock) else wrap(b) for b in content)
-    if metadata is not None:
+    if metadata:
+        # Empty metadata is no metadata, as in AgentScope (`metadata or {}`).
         msg.metadata_json = _json.dumps(dict(metadata), "metadata")
     if invocation_id is not None:
         msg.invocation_id = invocation_id

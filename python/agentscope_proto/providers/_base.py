@@ -134,14 +134,24 @@ class FormatContext:
     # Tool-result media "saved" during this call, by path: AgentScope writes
     # them to temp files and may read them back when promoting them.
     saved_media: dict[str, bytes] = field(default_factory=dict)
-    # Path of the block being formatted, for errors raised by the media helpers.
-    location: str = ""
+    # The block being formatted, for errors raised by the media helpers
+    # (`location` spells it; kept as numbers, as most calls never need it).
+    at_message: int = -1
+    at_block: int | None = None
 
     def at(self, msg: MsgView, block_index: int | None = None) -> None:
         """Note which block is being formatted (names it in media errors)."""
-        self.location = f"messages[{msg.index}]"
-        if block_index is not None:
-            self.location += f".content[{block_index}]"
+        self.at_message = msg.index
+        self.at_block = block_index
+
+    @property
+    def location(self) -> str:
+        """The path of the block being formatted ("" before the first)."""
+        if self.at_message < 0:
+            return ""
+        if self.at_block is None:
+            return f"messages[{self.at_message}]"
+        return f"messages[{self.at_message}].content[{self.at_block}]"
 
     def warn(
         self, msg: MsgView | None, block_index: int | None, block_type: str, text: str

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import filetype
@@ -24,11 +24,10 @@ __all__ = [
     "TOOL_CHOICE_MODES",
     "StreamedInputs",
     "arguments_json",
-    "block_handler",
     "format_multi_agent",
     "history_prompt",
     "history_text",
-    "promote_media",
+    "promoted_message",
     "repair_tool_inputs",
     "sniff_image",
     "streamed_tool_use",
@@ -52,18 +51,6 @@ _DOWNLOAD_ATTEMPTS = 3
 
 
 # -- chat formatter pieces -------------------------------------------------------------
-
-
-def block_handler(
-    handlers: Mapping[str, H], ctx: FormatContext, msg: MsgView, index: int, block: Block
-) -> H | None:
-    """The handler for the block's kind, or None once AgentScope's warning that
-    the chat formatter skips the block is recorded."""
-    kind = block.get("type")
-    handler = handlers.get(kind) if isinstance(kind, str) else None
-    if handler is None:
-        ctx.warn(msg, index, str(kind), f"Unsupported block type {kind} in the message, skipped.")
-    return handler
 
 
 # `json.dumps(value, ensure_ascii=False)` builds this same encoder on every call.
@@ -98,20 +85,18 @@ def tool_message(block: Block, text: str) -> Block:
     }
 
 
-def promote_media(
-    msgs: list[MsgView],
-    position: int,
+def promoted_message(
+    source: MsgView,
     tool_name: str,
     media: list[tuple[str, Block]],
     ctx: FormatContext,
     *,
     kinds: tuple[str, ...] = ("image",),
     noun: str = "image",
-) -> None:
+) -> MsgView | None:
     """AgentScope's promotion of a tool result's media (`tool_result_to_text`'s
-    pairs): the items of `kinds` whose `promote_tool_result_<kind>s` option is on
-    go into a user message, inserted into `msgs` right after the message at
-    `position` (so several promoting results of one message end up reversed).
+    pairs): the items of `kinds` whose `promote_tool_result_<kind>s` option is on,
+    as the user message that follows `source` (None when nothing is promoted).
 
     Only DashScope promotes audio and video (and says "media" in the opening line).
     """
@@ -121,7 +106,7 @@ def promote_media(
         if item["type"] in kinds and ctx.settings.promotes(item["type"])
     ]
     if not promoted:
-        return
+        return None
     content: list[Block] = [
         {
             "type": "text",
@@ -133,7 +118,7 @@ def promote_media(
         content.append({"type": "text", "text": f"\n- The {kind} from '{where}': "})
         content.append({"type": kind, "source": {"type": "url", "url": where}})
     content.append({"type": "text", "text": "</system-info>"})
-    msgs.insert(position + 1, MsgView("user", "user", content, msgs[position].index))
+    return MsgView("user", "user", content, source.index)
 
 
 # -- multi-agent formatters ------------------------------------------------------------
@@ -158,8 +143,8 @@ def format_multi_agent(
     first = True
     for kind, group in group_messages(rest):
         if kind == "tool_sequence":
-            # Each group is a list of its own, so messages a chat formatter
-            # promotes into it stay inside the run (AgentScope formats a copy).
+            # Messages a chat formatter promotes stay inside the run, as in
+            # AgentScope (which formats each run on its own).
             out.extend(tool_sequence(group, ctx))
         else:
             out.extend(agent_message(group, ctx, first))

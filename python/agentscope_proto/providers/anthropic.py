@@ -21,7 +21,6 @@ from ._base import (
 )
 from ._shared import (
     StreamedInputs,
-    block_handler,
     format_multi_agent,
     history_prompt,
     repair_tool_inputs,
@@ -31,6 +30,7 @@ from ._shared import (
     validate_tool_choice,
     wrap_history,
 )
+from ._turns import Handler, Turn, format_turns
 
 __all__ = ["PROVIDER"]
 
@@ -73,30 +73,18 @@ def _format_image(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
 
 # -- chat formatter --------------------------------------------------------------
 
-# Each block formatter appends to the message's content or, for tool results,
-# straight to the output list (AgentScope emits those before the message itself).
-_BlockFormatter = Callable[
-    [dict[str, Any], FormatContext, list[dict[str, Any]], list[dict[str, Any]]], None
-]
 
-
-def _format_copy(
-    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
-) -> None:
+def _format_copy(turn: Turn, index: int, block: dict[str, Any]) -> None:
     # `{**block}`: extra keys (signature, cache_control, anything) go to the API too.
-    content.append(dict(block))
+    turn.parts.append(dict(block))
 
 
-def _format_image_block(
-    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
-) -> None:
-    content.append(_format_image(block, ctx))
+def _format_image_block(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    turn.parts.append(_format_image(block, turn.ctx))
 
 
-def _format_tool_use(
-    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
-) -> None:
-    content.append(
+def _format_tool_use(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    turn.parts.append(
         {
             "id": block.get("id"),
             "type": "tool_use",
@@ -106,22 +94,23 @@ def _format_tool_use(
     )
 
 
-def _format_tool_result(
-    block: dict[str, Any], ctx: FormatContext, content: list[dict[str, Any]], out: list[Any]
-) -> None:
+def _format_tool_result(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    # Anthropic takes tool-result media natively, so this is not the shared
+    # text-and-promotion handler: images are converted like message images,
+    # every other item (audio and video too) goes verbatim.
     output = block.get("output")
     result: list[dict[str, Any]]
     if output is None:
         result = [{"type": "text", "text": ""}]
     elif isinstance(output, list):
-        # Anthropic takes tool-result media natively: images are converted like
-        # message images, every other item (audio and video too) goes verbatim.
         result = [
-            _format_image(item, ctx) if item.get("type") == "image" else item for item in output
+            _format_image(item, turn.ctx) if item.get("type") == "image" else item
+            for item in output
         ]
     else:
         result = [{"type": "text", "text": str(output)}]
-    out.append(
+    # Goes out at once, before the message holding it.
+    turn.out.append(
         {
             "role": "user",
             "content": [{"type": "tool_result", "tool_use_id": block.get("id"), "content": result}],
@@ -129,7 +118,7 @@ def _format_tool_result(
     )
 
 
-_CHAT_BLOCKS: dict[str, _BlockFormatter] = {
+_CHAT_BLOCKS: dict[str, Handler] = {
     "text": _format_copy,
     "thinking": _format_copy,
     "image": _format_image_block,
@@ -138,22 +127,17 @@ _CHAT_BLOCKS: dict[str, _BlockFormatter] = {
 }
 
 
+def _finish_chat(turn: Turn) -> None:
+    # Claude takes a system prompt only first; a later system message (position
+    # within this list, so within a tool sequence in multi-agent mode) becomes a user's.
+    role = "user" if turn.msg.role == "system" and turn.position != 0 else turn.msg.role
+    if turn.parts:
+        turn.out.append({"role": role, "content": turn.parts})
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """AnthropicChatFormatter._format: one API message per input message, tool results apart."""
-    out: list[dict[str, Any]] = []
-    for position, msg in enumerate(msgs):
-        content: list[dict[str, Any]] = []
-        for index, block in enumerate(msg.get_content_blocks()):
-            formatter = block_handler(_CHAT_BLOCKS, ctx, msg, index, block)
-            if formatter is not None:
-                ctx.at(msg, index)
-                formatter(block, ctx, content, out)
-        # Claude takes a system prompt only first; a later system message (position
-        # within this list, so within a tool sequence in multi-agent mode) becomes a user's.
-        role = "user" if msg.role == "system" and position != 0 else msg.role
-        if content:
-            out.append({"role": role, "content": content})
-    return out
+    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
 # -- multi-agent formatter -------------------------------------------------------

@@ -20,16 +20,13 @@ from ._base import (
     expect,
     raise_for_error_body,
     raise_format,
-    tool_result_to_text,
 )
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
     StreamedInputs,
-    block_handler,
     format_multi_agent,
     history_prompt,
-    promote_media,
     repair_tool_inputs,
     streamed_tool_use,
     system_text,
@@ -38,6 +35,7 @@ from ._shared import (
     validate_tool_choice,
     wrap_history,
 )
+from ._turns import Handler, Turn, format_turns, tool_result_handler
 
 __all__ = ["PROVIDER"]
 
@@ -121,71 +119,39 @@ def _collapse_text(messages: list[Block]) -> list[Block]:
 # -- chat formatter -----------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Turn:
-    """One message being formatted by the chat formatter."""
-
-    ctx: FormatContext
-    # The list being walked: promoted tool-result media are inserted into it
-    # right after `msg`, as AgentScope inserts them into its own list.
-    msgs: list[MsgView]
-    position: int
-    msg: MsgView
-    out: list[Block]
-    content: list[Block] = field(default_factory=list)
-    tool_calls: list[Block] = field(default_factory=list)
+def _chat_text(turn: Turn, index: int, block: Block) -> None:
+    turn.parts.append({"text": block["text"]})
 
 
-def _chat_text(turn: _Turn, block: Block, index: int) -> None:
-    turn.content.append({"text": block["text"]})
+def _chat_media(turn: Turn, index: int, block: Block) -> None:
+    turn.parts.append(_media_item(turn.ctx, turn.msg, index, block))
 
 
-def _chat_media(turn: _Turn, block: Block, index: int) -> None:
-    turn.content.append(_media_item(turn.ctx, turn.msg, index, block))
-
-
-def _chat_tool_use(turn: _Turn, block: Block, index: int) -> None:
+def _chat_tool_use(turn: Turn, index: int, block: Block) -> None:
     turn.tool_calls.append(tool_call(block))
 
 
-def _chat_tool_result(turn: _Turn, block: Block, index: int) -> None:
-    turn.ctx.at(turn.msg, index)
-    text, media = tool_result_to_text(block["output"], turn.ctx)
-    # The tool message goes out at once, before the containing message's own dict.
-    turn.out.append(tool_message(block, text))
-    promote_media(
-        turn.msgs, turn.position, block["name"], media, turn.ctx, kinds=_MEDIA_KINDS, noun="media"
-    )
-
-
-_CHAT_BLOCKS: dict[str, Callable[[_Turn, Block, int], None]] = {
+_CHAT_BLOCKS: dict[str, Handler] = {
     "text": _chat_text,
     **dict.fromkeys(_MEDIA_KINDS, _chat_media),
     "tool_use": _chat_tool_use,
-    "tool_result": _chat_tool_result,
+    "tool_result": tool_result_handler(tool_message, kinds=_MEDIA_KINDS, noun="media"),
 }
 
 
+def _finish_chat(turn: Turn) -> None:
+    formatted: Block = {"role": turn.msg.role, "content": turn.parts}
+    if turn.tool_calls:
+        formatted["tool_calls"] = turn.tool_calls
+    # Tool-call-only messages keep `"content": []` (DashScope rejects a
+    # missing or null content); messages with neither are dropped.
+    if turn.parts or turn.tool_calls:
+        turn.out.append(formatted)
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
-    """DashScopeChatFormatter._format: walks `msgs`, inserting promoted messages into it."""
-    out: list[Block] = []
-    position = 0
-    while position < len(msgs):
-        msg = msgs[position]
-        turn = _Turn(ctx, msgs, position, msg, out)
-        for index, block in enumerate(msg.get_content_blocks()):
-            handler = block_handler(_CHAT_BLOCKS, ctx, msg, index, block)
-            if handler is not None:
-                handler(turn, block, index)
-        formatted: Block = {"role": msg.role, "content": turn.content}
-        if turn.tool_calls:
-            formatted["tool_calls"] = turn.tool_calls
-        # Tool-call-only messages keep `"content": []` (DashScope rejects a
-        # missing or null content); messages with neither are dropped.
-        if turn.content or turn.tool_calls:
-            out.append(formatted)
-        position += 1
-    return _collapse_text(out)
+    """DashScopeChatFormatter._format."""
+    return _collapse_text(format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat))
 
 
 # -- multi-agent formatter ------------------------------------------------------

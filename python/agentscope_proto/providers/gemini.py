@@ -11,8 +11,7 @@ from __future__ import annotations
 import base64
 import copy
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
@@ -24,17 +23,16 @@ from ._base import (
     MsgView,
     expect,
     raise_for_error_body,
-    tool_result_to_text,
 )
 from ._repair import loads_with_repair
 from ._shared import (
     arguments_json,
     format_multi_agent,
-    promote_media,
     validate_tool_choice,
     web_body,
     wrap_history,
 )
+from ._turns import Handler, Turn, format_turns, tool_result_handler
 
 __all__ = ["PROVIDER"]
 
@@ -99,82 +97,57 @@ def _signature(block: dict[str, Any], ctx: FormatContext) -> bytes | None:
 # -- requests: the chat formatter ------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Turn:
-    """One message on its way through GeminiChatFormatter."""
-
-    msgs: list[MsgView]
-    position: int
-    ctx: FormatContext
-    out: list[dict[str, Any]]
-    parts: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def msg(self) -> MsgView:
-        return self.msgs[self.position]
-
-
-def _with_signature(part: dict[str, Any], turn: _Turn, index: int, block: dict[str, Any]) -> None:
-    turn.ctx.at(turn.msg, index)
+def _with_signature(part: dict[str, Any], turn: Turn, block: dict[str, Any]) -> None:
     signature = _signature(block, turn.ctx)
     if signature is not None:
         part["thought_signature"] = signature
     turn.parts.append(part)
 
 
-def _text(turn: _Turn, index: int, block: dict[str, Any]) -> None:
-    _with_signature({"text": block.get("text")}, turn, index, block)
+def _text(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    _with_signature({"text": block.get("text")}, turn, block)
 
 
-def _tool_use(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+def _tool_use(turn: Turn, index: int, block: dict[str, Any]) -> None:
     # Gemini ids its calls itself: AgentScope always sends `id: None`.
     call = {"id": None, "name": block["name"], "args": block["input"]}
-    _with_signature({"function_call": call}, turn, index, block)
+    _with_signature({"function_call": call}, turn, block)
 
 
-def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
-    turn.ctx.at(turn.msg, index)
-    output, media = tool_result_to_text(block["output"], turn.ctx)
-    # The result goes out at once, ahead of the parts of the message holding it.
+def _function_response(block: dict[str, Any], output: str) -> dict[str, Any]:
     response = {"id": block["id"], "name": block["name"], "response": {"output": output}}
-    turn.out.append({"role": "user", "parts": [{"function_response": response}]})
-    promote_media(turn.msgs, turn.position, block["name"], media, turn.ctx)
+    return {"role": "user", "parts": [{"function_response": response}]}
 
 
-def _media(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+def _media(turn: Turn, index: int, block: dict[str, Any]) -> None:
     turn.parts.append(_media_part(turn.msg, index, block, turn.ctx))
 
 
-_CHAT_BLOCKS: dict[str, Callable[[_Turn, int, dict[str, Any]], None]] = {
+_CHAT_BLOCKS: dict[str, Handler] = {
     "text": _text,
     "tool_use": _tool_use,
-    "tool_result": _tool_result,
+    "tool_result": tool_result_handler(_function_response),
     "image": _media,
     "audio": _media,
     "video": _media,
 }
 
 
+def _finish_chat(turn: Turn) -> None:
+    if turn.parts:
+        # No system role: system messages are sent as user turns.
+        role = "model" if turn.msg.role == "assistant" else "user"
+        turn.out.append({"role": role, "parts": turn.parts})
+
+
+def _skipped(kind: object) -> str:
+    # Thinking included: Gemini gets no thoughts back, only signatures.
+    return f"unsupported block type {kind!r}; skipped"
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """GeminiChatFormatter._format; `msgs` grows by the promoted messages."""
-    out: list[dict[str, Any]] = []
-    position = 0
-    while position < len(msgs):
-        turn = _Turn(msgs, position, ctx, out)
-        for index, block in enumerate(turn.msg.get_content_blocks()):
-            kind = block.get("type")
-            handler = _CHAT_BLOCKS.get(kind) if isinstance(kind, str) else None
-            if handler is None:
-                # Thinking included: Gemini gets no thoughts back, only signatures.
-                ctx.warn(turn.msg, index, str(kind), f"unsupported block type {kind!r}; skipped")
-                continue
-            handler(turn, index, block)
-        if turn.parts:
-            # No system role: system messages are sent as user turns.
-            role = "model" if turn.msg.role == "assistant" else "user"
-            out.append({"role": role, "parts": turn.parts})
-        position += 1
-    return out
+    """GeminiChatFormatter._format."""
+    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat, skipped=_skipped)
 
 
 # -- requests: the multi-agent formatter -----------------------------------------

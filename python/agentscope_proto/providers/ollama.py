@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OLLAMA
@@ -19,19 +18,17 @@ from ._base import (
     expect,
     raise_for_error_body,
     raise_format,
-    tool_result_to_text,
 )
 from ._repair import loads_with_repair
 from ._shared import (
-    block_handler,
     format_multi_agent,
     history_prompt,
-    promote_media,
     system_text,
     tool_message,
     web_body,
     wrap_history,
 )
+from ._turns import Handler, Turn, format_turns, tool_result_handler
 
 __all__ = ["PROVIDER"]
 
@@ -61,28 +58,11 @@ def _image_data(msg: MsgView, index: int, block: dict[str, Any], ctx: FormatCont
     raise FormatError(ctx.location, f"the URL `{url}` is not a valid image URL or local file")
 
 
-@dataclass(slots=True)
-class _Turn:
-    """One message being formatted by the chat formatter."""
-
-    msgs: list[MsgView]
-    position: int
-    out: list[dict[str, Any]]
-    ctx: FormatContext
-    texts: list[str] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    images: list[str] = field(default_factory=list)
-
-    @property
-    def msg(self) -> MsgView:
-        return self.msgs[self.position]
-
-
-def _text(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+def _text(turn: Turn, index: int, block: dict[str, Any]) -> None:
     turn.texts.append(block.get("text", ""))
 
 
-def _tool_use(turn: _Turn, index: int, block: dict[str, Any]) -> None:
+def _tool_use(turn: Turn, index: int, block: dict[str, Any]) -> None:
     # Ollama takes the arguments as an object, not as a JSON string.
     turn.tool_calls.append(
         {
@@ -93,47 +73,33 @@ def _tool_use(turn: _Turn, index: int, block: dict[str, Any]) -> None:
     )
 
 
-def _tool_result(turn: _Turn, index: int, block: dict[str, Any]) -> None:
-    turn.ctx.at(turn.msg, index)
-    text, media = tool_result_to_text(block.get("output"), turn.ctx)
-    # The tool message goes out at once, before the containing message's own.
-    turn.out.append(tool_message(block, text))
-    promote_media(turn.msgs, turn.position, block["name"], media, turn.ctx)
+def _image(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    # Image data goes in `images`, beside the text.
+    turn.parts.append(_image_data(turn.msg, index, block, turn.ctx))
 
 
-def _image(turn: _Turn, index: int, block: dict[str, Any]) -> None:
-    turn.images.append(_image_data(turn.msg, index, block, turn.ctx))
-
-
-_CHAT_BLOCKS: dict[str, Callable[[_Turn, int, dict[str, Any]], None]] = {
+_CHAT_BLOCKS: dict[str, Handler] = {
     "text": _text,
     "tool_use": _tool_use,
-    "tool_result": _tool_result,
+    "tool_result": tool_result_handler(tool_message),
     "image": _image,
 }
 
 
+def _finish_chat(turn: Turn) -> None:
+    message: dict[str, Any] = {"role": turn.msg.role, "content": "\n".join(turn.texts) or None}
+    if turn.tool_calls:
+        message["tool_calls"] = turn.tool_calls
+    if turn.parts:
+        message["images"] = turn.parts
+    # Messages left with nothing (empty text, dropped blocks only) vanish.
+    if message["content"] or turn.parts or turn.tool_calls:
+        turn.out.append(message)
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """OllamaChatFormatter: one message each, content as one string plus `images`."""
-    out: list[dict[str, Any]] = []
-    position = 0
-    # `msgs` may grow while we walk it (promoted tool-result images).
-    while position < len(msgs):
-        turn = _Turn(msgs, position, out, ctx)
-        for index, block in enumerate(turn.msg.get_content_blocks()):
-            handler = block_handler(_CHAT_BLOCKS, ctx, turn.msg, index, block)
-            if handler is not None:
-                handler(turn, index, block)
-        message: dict[str, Any] = {"role": turn.msg.role, "content": "\n".join(turn.texts) or None}
-        if turn.tool_calls:
-            message["tool_calls"] = turn.tool_calls
-        if turn.images:
-            message["images"] = turn.images
-        # Messages left with nothing (empty text, dropped blocks only) vanish.
-        if message["content"] or turn.images or turn.tool_calls:
-            out.append(message)
-        position += 1
-    return out
+    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
 def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
@@ -24,17 +24,14 @@ from ._base import (
     MsgView,
     expect,
     raise_for_error_body,
-    tool_result_to_text,
 )
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
     StreamedInputs,
-    block_handler,
     format_multi_agent,
     history_prompt,
     history_text,
-    promote_media,
     repair_tool_inputs,
     sniff_image,
     streamed_tool_use,
@@ -43,6 +40,7 @@ from ._shared import (
     tool_message,
     validate_tool_choice,
 )
+from ._turns import Handler, Turn, format_turns, tool_result_handler
 
 __all__ = [
     "PROVIDER",
@@ -145,37 +143,13 @@ def audio_part(block: Block, ctx: FormatContext) -> Block:
 # -- OpenAIChatFormatter ----------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Turn:
-    """One message on its way through the chat formatter."""
-
-    msgs: list[MsgView]
-    position: int
-    ctx: FormatContext
-    out: list[Block]
-    content: list[Block] = field(default_factory=list)
-    tool_calls: list[Block] = field(default_factory=list)
-
-    @property
-    def msg(self) -> MsgView:
-        return self.msgs[self.position]
-
-
-def _chat_text(turn: _Turn, at: int, block: Block) -> None:
+def _chat_text(turn: Turn, index: int, block: Block) -> None:
     # A shallow copy: extra keys (cache_control, ...) go to the API as they are.
-    turn.content.append({**block})
+    turn.parts.append({**block})
 
 
-def _chat_tool_use(turn: _Turn, at: int, block: Block) -> None:
+def _chat_tool_use(turn: Turn, index: int, block: Block) -> None:
     turn.tool_calls.append(tool_call(block))
-
-
-def _chat_tool_result(turn: _Turn, at: int, block: Block) -> None:
-    turn.ctx.at(turn.msg, at)
-    text, media = tool_result_to_text(block.get("output"), turn.ctx)
-    # Appended at once, so the tool message precedes its own message's content.
-    turn.out.append(tool_message(block, text))
-    promote_media(turn.msgs, turn.position, block["name"], media, turn.ctx)
 
 
 def _image_part(block: Block, ctx: FormatContext) -> Block:
@@ -183,46 +157,37 @@ def _image_part(block: Block, ctx: FormatContext) -> Block:
     return {"type": "image_url", "image_url": {"url": image_block_url(block, ctx)}}
 
 
-def _chat_image(turn: _Turn, at: int, block: Block) -> None:
-    turn.ctx.at(turn.msg, at)
-    turn.content.append(_image_part(block, turn.ctx))
+def _chat_image(turn: Turn, index: int, block: Block) -> None:
+    turn.parts.append(_image_part(block, turn.ctx))
 
 
-def _chat_audio(turn: _Turn, at: int, block: Block) -> None:
+def _chat_audio(turn: Turn, index: int, block: Block) -> None:
     # Assistant audio (a multimodal model's own output) is dropped unchecked and
     # without a warning.
     if turn.msg.role != "assistant":
-        turn.ctx.at(turn.msg, at)
-        turn.content.append(audio_part(block, turn.ctx))
+        turn.parts.append(audio_part(block, turn.ctx))
 
 
-_CHAT_BLOCKS: dict[str, Callable[[_Turn, int, Block], None]] = {
+_CHAT_BLOCKS: dict[str, Handler] = {
     "text": _chat_text,
     "tool_use": _chat_tool_use,
-    "tool_result": _chat_tool_result,
+    "tool_result": tool_result_handler(tool_message),
     "image": _chat_image,
     "audio": _chat_audio,
 }
 
 
+def _finish_chat(turn: Turn) -> None:
+    message: Block = {"role": turn.msg.role, "name": turn.msg.name, "content": turn.parts or None}
+    if turn.tool_calls:
+        message["tool_calls"] = turn.tool_calls
+    if turn.parts or turn.tool_calls:
+        turn.out.append(message)
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
-    """`OpenAIChatFormatter._format` (inserts promoted messages into `msgs`)."""
-    out: list[Block] = []
-    position = 0
-    while position < len(msgs):
-        turn = _Turn(msgs, position, ctx, out)
-        msg = turn.msg
-        for at, block in enumerate(msg.get_content_blocks()):
-            handler = block_handler(_CHAT_BLOCKS, ctx, msg, at, block)
-            if handler is not None:
-                handler(turn, at, block)
-        message: Block = {"role": msg.role, "name": msg.name, "content": turn.content or None}
-        if turn.tool_calls:
-            message["tool_calls"] = turn.tool_calls
-        if turn.content or turn.tool_calls:
-            out.append(message)
-        position += 1
-    return out
+    """`OpenAIChatFormatter._format`."""
+    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
 # -- OpenAIMultiAgentFormatter -----------------------------------------------------

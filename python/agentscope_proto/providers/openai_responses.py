@@ -24,7 +24,6 @@ from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
     arguments_json,
-    block_handler,
     format_multi_agent,
     history_prompt,
     history_text,
@@ -32,6 +31,7 @@ from ._shared import (
     tool_names,
     validate_tool_choice,
 )
+from ._turns import Handler, Turn, format_turns
 from .openai import audio_part, history_media, image_block_url, image_url
 
 __all__ = ["PROVIDER"]
@@ -47,38 +47,26 @@ def _image_part(block: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
 # -- chat formatter -------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Item:
-    """One message being turned into input items."""
-
-    msg: MsgView
-    ctx: FormatContext
-    out: list[dict[str, Any]]  # the whole input list (promoted messages go here)
-    promote: bool
-    content: list[dict[str, Any]] = field(default_factory=list)
-    # function_call / function_call_output items follow the message item.
-    trailing: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _chat_text(item: _Item, index: int, block: dict[str, Any]) -> None:
+def _chat_text(turn: Turn, index: int, block: dict[str, Any]) -> None:
     # Assistant text is model output in the Responses API; extra keys do not leak.
-    kind = "output_text" if item.msg.role == "assistant" else "input_text"
-    item.content.append({"type": kind, "text": block.get("text")})
+    kind = "output_text" if turn.msg.role == "assistant" else "input_text"
+    turn.parts.append({"type": kind, "text": block.get("text")})
 
 
-def _chat_image(item: _Item, index: int, block: dict[str, Any]) -> None:
-    item.content.append(_image_part(block, item.ctx))
+def _chat_image(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    turn.parts.append(_image_part(block, turn.ctx))
 
 
-def _chat_audio(item: _Item, index: int, block: dict[str, Any]) -> None:
+def _chat_audio(turn: Turn, index: int, block: dict[str, Any]) -> None:
     # AgentScope drops assistant audio (a model's spoken output) without checking it.
-    if item.msg.role != "assistant":
-        item.content.append(audio_part(block, item.ctx))
+    if turn.msg.role != "assistant":
+        turn.parts.append(audio_part(block, turn.ctx))
 
 
-def _chat_tool_use(item: _Item, index: int, block: dict[str, Any]) -> None:
+def _chat_tool_use(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    # function_call / function_call_output items follow the message item.
     arguments = arguments_json(block.get("input", {}))
-    item.trailing.append(
+    turn.trailing.append(
         {
             "type": "function_call",
             "call_id": block.get("id"),
@@ -88,17 +76,19 @@ def _chat_tool_use(item: _Item, index: int, block: dict[str, Any]) -> None:
     )
 
 
-def _chat_tool_result(item: _Item, index: int, block: dict[str, Any]) -> None:
-    output, media = tool_result_to_text(block["output"], item.ctx)
-    item.trailing.append(
+def _chat_tool_result(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    # Not the shared handler: the output trails the message item, and the
+    # promoted images go out at once as input items (not as a message to format).
+    output, media = tool_result_to_text(block["output"], turn.ctx)
+    turn.trailing.append(
         {"type": "function_call_output", "call_id": block.get("id"), "output": output}
     )
     promoted: list[dict[str, Any]] = []
-    if item.promote:
+    if turn.ctx.settings.promote_tool_result_images:
         for where, media_block in media:
             if media_block["type"] == "image":
                 promoted.append({"type": "input_text", "text": f"\n- The image from '{where}': "})
-                promoted.append({"type": "input_image", "image_url": image_url(where, item.ctx)})
+                promoted.append({"type": "input_image", "image_url": image_url(where, turn.ctx)})
     if promoted:
         # Emitted at once, so it precedes this message's own item and its
         # function_call_output (AgentScope appends it inside the block loop).
@@ -106,7 +96,7 @@ def _chat_tool_result(item: _Item, index: int, block: dict[str, Any]) -> None:
             "<system-info>The following are the image contents from the tool result "
             f"of '{block['name']}':"
         )
-        item.out.append(
+        turn.out.append(
             {
                 "role": "user",
                 "content": [
@@ -118,7 +108,7 @@ def _chat_tool_result(item: _Item, index: int, block: dict[str, Any]) -> None:
         )
 
 
-_CHAT_BLOCKS: dict[str, Callable[[_Item, int, dict[str, Any]], None]] = {
+_CHAT_BLOCKS: dict[str, Handler] = {
     "text": _chat_text,
     "image": _chat_image,
     "audio": _chat_audio,
@@ -127,21 +117,15 @@ _CHAT_BLOCKS: dict[str, Callable[[_Item, int, dict[str, Any]], None]] = {
 }
 
 
+def _finish_chat(turn: Turn) -> None:
+    if turn.parts:
+        turn.out.append({"role": turn.msg.role, "content": turn.parts})
+    turn.out.extend(turn.trailing)
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """OpenAIResponseChatFormatter._format."""
-    out: list[dict[str, Any]] = []
-    promote = ctx.settings.promote_tool_result_images
-    for msg in msgs:
-        item = _Item(msg, ctx, out, promote)
-        for index, block in enumerate(msg.get_content_blocks()):
-            ctx.at(msg, index)
-            handler = block_handler(_CHAT_BLOCKS, ctx, msg, index, block)
-            if handler is not None:
-                handler(item, index, block)
-        if item.content:
-            out.append({"role": msg.role, "content": item.content})
-        out.extend(item.trailing)
-    return out
+    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
 # -- multi-agent formatter ------------------------------------------------

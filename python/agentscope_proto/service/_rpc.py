@@ -44,7 +44,7 @@ class _Undecodable:
         self.path = path
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def _varint(data: memoryview, pos: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         byte = data[pos]  # IndexError past the end: not a message
@@ -66,13 +66,14 @@ def _is_repeated(field: FieldDescriptor) -> bool:
 _MAX_DEPTH = 100  # protobuf's own nesting limit
 
 
-def _bad_utf8(descriptor: Any, data: bytes, path: str = "", depth: int = 0) -> str | None:
+def _bad_utf8(descriptor: Any, data: memoryview, path: str = "", depth: int = 0) -> str | None:
     """The path of the first `string` field in `data` that is not UTF-8, if any.
 
     protobuf only says "String field had bad UTF-8"; a client deserves to know
     which field (e.g. `response_json`, `messages[0].text`). A walk over the
-    wire format, run only after decoding failed; it gives up (None) on
-    anything else wrong with the bytes.
+    wire format (over a memoryview: nested messages are not copied), run
+    only after decoding failed; it gives up (None) on anything else wrong
+    with the bytes.
     """
     seen: dict[int, int] = {}
     pos = 0
@@ -88,6 +89,8 @@ def _bad_utf8(descriptor: Any, data: bytes, path: str = "", depth: int = 0) -> s
         if wire != 2:
             return None  # groups: not in a proto3 schema
         size, pos = _varint(data, pos)
+        if pos + size > len(data):
+            raise IndexError("truncated")
         value, pos = data[pos : pos + size], pos + size
         field = descriptor.fields_by_number.get(number)
         if field is None or field.type not in (field.TYPE_STRING, field.TYPE_MESSAGE):
@@ -98,7 +101,7 @@ def _bad_utf8(descriptor: Any, data: bytes, path: str = "", depth: int = 0) -> s
             seen[number] = seen.get(number, 0) + 1
         if field.type == field.TYPE_STRING:
             try:
-                value.decode("utf-8")
+                str(value, "utf-8")
             except UnicodeDecodeError:
                 return name
         elif depth < _MAX_DEPTH:
@@ -123,7 +126,7 @@ def lenient(message_class: type[Message]) -> Callable[[bytes], Any]:
             return message_class.FromString(data)
         except Exception as exc:  # DecodeError, or nesting past protobuf's limit
             try:
-                path = _bad_utf8(descriptor, data)
+                path = _bad_utf8(descriptor, memoryview(data))
             except IndexError:  # truncated: not UTF-8's fault
                 path = None
             if path is not None:
@@ -162,14 +165,30 @@ class Budget:
         remaining = context.time_remaining()
         self._deadline = None if remaining is None else time.monotonic() + remaining
         self.cancelled = False
+        # Set when the work runs in a worker thread: only then can the RPC be
+        # cancelled while it runs (inline work holds the event loop).
+        self.threaded = False
 
     def check(self) -> None:
         if self.cancelled or (self._deadline is not None and time.monotonic() >= self._deadline):
             raise Stopped("deadline exceeded; work stopped")
 
+    @property
+    def can_stop(self) -> bool:
+        """Whether the RPC can end while its work runs: it has a deadline, or
+        the work runs in a thread (where a cancellation can arrive)."""
+        return self._deadline is not None or self.threaded
 
-def checked(items: Iterable[T], budget: Budget) -> Iterator[T]:
-    """`items`, checking `budget` before each."""
+
+def checked(items: Iterable[T], budget: Budget) -> Iterable[T]:
+    """`items`, checking `budget` before each (`items` as they are when
+    nothing can end the RPC meanwhile: no deadline, and the work inline)."""
+    if not budget.can_stop:
+        return items
+    return _checked(items, budget)
+
+
+def _checked(items: Iterable[T], budget: Budget) -> Iterator[T]:
     for item in items:
         budget.check()
         yield item

@@ -1,0 +1,115 @@
+"""The one chat-formatter skeleton every provider shares.
+
+AgentScope's chat formatters all walk the messages in order, dispatch each
+content block on its type (warning about and skipping the kinds they do not
+take), and assemble one API message per input message; tool results go out
+at once, ahead of the message holding them, and promoted tool-result media
+follow it as a user message of their own. A provider module declares only
+what differs: its block handlers (one signature: `(turn, index, block)`) and
+how a turn becomes its API message(s) (`finish`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._base import FormatContext, MsgView, tool_result_to_text
+from ._shared import promoted_message
+
+__all__ = [
+    "Handler",
+    "Turn",
+    "format_turns",
+    "skipped_block",
+    "tool_result_handler",
+]
+
+Block = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Turn:
+    """One input message on its way through a chat formatter."""
+
+    msg: MsgView
+    ctx: FormatContext
+    # The provider's message list so far (tool results are appended at once).
+    out: list[Block]
+    # The message's position in the list being formatted (promoted messages
+    # count, as they sit in AgentScope's list).
+    position: int
+    # What the handlers collect; each provider uses the ones it needs.
+    parts: list[Any] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    tool_calls: list[Block] = field(default_factory=list)
+    trailing: list[Block] = field(default_factory=list)
+    # Messages to format right after this one (promoted tool-result media).
+    promoted: list[MsgView] = field(default_factory=list)
+
+
+Handler = Callable[[Turn, int, Block], None]
+
+
+def skipped_block(kind: object) -> str:
+    """AgentScope's warning text for a block a chat formatter skips."""
+    return f"Unsupported block type {kind} in the message, skipped."
+
+
+def format_turns(
+    msgs: Sequence[MsgView],
+    ctx: FormatContext,
+    handlers: Mapping[str, Handler],
+    finish: Callable[[Turn], None],
+    *,
+    skipped: Callable[[object], str] = skipped_block,
+) -> list[Block]:
+    """Walk `msgs`: each block to its handler, then `finish(turn)` assembles the
+    turn's API message into `turn.out`. Promoted messages are formatted right
+    after the message that promoted them, the last promoted first (AgentScope
+    inserts each at the same position). `msgs` itself is never changed."""
+    out: list[Block] = []
+    # A work stack, next message on top.
+    pending = list(reversed(msgs))
+    position = 0
+    while pending:
+        msg = pending.pop()
+        turn = Turn(msg, ctx, out, position)
+        content = msg.content
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for index, block in enumerate(blocks):
+            kind = block.get("type")
+            handler = handlers.get(kind) if isinstance(kind, str) else None
+            if handler is None:
+                ctx.warn(msg, index, str(kind), skipped(kind))
+                continue
+            ctx.at(msg, index)
+            handler(turn, index, block)
+        finish(turn)
+        pending.extend(turn.promoted)
+        position += 1
+    return out
+
+
+def tool_result_handler(
+    result_message: Callable[[Block, str], Block],
+    *,
+    kinds: tuple[str, ...] = ("image",),
+    noun: str = "image",
+) -> Handler:
+    """The tool-result handler: the result's text goes out at once as
+    `result_message(block, text)`, and its media of `kinds` whose promotion
+    option is on follow the current message (see `promoted_message`)."""
+
+    def handle(turn: Turn, index: int, block: Block) -> None:
+        text, media = tool_result_to_text(block.get("output"), turn.ctx)
+        turn.out.append(result_message(block, text))
+        if kinds and media:
+            promoted = promoted_message(
+                turn.msg, block["name"], media, turn.ctx, kinds=kinds, noun=noun
+            )
+            if promoted is not None:
+                turn.promoted.append(promoted)
+
+    return handle
