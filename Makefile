@@ -161,7 +161,7 @@ bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo c
 
 .PHONY: bench-quick
 bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
-	$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
+	$(Q)$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,
 # bounded in runs and seconds, one summary line each (VERBOSE=1: full logs).
@@ -170,7 +170,7 @@ FUZZ_TARGETS := from_dict parse stream
 FUZZ_OPTIONS := -seed=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048
 FUZZ_SECONDS ?= 300
 FUZZ := $(BIN)/python tests/fuzz/run.py $(VERBOSE_FLAG)
-SOAK := $(BIN)/python tests/soak/soak.py $(VERBOSE_FLAG) --server-log build/soak/server.log
+SOAK := $(BIN)/python tests/soak/soak.py $(VERBOSE_FLAG) $(if $(Q),--server-log build/soak/server.log,)
 
 .PHONY: fuzz
 fuzz: $(INSTALLED) ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes: FUZZ_SECONDS each

@@ -18,7 +18,6 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
 from agentscope_proto import errors
-from agentscope_proto._client_proto import parse_options
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
@@ -36,6 +35,7 @@ from agentscope_proto.options import (
     ParseSettings,
     format_settings_from_proto,
     parse_settings_from_proto,
+    parse_settings_to_proto,
 )
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
@@ -596,7 +596,7 @@ def test_client_and_servicer_convert_format_settings_both_ways(settings: FormatS
     [ParseSettings(), ParseSettings(True, False, True, "wav"), ParseSettings(audio_format="mp3")],
 )
 def test_client_and_servicer_convert_parse_settings_both_ways(settings: ParseSettings) -> None:
-    assert parse_settings_from_proto(parse_options(settings)) == settings
+    assert parse_settings_from_proto(parse_settings_to_proto(settings)) == settings
 
 
 @pytest.mark.parametrize(

@@ -18,17 +18,11 @@ from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .errors import FormatError, ParseError
 from .formatting import FormattedBody, message_from_input
 from .message._codec import blocks_to_list
-from .options import FormatSettings, ParseSettings
+from .options import FormatSettings, ParseSettings, format_settings_to_proto
 from .providers import provider_enum
 from .results import ContentDelta, ParsedResponse
 
 __all__ = ["StreamMode", "format_request", "result_from_proto"]
-
-_COUNTERS: dict[str, pb.TokenCounter.ValueType] = {
-    "char": pb.TOKEN_COUNTER_CHAR,
-    "tiktoken": pb.TOKEN_COUNTER_TIKTOKEN,
-}
-
 
 _provider = provider_enum
 
@@ -77,7 +71,7 @@ def format_request(
     request = pb.FormatRequest(
         provider=_provider(provider),
         multi_agent=settings.multi_agent,
-        options=format_options(settings),
+        options=format_settings_to_proto(settings),
     )
     for index, msg in enumerate(msgs):
         # Dicts are read as `format()` reads them (errors name `messages[i]`).
@@ -87,40 +81,6 @@ def format_request(
     if tool_choice:
         request.tool_choice = tool_choice
     return request
-
-
-def format_options(settings: FormatSettings) -> pb.FormatOptions:
-    """`settings` as the `FormatOptions` message (the inverse of
-    `options.format_settings_from_proto`, `multi_agent` aside)."""
-    options = pb.FormatOptions(
-        promote_tool_result_images=settings.promote_tool_result_images,
-        promote_tool_result_audios=settings.promote_tool_result_audios,
-        promote_tool_result_videos=settings.promote_tool_result_videos,
-        model=settings.model or "",
-    )
-    if settings.conversation_history_prompt is not None:
-        options.conversation_history_prompt = settings.conversation_history_prompt
-    if settings.max_tokens is not None:
-        options.max_tokens = settings.max_tokens
-    if settings.token_counter is not None:
-        options.token_counter = _COUNTERS[settings.token_counter]
-    if settings.agent_name is not None:
-        options.agent_name = settings.agent_name
-        options.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
-    return options
-
-
-def parse_options(settings: ParseSettings) -> pb.ParseOptions:
-    """`settings` as the `ParseOptions` message (the inverse of
-    `options.parse_settings_from_proto`)."""
-    options = pb.ParseOptions(
-        split_think_tags=settings.split_think_tags,
-        structured_output=settings.structured_output,
-        audio_format=settings.audio_format or "",
-    )
-    if not settings.stream_tool_parsing:
-        options.stream_tool_parsing = False
-    return options
 
 
 def body_from_proto(response: pb.FormatResponse) -> FormattedBody:

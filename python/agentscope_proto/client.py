@@ -21,7 +21,6 @@ from ._client_proto import (
     body_from_proto,
     chunk_request,
     format_request,
-    parse_options,
     parse_request,
     parse_settings,
     provider_first,
@@ -32,7 +31,7 @@ from ._client_proto import (
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from .formatting import FormattedBody
-from .options import ParseSettings
+from .options import ParseSettings, parse_settings_to_proto
 from .results import ParsedResponse
 from .service.status import error_from_status
 
@@ -108,7 +107,7 @@ class FormatterClient:
     ) -> ParsedResponse:
         """`parse()` on the server (same keyword options, or `settings=`)."""
         request = parse_request(
-            provider, response, parse_options(parse_settings(settings, options))
+            provider, response, parse_settings_to_proto(parse_settings(settings, options))
         )
         try:
             reply = self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
@@ -136,7 +135,9 @@ class FormatterClient:
         changed (`deltas`, and `usage`/`response_id`/finish reasons when they
         changed; `content` empty), so a long stream costs linear bytes.
         """
-        head = stream_head(provider, parse_options(parse_settings(settings, options)), mode)
+        head = stream_head(
+            provider, parse_settings_to_proto(parse_settings(settings, options)), mode
+        )
         requests = stream_requests(head, chunks, raw)
         try:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
@@ -208,7 +209,7 @@ class AsyncFormatterClient:
     ) -> ParsedResponse:
         """`parse()` on the server (same keyword options, or `settings=`)."""
         request = parse_request(
-            provider, response, parse_options(parse_settings(settings, options))
+            provider, response, parse_settings_to_proto(parse_settings(settings, options))
         )
         try:
             reply = await self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
@@ -229,7 +230,9 @@ class AsyncFormatterClient:
     ) -> AsyncIterator[ParsedResponse]:
         """Stream events to the server and yield its results (see
         `FormatterClient.parse_stream`, also for `mode`)."""
-        head = stream_head(provider, parse_options(parse_settings(settings, options)), mode)
+        head = stream_head(
+            provider, parse_settings_to_proto(parse_settings(settings, options)), mode
+        )
 
         async def requests() -> AsyncIterator[pb.ParseStreamRequest]:
             if not isinstance(chunks, AsyncIterable):

@@ -3,7 +3,8 @@
 `format()`, `parse()` and `StreamParser` build these from their keyword
 arguments; the gRPC servicer builds them from the request's `FormatOptions` /
 `ParseOptions` messages with `format_settings_from_proto` /
-`parse_settings_from_proto`. Providers read the typed attributes. The names
+`parse_settings_from_proto`, and the clients write them back with the inverse
+`*_to_proto`. Providers read the typed attributes. The names
 differ from the proto messages on purpose: these are the Python-side shapes.
 """
 
@@ -21,7 +22,9 @@ __all__ = [
     "FormatSettings",
     "ParseSettings",
     "format_settings_from_proto",
+    "format_settings_to_proto",
     "parse_settings_from_proto",
+    "parse_settings_to_proto",
 ]
 
 DEFAULT_HISTORY_PROMPT = (
@@ -30,6 +33,7 @@ DEFAULT_HISTORY_PROMPT = (
 )
 TOKEN_COUNTERS = ("char", "tiktoken")
 _PROTO_COUNTERS = {pb.TOKEN_COUNTER_CHAR: "char", pb.TOKEN_COUNTER_TIKTOKEN: "tiktoken"}
+_TO_PROTO_COUNTERS = {name: value for value, name in _PROTO_COUNTERS.items()}
 
 
 class _OptionTypeError(FormatError, TypeError):
@@ -182,6 +186,40 @@ def parse_settings_from_proto(options: pb.ParseOptions) -> ParseSettings:
         structured_output=options.structured_output,
         audio_format=options.audio_format or None,
     )
+
+
+def format_settings_to_proto(settings: FormatSettings) -> pb.FormatOptions:
+    """`settings` as the `FormatOptions` message (the inverse of
+    `format_settings_from_proto`, `multi_agent` aside)."""
+    options = pb.FormatOptions(
+        promote_tool_result_images=settings.promote_tool_result_images,
+        promote_tool_result_audios=settings.promote_tool_result_audios,
+        promote_tool_result_videos=settings.promote_tool_result_videos,
+        model=settings.model or "",
+    )
+    if settings.conversation_history_prompt is not None:
+        options.conversation_history_prompt = settings.conversation_history_prompt
+    if settings.max_tokens is not None:
+        options.max_tokens = settings.max_tokens
+    if settings.token_counter is not None:
+        options.token_counter = _TO_PROTO_COUNTERS[settings.token_counter]
+    if settings.agent_name is not None:
+        options.agent_name = settings.agent_name
+        options.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
+    return options
+
+
+def parse_settings_to_proto(settings: ParseSettings) -> pb.ParseOptions:
+    """`settings` as the `ParseOptions` message (the inverse of
+    `parse_settings_from_proto`)."""
+    options = pb.ParseOptions(
+        split_think_tags=settings.split_think_tags,
+        structured_output=settings.structured_output,
+        audio_format=settings.audio_format or "",
+    )
+    if not settings.stream_tool_parsing:
+        options.stream_tool_parsing = False
+    return options
 
 
 def _kind(value: object) -> str:
