@@ -70,7 +70,11 @@ def format_turns(
     """Walk `msgs`: each block to its handler, then `finish(turn)` assembles the
     turn's API message into `turn.out`. Promoted messages are formatted right
     after the message that promoted them, the last promoted first (AgentScope
-    inserts each at the same position). `msgs` itself is never changed."""
+    inserts each at the same position). `msgs` itself is never changed.
+
+    With `ctx.turn_cache`, a plain message's turn is replayed from the cache
+    (see `cache.turn_key`); that is exact because a turn only appends to
+    `out` and never changes what earlier turns put there."""
     out: list[Block] = []
     # A work stack, next message on top.
     pending = list(reversed(msgs))
