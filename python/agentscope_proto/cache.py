@@ -198,11 +198,15 @@ class FormatCache:
         if cost > self._max_bytes // 4:
             return
         with self._lock:
+            # The total is published once, after eviction: `size_bytes` is
+            # read without the lock and must never show a value above the bound.
+            total = self._bytes
             old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= _cost(key, old)
+                total -= _cost(key, old)
             self._entries[key] = data
-            self._bytes += cost
-            while self._bytes > self._max_bytes:
+            total += cost
+            while total > self._max_bytes:
                 evicted_key, evicted = self._entries.popitem(last=False)
-                self._bytes -= _cost(evicted_key, evicted)
+                total -= _cost(evicted_key, evicted)
+            self._bytes = total
