@@ -28,9 +28,11 @@ own ReAct conversation of 200 messages (the `tools` corpus generator with
 another seed per agent), each sending its whole history after every turn:
 prefixes 1..200, in order. The measured work is fixed: every agent walks its
 whole conversation once, and throughput is calls / wall time. The Format
-server runs as `serve` starts it (its cache, if any, at its default); the Echo
+server runs with its format cache off and, if it has one, on (below); the Echo
 server answers a request of k messages with the real response to turn k of
 the first conversation. A warm-up conversation of its own seed goes first.
+With a server cache, the loop runs twice: cache off, and cache on
+(`LOOP_CACHE_MB`); its responses to agent 0 are compared with the uncached ones.
 """
 
 from __future__ import annotations
@@ -67,8 +69,12 @@ LOOP_AGENTS = 16
 LOOP_SEED = 7000  # agent i's conversation: seed LOOP_SEED + i; the warm-up's: LOOP_SEED - 1
 
 
-def _cache_off_flags() -> tuple[list[str], str]:
-    """`serve` options that turn its format cache off, if it has one."""
+LOOP_CACHE_MB = "64"
+
+
+def _cache_flags() -> tuple[list[str], list[str], str]:
+    """`serve` options that turn its format cache off and on (on: `LOOP_CACHE_MB`),
+    if it has one, and what was found."""
     text = subprocess.run(
         [sys.executable, "-m", "agentscope_proto", "serve", "--help"],
         capture_output=True,
@@ -77,14 +83,16 @@ def _cache_off_flags() -> tuple[list[str], str]:
     ).stdout
     options = sorted({w.strip(",[]") for w in text.split() if w.startswith("--") and "cache" in w})
     for option in options:
-        if option.startswith("--no-"):
-            return [option], f"server cache off for cold requests ({option})"
-    for option in options:
         if option.endswith(("-mb", "-bytes", "-size")):
-            return [option, "0"], f"server cache off for cold requests ({option} 0)"
+            size = LOOP_CACHE_MB if option.endswith("-mb") else str(int(LOOP_CACHE_MB) << 20)
+            return (
+                [option, "0"],
+                [option, size],
+                f"cold requests with the server's format cache off ({option} 0)",
+            )
     if options:
-        return [], f"serve has {options}, not understood; cold requests run with its default"
-    return [], "serve has no format cache option"
+        return [], [], f"serve has {options}, not understood; servers run with their defaults"
+    return [], [], "serve has no format cache option"
 
 
 def _free_port() -> int:
@@ -320,12 +328,16 @@ async def _responses(port: int, conversation: _Conversation) -> list[bytes]:
 
 
 def _measure_loop(
-    kind: str, response: Path | None, warmup: _Conversation, agents: list[_Conversation]
+    kind: str,
+    response: Path | None,
+    warmup: _Conversation,
+    agents: list[_Conversation],
+    flags: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], list[bytes]]:
     """One walk of `agents` against a fresh server; also the server's responses
     to agent 0's turns, asked for after the measurement (so that a server cache
     is not filled with them beforehand)."""
-    extra = ("--responses",) if kind == "echo" else ()
+    extra = ("--responses",) if kind == "echo" else flags
     with _server(kind, 1, response, extra) as (port, pid):
         # Warm-up on a conversation of its own: the server's code paths, not
         # the measured agents' cache entries.
@@ -335,25 +347,32 @@ def _measure_loop(
         row = asyncio.run(_walk(port, agents))
         row["server_cpu_us_per_call"] = (_cpu_seconds(pid) - cpu_before) / row["calls"] * 1e6
         replies = asyncio.run(_responses(port, agents[0])) if kind == "format" else []
-    return {"server": kind, "workers": 1, **row}, replies
+    return {"server": kind, "workers": 1, "flags": list(flags), **row}, replies
 
 
-def _loop(size: int) -> dict[str, Any]:
+def _loop(size: int, off: list[str], on: list[str]) -> dict[str, Any]:
     warmup = _Conversation(LOOP_SEED - 1, size)
     agents = [_Conversation(LOOP_SEED + i, size) for i in range(LOOP_AGENTS)]
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         responses = Path(tmp) / "responses.bin"
-        format_row, replies = _measure_loop("format", None, warmup, agents)
+        format_row, replies = _measure_loop("format", None, warmup, agents, tuple(off))
+        rows.append(format_row)
+        if on:
+            cached_row, cached_replies = _measure_loop("format", None, warmup, agents, tuple(on))
+            same = cached_replies == replies
+            rows.append({**cached_row, "server": "format_cached", "same_as_uncached": same})
         # Echo answers turn k with the Format server's response to agent 0's turn k.
         write_responses(responses, replies)
         echo_row, _ = _measure_loop("echo", responses, warmup, agents)
+        rows.append(echo_row)
     sizes = [len(agents[0].request(turn)) for turn in range(1, size + 1)]
     return {
         "turns": size,
         "agents": LOOP_AGENTS,
         "request_bytes_mean": sum(sizes) / len(sizes),
         "response_bytes_mean": sum(len(r) for r in replies) / len(replies),
-        "rows": [format_row, echo_row],
+        "rows": rows,
     }
 
 
@@ -363,14 +382,14 @@ def main() -> None:
     request = pb.FormatRequest(provider=PROVIDER)
     request.messages.extend(from_dict(d) for d in load_corpus(CORPUS))
     request_bytes = request.SerializeToString()
-    cache_flags, cache_what = _cache_off_flags()
+    cache_off, cache_on, cache_what = _cache_flags()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         response_path = Path(tmp) / "response.binpb"
         response_bytes = b""
         for workers in WORKERS:
             format_rows, response_bytes = _measure(
-                "format", workers, request_bytes, None, warmup, seconds, tuple(cache_flags)
+                "format", workers, request_bytes, None, warmup, seconds, tuple(cache_off)
             )
             response_path.write_bytes(response_bytes)
             echo_rows, echo_bytes = _measure(
@@ -389,7 +408,7 @@ def main() -> None:
             "seconds": seconds,
             "server_cache": cache_what,
             "rows": rows,
-            "loop": _loop(20 if args.quick else 200),
+            "loop": _loop(20 if args.quick else 200, cache_off, cache_on),
         },
     )
 

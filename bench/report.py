@@ -211,12 +211,14 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
             )
             facts[f"echo_ratio_{workers}"] = ratio
         loop_rows = {r["server"]: r for r in service.get("loop", {}).get("rows", [])}
-        if "format" in loop_rows and "echo" in loop_rows:
-            f, e = loop_rows["format"], loop_rows["echo"]
+        f = loop_rows.get("format_cached") or loop_rows.get("format")
+        if f and "echo" in loop_rows:
+            e = loop_rows["echo"]
             ratio = f["rps"] / e["rps"]
+            which = "server cache on" if f["server"] == "format_cached" else "no server cache"
             rows.append(
                 [
-                    "Format RPC / Echo ceiling, agent loop, concurrency 16, 1 worker",
+                    f"Format RPC / Echo ceiling, agent loop ({which}), concurrency 16, 1 worker",
                     f"≥ {TARGETS['echo_loop']:.0%}",
                     f"{ratio:.0%} ({f['rps']:,.0f} vs {e['rps']:,.0f} RPC/s; "
                     f"by server CPU per call: {_cpu_ratio(f, e):.0%})",
@@ -526,7 +528,9 @@ def service_section(service: dict[str, Any], cores: int) -> str:
     loop = service.get("loop")
     if loop:
         loop_rows = {r["server"]: r for r in loop["rows"]}
-        f, e = loop_rows.get("format"), loop_rows.get("echo")
+        f = loop_rows.get("format_cached") or loop_rows.get("format")
+        e = loop_rows.get("echo")
+        names = {"format": "Format", "format_cached": "Format, cache on", "echo": "Echo"}
         if f and e:
             table = _table(
                 [
@@ -541,7 +545,7 @@ def service_section(service: dict[str, Any], cores: int) -> str:
                 ],
                 [
                     [
-                        r["server"].capitalize(),
+                        names.get(r["server"], r["server"]) + " " + " ".join(r.get("flags", [])),
                         f"{r['calls']:,}",
                         f"{r['seconds']:.1f}",
                         f"{r['rps']:,.0f}",
@@ -550,7 +554,7 @@ def service_section(service: dict[str, Any], cores: int) -> str:
                         f"{r['server_cpu_us_per_call']:,.0f}",
                         f"{r['client_cpu_us_per_call']:,.0f}",
                     ]
-                    for r in (f, e)
+                    for r in loop["rows"]
                 ],
             )
             text += (
@@ -559,7 +563,16 @@ def service_section(service: dict[str, Any], cores: int) -> str:
                 f"after every turn (requests {loop['request_bytes_mean'] / 1024:,.1f} KiB on "
                 f"average, responses {loop['response_bytes_mean'] / 1024:,.1f} KiB), one worker, "
                 f"concurrency {loop['agents']}; every agent walks its conversation once. "
-                f"Format / Echo: **{f['rps'] / e['rps']:.0%}**.\n\n" + table
+                f"{names[f['server']]} / Echo: **{f['rps'] / e['rps']:.0%}**"
+                + (
+                    " (responses equal the uncached ones)."
+                    if f.get("same_as_uncached")
+                    else " (**responses differ from the uncached ones**)."
+                    if f.get("same_as_uncached") is False
+                    else "."
+                )
+                + "\n\n"
+                + table
             )
     return text
 
