@@ -161,7 +161,7 @@ bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo c
 
 .PHONY: bench-quick
 bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
-	$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
+	$(Q)$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,
 # bounded in runs and seconds, one summary line each (VERBOSE=1: full logs).

@@ -115,13 +115,18 @@ def workloads() -> dict[str, tuple[str, Callable[[], Any]]]:
     servicer = FormatterServicer(ServerConfig())
     loop = asyncio.new_event_loop()
     raw_request = request.SerializeToString()
+    last_turn = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=tools_msgs)
+    raw_last_turn = last_turn.SerializeToString()
 
-    def server_handler() -> None:
+    def handler(raw: bytes) -> Callable[[], None]:
         # The real Format handler on a freshly decoded request, with a stand-in
         # for gRPC's context; its worker-thread hop runs inline (the profiler
         # samples one thread).
-        fresh = pb.FormatRequest.FromString(raw_request)
-        loop.run_until_complete(servicer.Format(fresh, _Context()))  # type: ignore[arg-type]
+        def run() -> None:
+            fresh = pb.FormatRequest.FromString(raw)
+            loop.run_until_complete(servicer.Format(fresh, _Context()))  # type: ignore[arg-type]
+
+        return run
 
     def stream(provider: str) -> Callable[[], None]:
         def run() -> None:
@@ -153,7 +158,12 @@ def workloads() -> dict[str, tuple[str, Callable[[], Any]]]:
         "server_format_handler": (
             "FormatterServicer.Format on the service request (tools_20, openai), "
             "decoding included, gRPC and the thread hop left out",
-            server_handler,
+            handler(raw_request),
+        ),
+        "server_format_handler_loop_200": (
+            "FormatterServicer.Format on the agent loop's last turn (tools_200, openai), "
+            "decoding included, gRPC left out",
+            handler(raw_last_turn),
         ),
         "parse_openai": ("parse('openai', ...) over the golden responses", parse_openai),
         "stream_openai": ("StreamParser('openai') over the golden streams", stream("openai")),

@@ -19,6 +19,7 @@ EXPECTED = [
     "ContentBlocks",
     "ContentDelta",
     "Dialect",
+    "FormatCache",
     "FormatError",
     "FormatSettings",
     "FormatWarning",

@@ -29,6 +29,7 @@ from ._generated.agentscope.message.v1.message_pb2 import (
     VideoBlock,
 )
 from ._version import __version__ as __version__
+from .cache import FormatCache
 from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
 from .errors import (
     AgentScopeProtoError,
@@ -82,6 +83,7 @@ __all__ = [
     "ContentBlocks",
     "ContentDelta",
     "Dialect",
+    "FormatCache",
     "FormatError",
     "FormatSettings",
     "FormatWarning",

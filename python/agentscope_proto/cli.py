@@ -88,6 +88,9 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument("--grace", type=float, default=10.0, help="seconds to drain on SIGTERM")
     p.add_argument("--max-blocks", type=int, default=100_000, help="content blocks per request")
     p.add_argument(
+        "--format-cache-mb", type=int, default=0, help="format cache per worker (0: off)"
+    )
+    p.add_argument(
         "--max-stream-messages", type=int, default=100_000, help="messages per ParseStream"
     )
     p.add_argument(
@@ -355,6 +358,8 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
     ):
         if path is not None and not path.is_file():
             raise UserError(f"{flag} {path}: no such file")
+    if args.format_cache_mb < 0:
+        raise UserError("--format-cache-mb must be 0 (off) or more")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UserError("--tls-cert and --tls-key go together")
     if args.media_root is not None and not args.media_root.is_dir():
@@ -375,6 +380,7 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         grace_seconds=args.grace,
         reuse_port=reuse_port,
         max_blocks=args.max_blocks,
+        format_cache_mb=args.format_cache_mb,
         max_stream_messages=args.max_stream_messages,
         max_stream_output_mb=args.max_stream_output_mb,
         stream_idle_seconds=args.stream_idle_seconds,

@@ -21,6 +21,7 @@ import orjson
 from . import _json
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
+from .cache import FormatCache, view_key
 from .dialects import from_dict
 from .errors import FormatError, MessageFormatError
 from .message._codec import blocks_to_list
@@ -130,7 +131,23 @@ def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:
 
 
 def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
+    return _build_view(message_from_input(msg, index), index)
+
+
+def _cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) -> MsgView:
     msg = message_from_input(msg, index)
+    key = view_key(msg)
+    hit = cache.get(key)
+    if hit is not None:
+        name, role, content = hit
+        return MsgView(name, role, content, index)
+    view = _build_view(msg, index)
+    # Errors are never cached: they name the message's position.
+    cache.put(key, (view.name, view.role, view.content))
+    return view
+
+
+def _build_view(msg: Msg, index: int) -> MsgView:
     content: str | list[dict[str, Any]]
     try:
         if msg.WhichOneof("content") == "text":
@@ -253,6 +270,7 @@ def format(
     allow_download: bool = False,
     write_media: bool = False,
     settings: FormatSettings | None = None,
+    cache: FormatCache | None = None,
     **options: Any,
 ) -> FormattedBody:
     """Format messages into the request body of `provider`'s API.
@@ -269,6 +287,9 @@ def format(
         write_media: Write base64 tool-result media to the cited temp paths.
         settings: `multi_agent` and the options below as one `FormatSettings`
             (what the gRPC servicer passes), instead of the keywords.
+        cache: A `FormatCache` to reuse the work done on messages seen
+            before (an agent re-sending its history); None: no caching. The
+            output is the same either way.
         **options: AgentScope formatter options (`promote_tool_result_images`,
             `conversation_history_prompt`, `max_tokens` with
             `token_counter="char"` or `"tiktoken"` (and `model=`), ...), and
@@ -307,7 +328,12 @@ def format(
             f"unknown option(s) {sorted(unknown)} for {impl.name}; "
             f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
         )
-    views = [_view(msg, index) for index, msg in enumerate(msgs)]
+    if cache is not None and not isinstance(cache, FormatCache):
+        raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
+    if cache is None:
+        views = [_view(msg, index) for index, msg in enumerate(msgs)]
+    else:
+        views = [_cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
     multi_agent = settings.multi_agent
     if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.

@@ -148,6 +148,9 @@ def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
                 if outcome != "OK":
                     return
 
+    # Built before any call starts, so that the waits below cover only the calls:
+    # on a loaded machine building it can take longer than a long stream lasts.
+    large = _large_request()
     kinds = ["format"] * 4 + ["parse"] * 4 + ["short stream"] * 4 + ["long stream"] * 4
     threads = [threading.Thread(target=client, args=(kind,)) for kind in kinds]
     for thread in threads:
@@ -155,9 +158,6 @@ def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
     time.sleep(1.0)
     # One large Format (about a second of work) is surely in flight at the signal.
     slow: list[str] = []
-    # Built before the call starts, so that the wait below covers only sending
-    # 20 MB over loopback: on a loaded machine building it can take longer.
-    large = _large_request()
     slow_call = threading.Thread(target=_large_format, args=(served.target, slow, large))
     slow_call.start()
     time.sleep(0.8)

@@ -32,7 +32,7 @@ import atheris
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
-sys.path.insert(0, str(TESTS / "adversarial"))
+sys.path[:0] = [str(TESTS), str(TESTS / "adversarial")]
 
 with atheris.instrument_imports():
     import json_repair  # noqa: F401  (instrumented too: tool arguments go through it)

@@ -165,14 +165,30 @@ class Budget:
         remaining = context.time_remaining()
         self._deadline = None if remaining is None else time.monotonic() + remaining
         self.cancelled = False
+        # Set when the work runs in a worker thread: only then can the RPC be
+        # cancelled while it runs (inline work holds the event loop).
+        self.threaded = False
 
     def check(self) -> None:
         if self.cancelled or (self._deadline is not None and time.monotonic() >= self._deadline):
             raise Stopped("deadline exceeded; work stopped")
 
+    @property
+    def can_stop(self) -> bool:
+        """Whether the RPC can end while its work runs: it has a deadline, or
+        the work runs in a thread (where a cancellation can arrive)."""
+        return self._deadline is not None or self.threaded
 
-def checked(items: Iterable[T], budget: Budget) -> Iterator[T]:
-    """`items`, checking `budget` before each."""
+
+def checked(items: Iterable[T], budget: Budget) -> Iterable[T]:
+    """`items`, checking `budget` before each (`items` as they are when
+    nothing can end the RPC meanwhile: no deadline, and the work inline)."""
+    if not budget.can_stop:
+        return items
+    return _checked(items, budget)
+
+
+def _checked(items: Iterable[T], budget: Budget) -> Iterator[T]:
     for item in items:
         budget.check()
         yield item

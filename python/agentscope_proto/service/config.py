@@ -34,6 +34,10 @@ class ServerConfig:
     # (SECURITY.md lists each limit and why).
     # Content blocks in one Format request, tool result blocks included.
     max_blocks: int = 100_000
+    # Bytes (in MiB) of the format cache each worker keeps: messages seen in
+    # earlier requests (an agent re-sending its history) are not converted
+    # again. 0: no cache. Outputs are the same either way.
+    format_cache_mb: int = 0
     # Messages one ParseStream may send.
     max_stream_messages: int = 100_000
     # Bytes of responses one ParseStream may receive: in the cumulative mode
