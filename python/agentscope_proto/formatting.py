@@ -299,7 +299,7 @@ def format(
             `fidelity=`: `"agentscope"` (the default, exact AgentScope 1.0.21)
             or `"provider"` (the parity body adapted so the provider's request
             schema accepts it; each change is a warning, see
-            `providers/_fidelity.py`).
+            `providers/_fidelity/`).
 
     `format(msgs, provider)`, the earlier argument order, still works and
     warns (`DeprecationWarning`).
