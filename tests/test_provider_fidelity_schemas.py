@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from agentscope_proto.formatting import FormattedBody, format
+from agentscope_proto.formatting import FormattedBody, FormatWarning, format
 from agentscope_proto.providers import PROVIDERS
+from agentscope_proto.providers._fidelity import provider_fidelity
 from provider_schemas import client
 from provider_schemas.scenarios import SCENARIOS
 
@@ -107,3 +108,18 @@ def test_agentscope_fidelity_is_the_golden_body(provider: str) -> None:
         body = _golden(provider, case, fidelity="agentscope")
         assert_same(dict(body), decode(case["expected"]))
         assert len(body.warnings) == len(case["warnings"])
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_provider_fidelity_is_a_fixpoint_and_keeps_parity_warnings(provider: str) -> None:
+    """Adapting an adapted body changes and warns nothing; the parity warnings
+    come first, unchanged, before the pass's own."""
+    for case_provider, case in _GOLDEN:
+        if case_provider != provider:
+            continue
+        parity = _golden(provider, case)
+        adapted = _golden(provider, case, fidelity="provider")
+        assert adapted.warnings[: len(parity.warnings)] == parity.warnings
+        again: list[FormatWarning] = []
+        assert provider_fidelity(provider, dict(adapted), again) == dict(adapted), case["name"]
+        assert again == [], case["name"]

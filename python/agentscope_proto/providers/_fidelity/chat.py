@@ -16,6 +16,8 @@ _CHAT_PARTS = {
     "refusal": frozenset({"type", "refusal"}),
 }
 _ASSISTANT_PARTS = frozenset({"text", "refusal"})
+# ollama.Message's fields a tool message uses.
+_OLLAMA_TOOL_MESSAGE = frozenset({"role", "content", "tool_name", "images"})
 
 
 def _chat_content(message: Json, path: str, note: Notes) -> None:
@@ -68,7 +70,8 @@ def _chat_messages(body: Json, note: Notes, tool_name: bool) -> None:
             kept_calls = []
             for number, call in enumerate(calls):
                 at = f"{path}.tool_calls[{number}]"
-                if call.get("id") not in answered:
+                # An id-less call is Ollama's shape already (nothing to pair).
+                if "id" in call and call["id"] not in answered:
                     note(at, "tool_use", "dropped a tool call no tool message answers")
                     continue
                 calls_by_id[call.get("id")] = call.get("function", {}).get("name", "")
@@ -84,7 +87,7 @@ def _chat_messages(body: Json, note: Notes, tool_name: bool) -> None:
             if tool_name:
                 # Ollama names the answered tool `tool_name`, not `tool_call_id`.
                 name = message.get("name") or calls_by_id.get(message.get("tool_call_id", ""), "")
-                message = prune(message, frozenset({"role", "content"}), path, "tool_result", note)
+                message = prune(message, _OLLAMA_TOOL_MESSAGE, path, "tool_result", note)
                 if name:
                     message["tool_name"] = name
             elif "name" in message:
