@@ -265,3 +265,13 @@ def test_unanswered_calls_are_dropped_everywhere() -> None:
         body = format(provider, msgs, fidelity="provider")
         assert "lost" not in json.dumps(dict(body)), provider
         assert any(kind == "tool_use" for _, kind in _kinds(body)), provider
+
+
+def test_anthropic_refuses_svg_by_url_or_data() -> None:
+    svg_url = {"type": "image", "source": {"type": "url", "url": "https://x/logo.SVG?v=2"}}
+    png_url = {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}
+    body = format("anthropic", [_msg("user", "user", [svg_url, png_url])], fidelity="provider")
+    content = body["messages"][0]["content"]
+    assert content[0] == {"type": "text", "text": "[image/svg+xml omitted: Claude cannot hold it]"}
+    assert content[1]["type"] == "image"
+    assert _kinds(body) == [("messages[0].content[0]", "image")]

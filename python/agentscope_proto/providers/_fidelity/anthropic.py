@@ -21,6 +21,18 @@ _TOOL_RESULT_KINDS = frozenset({"text", "image", "document", "search_result"})
 _ANTHROPIC_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
+def _image_media_type(source: Any) -> str | None:
+    """The media type of an image source: given (base64), or an SVG URL's."""
+    if not isinstance(source, dict):
+        return None
+    if source.get("media_type") is not None:
+        return str(source["media_type"])
+    url = str(source.get("url") or "").lower()
+    if url.startswith("data:image/svg+xml") or url.split("?")[0].split("#")[0].endswith(".svg"):
+        return "image/svg+xml"
+    return None
+
+
 def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) -> Json | None:
     kind = str(block.get("type"))
     if in_tool_result and kind not in _TOOL_RESULT_KINDS:
@@ -34,7 +46,7 @@ def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) ->
         note(at, kind, "unsigned thinking turned into text")
         return {"type": "text", "text": block.get("thinking", "")}
     if kind == "image":
-        media = (block.get("source") or {}).get("media_type")
+        media = _image_media_type(block.get("source"))
         if media is not None and media not in _ANTHROPIC_IMAGE_TYPES:
             note(at, kind, f"replaced by a text note: Claude takes no {media} images")
             return {"type": "text", "text": note_text(str(media), "Claude")}
