@@ -5,6 +5,7 @@ tests/test_provider_fidelity_schemas.py's business."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import subprocess
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from agentscope_proto.client import FormatterClient
+from agentscope_proto.client import AsyncFormatterClient, FormatterClient
 from agentscope_proto.errors import FormatError, ParseError
 from agentscope_proto.formatting import format
 from agentscope_proto.options import (
@@ -124,11 +125,16 @@ def test_unspecified_proto_fidelity_is_agentscope() -> None:
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[FormatterClient]:
+def server() -> Iterator[RunningServer]:
     running = RunningServer(ServerConfig(port=0)).start()
-    with FormatterClient(running.target) as formatter:
-        yield formatter
+    yield running
     running.stop()
+
+
+@pytest.fixture
+def client(server: RunningServer) -> Iterator[FormatterClient]:
+    with FormatterClient(server.target) as formatter:
+        yield formatter
 
 
 def test_service_formats_in_provider_fidelity(client: FormatterClient) -> None:
@@ -137,6 +143,15 @@ def test_service_formats_in_provider_fidelity(client: FormatterClient) -> None:
     assert dict(remote) == dict(local)
     assert _kinds(remote) == _kinds(local) != []
     assert dict(client.format("ollama", TOOL_LOOP)) == dict(format("ollama", TOOL_LOOP))
+
+
+def test_async_client_formats_in_provider_fidelity(server: RunningServer) -> None:
+    async def run() -> Any:
+        async with AsyncFormatterClient(server.target) as remote:
+            return await remote.format("anthropic", TOOL_LOOP, fidelity="provider")
+
+    remote = asyncio.run(run())
+    assert dict(remote) == dict(format("anthropic", TOOL_LOOP, fidelity="provider"))
 
 
 def test_service_parses_with_provider_fidelity(client: FormatterClient) -> None:

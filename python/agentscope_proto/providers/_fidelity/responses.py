@@ -1,4 +1,10 @@
-"""Provider fidelity for OpenAI Responses bodies."""
+"""Provider fidelity for OpenAI Responses bodies.
+
+Function tools always get an explicit `"strict": false`: sent without it, the
+API may switch a tool to strict mode, which makes optional parameters required
+and refuses schemas strict mode cannot take. Strict mode stays the caller's
+choice (a tool schema that carries `strict` keeps it).
+"""
 
 from __future__ import annotations
 
