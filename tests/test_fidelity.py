@@ -290,3 +290,17 @@ def test_anthropic_refuses_svg_by_url_or_data() -> None:
     assert content[0] == {"type": "text", "text": "[image/svg+xml omitted: Claude cannot hold it]"}
     assert content[1]["type"] == "image"
     assert _kinds(body) == [("messages[0].content[0]", "image")]
+
+
+def test_a_turn_left_empty_is_dropped() -> None:
+    msgs = [
+        _msg("user", "user", [{"type": "text", "text": ""}]),
+        _msg("user", "user", "Hi"),
+    ]
+    for provider in ("openai", "anthropic", "openai_responses"):
+        body = format(provider, msgs, fidelity="provider")
+        turns = body.get("messages", body.get("input"))
+        assert len(turns) == 1, provider
+        assert ("messages[0]" if provider != "openai_responses" else "input[0]", "user") in _kinds(
+            body
+        ), provider

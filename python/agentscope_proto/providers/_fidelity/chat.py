@@ -98,7 +98,9 @@ def _chat_messages(body: Json, note: Notes, tool_name: bool) -> None:
                     "tool_result",
                     note,
                 )
-        if (
+        # A user turn counts as empty only when the pass emptied its parts.
+        emptied = message.get("content") == [] and message.get("role") == "user"
+        if emptied or (
             message.get("role") in ("assistant", "system")
             and not message.get("content")
             and not (message.get("tool_calls") or message.get("reasoning_content"))
