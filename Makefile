@@ -170,7 +170,7 @@ FUZZ_TARGETS := from_dict parse stream
 FUZZ_OPTIONS := -seed=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048
 FUZZ_SECONDS ?= 300
 FUZZ := $(BIN)/python tests/fuzz/run.py $(VERBOSE_FLAG)
-SOAK := $(BIN)/python tests/soak/soak.py $(VERBOSE_FLAG) --server-log build/soak/server.log
+SOAK := $(BIN)/python tests/soak/soak.py $(VERBOSE_FLAG) $(if $(Q),--server-log build/soak/server.log,)
 
 .PHONY: fuzz
 fuzz: $(INSTALLED) ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes: FUZZ_SECONDS each
