@@ -24,7 +24,7 @@ from agentscope_proto import FormatCache, FormatterClient
 from agentscope_proto.cache import ENTRY_OVERHEAD, view_key
 from agentscope_proto.errors import AgentScopeProtoError, FormatError
 from agentscope_proto.formatting import body_to_json, format
-from agentscope_proto.message import new_msg
+from agentscope_proto.message import new_msg, new_text_block
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.service import ServerConfig
 
@@ -231,7 +231,7 @@ def test_threads_share_one_cache(max_bytes: int) -> None:
 
 def test_stays_within_max_bytes() -> None:
     msgs = _conversation(200)
-    cost = max(len(view_key(m)[1]) + ENTRY_OVERHEAD + len(m.SerializeToString()) for m in msgs)
+    cost = max(ENTRY_OVERHEAD + 2 * len(m.SerializeToString()) for m in msgs)
     bound = 40 * cost
     cache = FormatCache(bound)
     for end in range(1, len(msgs) + 1, 10):
@@ -254,13 +254,16 @@ def test_zero_bytes_keeps_nothing() -> None:
 
 
 def test_the_view_key_is_the_content() -> None:
-    def msg(name: str, text: str, role: str) -> Any:
-        return new_msg(name, text, role, id="m1", timestamp="2026-01-01 00:00:00.000")
+    def msg(name: str, content: Any, role: str) -> Any:
+        return new_msg(name, content, role)  # a fresh id and timestamp each time
 
     assert view_key(msg("user", "hi", "user")) == view_key(msg("user", "hi", "user"))
     assert view_key(msg("user", "hi", "user")) != view_key(msg("user", "hi!", "user"))
     assert view_key(msg("user", "hi", "user")) != view_key(msg("bob", "hi", "user"))
     assert view_key(msg("user", "hi", "user")) != view_key(msg("user", "hi", "assistant"))
+    blocks = [new_text_block("hi")]
+    assert view_key(msg("user", blocks, "user")) == view_key(msg("user", blocks, "user"))
+    assert view_key(msg("user", blocks, "user")) != view_key(msg("user", "hi", "user"))
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "64", None, True])
@@ -284,6 +287,62 @@ def test_errors_are_not_cached_and_keep_their_path() -> None:
         with pytest.raises(FormatError) as caught:
             format("openai", [good, good, bad], cache=cache)
         assert caught.value.path == "messages[2].name"
+
+
+# -- cached chat turns: what a turn depends on beyond its message -----------------
+
+
+def _same_as_uncached(provider: str, msgs: list[Any], cache: FormatCache, **kw: Any) -> None:
+    _assert_same_outcome(
+        _outcome(lambda: format(provider, msgs, cache=cache, **kw)),
+        _outcome(lambda: format(provider, msgs, **kw)),
+    )
+
+
+def test_a_turn_is_cached_apart_for_first_and_later() -> None:
+    # Anthropic sends a system message that is not first as a user's.
+    system = new_msg("system", "Be brief.", "system")
+    user = new_msg("user", "hi", "user")
+    cache = FormatCache()
+    for msgs in ([system, user], [user, system], [system, user], [user, system]):
+        _same_as_uncached("anthropic", msgs, cache)
+    assert cache.hits >= 6
+
+
+def test_cached_turn_warnings_name_the_new_position() -> None:
+    thinking = {
+        "name": "friday",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "ok"}, {"type": "thinking", "thinking": "hmm"}],
+    }
+    user = {"name": "user", "role": "user", "content": "hi"}
+    cache = FormatCache()
+    for msgs in ([user, thinking], [user, user, user, thinking], [thinking]):
+        _same_as_uncached("openai", msgs, cache)
+    paths = [w.path for w in format("openai", [user, user, thinking], cache=cache).warnings]
+    assert paths == ["messages[2].content[1]"]
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_agent_loop_with_truncation(provider: str) -> None:
+    msgs = _conversation(12)
+    cache = FormatCache()
+    for end in range(1, len(msgs) + 1):
+        for limit in (None, 400):
+            kw = {} if limit is None else {"max_tokens": limit, "token_counter": "char"}
+            _same_as_uncached(provider, msgs[:end], cache, **kw)
+    # Both the views and the turns came from the cache.
+    assert cache.hits > 2 * len(msgs)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_agent_name_and_multi_agent_with_cache(provider: str) -> None:
+    msgs = _conversation(4)
+    cache = FormatCache()
+    for _ in range(2):
+        _same_as_uncached(provider, msgs, cache, agent_name="friday")
+        _same_as_uncached(provider, msgs, cache, multi_agent=True)
+        _same_as_uncached(provider, msgs, cache)
 
 
 # -- the server, cache on -------------------------------------------------------

@@ -6,25 +6,33 @@ That view is a pure function of the message's content, so an agent that
 re-sends its whole history every turn can reuse the views of the messages it
 sent before: `format(provider, msgs, cache=cache)`.
 
-Entries are keyed by the message's deterministic wire form itself (exact: no
-hash collision to argue about; hashing it first cost more than the dict
-lookup) and stored as `marshal` bytes. Serialized, not as the objects: every
-hit loads a fresh copy, so nothing a formatter or a caller does to a returned
-body (which shares dicts with the views it was made from) can reach the cache
-or another caller. marshal keeps the exact built-in types, dict key order,
--0.0 and NaN; only this module writes what it loads, in process.
+Entries are keyed by what they read of a message, exactly: its name, role and
+text or blocks' deterministic wire form (no hash collision to argue about;
+hashing first cost more than the dict lookup). Values are stored as
+`marshal` bytes, not as objects: every hit loads a fresh copy, so nothing a
+formatter or a caller does to a returned body (which shares dicts with the
+views it was made from) can reach the cache or another caller. marshal keeps
+the exact built-in types, dict key order, -0.0 and NaN; only this module
+writes what it loads, in process.
+
+Two kinds of entries share one LRU: a message's view, and (chat mode, plain
+messages: text, thinking, tool calls, text tool results) its formatted chat
+turn for one provider and settings, with its warnings kept relative to the
+message so they can name its new position.
 """
 
 from __future__ import annotations
 
+import itertools
 import marshal
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable
 from typing import Any
 
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 
-__all__ = ["DEFAULT_MAX_BYTES", "FormatCache", "view_key"]
+__all__ = ["DEFAULT_MAX_BYTES", "FormatCache", "TurnEntry", "plain_content", "turn_key", "view_key"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 # What one entry costs beyond its key and value bytes: the key tuple, the two
@@ -32,22 +40,73 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 # rounded up).
 ENTRY_OVERHEAD = 256
 _VIEW = "view"
+_TURN = "turn"
 
-Key = tuple[str, bytes]
+Key = tuple[Any, ...]
+# A chat turn's cached result: what it appended to the provider's message
+# list, its warnings as (block index or None, block type, text), and the
+# index of the last block it handed to a handler (for `ctx.at`).
+TurnEntry = tuple[list[Any], list[tuple[int | None, str, str]], int | None]
+# Distinct (provider, settings) pairs remembered before starting over.
+_MAX_SCOPES = 4096
+_PLAIN_BLOCKS = frozenset({"text", "thinking", "tool_use"})
 
 
 def view_key(msg: Msg) -> Key:
-    """The cache key of `msg`'s view: its deterministic wire form.
+    """The cache key of `msg`'s view: what the view reads of the message.
 
-    The view reads nothing but the message (name, role, content), so the
-    message alone decides it; the tag keeps these keys apart from any other
-    kind of entry the cache may hold.
+    That is its name, role and content (the text, or the blocks' deterministic
+    wire form), never its id, timestamp or metadata: a message dict without
+    an id gets a fresh one every time it is read, and must still be found.
+    The tag keeps these keys apart from any other kind of entry.
     """
-    return (_VIEW, msg.SerializeToString(deterministic=True))
+    if msg.WhichOneof("content") == "text":
+        return (_VIEW, msg.name, msg.role, False, msg.text)
+    return (_VIEW, msg.name, msg.role, True, msg.blocks.SerializeToString(deterministic=True))
+
+
+def plain_content(content: Any) -> bool:
+    """Whether a view holds only blocks no formatter needs media access,
+    saved media or promotion for: text, thinking, tool calls and tool results
+    of text. Only those turns are a function of the message and settings."""
+    if isinstance(content, str):
+        return True
+    for block in content:
+        kind = block.get("type")
+        if kind in _PLAIN_BLOCKS:
+            continue
+        if kind != "tool_result":
+            return False
+        output = block.get("output")
+        if output is None or isinstance(output, str):
+            continue
+        if not isinstance(output, list):
+            return False
+        for item in output:
+            if not isinstance(item, dict) or item.get("type") != "text":
+                return False
+    return True
+
+
+def turn_key(scope: int, view: Any, first: bool) -> Key | None:
+    """The cache key of one chat turn, or None when the turn is not cached.
+
+    A chat turn reads its message's view, the provider and settings (`scope`,
+    see `FormatCache.scope`) and whether it is the first of the list
+    (Anthropic turns a later system message into a user's); with media, also
+    files, downloads and the media saved by earlier turns, so only plain
+    turns are cached: views `format()` marked with their view key
+    (`MsgView.cache_id`, set for plain messages that came through the cache).
+    """
+    if view.cache_id is None:
+        return None
+    return (_TURN, scope, first, view.cache_id)
 
 
 def _cost(key: Key, data: bytes) -> int:
-    return len(key[1]) + len(data) + ENTRY_OVERHEAD
+    # Both kinds of keys end in a view key: (tag, name, role, kind, content).
+    view = key[-1] if key[0] == _TURN else key
+    return len(view[1]) + len(view[-1]) + len(data) + ENTRY_OVERHEAD
 
 
 class FormatCache:
@@ -58,8 +117,8 @@ class FormatCache:
     Safe to share between threads. A cache never changes an output: a hit
     yields exactly what formatting without it would.
 
-    `max_bytes` counts each entry's key (the message's wire bytes), its
-    serialized view and a fixed
+    `max_bytes` counts each entry's key (the message's name and content), its
+    serialized value and a fixed
     per-entry overhead; the least recently used entries go first. An entry
     bigger than a quarter of `max_bytes` is not kept (it would evict most of
     the rest for one message). `max_bytes=0` keeps nothing.
@@ -72,6 +131,8 @@ class FormatCache:
         self._entries: OrderedDict[Key, bytes] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._scopes: dict[tuple[Hashable, ...], int] = {}
+        self._scope_numbers = itertools.count()
         self.hits = 0
         self.misses = 0
 
@@ -93,6 +154,18 @@ class FormatCache:
             f"FormatCache(max_bytes={self._max_bytes}, entries={len(self._entries)}, "
             f"size_bytes={self._bytes}, hits={self.hits}, misses={self.misses})"
         )
+
+    def scope(self, *parts: Hashable) -> int:
+        """A small number standing for `parts` (a provider's turn code and the
+        settings) in this cache's keys: hashed once per call, not per message.
+        Numbers are never reused, so forgetting them only costs misses."""
+        with self._lock:
+            number = self._scopes.get(parts)
+            if number is None:
+                if len(self._scopes) >= _MAX_SCOPES:
+                    self._scopes.clear()
+                number = self._scopes[parts] = next(self._scope_numbers)
+            return number
 
     def clear(self) -> None:
         """Drop every entry (the hit and miss counts stay)."""
@@ -125,11 +198,15 @@ class FormatCache:
         if cost > self._max_bytes // 4:
             return
         with self._lock:
+            # The total is published once, after eviction: `size_bytes` is
+            # read without the lock and must never show a value above the bound.
+            total = self._bytes
             old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= _cost(key, old)
+                total -= _cost(key, old)
             self._entries[key] = data
-            self._bytes += cost
-            while self._bytes > self._max_bytes:
+            total += cost
+            while total > self._max_bytes:
                 evicted_key, evicted = self._entries.popitem(last=False)
-                self._bytes -= _cost(evicted_key, evicted)
+                total -= _cost(evicted_key, evicted)
+            self._bytes = total

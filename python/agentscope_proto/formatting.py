@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import marshal
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ import orjson
 from . import _json
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
-from .cache import FormatCache, view_key
+from .cache import FormatCache, plain_content, view_key
 from .dialects import from_dict
 from .errors import FormatError, MessageFormatError
 from .message._codec import blocks_to_list
@@ -139,12 +140,57 @@ def _cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) -
     key = view_key(msg)
     hit = cache.get(key)
     if hit is not None:
-        name, role, content = hit
-        return MsgView(name, role, content, index)
+        name, role, stored, plain = hit
+        return _StoredView(name, role, stored, index, key if plain else None)
     view = _build_view(msg, index)
+    plain = plain_content(view.content)
+    try:
+        stored = marshal.dumps(view.content)
+    except ValueError:  # not plain data, or nested past marshal's limit
+        return view
     # Errors are never cached: they name the message's position.
-    cache.put(key, (view.name, view.role, view.content))
+    cache.put(key, (view.name, view.role, stored, plain))
+    if plain:
+        view.cache_id = key
     return view
+
+
+_CONTENT = MsgView.__dict__["content"]  # the slot behind `MsgView.content`
+
+
+class _StoredView(MsgView):
+    """A view from the cache whose content is loaded (a fresh copy) on first
+    use: a chat turn found in the cache never reads it."""
+
+    __slots__ = ("_stored",)
+
+    def __init__(
+        self,
+        name: str | None,
+        role: str,
+        stored: bytes,
+        index: int,
+        cache_id: tuple[Any, ...] | None,
+    ) -> None:
+        self.name = name
+        self.role = role
+        self.index = index
+        self.cache_id = cache_id
+        self._stored: bytes | None = stored
+
+    @property
+    def content(self) -> str | list[dict[str, Any]]:
+        stored = self._stored
+        if stored is not None:
+            _CONTENT.__set__(self, marshal.loads(stored))
+            self._stored = None
+        value: str | list[dict[str, Any]] = _CONTENT.__get__(self, MsgView)
+        return value
+
+    @content.setter
+    def content(self, value: str | list[dict[str, Any]]) -> None:
+        _CONTENT.__set__(self, value)
+        self._stored = None
 
 
 def _build_view(msg: Msg, index: int) -> MsgView:
@@ -349,6 +395,8 @@ def format(
         media_root=Path(media_root) if media_root is not None else None,
         allow_download=allow_download,
         write_media=write_media,
+        # Chat turns only: a multi-agent history turns runs of messages into one.
+        turn_cache=None if multi_agent else cache,
     )
     max_tokens = settings.max_tokens
     counter = (

@@ -24,6 +24,7 @@ from typing import Any, Literal, NoReturn, Protocol
 from .._fetch import MEDIA_LIMITS, MediaLimits, fetch
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from ..cache import FormatCache
 from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
 from ..options import DEFAULT_HISTORY_PROMPT, FormatSettings, ParseSettings
 
@@ -88,6 +89,9 @@ class MsgView:
     role: str
     content: str | list[dict[str, Any]]
     index: int
+    # What names the message's content in a `FormatCache` when `format()` was
+    # given one and the message's chat turn may be cached; None otherwise.
+    cache_id: tuple[Any, ...] | None = None
 
     def get_content_blocks(self, block_type: str | None = None) -> list[dict[str, Any]]:
         """AgentScope's `Msg.get_content_blocks`: string content is one text block."""
@@ -138,6 +142,9 @@ class FormatContext:
     # (`location` spells it; kept as numbers, as most calls never need it).
     at_message: int = -1
     at_block: int | None = None
+    # Where chat turns of plain messages are cached (`format(..., cache=)`,
+    # chat mode only); None: no caching.
+    turn_cache: FormatCache | None = None
 
     def at(self, msg: MsgView, block_index: int | None = None) -> None:
         """Note which block is being formatted (names it in media errors)."""

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from ..cache import FormatCache, Key, TurnEntry, turn_key
 from ._base import FormatContext, MsgView, tool_result_to_text
 from ._shared import promoted_message
 
@@ -68,16 +70,33 @@ def format_turns(
     """Walk `msgs`: each block to its handler, then `finish(turn)` assembles the
     turn's API message into `turn.out`. Promoted messages are formatted right
     after the message that promoted them, the last promoted first (AgentScope
-    inserts each at the same position). `msgs` itself is never changed."""
+    inserts each at the same position). `msgs` itself is never changed.
+
+    With `ctx.turn_cache`, a plain message's turn is replayed from the cache
+    (see `cache.turn_key`); that is exact because a turn only appends to
+    `out` and never changes what earlier turns put there."""
     out: list[Block] = []
     # A work stack, next message on top.
     pending = list(reversed(msgs))
     position = 0
+    cache = ctx.turn_cache
+    if cache is not None:
+        # The handlers, `finish` and `skipped` are module-level: their ids
+        # name the provider's turn code for the life of the process.
+        scope = cache.scope(id(handlers), id(finish), id(skipped), ctx.settings)
     while pending:
         msg = pending.pop()
+        key = None
+        if cache is not None:
+            key = turn_key(scope, msg, not position)
+            if key is not None and _replay(cache.get(key), msg, ctx, out):
+                position += 1
+                continue
+        start, warned = len(out), len(ctx.warnings)
         turn = Turn(msg, ctx, out, position)
         content = msg.content
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        last = None
         for index, block in enumerate(blocks):
             kind = block.get("type")
             handler = handlers.get(kind) if isinstance(kind, str) else None
@@ -85,11 +104,54 @@ def format_turns(
                 ctx.warn(msg, index, str(kind), skipped(kind))
                 continue
             ctx.at(msg, index)
+            last = index
             handler(turn, index, block)
         finish(turn)
+        if key is not None and cache is not None and not turn.promoted:
+            _store(cache, key, msg, out[start:], ctx.warnings[warned:], last)
         pending.extend(turn.promoted)
         position += 1
     return out
+
+
+def _replay(entry: TurnEntry | None, msg: MsgView, ctx: FormatContext, out: list[Block]) -> bool:
+    """Do what the cached turn did (its messages, warnings and `ctx.at`)."""
+    if entry is None:
+        return False
+    messages, warned, last = entry
+    out.extend(messages)
+    for block_index, kind, text in warned:
+        ctx.warn(msg, block_index, kind, text)
+    if last is not None:
+        ctx.at(msg, last)
+    return True
+
+
+def _store(
+    cache: FormatCache,
+    key: Key,
+    msg: MsgView,
+    messages: list[Block],
+    warned: Sequence[FormatWarning],
+    last: int | None,
+) -> None:
+    # Warnings are kept relative to the message (its index changes when the
+    # list grows at the front or is truncated); one naming anything else
+    # means the turn depended on more than its message: not cached.
+    prefix = f"messages[{msg.index}]"
+    relative: list[tuple[int | None, str, str]] = []
+    for warning in warned:
+        rest = warning.path[len(prefix) :] if warning.path.startswith(prefix) else None
+        if rest == "":
+            relative.append((None, warning.block_type, warning.message))
+        elif rest and rest.startswith(".content[") and rest.endswith("]"):
+            number = rest[len(".content[") : -1]
+            if not number.isdigit():
+                return
+            relative.append((int(number), warning.block_type, warning.message))
+        else:
+            return
+    cache.put(key, (messages, relative, last))
 
 
 def tool_result_handler(
