@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto.cache import FormatCache
 from agentscope_proto.client import AsyncFormatterClient, FormatterClient
 from agentscope_proto.errors import FormatError, ParseError
 from agentscope_proto.formatting import format
@@ -304,3 +305,14 @@ def test_a_turn_left_empty_is_dropped() -> None:
         assert ("messages[0]" if provider != "openai_responses" else "input[0]", "user") in _kinds(
             body
         ), provider
+
+
+def test_a_cache_changes_no_provider_fidelity_body() -> None:
+    cache = FormatCache()
+    for provider in ("anthropic", "ollama", "openai_responses"):
+        plain = format(provider, TOOL_LOOP, fidelity="provider")
+        for _ in range(2):
+            cached = format(provider, TOOL_LOOP, fidelity="provider", cache=cache)
+            assert dict(cached) == dict(plain)
+            assert _kinds(cached) == _kinds(plain)
+        assert dict(format(provider, TOOL_LOOP, cache=cache)) == dict(format(provider, TOOL_LOOP))
