@@ -8,6 +8,7 @@ are; provider fidelity is the follow-up work that makes them all valid.
 
     make schemas-report                        # builds .venv-schemas first
     python scripts/validate_golden_bodies.py --top 5 --json build/schemas.json
+    .venv/bin/python scripts/validate_golden_bodies.py --fidelity provider
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 
 from provider_schemas import client  # noqa: E402  (tests/ is not a package)
-from provider_schemas.golden import golden_bodies  # noqa: E402
+from provider_schemas.golden import golden_bodies, provider_fidelity_bodies  # noqa: E402
 
 _INDEX = re.compile(r"\[\d+\]")
 # Property names of tool schemas are the tools' own: one kind across tools.
@@ -93,11 +94,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=8, help="violation kinds shown per provider")
     parser.add_argument("--provider", action="append", help="only these providers (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the summary here as JSON")
+    parser.add_argument(
+        "--fidelity",
+        choices=("agentscope", "provider"),
+        default="agentscope",
+        help="provider: format the golden conversations again in provider fidelity "
+        "(run with the project's .venv, which has the package)",
+    )
     args = parser.parse_args(argv)
     if not client.available():
         print(f"validate_golden_bodies: {client.MISSING_REASON}", file=sys.stderr)
         return 2
-    cases = [case for case in golden_bodies() if not args.provider or case[0] in args.provider]
+    bodies = provider_fidelity_bodies() if args.fidelity == "provider" else golden_bodies()
+    cases = [case for case in bodies if not args.provider or case[0] in args.provider]
     if not cases:
         print("validate_golden_bodies: no golden bodies for these providers", file=sys.stderr)
         return 2

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .errors import AgentScopeProtoError
+from .options import FIDELITIES
 from .providers import PROVIDERS
 
 __all__ = ["main"]
@@ -137,6 +138,12 @@ def _format_parser(sub: Any) -> None:
     p.add_argument(
         "--option", action="append", default=[], metavar="KEY=JSON", help="formatter option"
     )
+    p.add_argument(
+        "--fidelity",
+        choices=FIDELITIES,
+        default="agentscope",
+        help="agentscope: exact AgentScope 1.0.21 body; provider: a body the provider accepts",
+    )
     _client_args(p)
 
 
@@ -146,6 +153,12 @@ def _parse_parser(sub: Any) -> None:
     _provider_flag(p)
     p.add_argument("--stream", action="store_true", help="a JSON list of events or a raw body")
     p.add_argument("--split-think-tags", action="store_true", help="<think> text as thinking")
+    p.add_argument(
+        "--fidelity",
+        choices=FIDELITIES,
+        default="agentscope",
+        help="provider parses as agentscope for now",
+    )
     _client_args(p)
 
 
@@ -248,7 +261,7 @@ def _run_format(args: argparse.Namespace) -> None:
         multi_agent=args.multi_agent,
         tools=tools,
         tool_choice=args.tool_choice,
-        **_options(args.option),
+        **{"fidelity": args.fidelity, **_options(args.option)},
     )
     if args.target:
         from .client import FormatterClient
@@ -289,7 +302,12 @@ def _run_parse(args: argparse.Namespace) -> None:
 
         with FormatterClient(args.target, token=_token(args.token_env)) as client:
             if not args.stream:
-                result = client.parse(args.provider, raw, split_think_tags=args.split_think_tags)
+                result = client.parse(
+                    args.provider,
+                    raw,
+                    split_think_tags=args.split_think_tags,
+                    fidelity=args.fidelity,
+                )
             else:
                 results = list(
                     client.parse_stream(
@@ -297,6 +315,7 @@ def _run_parse(args: argparse.Namespace) -> None:
                         chunks if chunks is not None else [raw],
                         raw=chunks is None,
                         split_think_tags=args.split_think_tags,
+                        fidelity=args.fidelity,
                     )
                 )
                 result = results[-1]
@@ -304,9 +323,13 @@ def _run_parse(args: argparse.Namespace) -> None:
         from .parsing import StreamParser, parse
 
         if not args.stream:
-            result = parse(args.provider, raw, split_think_tags=args.split_think_tags)
+            result = parse(
+                args.provider, raw, split_think_tags=args.split_think_tags, fidelity=args.fidelity
+            )
         else:
-            parser = StreamParser(args.provider, split_think_tags=args.split_think_tags)
+            parser = StreamParser(
+                args.provider, split_think_tags=args.split_think_tags, fidelity=args.fidelity
+            )
             if chunks is None:
                 parser.feed_bytes(raw)
             else:

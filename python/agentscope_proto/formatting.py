@@ -29,6 +29,7 @@ from .message._codec import blocks_to_list
 from .options import FormatSettings
 from .providers import get_provider
 from .providers._base import FormatContext, MsgView
+from .providers._fidelity import provider_fidelity
 
 __all__ = [
     "FormatSettings",
@@ -49,7 +50,7 @@ _ROLE_NAMES = {
 }
 # Options every provider takes (the rest are AgentScope formatter options a
 # provider declares in `options`).
-_COMMON_OPTIONS = frozenset({"max_tokens", "token_counter", "agent_name", "model"})
+_COMMON_OPTIONS = frozenset({"max_tokens", "token_counter", "agent_name", "model", "fidelity"})
 
 
 class FormattedBody(dict[str, Any]):
@@ -340,7 +341,11 @@ def format(
             `token_counter="char"` or `"tiktoken"` (and `model=`), ...), and
             `agent_name=`: format the conversation as seen by that agent, its
             own messages as assistant turns and every other agent's as user
-            turns `"[Name]: text"` (the seeds' multi-agent style).
+            turns `"[Name]: text"` (the seeds' multi-agent style), and
+            `fidelity=`: `"agentscope"` (the default, exact AgentScope 1.0.21)
+            or `"provider"` (the parity body adapted so the provider's request
+            schema accepts it; each change is a warning, see
+            `providers/_fidelity/`).
 
     `format(msgs, provider)`, the earlier argument order, still works and
     warns (`DeprecationWarning`).
@@ -407,6 +412,9 @@ def format(
             break
         views = _truncate(views, max_tokens)
     body = impl.build_body(messages, tool_list, tool_choice, ctx)
+    if settings.fidelity == "provider":
+        # A separate pass on the finished parity body: the parity path never sees it.
+        body = provider_fidelity(impl.name, body, ctx.warnings)
     return FormattedBody(body, list(ctx.warnings), count)
 
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from .errors import FormatError
+from .errors import FormatError, ParseError
 
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
+    "FIDELITIES",
     "FormatSettings",
     "ParseSettings",
     "format_settings_from_proto",
@@ -34,6 +35,14 @@ DEFAULT_HISTORY_PROMPT = (
 TOKEN_COUNTERS = ("char", "tiktoken")
 _PROTO_COUNTERS = {pb.TOKEN_COUNTER_CHAR: "char", pb.TOKEN_COUNTER_TIKTOKEN: "tiktoken"}
 _TO_PROTO_COUNTERS = {name: value for value, name in _PROTO_COUNTERS.items()}
+# "agentscope": exact AgentScope 1.0.21 (the default); "provider": bodies the
+# provider's request schema accepts.
+FIDELITIES = ("agentscope", "provider")
+_PROTO_FIDELITIES: dict[int, str] = {
+    pb.FIDELITY_AGENTSCOPE: "agentscope",
+    pb.FIDELITY_PROVIDER: "provider",
+}
+_TO_PROTO_FIDELITIES = {"agentscope": pb.FIDELITY_AGENTSCOPE, "provider": pb.FIDELITY_PROVIDER}
 
 
 class _OptionTypeError(FormatError, TypeError):
@@ -64,8 +73,11 @@ class FormatSettings:
     agent_name: str | None = None
     # Model name, for tiktoken's encoding.
     model: str | None = None
+    # "agentscope" (exact 1.0.21) or "provider" (bodies the provider accepts).
+    fidelity: str = "agentscope"
 
     def __post_init__(self) -> None:
+        _check_fidelity(self.fidelity, FormatError)
         for name in (
             "multi_agent",
             "promote_tool_result_images",
@@ -150,6 +162,26 @@ class ParseSettings:
     # The audio format the request asked for (OpenAI `audio.format`), which
     # AgentScope uses as the media type of audio output; None = its default.
     audio_format: str | None = None
+    # "agentscope" or "provider"; provider fidelity parses as "agentscope" for
+    # now (the typed citations / server-tool blocks are later work).
+    fidelity: str = "agentscope"
+
+    def __post_init__(self) -> None:
+        _check_fidelity(self.fidelity, ParseError)
+
+
+def _check_fidelity(fidelity: object, error: type[FormatError | ParseError]) -> None:
+    if fidelity not in FIDELITIES:
+        raise error(
+            "fidelity", f"unknown fidelity {fidelity!r}; expected 'agentscope' or 'provider'"
+        )
+
+
+def _fidelity_from_proto(value: int) -> Any:
+    if value == pb.FIDELITY_UNSPECIFIED:
+        return "agentscope"
+    # An enum value this build does not know is reported by the check.
+    return _PROTO_FIDELITIES.get(value, value)
 
 
 def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) -> FormatSettings:
@@ -173,6 +205,7 @@ def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) 
         token_counter=counter,
         agent_name=options.agent_name if named or options.agent_name else None,
         model=options.model or None,
+        fidelity=_fidelity_from_proto(options.fidelity),
     )
 
 
@@ -185,6 +218,7 @@ def parse_settings_from_proto(options: pb.ParseOptions) -> ParseSettings:
         ),
         structured_output=options.structured_output,
         audio_format=options.audio_format or None,
+        fidelity=_fidelity_from_proto(options.fidelity),
     )
 
 
@@ -206,6 +240,8 @@ def format_settings_to_proto(settings: FormatSettings) -> pb.FormatOptions:
     if settings.agent_name is not None:
         options.agent_name = settings.agent_name
         options.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
+    if settings.fidelity != "agentscope":
+        options.fidelity = _TO_PROTO_FIDELITIES[settings.fidelity]
     return options
 
 
@@ -219,6 +255,8 @@ def parse_settings_to_proto(settings: ParseSettings) -> pb.ParseOptions:
     )
     if not settings.stream_tool_parsing:
         options.stream_tool_parsing = False
+    if settings.fidelity != "agentscope":
+        options.fidelity = _TO_PROTO_FIDELITIES[settings.fidelity]
     return options
 
 

@@ -51,6 +51,7 @@ def parse(
     split_think_tags: bool = False,
     structured_output: bool = False,
     audio_format: str | None = None,
+    fidelity: str = "agentscope",
     settings: ParseSettings | None = None,
 ) -> ParsedResponse:
     """Parse one complete provider response (a dict, JSON text or bytes).
@@ -59,7 +60,9 @@ def parse(
     fills `ParsedResponse.structured_output`); `audio_format` is the audio format
     the request asked for (OpenAI), which types audio output. `settings`
     gives all of them at once (the gRPC servicer's form), instead of the
-    keywords.
+    keywords. `fidelity="provider"` is accepted and, for now, parses exactly
+    as `"agentscope"` (AgentScope 1.0.21's result): the provider-fidelity
+    parse (citations, server-tool items, encrypted reasoning) is not built yet.
 
     Raises:
         ProviderError: the response is the provider's error body.
@@ -71,6 +74,7 @@ def parse(
             split_think_tags=split_think_tags,
             structured_output=structured_output,
             audio_format=audio_format,
+            fidelity=fidelity,
         )
     result: ParsedResponse = impl.parse(_response_json(response), settings)
     result.msg_id = new_id()
@@ -112,6 +116,7 @@ class StreamParser:
     Feed it one event at a time (`feed`) or raw slices of the HTTP body
     (`feed_bytes`, SSE or NDJSON split anywhere); `finish` gives the final
     result. Every snapshot also lists what changed since the previous one.
+    `fidelity` is as in `parse()`: `"provider"` parses as `"agentscope"` for now.
     """
 
     def __init__(
@@ -122,6 +127,7 @@ class StreamParser:
         stream_tool_parsing: bool = True,
         structured_output: bool = False,
         audio_format: str | None = None,
+        fidelity: str = "agentscope",
         settings: ParseSettings | None = None,
     ) -> None:
         if settings is None:
@@ -130,6 +136,7 @@ class StreamParser:
                 stream_tool_parsing=stream_tool_parsing,
                 structured_output=structured_output,
                 audio_format=audio_format,
+                fidelity=fidelity,
             )
         self._impl = get_provider(provider)
         self._state: StreamState = self._impl.stream(settings)

@@ -14,3 +14,27 @@ def golden_bodies() -> Iterator[tuple[str, str, Any]]:
         for case in formatter_cases(provider):
             if "expected" in case:
                 yield provider, case["name"], decode(case["expected"])
+
+
+def provider_fidelity_bodies() -> Iterator[tuple[str, str, Any]]:
+    """(provider, case name, body) for every golden formatter case with a body,
+    formatted again with `fidelity="provider"` (needs the package: run from
+    the project's .venv; the validator still runs in .venv-schemas)."""
+    from agentscope_proto.formatting import format
+
+    from golden_data import GOLDEN
+
+    for provider in golden_providers("formatters"):
+        for case in formatter_cases(provider):
+            if "expected" in case:
+                body = format(
+                    provider,
+                    case["msgs"],
+                    multi_agent=case["multi_agent"],
+                    tools=case["tools"],
+                    tool_choice=case["tool_choice"],
+                    media_root=GOLDEN,
+                    fidelity="provider",
+                    **case["options"],
+                )
+                yield provider, case["name"], dict(body)

@@ -135,6 +135,40 @@ TOKEN_COUNTER_TIKTOKEN: TokenCounter.ValueType  # 2
 """tiktoken with the provider model's encoding (`o200k_base` by default)."""
 Global___TokenCounter: _TypeAlias = TokenCounter  # noqa: Y015
 
+class _Fidelity:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FidelityEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Fidelity.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FIDELITY_UNSPECIFIED: _Fidelity.ValueType  # 0
+    """The default: `FIDELITY_AGENTSCOPE`."""
+    FIDELITY_AGENTSCOPE: _Fidelity.ValueType  # 1
+    """Exactly what AgentScope 1.0.21 sends / returns (parity)."""
+    FIDELITY_PROVIDER: _Fidelity.ValueType  # 2
+    """Format: the parity body adapted so the provider's request schema accepts
+    it (foreign keys dropped, media it cannot take replaced by a note, ...),
+    each change reported as a `FormatWarning`. Parse: for now the same as
+    `FIDELITY_AGENTSCOPE`.
+    """
+
+class Fidelity(_Fidelity, metaclass=_FidelityEnumTypeWrapper):
+    """Which body shape to aim for: AgentScope's exactly, or what the provider's
+    API accepts.
+    """
+
+FIDELITY_UNSPECIFIED: Fidelity.ValueType  # 0
+"""The default: `FIDELITY_AGENTSCOPE`."""
+FIDELITY_AGENTSCOPE: Fidelity.ValueType  # 1
+"""Exactly what AgentScope 1.0.21 sends / returns (parity)."""
+FIDELITY_PROVIDER: Fidelity.ValueType  # 2
+"""Format: the parity body adapted so the provider's request schema accepts
+it (foreign keys dropped, media it cannot take replaced by a note, ...),
+each change reported as a `FormatWarning`. Parse: for now the same as
+`FIDELITY_AGENTSCOPE`.
+"""
+Global___Fidelity: _TypeAlias = Fidelity  # noqa: Y015
+
 class _FinishReason:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -226,6 +260,7 @@ class FormatOptions(_message.Message):
     MULTI_AGENT_STYLE_FIELD_NUMBER: _builtins.int
     AGENT_NAME_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
+    FIDELITY_FIELD_NUMBER: _builtins.int
     promote_tool_result_images: _builtins.bool
     """Move images found in tool results into a following user message, for
     models that only see images in user turns.
@@ -253,6 +288,8 @@ class FormatOptions(_message.Message):
     """
     model: _builtins.str
     """Model name, used to pick the tiktoken encoding."""
+    fidelity: Global___Fidelity.ValueType
+    """Body fidelity. Unspecified means `FIDELITY_AGENTSCOPE`."""
     def __init__(
         self,
         *,
@@ -265,10 +302,11 @@ class FormatOptions(_message.Message):
         multi_agent_style: Global___MultiAgentStyle.ValueType = ...,
         agent_name: _builtins.str = ...,
         model: _builtins.str = ...,
+        fidelity: Global___Fidelity.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "conversation_history_prompt", b"conversation_history_prompt", "max_tokens", b"max_tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "agent_name", b"agent_name", "conversation_history_prompt", b"conversation_history_prompt", "max_tokens", b"max_tokens", "model", b"model", "multi_agent_style", b"multi_agent_style", "promote_tool_result_audios", b"promote_tool_result_audios", "promote_tool_result_images", b"promote_tool_result_images", "promote_tool_result_videos", b"promote_tool_result_videos", "token_counter", b"token_counter"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "agent_name", b"agent_name", "conversation_history_prompt", b"conversation_history_prompt", "fidelity", b"fidelity", "max_tokens", b"max_tokens", "model", b"model", "multi_agent_style", b"multi_agent_style", "promote_tool_result_audios", b"promote_tool_result_audios", "promote_tool_result_images", b"promote_tool_result_images", "promote_tool_result_videos", b"promote_tool_result_videos", "token_counter", b"token_counter"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__conversation_history_prompt: _TypeAlias = _typing.Literal["conversation_history_prompt"]  # noqa: Y015
     _WhichOneofArgType__conversation_history_prompt: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt"]  # noqa: Y015
@@ -411,6 +449,7 @@ class ParseOptions(_message.Message):
     STREAM_TOOL_PARSING_FIELD_NUMBER: _builtins.int
     STRUCTURED_OUTPUT_FIELD_NUMBER: _builtins.int
     AUDIO_FORMAT_FIELD_NUMBER: _builtins.int
+    FIDELITY_FIELD_NUMBER: _builtins.int
     split_think_tags: _builtins.bool
     """Turn `<think>...</think>` spans inside text into thinking blocks (some
     hosts of reasoning models put reasoning there). Off by default, as in
@@ -429,6 +468,10 @@ class ParseOptions(_message.Message):
     """The audio output format the request asked for (OpenAI `audio.format`),
     which types audio blocks. Empty means the provider default.
     """
+    fidelity: Global___Fidelity.ValueType
+    """Parse fidelity. Unspecified means `FIDELITY_AGENTSCOPE`;
+    `FIDELITY_PROVIDER` currently parses the same way.
+    """
     def __init__(
         self,
         *,
@@ -436,10 +479,11 @@ class ParseOptions(_message.Message):
         stream_tool_parsing: _builtins.bool | None = ...,
         structured_output: _builtins.bool = ...,
         audio_format: _builtins.str = ...,
+        fidelity: Global___Fidelity.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "stream_tool_parsing", b"stream_tool_parsing"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "audio_format", b"audio_format", "split_think_tags", b"split_think_tags", "stream_tool_parsing", b"stream_tool_parsing", "structured_output", b"structured_output"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing", "audio_format", b"audio_format", "fidelity", b"fidelity", "split_think_tags", b"split_think_tags", "stream_tool_parsing", b"stream_tool_parsing", "structured_output", b"structured_output"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__stream_tool_parsing: _TypeAlias = _typing.Literal["stream_tool_parsing"]  # noqa: Y015
     _WhichOneofArgType__stream_tool_parsing: _TypeAlias = _typing.Literal["_stream_tool_parsing", b"_stream_tool_parsing"]  # noqa: Y015

@@ -1,0 +1,147 @@
+"""Realistic agent-app conversations for provider fidelity: they cross providers
+(thinking and signatures from one replayed to another), loop over parallel tool
+calls, carry media where some providers cannot take it, and bring JSON Schema
+keywords only some providers accept. Built here, not recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAGUlEQVR4AQEOAPH/AP8AAAD/"
+    "AAAAAP////8f7gX73t3sKwAAAABJRU5ErkJggg=="
+)
+# A tiny SVG and a few bytes standing for MP3 / MP4 data (never decoded here).
+_SVG = "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+_MP3 = "//sUxAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+_MP4 = "AAAAGGZ0eXBtcDQyAAAAAG1wNDJpc29t"
+
+
+def _msg(name: str, role: str, content: Any) -> dict[str, Any]:
+    return {"name": name, "role": role, "content": content}
+
+
+def _media(kind: str, media_type: str, data: str) -> dict[str, Any]:
+    return {"type": kind, "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def _result(call_id: str, name: str, output: Any) -> dict[str, Any]:
+    return _msg(
+        "system",
+        "system",
+        [{"type": "tool_result", "id": call_id, "name": name, "output": output}],
+    )
+
+
+def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city.",
+            "parameters": {
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "city": {"type": "string", "minLength": 1, "examples": ["Paris"]},
+                    "unit": {"type": "string", "enum": ["c", "f"], "default": "c"},
+                    "days": {"type": "integer", "minimum": 1, "exclusiveMaximum": 15},
+                    "where": {
+                        "type": "object",
+                        "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+                        "const": None,
+                    },
+                },
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "render_chart",
+            "description": "Render a chart as an image.",
+            "parameters": {"type": "object", "properties": {"spec": {"type": "string"}}},
+        },
+    },
+]
+
+# Thinking replayed from another provider (no signature), a Gemini thought
+# signature on text, parallel calls answered by separate results, media in
+# tool results, an SVG, user audio and video, and empty blocks.
+CROSS_PROVIDER_TOOL_LOOP = [
+    _msg("system", "system", "You are Friday, a helpful assistant."),
+    _msg(
+        "user",
+        "user",
+        [
+            {"type": "text", "text": "Weather in Paris and Rome, and a chart?"},
+            _media("image", "image/png", _PNG),
+            _media("image", "image/svg+xml", _SVG),
+            {"type": "text", "text": ""},
+        ],
+    ),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "Two cities: call the tool twice."},
+            {"type": "text", "text": "Checking both.", "thought_signature": "AXNpZy10ZXh0/w=="},
+            _call("call_1", "get_weather", {"city": "Paris"}),
+            _call("call_2", "get_weather", {"city": "Rome"}),
+        ],
+    ),
+    _result("call_1", "get_weather", [{"type": "text", "text": "Sunny, 25C"}]),
+    _result(
+        "call_2",
+        "get_weather",
+        [{"type": "text", "text": "Rain, 18C"}, _media("audio", "audio/mp3", _MP3)],
+    ),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": ""},
+            {"type": "text", "text": "Paris is sunny, Rome rainy. Rendering."},
+            _call("call_3", "render_chart", {"spec": "bar"}),
+        ],
+    ),
+    _result(
+        "call_3",
+        "render_chart",
+        [_media("image", "image/png", _PNG), _media("video", "video/mp4", _MP4)],
+    ),
+    _msg("Friday", "assistant", [{"type": "text", "text": "Here is the chart."}]),
+    _msg(
+        "user",
+        "user",
+        [{"type": "text", "text": "Listen to this."}, _media("audio", "audio/mp3", _MP3)],
+    ),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "Signed reasoning.", "signature": "EqQBCkYIARgC"},
+            _call("call_4", "get_weather", {"city": "Oslo"}),
+        ],
+    ),
+]
+
+# A tool call the conversation never answers (an interrupted loop).
+UNANSWERED_CALL = [
+    _msg("user", "user", "Weather?"),
+    _msg("Friday", "assistant", [_call("call_u", "get_weather", {"city": "Quito"})]),
+    _msg("user", "user", "Never mind. Hello!"),
+]
+
+SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = {
+    "cross_provider_tool_loop": (CROSS_PROVIDER_TOOL_LOOP[:-1], TOOLS),
+    "cross_provider_pending_call": (CROSS_PROVIDER_TOOL_LOOP, TOOLS),
+    "unanswered_call": (UNANSWERED_CALL, TOOLS),
+}

@@ -1,0 +1,318 @@
+"""The fidelity switch: its plumbing (settings, proto, clients, service, CLI) and
+what provider fidelity does to a body, provider by provider, each change warned.
+The bodies' validity against the providers' schemas is
+tests/test_provider_fidelity_schemas.py's business."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto.cache import FormatCache
+from agentscope_proto.client import AsyncFormatterClient, FormatterClient
+from agentscope_proto.errors import FormatError, ParseError
+from agentscope_proto.formatting import format
+from agentscope_proto.options import (
+    FormatSettings,
+    ParseSettings,
+    format_settings_from_proto,
+    format_settings_to_proto,
+    parse_settings_from_proto,
+    parse_settings_to_proto,
+)
+from agentscope_proto.parsing import StreamParser, parse
+from agentscope_proto.providers._fidelity import provider_fidelity
+from agentscope_proto.service import ServerConfig
+from provider_schemas.scenarios import CROSS_PROVIDER_TOOL_LOOP, TOOLS
+
+from golden_data import decode, parser_cases
+from server_harness import RunningServer
+
+
+def _msg(name: str, role: str, content: Any) -> dict[str, Any]:
+    return {"name": name, "role": role, "content": content}
+
+
+def _call(call_id: str, name: str = "get_weather") -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": {"city": "Paris"}}
+
+
+def _result(call_id: str, output: Any, name: str = "get_weather") -> dict[str, Any]:
+    block = {"type": "tool_result", "id": call_id, "name": name, "output": output}
+    return _msg("system", "system", [block])
+
+
+TOOL_LOOP = [
+    _msg("user", "user", "Weather in Paris and Rome?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "text", "text": "Checking.", "thought_signature": "AXNpZw=="},
+            _call("c1"),
+            _call("c2"),
+        ],
+    ),
+    _result("c1", "Sunny"),
+    _result("c2", "Rain"),
+    _msg("Friday", "assistant", [{"type": "text", "text": "Sunny and rainy."}]),
+]
+
+
+def _kinds(body: Any) -> list[tuple[str, str]]:
+    return [(w.path, w.block_type) for w in body.warnings]
+
+
+# -- the switch ------------------------------------------------------------------------
+
+
+def test_default_is_agentscope_and_provider_differs() -> None:
+    default = format("anthropic", TOOL_LOOP)
+    assert dict(format("anthropic", TOOL_LOOP, fidelity="agentscope")) == dict(default)
+    assert dict(format("anthropic", TOOL_LOOP, fidelity="provider")) != dict(default)
+
+
+def test_unknown_fidelity_names_the_field() -> None:
+    with pytest.raises(FormatError, match="fidelity: unknown fidelity 'exact'"):
+        format("openai", TOOL_LOOP, fidelity="exact")
+    with pytest.raises(ParseError, match="fidelity"):
+        parse("openai", {}, fidelity="exact")
+    with pytest.raises(ParseError, match="fidelity"):
+        StreamParser("openai", fidelity="exact")
+
+
+def test_the_pass_never_changes_its_input() -> None:
+    parity = dict(format("anthropic", CROSS_PROVIDER_TOOL_LOOP, tools=TOOLS))
+    before = copy.deepcopy(parity)
+    warnings: list[pb.FormatWarning] = []
+    adapted = provider_fidelity("anthropic", parity, warnings)
+    assert parity == before
+    assert adapted != parity
+    assert warnings
+
+
+def test_parse_provider_fidelity_is_agentscope_for_now() -> None:
+    for provider in ("openai", "anthropic", "gemini"):
+        case = next(c for c in parser_cases(provider) if "expected" in c and "response" in c)
+        plain = parse(provider, decode(case["response"]))
+        provider_result = parse(provider, decode(case["response"]), fidelity="provider")
+        assert provider_result.content == plain.content
+
+
+@pytest.mark.parametrize("fidelity", ["agentscope", "provider"])
+def test_settings_round_trip_through_proto(fidelity: str) -> None:
+    fmt = FormatSettings(fidelity=fidelity)
+    assert format_settings_from_proto(format_settings_to_proto(fmt), multi_agent=False) == fmt
+    par = ParseSettings(fidelity=fidelity)
+    assert parse_settings_from_proto(parse_settings_to_proto(par)) == par
+
+
+def test_unspecified_proto_fidelity_is_agentscope() -> None:
+    assert format_settings_to_proto(FormatSettings()).fidelity == pb.FIDELITY_UNSPECIFIED
+    options = pb.FormatOptions(fidelity=pb.FIDELITY_UNSPECIFIED)
+    assert format_settings_from_proto(options, multi_agent=False).fidelity == "agentscope"
+    assert parse_settings_from_proto(pb.ParseOptions()).fidelity == "agentscope"
+    with pytest.raises(FormatError, match="fidelity"):
+        format_settings_from_proto(pb.FormatOptions(fidelity=99), multi_agent=False)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RunningServer]:
+    running = RunningServer(ServerConfig(port=0)).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def client(server: RunningServer) -> Iterator[FormatterClient]:
+    with FormatterClient(server.target) as formatter:
+        yield formatter
+
+
+def test_service_formats_in_provider_fidelity(client: FormatterClient) -> None:
+    local = format("ollama", TOOL_LOOP, fidelity="provider")
+    remote = client.format("ollama", TOOL_LOOP, fidelity="provider")
+    assert dict(remote) == dict(local)
+    assert _kinds(remote) == _kinds(local) != []
+    assert dict(client.format("ollama", TOOL_LOOP)) == dict(format("ollama", TOOL_LOOP))
+
+
+def test_async_client_formats_in_provider_fidelity(server: RunningServer) -> None:
+    async def run() -> Any:
+        async with AsyncFormatterClient(server.target) as remote:
+            return await remote.format("anthropic", TOOL_LOOP, fidelity="provider")
+
+    remote = asyncio.run(run())
+    assert dict(remote) == dict(format("anthropic", TOOL_LOOP, fidelity="provider"))
+
+
+def test_service_parses_with_provider_fidelity(client: FormatterClient) -> None:
+    case = next(c for c in parser_cases("openai") if "expected" in c and "response" in c)
+    remote = client.parse("openai", decode(case["response"]), fidelity="provider")
+    assert remote.content == parse("openai", decode(case["response"])).content
+
+
+def test_cli_fidelity_flag(tmp_path: Path) -> None:
+    conversation = tmp_path / "c.json"
+    conversation.write_text(json.dumps(TOOL_LOOP), encoding="utf-8")
+    cli = [sys.executable, "-m", "agentscope_proto", "format", str(conversation)]
+    done = subprocess.run(
+        [*cli, "--provider", "ollama", "--fidelity", "provider"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == dict(format("ollama", TOOL_LOOP, fidelity="provider"))
+    assert "tool_call_id" in done.stderr  # the dropped keys are warned
+    bad = subprocess.run(
+        [*cli, "--provider", "ollama", "--fidelity", "exact"], capture_output=True, text=True
+    )
+    assert bad.returncode != 0
+    assert "--fidelity" in bad.stderr
+
+
+# -- what provider fidelity does --------------------------------------------------------
+
+
+def test_anthropic() -> None:
+    msgs = [
+        _msg("user", "user", "Hi"),
+        _msg(
+            "Friday",
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "From another provider."},
+                {"type": "thinking", "thinking": "Claude's.", "signature": "sig"},
+                {"type": "text", "text": ""},
+                *TOOL_LOOP[1]["content"],
+            ],
+        ),
+        _result("c1", [{"type": "audio", "source": {"type": "url", "url": "https://x/a.mp3"}}]),
+        _result("c2", "Rain"),
+    ]
+    body = format("anthropic", msgs, fidelity="provider")
+    assistant, results = body["messages"][1], body["messages"][2]
+    assert assistant["content"][:3] == [
+        {"type": "text", "text": "From another provider."},
+        {"type": "thinking", "thinking": "Claude's.", "signature": "sig"},
+        {"type": "text", "text": "Checking."},
+    ]
+    # Parallel results: one user turn; audio replaced by a note.
+    assert [b["tool_use_id"] for b in results["content"]] == ["c1", "c2"]
+    assert results["content"][0]["content"][0]["type"] == "text"
+    assert "audio omitted" in results["content"][0]["content"][0]["text"]
+    assert len(body["messages"]) == 3
+    kinds = _kinds(body)
+    assert ("messages[1].content[0]", "thinking") in kinds
+    assert ("messages[1].content[2]", "text") in kinds
+    assert ("messages[1].content[3].thought_signature", "text") in kinds
+    assert ("messages[2].content[0].content[0]", "audio") in kinds
+    assert ("messages[3]", "tool_result") in kinds
+
+
+def test_openai_chat_and_deepseek() -> None:
+    body = format("openai", TOOL_LOOP, fidelity="provider")
+    assert body["messages"][1]["content"] == [{"type": "text", "text": "Checking."}]
+    tools = [m for m in body["messages"] if m["role"] == "tool"]
+    assert [sorted(m) for m in tools] == [["content", "role", "tool_call_id"]] * 2
+    reasoning = [
+        _msg("user", "user", "Hi"),
+        _msg("Friday", "assistant", [{"type": "thinking", "thinking": "Plan."}, _call("c1")]),
+        _result("c1", "Sunny"),
+    ]
+    deepseek = format("deepseek", reasoning, fidelity="provider")
+    assert deepseek["messages"][1]["reasoning_content"] == "Plan."
+    assert "name" not in deepseek["messages"][2]
+
+
+def test_openai_responses() -> None:
+    audio = {
+        "type": "audio",
+        "source": {"type": "base64", "media_type": "audio/wav", "data": "UklGRg=="},
+    }
+    image = {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}
+    msgs = [_msg("user", "user", [{"type": "text", "text": "Hear."}, audio, image])]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    body = format("openai_responses", msgs, tools=tools, fidelity="provider")
+    parts = body["input"][0]["content"]
+    assert parts[1]["type"] == "input_text"
+    assert "input_audio omitted" in parts[1]["text"]
+    assert parts[2]["detail"] == "auto"
+    assert body["tools"][0]["strict"] is False
+    assert _kinds(body) == [("input[0].content[1]", "input_audio")]
+
+
+def test_ollama_tool_name() -> None:
+    body = format("ollama", TOOL_LOOP, fidelity="provider")
+    call = body["messages"][1]["tool_calls"][0]
+    assert list(call) == ["function"]
+    tools = [m for m in body["messages"] if m["role"] == "tool"]
+    assert [m.get("tool_name") for m in tools] == ["get_weather", "get_weather"]
+    assert all("tool_call_id" not in m and "name" not in m for m in tools)
+
+
+def test_gemini_schema_keywords() -> None:
+    body = format("gemini", [_msg("user", "user", "Hi")], tools=TOOLS, fidelity="provider")
+    parameters = body["tools"][0]["function_declarations"][0]["parameters"]
+    assert "$schema" not in parameters
+    assert "examples" not in parameters["properties"]["city"]
+    assert "exclusiveMaximum" not in parameters["properties"]["days"]
+    assert parameters["properties"]["unit"]["default"] == "c"  # Gemini takes it
+    paths = [path for path, kind in _kinds(body) if kind == "tool_schema"]
+    assert "tools[0].function_declarations[0].parameters.$schema" in paths
+
+
+def test_unanswered_calls_are_dropped_everywhere() -> None:
+    msgs = [
+        _msg("user", "user", "Weather?"),
+        _msg("Friday", "assistant", [_call("lost")]),
+        _msg("user", "user", "Never mind."),
+    ]
+    for provider in ("openai", "deepseek", "ollama", "anthropic", "openai_responses"):
+        body = format(provider, msgs, fidelity="provider")
+        assert "lost" not in json.dumps(dict(body)), provider
+        assert any(kind == "tool_use" for _, kind in _kinds(body)), provider
+
+
+def test_anthropic_refuses_svg_by_url_or_data() -> None:
+    svg_url = {"type": "image", "source": {"type": "url", "url": "https://x/logo.SVG?v=2"}}
+    png_url = {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}
+    body = format("anthropic", [_msg("user", "user", [svg_url, png_url])], fidelity="provider")
+    content = body["messages"][0]["content"]
+    assert content[0] == {"type": "text", "text": "[image/svg+xml omitted: Claude cannot hold it]"}
+    assert content[1]["type"] == "image"
+    assert _kinds(body) == [("messages[0].content[0]", "image")]
+
+
+def test_a_turn_left_empty_is_dropped() -> None:
+    msgs = [
+        _msg("user", "user", [{"type": "text", "text": ""}]),
+        _msg("user", "user", "Hi"),
+    ]
+    for provider in ("openai", "anthropic", "openai_responses"):
+        body = format(provider, msgs, fidelity="provider")
+        turns = body.get("messages", body.get("input"))
+        assert len(turns) == 1, provider
+        assert ("messages[0]" if provider != "openai_responses" else "input[0]", "user") in _kinds(
+            body
+        ), provider
+
+
+def test_a_cache_changes_no_provider_fidelity_body() -> None:
+    cache = FormatCache()
+    for provider in ("anthropic", "ollama", "openai_responses"):
+        plain = format(provider, TOOL_LOOP, fidelity="provider")
+        for _ in range(2):
+            cached = format(provider, TOOL_LOOP, fidelity="provider", cache=cache)
+            assert dict(cached) == dict(plain)
+            assert _kinds(cached) == _kinds(plain)
+        assert dict(format(provider, TOOL_LOOP, cache=cache)) == dict(format(provider, TOOL_LOOP))

@@ -1,0 +1,125 @@
+"""Provider fidelity's acceptance: every golden formatter conversation and every
+realistic scenario, formatted with `fidelity="provider"`, validates against the
+provider's own request schema (tests/provider_schemas/) with 0 violations; and
+the default and explicit `fidelity="agentscope"` bodies stay AgentScope's.
+
+The schema checks run the validator in .venv-schemas (`make schemas-venv`) and
+skip without it, as tests/test_provider_schemas.py does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentscope_proto.formatting import FormattedBody, FormatWarning, format
+from agentscope_proto.providers import PROVIDERS
+from agentscope_proto.providers._fidelity import provider_fidelity
+from provider_schemas import client
+from provider_schemas.scenarios import SCENARIOS
+
+from golden_data import GOLDEN, decode, formatter_cases, golden_providers
+from strict import assert_same
+
+needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
+
+_GOLDEN = [
+    (provider, case)
+    for provider in golden_providers("formatters")
+    for case in formatter_cases(provider)
+    if "expected" in case
+]
+
+
+def _golden(provider: str, case: dict[str, Any], **fidelity: str) -> FormattedBody:
+    return format(
+        provider,
+        case["msgs"],
+        multi_agent=case["multi_agent"],
+        tools=case["tools"],
+        tool_choice=case["tool_choice"],
+        media_root=GOLDEN,
+        **case["options"],
+        **fidelity,
+    )
+
+
+def _provider_bodies() -> list[tuple[str, str, FormattedBody]]:
+    bodies = [
+        (provider, case["name"], _golden(provider, case, fidelity="provider"))
+        for provider, case in _GOLDEN
+    ]
+    for name, (msgs, tools) in SCENARIOS.items():
+        for provider in PROVIDERS:
+            body = format(provider, msgs, tools=tools, fidelity="provider")
+            bodies.append((provider, f"scenario/{name}", body))
+    return bodies
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> list[tuple[str, str, FormattedBody, list[client.Violation]]]:
+    bodies = _provider_bodies()
+    results = client.validate_many((provider, dict(body)) for provider, _, body in bodies)
+    return [(*item, violations) for item, violations in zip(bodies, results, strict=True)]
+
+
+@needs_sdks
+def test_every_provider_fidelity_body_validates(
+    verdicts: list[tuple[str, str, FormattedBody, list[client.Violation]]],
+) -> None:
+    assert len(verdicts) == len(_GOLDEN) + len(SCENARIOS) * len(PROVIDERS)
+    invalid = {
+        f"{provider}:{name}": [str(v) for v in violations]
+        for provider, name, _, violations in verdicts
+        if violations
+    }
+    assert invalid == {}
+
+
+@needs_sdks
+def test_the_validator_rejects_the_same_scenarios_in_parity(
+    verdicts: list[tuple[str, str, FormattedBody, list[client.Violation]]],
+) -> None:
+    """The scenarios are hard: parity bodies of them fail, so passing means something."""
+    parity = [
+        (provider, dict(format(provider, msgs, tools=tools)))
+        for msgs, tools in SCENARIOS.values()
+        for provider in ("anthropic", "openai", "openai_responses", "ollama")
+    ]
+    assert all(client.validate_many(parity))
+
+
+@needs_sdks
+def test_scenarios_warn_for_every_change(
+    verdicts: list[tuple[str, str, FormattedBody, list[client.Violation]]],
+) -> None:
+    for provider, name, body, _ in verdicts:
+        if name.startswith("scenario/cross_provider"):
+            assert body.warnings, (provider, name)
+            assert all(w.path and w.block_type and w.message for w in body.warnings)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_agentscope_fidelity_is_the_golden_body(provider: str) -> None:
+    for case_provider, case in _GOLDEN:
+        if case_provider != provider:
+            continue
+        body = _golden(provider, case, fidelity="agentscope")
+        assert_same(dict(body), decode(case["expected"]))
+        assert len(body.warnings) == len(case["warnings"])
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_provider_fidelity_is_a_fixpoint_and_keeps_parity_warnings(provider: str) -> None:
+    """Adapting an adapted body changes and warns nothing; the parity warnings
+    come first, unchanged, before the pass's own."""
+    for case_provider, case in _GOLDEN:
+        if case_provider != provider:
+            continue
+        parity = _golden(provider, case)
+        adapted = _golden(provider, case, fidelity="provider")
+        assert adapted.warnings[: len(parity.warnings)] == parity.warnings
+        again: list[FormatWarning] = []
+        assert provider_fidelity(provider, dict(adapted), again) == dict(adapted), case["name"]
+        assert again == [], case["name"]
