@@ -11,23 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._generated.agentscope.message.v1.message_pb2 import (
-    AudioBlock,
-    ContentBlock,
-    ContentBlocks,
-    ImageBlock,
-    MediaSource,
-    Msg,
-    OpaqueBlock,
-    Role,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolResultState,
-    ToolUseBlock,
-    Usage,
-    VideoBlock,
-)
 from ._version import __version__ as __version__
 from .cache import FormatCache
 from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
@@ -48,8 +31,23 @@ from .formatting import FormattedBody, FormatWarning, format
 from .interop import from_agentscope, to_agentscope
 from .message import (
     AnyBlock,
+    AudioBlock,
     BlockType,
+    ContentBlock,
+    ContentBlocks,
+    ImageBlock,
     MediaBlock,
+    MediaSource,
+    Msg,
+    OpaqueBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+    Usage,
+    VideoBlock,
     get_content_blocks,
     get_text_content,
     has_content_blocks,

@@ -73,6 +73,31 @@ def set_content(msg: Msg, content: Any, read_block: ReadBlock) -> None:
             items.append(block)
 
 
+def read_head(
+    data: Mapping[str, Any],
+    *,
+    any_case: bool,
+    read_block: ReadBlock,
+    new_id: Callable[[], str],
+) -> Msg:
+    """What both AgentScope Python dialects read alike: `name` (a string, or
+    null for none), `role`, `content`, and `id` (a fresh one when absent, as
+    each version's own `Msg` makes)."""
+    msg = Msg()
+    name = required(data, "name")
+    if name is not None:
+        if not isinstance(name, str):
+            raise MessageFormatError("name", f"expected a string, got {type_name(name)}")
+        msg.name = name
+    msg.role = read_role(required(data, "role"), ROLES, any_case=any_case)
+    set_content(msg, required(data, "content"), read_block)
+    if "id" not in data:
+        msg.id = new_id()
+    elif (msg_id := optional_str(data, "id")) is not None:
+        msg.id = msg_id
+    return msg
+
+
 def set_metadata(msg: Msg, metadata: Any) -> None:
     if metadata is None:
         return

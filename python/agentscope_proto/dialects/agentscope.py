@@ -10,7 +10,11 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from ..errors import MessageFormatError
 from ..message._codec import block_from_dict, blocks_to_list
 from ..message.helpers import new_id, new_timestamp
-from ._common import ROLES, optional_str, read_role, required, set_content, set_extras, type_name
+from ._common import (
+    optional_str,
+    read_head,
+    set_extras,
+)
 
 __all__ = ["from_agentscope", "to_agentscope"]
 
@@ -26,18 +30,7 @@ _ROLE_NAMES = {
 
 
 def from_agentscope(data: Mapping[str, Any]) -> Msg:
-    msg = Msg()
-    name = required(data, "name")
-    if name is not None:
-        if not isinstance(name, str):
-            raise MessageFormatError("name", f"expected a string, got {type_name(name)}")
-        msg.name = name
-    msg.role = read_role(required(data, "role"), ROLES, any_case=False)
-    set_content(msg, required(data, "content"), block_from_dict)
-    if "id" not in data:
-        msg.id = new_id()
-    elif (msg_id := optional_str(data, "id")) is not None:
-        msg.id = msg_id
+    msg = read_head(data, any_case=False, read_block=block_from_dict, new_id=new_id)
     metadata = data.get("metadata")
     # AgentScope keeps `metadata or {}`: an empty one is no metadata, which
     # `to_dict` writes as `{}` again.

@@ -16,12 +16,9 @@ from ..errors import MessageFormatError
 from ..message._codec import block_from_dict
 from ..message.helpers import new_timestamp
 from ._common import (
-    ROLES,
     optional_str,
-    read_role,
+    read_head,
     rebuild,
-    required,
-    set_content,
     set_extras,
     set_metadata,
     set_usage,
@@ -110,18 +107,8 @@ def _as2_block(item: Any, path: str) -> ContentBlock | None:
 
 
 def from_agentscope2(data: Mapping[str, Any]) -> Msg:
-    msg = Msg()
-    name = required(data, "name")
-    if name is not None:
-        if not isinstance(name, str):
-            raise MessageFormatError("name", f"expected a string, got {type_name(name)}")
-        msg.name = name
-    msg.role = read_role(required(data, "role"), ROLES, any_case=True)
-    set_content(msg, required(data, "content"), _as2_block)
-    if "id" not in data:
-        msg.id = uuid.uuid4().hex
-    elif (msg_id := optional_str(data, "id")) is not None:
-        msg.id = msg_id
+    # 2.x ids are uuid4 hex strings.
+    msg = read_head(data, any_case=True, read_block=_as2_block, new_id=lambda: uuid.uuid4().hex)
     set_metadata(msg, data.get("metadata"))
     created_at = optional_str(data, "created_at")
     msg.timestamp = created_at or optional_str(data, "timestamp") or new_timestamp()
