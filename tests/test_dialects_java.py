@@ -535,16 +535,18 @@ def test_java_needs_object_metadata() -> None:
         to_dict(msg, dialect="java")
 
 
-def test_unset_role_cannot_be_written() -> None:
+def test_unset_role_is_written_as_java_null_role() -> None:
+    # Java writes `"role": null` for a message built without a role; the 1.x
+    # writer and the formatters refuse such a message.
+    assert to_dict(Msg(), dialect="java")["role"] is None
     with pytest.raises(MessageFormatError, match=r"^role: unset"):
-        to_dict(Msg(), dialect="java")
+        to_dict(Msg())
 
 
 @pytest.mark.parametrize(
     ("change", "path"),
     [
         ({"role": "robot"}, "role"),
-        ({"role": None}, "role"),
         ({"name": 1.5}, "name"),
         ({"id": [3]}, "id"),
         ({"timestamp": {}}, "timestamp"),
@@ -584,10 +586,24 @@ def test_integer_ids_read_as_their_digits() -> None:
     assert (msg.id, msg.name, msg.timestamp) == ("12345", "7", "1700000000")
 
 
-def test_java_without_role_is_an_error() -> None:
+def test_java_without_role_reads_unset_and_writes_null() -> None:
     data = load("01_role_casing")
     del data["role"]
+    msg = from_dict(data, dialect="java")
+    assert msg.role == Role.ROLE_UNSPECIFIED
+    written = to_dict(msg, dialect="java")
+    assert written["role"] is None
+    assert from_dict(written, dialect="java") == msg
+    assert from_dict({**data, "role": None}, dialect="java") == msg
+    # Detection goes by the role, so without `dialect=` such a dict reads as
+    # 1.x, which needs a role.
     with pytest.raises(MessageFormatError, match=r"^role: missing"):
+        from_dict(data)
+
+
+def test_java_role_of_another_type_is_an_error() -> None:
+    data = {**load("01_role_casing"), "role": 1}
+    with pytest.raises(MessageFormatError, match=r"^role: expected one of"):
         from_dict(data, dialect="java")
 
 

@@ -531,16 +531,25 @@ def test_message_of_the_documented_example() -> None:
         from_dict(data)
 
 
+_BAD_PROTOS = [
+    (Msg(), "role"),
+    (Msg(role=Role.ROLE_USER, blocks={"items": [ContentBlock()]}), "block"),
+    (Msg(role=Role.ROLE_USER, blocks={"items": [ContentBlock(image=ImageBlock())]}), "source"),
+    (Msg(role=Role.ROLE_USER, text="x", metadata_json="{"), "metadata"),
+]
+
+
 @pytest.mark.parametrize(
-    ("msg", "path"),
+    ("msg", "path", "dialect"),
     [
-        (Msg(), "role"),
-        (Msg(role=Role.ROLE_USER, blocks={"items": [ContentBlock()]}), "block"),
-        (Msg(role=Role.ROLE_USER, blocks={"items": [ContentBlock(image=ImageBlock())]}), "source"),
-        (Msg(role=Role.ROLE_USER, text="x", metadata_json="{"), "metadata"),
+        (msg, path, dialect)
+        for msg, path in _BAD_PROTOS
+        for dialect in ("agentscope", "java")
+        # agentscope-java writes a message without a role as `"role": null`
+        # (tests/test_dialects_java.py); 1.x has no such message.
+        if (path, dialect) != ("role", "java")
     ],
 )
-@pytest.mark.parametrize("dialect", ["agentscope", "java"])
 def test_bad_protos_cannot_be_written(msg: Msg, path: str, dialect: Any) -> None:
     with pytest.raises(MessageFormatError) as caught:
         to_dict(msg, dialect=dialect)

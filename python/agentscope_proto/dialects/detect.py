@@ -44,7 +44,8 @@ def detect_dialect(data: Any) -> Dialect:
     """The dialect `from_dict` reads `data` in when none is given.
 
     agentscope-java when the role is a `MsgRole` name (`"USER"`, `"TOOL"`, ...:
-    Jackson writes nothing else, and Java refuses any other spelling);
+    Jackson writes nothing else, and Java refuses any other spelling; a Java
+    message without a role needs `dialect="java"`);
     AgentScope 2.x when there is no `timestamp` but a 2.x trace (`created_at`,
     `finished_reason`, a snake_case `usage`, `tool_call`/`data`/`hint` blocks,
     ...); AgentScope 1.x otherwise.

@@ -16,6 +16,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     ContentBlock,
     Msg,
     OpaqueBlock,
+    Role,
     ToolResultBlock,
 )
 from ..errors import MessageFormatError
@@ -234,13 +235,17 @@ def from_java(data: Mapping[str, Any]) -> Msg:
         msg.id = msg_id
     if (name := _text_field(data, "name")) is not None:
         msg.name = name
-    if "role" not in data:
-        raise MessageFormatError("role", "missing")
-    role = data["role"]
-    if not isinstance(role, str) or role not in rules.ROLES:
-        names = ", ".join(map(repr, rules.ROLES))
-        raise MessageFormatError("role", f"expected one of {names} (upper case), got {role!r}")
-    msg.role = rules.ROLES[role]
+    # Java's reader takes a message without a role (or a null one) and writes
+    # it back as `"role": null`: here it stays ROLE_UNSPECIFIED, which only
+    # this dialect writes (formatters and the 1.x writer refuse it).
+    role = data.get("role")
+    if role is not None:
+        if not isinstance(role, str) or role not in rules.ROLES:
+            names = ", ".join(map(repr, rules.ROLES))
+            raise MessageFormatError(
+                "role", f"expected one of {names} (upper case) or null, got {role!r}"
+            )
+        msg.role = rules.ROLES[role]
     content = data.get("content")
     if content is not None and not isinstance(content, list):
         raise rules.refuse("content", f"content is a list of blocks, not {type_name(content)}")
@@ -383,10 +388,13 @@ def _kind(block: ContentBlock) -> str:
     return inner.block_type if isinstance(inner, OpaqueBlock) else str(block.WhichOneof("block"))
 
 
-def _role(msg: Msg) -> str:
-    """The MsgRole name; a 1.x user or system message of tool results is TOOL."""
+def _role(msg: Msg) -> str | None:
+    """The MsgRole name; a 1.x user or system message of tool results is TOOL;
+    an unset role is Java's null role."""
+    if msg.role == Role.ROLE_UNSPECIFIED:
+        return None
     if msg.role not in rules.ROLE_NAMES:
-        raise MessageFormatError("role", "unset")
+        raise MessageFormatError("role", f"unknown role {msg.role}")
     if msg.role in rules.ALLOWED and msg.WhichOneof("content") == "blocks":
         kinds = [_kind(b) for b in msg.blocks.items]
         if kinds and all(kind == "tool_result" for kind in kinds):
