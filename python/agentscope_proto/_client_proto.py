@@ -8,7 +8,6 @@ checked by the same `FormatSettings`/`ParseSettings`) as `format()`,
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -16,7 +15,7 @@ from . import _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .errors import FormatError, ParseError
-from .formatting import FormattedBody, message_from_input
+from .formatting import FormattedBody, message_from_input, provider_first
 from .message._codec import blocks_to_list
 from .options import FormatSettings, ParseSettings, format_settings_to_proto
 from .providers import provider_enum
@@ -28,24 +27,6 @@ _provider = provider_enum
 
 
 MsgLike = Msg | Mapping[str, Any]
-
-
-def provider_first(
-    provider: str, msgs: Iterable[MsgLike], call: str
-) -> tuple[str, Iterable[MsgLike]]:
-    """`(provider, msgs)`, accepting the old `(msgs, provider)` order with a warning.
-
-    The old order is recognised by its types: a provider name is a `str`,
-    messages never are.
-    """
-    if not isinstance(provider, str) and isinstance(msgs, str):
-        warnings.warn(
-            f"{call}(msgs, provider) is deprecated; use {call}(provider, msgs)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return msgs, provider
-    return provider, msgs
 
 
 def format_request(

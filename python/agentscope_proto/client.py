@@ -23,14 +23,13 @@ from ._client_proto import (
     format_request,
     parse_request,
     parse_settings,
-    provider_first,
     result_from_proto,
     stream_head,
     stream_requests,
 )
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
-from .formatting import FormattedBody
+from .formatting import FormattedBody, provider_first
 from .options import ParseSettings, parse_settings_to_proto
 from .results import ParsedResponse
 from .service.status import error_from_status

@@ -305,6 +305,24 @@ def _counter(name: str, model: str | None) -> Any:
     return count_chars
 
 
+def provider_first(
+    provider: str, msgs: Iterable[Msg | Mapping[str, Any]], call: str
+) -> tuple[str, Iterable[Msg | Mapping[str, Any]]]:
+    """`(provider, msgs)`, accepting the old `(msgs, provider)` order with a warning.
+
+    The old order is recognised by its types: a provider name is a `str`,
+    messages never are.
+    """
+    if not isinstance(provider, str) and isinstance(msgs, str):
+        warnings.warn(
+            f"{call}(msgs, provider) is deprecated; use {call}(provider, msgs)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return msgs, provider
+    return provider, msgs
+
+
 def format(
     provider: str,
     msgs: Iterable[Msg | Mapping[str, Any]],
@@ -355,13 +373,7 @@ def format(
         FormatError: the messages cannot be formatted (the error names where).
         MediaAccessError: media would need file or network access not allowed.
     """
-    if not isinstance(provider, str) and isinstance(msgs, str):
-        warnings.warn(
-            "format(msgs, provider) is deprecated; use format(provider, msgs)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        provider, msgs = msgs, provider
+    provider, msgs = provider_first(provider, msgs, "format")
     impl = get_provider(provider)
     if settings is None:
         settings = FormatSettings.from_kwargs(multi_agent, options)
