@@ -261,6 +261,8 @@ class FormatOptions(_message.Message):
     AGENT_NAME_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
     FIDELITY_FIELD_NUMBER: _builtins.int
+    RESPONSE_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
+    RESPONSE_SCHEMA_NAME_FIELD_NUMBER: _builtins.int
     promote_tool_result_images: _builtins.bool
     """Move images found in tool results into a following user message, for
     models that only see images in user turns.
@@ -290,6 +292,15 @@ class FormatOptions(_message.Message):
     """Model name, used to pick the tiktoken encoding."""
     fidelity: Global___Fidelity.ValueType
     """Body fidelity. Unspecified means `FIDELITY_AGENTSCOPE`."""
+    response_schema_json: _builtins.str
+    """Structured output: a JSON Schema object as UTF-8 JSON text, sent as the
+    provider's own field (OpenAI `response_format`, Responses `text.format`,
+    Gemini `responseSchema`). Empty means none.
+    """
+    response_schema_name: _builtins.str
+    """The name the schema goes by where the provider wants one (OpenAI).
+    Empty means `response`.
+    """
     def __init__(
         self,
         *,
@@ -303,10 +314,12 @@ class FormatOptions(_message.Message):
         agent_name: _builtins.str = ...,
         model: _builtins.str = ...,
         fidelity: Global___Fidelity.ValueType = ...,
+        response_schema_json: _builtins.str = ...,
+        response_schema_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "conversation_history_prompt", b"conversation_history_prompt", "max_tokens", b"max_tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "agent_name", b"agent_name", "conversation_history_prompt", b"conversation_history_prompt", "fidelity", b"fidelity", "max_tokens", b"max_tokens", "model", b"model", "multi_agent_style", b"multi_agent_style", "promote_tool_result_audios", b"promote_tool_result_audios", "promote_tool_result_images", b"promote_tool_result_images", "promote_tool_result_videos", b"promote_tool_result_videos", "token_counter", b"token_counter"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "agent_name", b"agent_name", "conversation_history_prompt", b"conversation_history_prompt", "fidelity", b"fidelity", "max_tokens", b"max_tokens", "model", b"model", "multi_agent_style", b"multi_agent_style", "promote_tool_result_audios", b"promote_tool_result_audios", "promote_tool_result_images", b"promote_tool_result_images", "promote_tool_result_videos", b"promote_tool_result_videos", "response_schema_json", b"response_schema_json", "response_schema_name", b"response_schema_name", "token_counter", b"token_counter"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__conversation_history_prompt: _TypeAlias = _typing.Literal["conversation_history_prompt"]  # noqa: Y015
     _WhichOneofArgType__conversation_history_prompt: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt"]  # noqa: Y015

@@ -252,6 +252,9 @@ class ContentBlock(_message.Message):
     IMAGE_FIELD_NUMBER: _builtins.int
     AUDIO_FIELD_NUMBER: _builtins.int
     VIDEO_FIELD_NUMBER: _builtins.int
+    SERVER_TOOL_USE_FIELD_NUMBER: _builtins.int
+    SERVER_TOOL_RESULT_FIELD_NUMBER: _builtins.int
+    GROUNDING_FIELD_NUMBER: _builtins.int
     OPAQUE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def text(self) -> Global___TextBlock:
@@ -282,6 +285,22 @@ class ContentBlock(_message.Message):
         """A video clip."""
 
     @_builtins.property
+    def server_tool_use(self) -> Global___ServerToolUseBlock:
+        """A tool the provider ran on its side (web search, code execution, MCP,
+        file search...): what was called. Parsed in provider fidelity only.
+        """
+
+    @_builtins.property
+    def server_tool_result(self) -> Global___ServerToolResultBlock:
+        """What a provider-side tool returned. Parsed in provider fidelity only."""
+
+    @_builtins.property
+    def grounding(self) -> Global___GroundingBlock:
+        """The sources a provider grounded its answer on (Gemini grounding and
+        URL-context metadata). Parsed in provider fidelity only.
+        """
+
+    @_builtins.property
     def opaque(self) -> Global___OpaqueBlock:
         """A block of a kind this schema does not model (e.g. AgentScope 2.x
         `tool_call`, or a misspelt `type`), kept verbatim so it round-trips.
@@ -298,13 +317,16 @@ class ContentBlock(_message.Message):
         image: Global___ImageBlock | None = ...,
         audio: Global___AudioBlock | None = ...,
         video: Global___VideoBlock | None = ...,
+        server_tool_use: Global___ServerToolUseBlock | None = ...,
+        server_tool_result: Global___ServerToolResultBlock | None = ...,
+        grounding: Global___GroundingBlock | None = ...,
         opaque: Global___OpaqueBlock | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "image", b"image", "opaque", b"opaque", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "grounding", b"grounding", "image", b"image", "opaque", b"opaque", "server_tool_result", b"server_tool_result", "server_tool_use", b"server_tool_use", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "image", b"image", "opaque", b"opaque", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "grounding", b"grounding", "image", b"image", "opaque", b"opaque", "server_tool_result", b"server_tool_result", "server_tool_use", b"server_tool_use", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_block: _TypeAlias = _typing.Literal["text", "thinking", "tool_use", "tool_result", "image", "audio", "video", "opaque"]  # noqa: Y015
+    _WhichOneofReturnType_block: _TypeAlias = _typing.Literal["text", "thinking", "tool_use", "tool_result", "image", "audio", "video", "server_tool_use", "server_tool_result", "grounding", "opaque"]  # noqa: Y015
     _WhichOneofArgType_block: _TypeAlias = _typing.Literal["block", b"block"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_block) -> _WhichOneofReturnType_block | None: ...
 
@@ -348,6 +370,7 @@ class TextBlock(_message.Message):
 
     TEXT_FIELD_NUMBER: _builtins.int
     THOUGHT_SIGNATURE_FIELD_NUMBER: _builtins.int
+    CITATIONS_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
     text: _builtins.str
@@ -361,6 +384,13 @@ class TextBlock(_message.Message):
     their original order (e.g. Anthropic `cache_control`). Empty when none.
     """
     @_builtins.property
+    def citations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Citation]:
+        """Where the text comes from (OpenAI annotations, Anthropic citations), in
+        the provider's order. Parsed in provider fidelity only; a provider that
+        takes them back (Anthropic, OpenAI Responses) gets them unchanged.
+        """
+
+    @_builtins.property
     def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The block dict's keys in their original order, set only when that order
         differs from the canonical one (`type`, the modelled keys in field
@@ -372,12 +402,13 @@ class TextBlock(_message.Message):
         *,
         text: _builtins.str = ...,
         thought_signature: _builtins.bytes | None = ...,
+        citations: _abc.Iterable[Global___Citation] | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature", "thought_signature", b"thought_signature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature", "extra_json", b"extra_json", "key_order", b"key_order", "text", b"text", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature", "citations", b"citations", "extra_json", b"extra_json", "key_order", b"key_order", "text", b"text", "thought_signature", b"thought_signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__thought_signature: _TypeAlias = _typing.Literal["thought_signature"]  # noqa: Y015
     _WhichOneofArgType__thought_signature: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature"]  # noqa: Y015
@@ -394,6 +425,9 @@ class ThinkingBlock(_message.Message):
     THINKING_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
     THOUGHT_SIGNATURE_FIELD_NUMBER: _builtins.int
+    REDACTED_DATA_FIELD_NUMBER: _builtins.int
+    ENCRYPTED_CONTENT_FIELD_NUMBER: _builtins.int
+    REASONING_ID_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
     thinking: _builtins.str
@@ -404,6 +438,16 @@ class ThinkingBlock(_message.Message):
     """
     thought_signature: _builtins.bytes
     """Gemini's opaque thought signature (base64 in JSON)."""
+    redacted_data: _builtins.str
+    """Anthropic `redacted_thinking`: reasoning the provider encrypted, to be
+    sent back unchanged (`thinking` is then empty). Provider fidelity only.
+    """
+    encrypted_content: _builtins.str
+    """OpenAI Responses `reasoning.encrypted_content`: the reasoning state a
+    stateless conversation must send back for the model to continue it.
+    """
+    reasoning_id: _builtins.str
+    """OpenAI Responses reasoning item id (`rs_...`), sent back with the item."""
     extra_json: _builtins.str
     """Keys of the block dict not modelled above, as a UTF-8 JSON object in
     their original order (e.g. agentscope-java `metadata`). Empty when none.
@@ -420,17 +464,32 @@ class ThinkingBlock(_message.Message):
         thinking: _builtins.str = ...,
         signature: _builtins.str | None = ...,
         thought_signature: _builtins.bytes | None = ...,
+        redacted_data: _builtins.str | None = ...,
+        encrypted_content: _builtins.str | None = ...,
+        reasoning_id: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_signature", b"_signature", "_thought_signature", b"_thought_signature", "signature", b"signature", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_encrypted_content", b"_encrypted_content", "_reasoning_id", b"_reasoning_id", "_redacted_data", b"_redacted_data", "_signature", b"_signature", "_thought_signature", b"_thought_signature", "encrypted_content", b"encrypted_content", "reasoning_id", b"reasoning_id", "redacted_data", b"redacted_data", "signature", b"signature", "thought_signature", b"thought_signature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_signature", b"_signature", "_thought_signature", b"_thought_signature", "extra_json", b"extra_json", "key_order", b"key_order", "signature", b"signature", "thinking", b"thinking", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_encrypted_content", b"_encrypted_content", "_reasoning_id", b"_reasoning_id", "_redacted_data", b"_redacted_data", "_signature", b"_signature", "_thought_signature", b"_thought_signature", "encrypted_content", b"encrypted_content", "extra_json", b"extra_json", "key_order", b"key_order", "reasoning_id", b"reasoning_id", "redacted_data", b"redacted_data", "signature", b"signature", "thinking", b"thinking", "thought_signature", b"thought_signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__encrypted_content: _TypeAlias = _typing.Literal["encrypted_content"]  # noqa: Y015
+    _WhichOneofArgType__encrypted_content: _TypeAlias = _typing.Literal["_encrypted_content", b"_encrypted_content"]  # noqa: Y015
+    _WhichOneofReturnType__reasoning_id: _TypeAlias = _typing.Literal["reasoning_id"]  # noqa: Y015
+    _WhichOneofArgType__reasoning_id: _TypeAlias = _typing.Literal["_reasoning_id", b"_reasoning_id"]  # noqa: Y015
+    _WhichOneofReturnType__redacted_data: _TypeAlias = _typing.Literal["redacted_data"]  # noqa: Y015
+    _WhichOneofArgType__redacted_data: _TypeAlias = _typing.Literal["_redacted_data", b"_redacted_data"]  # noqa: Y015
     _WhichOneofReturnType__signature: _TypeAlias = _typing.Literal["signature"]  # noqa: Y015
     _WhichOneofArgType__signature: _TypeAlias = _typing.Literal["_signature", b"_signature"]  # noqa: Y015
     _WhichOneofReturnType__thought_signature: _TypeAlias = _typing.Literal["thought_signature"]  # noqa: Y015
     _WhichOneofArgType__thought_signature: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__encrypted_content) -> _WhichOneofReturnType__encrypted_content | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reasoning_id) -> _WhichOneofReturnType__reasoning_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__redacted_data) -> _WhichOneofReturnType__redacted_data | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__signature) -> _WhichOneofReturnType__signature | None: ...
     @_typing.overload
@@ -502,6 +561,288 @@ class ToolUseBlock(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__thought_signature) -> _WhichOneofReturnType__thought_signature | None: ...
 
 Global___ToolUseBlock: _TypeAlias = ToolUseBlock  # noqa: Y015
+
+@_typing.final
+class Citation(_message.Message):
+    """A source a TextBlock cites. Providers name and shape citations
+    differently; the common facts are typed (so a client in any language can
+    show them) and the provider's object is kept verbatim (so it goes back
+    exactly as received).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CITATION_TYPE_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    CITED_TEXT_FIELD_NUMBER: _builtins.int
+    START_INDEX_FIELD_NUMBER: _builtins.int
+    END_INDEX_FIELD_NUMBER: _builtins.int
+    FILE_ID_FIELD_NUMBER: _builtins.int
+    RAW_JSON_FIELD_NUMBER: _builtins.int
+    citation_type: _builtins.str
+    """The provider's citation type (`url_citation`, `file_citation`,
+    `char_location`, `web_search_result_location`, ...).
+    """
+    url: _builtins.str
+    """The cited web page, when the citation names one."""
+    title: _builtins.str
+    """The cited source's title, when given."""
+    cited_text: _builtins.str
+    """The quoted source text, when given (Anthropic `cited_text`)."""
+    start_index: _builtins.int
+    """Start of the cited span: in the answer text for OpenAI (`start_index`),
+    in the source document for Anthropic (`start_char_index`,
+    `start_page_number`, `start_block_index`).
+    """
+    end_index: _builtins.int
+    """End of that span, exclusive, in the same unit."""
+    file_id: _builtins.str
+    """The cited file, when the source is an uploaded file."""
+    raw_json: _builtins.str
+    """The provider's citation object as a UTF-8 JSON object, verbatim.
+    Authoritative: the typed fields above are read from it.
+    """
+    def __init__(
+        self,
+        *,
+        citation_type: _builtins.str = ...,
+        url: _builtins.str | None = ...,
+        title: _builtins.str | None = ...,
+        cited_text: _builtins.str | None = ...,
+        start_index: _builtins.int | None = ...,
+        end_index: _builtins.int | None = ...,
+        file_id: _builtins.str | None = ...,
+        raw_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_cited_text", b"_cited_text", "_end_index", b"_end_index", "_file_id", b"_file_id", "_start_index", b"_start_index", "_title", b"_title", "_url", b"_url", "cited_text", b"cited_text", "end_index", b"end_index", "file_id", b"file_id", "start_index", b"start_index", "title", b"title", "url", b"url"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cited_text", b"_cited_text", "_end_index", b"_end_index", "_file_id", b"_file_id", "_start_index", b"_start_index", "_title", b"_title", "_url", b"_url", "citation_type", b"citation_type", "cited_text", b"cited_text", "end_index", b"end_index", "file_id", b"file_id", "raw_json", b"raw_json", "start_index", b"start_index", "title", b"title", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__cited_text: _TypeAlias = _typing.Literal["cited_text"]  # noqa: Y015
+    _WhichOneofArgType__cited_text: _TypeAlias = _typing.Literal["_cited_text", b"_cited_text"]  # noqa: Y015
+    _WhichOneofReturnType__end_index: _TypeAlias = _typing.Literal["end_index"]  # noqa: Y015
+    _WhichOneofArgType__end_index: _TypeAlias = _typing.Literal["_end_index", b"_end_index"]  # noqa: Y015
+    _WhichOneofReturnType__file_id: _TypeAlias = _typing.Literal["file_id"]  # noqa: Y015
+    _WhichOneofArgType__file_id: _TypeAlias = _typing.Literal["_file_id", b"_file_id"]  # noqa: Y015
+    _WhichOneofReturnType__start_index: _TypeAlias = _typing.Literal["start_index"]  # noqa: Y015
+    _WhichOneofArgType__start_index: _TypeAlias = _typing.Literal["_start_index", b"_start_index"]  # noqa: Y015
+    _WhichOneofReturnType__title: _TypeAlias = _typing.Literal["title"]  # noqa: Y015
+    _WhichOneofArgType__title: _TypeAlias = _typing.Literal["_title", b"_title"]  # noqa: Y015
+    _WhichOneofReturnType__url: _TypeAlias = _typing.Literal["url"]  # noqa: Y015
+    _WhichOneofArgType__url: _TypeAlias = _typing.Literal["_url", b"_url"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cited_text) -> _WhichOneofReturnType__cited_text | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__end_index) -> _WhichOneofReturnType__end_index | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__file_id) -> _WhichOneofReturnType__file_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__start_index) -> _WhichOneofReturnType__start_index | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__title) -> _WhichOneofReturnType__title | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__url) -> _WhichOneofReturnType__url | None: ...
+
+Global___Citation: _TypeAlias = Citation  # noqa: Y015
+
+@_typing.final
+class ServerToolUseBlock(_message.Message):
+    """A tool the provider ran itself (`server_tool_use`, `web_search_call`,
+    `executableCode`, `mcp_call`...). Not a client tool call: no ToolResultBlock
+    answers it, and formatters send it back only to the provider it came from.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    INPUT_JSON_FIELD_NUMBER: _builtins.int
+    PROVIDER_TYPE_FIELD_NUMBER: _builtins.int
+    RAW_JSON_FIELD_NUMBER: _builtins.int
+    EXTRA_JSON_FIELD_NUMBER: _builtins.int
+    KEY_ORDER_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """Id of the call (the provider's item or block id; empty when it has none)."""
+    name: _builtins.str
+    """Name of the provider tool (`web_search`, `code_execution`, ...)."""
+    input_json: _builtins.str
+    """The call's input as UTF-8 JSON text (`{}` when it has none)."""
+    provider_type: _builtins.str
+    """The provider's own type of the item or block, e.g. `server_tool_use`,
+    `mcp_tool_use`, `web_search_call`, `executable_code`.
+    """
+    raw_json: _builtins.str
+    """The provider's item or block as a UTF-8 JSON object, verbatim: what goes
+    back to that provider in provider fidelity.
+    """
+    extra_json: _builtins.str
+    """Keys of the block dict not modelled above, as a UTF-8 JSON object in
+    their original order. Empty when none.
+    """
+    @_builtins.property
+    def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The block dict's keys in their original order, set only when that order
+        differs from the canonical one or a modelled key was absent.
+        """
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        input_json: _builtins.str = ...,
+        provider_type: _builtins.str = ...,
+        raw_json: _builtins.str = ...,
+        extra_json: _builtins.str = ...,
+        key_order: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["extra_json", b"extra_json", "id", b"id", "input_json", b"input_json", "key_order", b"key_order", "name", b"name", "provider_type", b"provider_type", "raw_json", b"raw_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServerToolUseBlock: _TypeAlias = ServerToolUseBlock  # noqa: Y015
+
+@_typing.final
+class ServerToolResultBlock(_message.Message):
+    """What a provider-side tool returned (`web_search_tool_result`,
+    `code_execution_result`, an OpenAI item's `results`/`output`...).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_USE_ID_FIELD_NUMBER: _builtins.int
+    PROVIDER_TYPE_FIELD_NUMBER: _builtins.int
+    OUTPUT_JSON_FIELD_NUMBER: _builtins.int
+    IS_ERROR_FIELD_NUMBER: _builtins.int
+    RAW_JSON_FIELD_NUMBER: _builtins.int
+    EXTRA_JSON_FIELD_NUMBER: _builtins.int
+    KEY_ORDER_FIELD_NUMBER: _builtins.int
+    tool_use_id: _builtins.str
+    """Id of the ServerToolUseBlock this answers."""
+    provider_type: _builtins.str
+    """The provider's own type of the result, e.g. `web_search_tool_result`,
+    `code_execution_result`, `mcp_tool_result`.
+    """
+    output_json: _builtins.str
+    """The result content as UTF-8 JSON text."""
+    is_error: _builtins.bool
+    """Whether the provider reported the tool as failed."""
+    raw_json: _builtins.str
+    """The provider's block or item as a UTF-8 JSON object, verbatim."""
+    extra_json: _builtins.str
+    """Keys of the block dict not modelled above, as a UTF-8 JSON object in
+    their original order. Empty when none.
+    """
+    @_builtins.property
+    def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The block dict's keys in their original order, set only when that order
+        differs from the canonical one or a modelled key was absent.
+        """
+
+    def __init__(
+        self,
+        *,
+        tool_use_id: _builtins.str = ...,
+        provider_type: _builtins.str = ...,
+        output_json: _builtins.str = ...,
+        is_error: _builtins.bool = ...,
+        raw_json: _builtins.str = ...,
+        extra_json: _builtins.str = ...,
+        key_order: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["extra_json", b"extra_json", "is_error", b"is_error", "key_order", b"key_order", "output_json", b"output_json", "provider_type", b"provider_type", "raw_json", b"raw_json", "tool_use_id", b"tool_use_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServerToolResultBlock: _TypeAlias = ServerToolResultBlock  # noqa: Y015
+
+@_typing.final
+class GroundingSource(_message.Message):
+    """One source a grounded answer used."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    """The source's address (for Gemini search grounding, a redirect URL)."""
+    title: _builtins.str
+    """The source's title (often its domain)."""
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+        title: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["title", b"title", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GroundingSource: _TypeAlias = GroundingSource  # noqa: Y015
+
+@_typing.final
+class GroundingBlock(_message.Message):
+    """The sources behind a grounded answer (Gemini `groundingMetadata`,
+    `urlContextMetadata`). Kept so a user can see and cite them; providers do
+    not take it back, so formatters leave it out.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROVIDER_TYPE_FIELD_NUMBER: _builtins.int
+    SOURCES_FIELD_NUMBER: _builtins.int
+    QUERIES_FIELD_NUMBER: _builtins.int
+    RAW_JSON_FIELD_NUMBER: _builtins.int
+    EXTRA_JSON_FIELD_NUMBER: _builtins.int
+    KEY_ORDER_FIELD_NUMBER: _builtins.int
+    provider_type: _builtins.str
+    """The provider's own name of the record, e.g. `grounding_metadata`,
+    `url_context_metadata`.
+    """
+    raw_json: _builtins.str
+    """The provider's record as a UTF-8 JSON object, verbatim."""
+    extra_json: _builtins.str
+    """Keys of the block dict not modelled above, as a UTF-8 JSON object in
+    their original order. Empty when none.
+    """
+    @_builtins.property
+    def sources(self) -> _containers.RepeatedCompositeFieldContainer[Global___GroundingSource]:
+        """The web sources, in the provider's order."""
+
+    @_builtins.property
+    def queries(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The search queries the provider ran, when it reports them."""
+
+    @_builtins.property
+    def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The block dict's keys in their original order, set only when that order
+        differs from the canonical one or a modelled key was absent.
+        """
+
+    def __init__(
+        self,
+        *,
+        provider_type: _builtins.str = ...,
+        sources: _abc.Iterable[Global___GroundingSource] | None = ...,
+        queries: _abc.Iterable[_builtins.str] | None = ...,
+        raw_json: _builtins.str = ...,
+        extra_json: _builtins.str = ...,
+        key_order: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["extra_json", b"extra_json", "key_order", b"key_order", "provider_type", b"provider_type", "queries", b"queries", "raw_json", b"raw_json", "sources", b"sources"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GroundingBlock: _TypeAlias = GroundingBlock  # noqa: Y015
 
 @_typing.final
 class ToolResultBlock(_message.Message):
