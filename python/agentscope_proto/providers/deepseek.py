@@ -81,7 +81,7 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
 class _DeepSeek(OpenAIChat):
     name = "deepseek"
     enum = PROVIDER_DEEPSEEK
-    options = frozenset({"conversation_history_prompt"})
+    options = frozenset({"conversation_history_prompt", "response_schema", "response_schema_name"})
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
     dropped_blocks = frozenset({"image", "audio", "video", "opaque"})
 

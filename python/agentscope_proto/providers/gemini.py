@@ -508,7 +508,14 @@ class _Stream:
 class _Gemini:
     name = "gemini"
     enum = PROVIDER_GEMINI
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
+    )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
     dropped_blocks = frozenset({"thinking", "opaque"})
     framing = "sse"

@@ -539,7 +539,14 @@ class OpenAIChat:
 
     name = "openai"
     enum = PROVIDER_OPENAI
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
+    )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     dropped_blocks = frozenset({"thinking", "video", "opaque"})
     framing = "sse"

@@ -458,7 +458,14 @@ _EVENTS: dict[str, Callable[[_StreamState, dict[str, Any], str], None]] = {
 class _OpenAIResponses:
     name = "openai_responses"
     enum = PROVIDER_OPENAI_RESPONSES
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
+    )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     # The chat formatter warns and skips these; multi-agent history skips them silently.
     dropped_blocks = frozenset({"thinking", "video", "opaque"})
