@@ -180,8 +180,9 @@ class ParseSettings:
     # The audio format the request asked for (OpenAI `audio.format`), which
     # AgentScope uses as the media type of audio output; None = its default.
     audio_format: str | None = None
-    # "agentscope" or "provider"; provider fidelity parses as "agentscope" for
-    # now (the typed citations / server-tool blocks are later work).
+    # "agentscope" (exact 1.0.21) or "provider": also keep what AgentScope
+    # drops (citations, server-tool blocks, encrypted/redacted reasoning,
+    # grounding), as far as the provider's parser does.
     fidelity: str = "agentscope"
 
     def __post_init__(self) -> None:
