@@ -19,6 +19,7 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -517,7 +518,7 @@ class _Gemini:
         }
     )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
-    dropped_blocks = frozenset({"thinking", "opaque"})
+    dropped_blocks = frozenset({"thinking", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(

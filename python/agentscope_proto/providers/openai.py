@@ -20,6 +20,7 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -548,7 +549,7 @@ class OpenAIChat:
         }
     )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
-    dropped_blocks = frozenset({"thinking", "video", "opaque"})
+    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(

@@ -14,6 +14,7 @@ from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -468,7 +469,7 @@ class _OpenAIResponses:
     )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     # The chat formatter warns and skips these; multi-agent history skips them silently.
-    dropped_blocks = frozenset({"thinking", "video", "opaque"})
+    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(
