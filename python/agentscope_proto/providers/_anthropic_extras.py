@@ -21,6 +21,8 @@ metadata (`Msg.metadata_json`, `ParsedResponse.metadata`) as `{"container":
 {...}}`: AgentScope makes no use of that key (its message metadata is the
 structured output, which stays in `structured_output` as before).
 
+Client tool calls keep their `caller` (programmatic tool calling) both ways.
+
 Formatting back (provider fidelity only): server-tool blocks from Anthropic go
 back as their raw blocks, in place, in the assistant message; those from
 another provider, and grounding records, are dropped with a `FormatWarning`.
@@ -119,12 +121,20 @@ def _redacted(block: Block, path: str) -> Block:
 def _tool_use(block: Block, path: str) -> Block:
     if "input" not in block:
         raise ParseError(f"{path}.input", "missing")
-    return {
+    call = {
         "type": "tool_use",
         "id": _str(block, "id", path),
         "name": _str(block, "name", path),
         "input": copy_json(block["input"]),
     }
+    return _with_caller(call, block)
+
+
+def _with_caller(call: Block, block: Block) -> Block:
+    # Who made the call (programmatic tool calling: code execution); it goes back with it.
+    if isinstance(block.get("caller"), dict):
+        call["caller"] = copy_json(block["caller"])
+    return call
 
 
 def _server_use(block: Block, path: str) -> Block:
@@ -331,7 +341,7 @@ class StreamBlocks:
                 )
                 last_input = call["input"]
                 call["input"] = copy_json(call["input"])
-                content.append(call)
+                content.append(_with_caller(call, block))
                 continue
             if entry.kept is None:
                 kind = block.get("type")
@@ -448,6 +458,12 @@ def _format_server(turn: Turn, index: int, block: Block) -> None:
     )
 
 
+def _format_tool_use(turn: Turn, index: int, block: Block) -> None:
+    _CHAT_BLOCKS["tool_use"](turn, index, block)
+    if isinstance(block.get("caller"), dict):
+        turn.parts[-1]["caller"] = copy_json(block["caller"])
+
+
 def _format_grounding(turn: Turn, index: int, block: Block) -> None:
     turn.ctx.warn(turn.msg, index, "grounding", "dropped a grounding record: Claude takes none")
 
@@ -459,6 +475,7 @@ def _format_verbatim(turn: Turn, index: int, block: Block) -> None:
 # The Anthropic chat formatter's block handlers in provider fidelity.
 PROVIDER_BLOCKS: dict[str, Handler] = {
     **_CHAT_BLOCKS,
+    "tool_use": _format_tool_use,
     "server_tool_use": _format_server,
     "server_tool_result": _format_server,
     "grounding": _format_grounding,
