@@ -594,3 +594,19 @@ def test_malformed_stream_events_are_parse_errors(event: dict[str, Any]) -> None
     start = _as_stream(SEARCH_RESPONSE)[0]
     with pytest.raises(ParseError):
         _stream([start, event], fidelity="provider")
+
+
+def test_another_providers_citations_are_dropped_with_a_warning() -> None:
+    url_citation = {
+        "type": "url_citation",
+        "url": "https://example.com",
+        "title": "Example",
+        "start_index": 0,
+        "end_index": 4,
+    }
+    text = {"type": "text", "text": "Spain won.", "citations": [url_citation]}
+    body = format("anthropic", _next_turn([text]), fidelity="provider")
+    assert body["messages"][1]["content"] == [{"type": "text", "text": "Spain won."}]
+    assert [(w.path, w.block_type) for w in body.warnings] == [
+        ("messages[1].content[0].citations[0]", "citation")
+    ]

@@ -72,81 +72,6 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-# Thinking replayed from another provider (no signature), a Gemini thought
-# signature on text, parallel calls answered by separate results, media in
-# tool results, an SVG, user audio and video, and empty blocks.
-CROSS_PROVIDER_TOOL_LOOP = [
-    _msg("system", "system", "You are Friday, a helpful assistant."),
-    _msg(
-        "user",
-        "user",
-        [
-            {"type": "text", "text": "Weather in Paris and Rome, and a chart?"},
-            _media("image", "image/png", _PNG),
-            _media("image", "image/svg+xml", _SVG),
-            {"type": "text", "text": ""},
-        ],
-    ),
-    _msg(
-        "Friday",
-        "assistant",
-        [
-            {"type": "thinking", "thinking": "Two cities: call the tool twice."},
-            {"type": "text", "text": "Checking both.", "thought_signature": "AXNpZy10ZXh0/w=="},
-            _call("call_1", "get_weather", {"city": "Paris"}),
-            _call("call_2", "get_weather", {"city": "Rome"}),
-        ],
-    ),
-    _result("call_1", "get_weather", [{"type": "text", "text": "Sunny, 25C"}]),
-    _result(
-        "call_2",
-        "get_weather",
-        [{"type": "text", "text": "Rain, 18C"}, _media("audio", "audio/mp3", _MP3)],
-    ),
-    _msg(
-        "Friday",
-        "assistant",
-        [
-            {"type": "thinking", "thinking": ""},
-            {"type": "text", "text": "Paris is sunny, Rome rainy. Rendering."},
-            _call("call_3", "render_chart", {"spec": "bar"}),
-        ],
-    ),
-    _result(
-        "call_3",
-        "render_chart",
-        [_media("image", "image/png", _PNG), _media("video", "video/mp4", _MP4)],
-    ),
-    _msg("Friday", "assistant", [{"type": "text", "text": "Here is the chart."}]),
-    _msg(
-        "user",
-        "user",
-        [{"type": "text", "text": "Listen to this."}, _media("audio", "audio/mp3", _MP3)],
-    ),
-    _msg(
-        "Friday",
-        "assistant",
-        [
-            {"type": "thinking", "thinking": "Signed reasoning.", "signature": "EqQBCkYIARgC"},
-            _call("call_4", "get_weather", {"city": "Oslo"}),
-        ],
-    ),
-]
-
-# A tool call the conversation never answers (an interrupted loop).
-UNANSWERED_CALL = [
-    _msg("user", "user", "Weather?"),
-    _msg("Friday", "assistant", [_call("call_u", "get_weather", {"city": "Quito"})]),
-    _msg("user", "user", "Never mind. Hello!"),
-]
-
-SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = {
-    "cross_provider_tool_loop": (CROSS_PROVIDER_TOOL_LOOP[:-1], TOOLS),
-    "cross_provider_pending_call": (CROSS_PROVIDER_TOOL_LOOP, TOOLS),
-    "unanswered_call": (UNANSWERED_CALL, TOOLS),
-}
-
-
 # -- Claude's server tools (provider fidelity keeps them; only Claude takes them back) --
 
 _SEARCH_ID = "srvtoolu_01WeB5eArCh"
@@ -233,4 +158,79 @@ SERVER_TOOL_TURN = [
         ],
     ),
 ]
-SCENARIOS["server_tool_turn"] = (SERVER_TOOL_TURN, TOOLS)
+
+
+# Thinking replayed from another provider (no signature), a Gemini thought
+# signature on text, parallel calls answered by separate results, media in
+# tool results, an SVG, user audio and video, and empty blocks.
+CROSS_PROVIDER_TOOL_LOOP = [
+    _msg("system", "system", "You are Friday, a helpful assistant."),
+    _msg(
+        "user",
+        "user",
+        [
+            {"type": "text", "text": "Weather in Paris and Rome, and a chart?"},
+            _media("image", "image/png", _PNG),
+            _media("image", "image/svg+xml", _SVG),
+            {"type": "text", "text": ""},
+        ],
+    ),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "Two cities: call the tool twice."},
+            {"type": "text", "text": "Checking both.", "thought_signature": "AXNpZy10ZXh0/w=="},
+            _call("call_1", "get_weather", {"city": "Paris"}),
+            _call("call_2", "get_weather", {"city": "Rome"}),
+        ],
+    ),
+    _result("call_1", "get_weather", [{"type": "text", "text": "Sunny, 25C"}]),
+    _result(
+        "call_2",
+        "get_weather",
+        [{"type": "text", "text": "Rain, 18C"}, _media("audio", "audio/mp3", _MP3)],
+    ),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": ""},
+            {"type": "text", "text": "Paris is sunny, Rome rainy. Rendering."},
+            _call("call_3", "render_chart", {"spec": "bar"}),
+        ],
+    ),
+    _result(
+        "call_3",
+        "render_chart",
+        [_media("image", "image/png", _PNG), _media("video", "video/mp4", _MP4)],
+    ),
+    _msg("Friday", "assistant", [{"type": "text", "text": "Here is the chart."}]),
+    _msg(
+        "user",
+        "user",
+        [{"type": "text", "text": "Listen to this."}, _media("audio", "audio/mp3", _MP3)],
+    ),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "Signed reasoning.", "signature": "EqQBCkYIARgC"},
+            _call("call_4", "get_weather", {"city": "Oslo"}),
+        ],
+    ),
+]
+
+# A tool call the conversation never answers (an interrupted loop).
+UNANSWERED_CALL = [
+    _msg("user", "user", "Weather?"),
+    _msg("Friday", "assistant", [_call("call_u", "get_weather", {"city": "Quito"})]),
+    _msg("user", "user", "Never mind. Hello!"),
+]
+
+SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = {
+    "cross_provider_tool_loop": (CROSS_PROVIDER_TOOL_LOOP[:-1], TOOLS),
+    "server_tool_turn": (SERVER_TOOL_TURN, TOOLS),
+    "cross_provider_pending_call": (CROSS_PROVIDER_TOOL_LOOP, TOOLS),
+    "unanswered_call": (UNANSWERED_CALL, TOOLS),
+}

@@ -74,7 +74,7 @@ def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) ->
         note(at, kind, f"dropped an empty {kind} block")
         return None
     if kind == "text" and isinstance(block.get("citations"), list):
-        block = {**block, "citations": _citations(block["citations"], f"{at}.citations", note)}
+        block = _cited(block, at, note)
     if kind == "thinking" and not block.get("signature"):
         # Thinking from another provider: Claude refuses it without a signature.
         note(at, kind, "unsigned thinking turned into text")
@@ -96,13 +96,21 @@ def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) ->
     return block if allowed is None else prune(block, allowed, at, kind, note)
 
 
-def _citations(citations: list[Any], at: str, note: Notes) -> list[Any]:
-    return [
-        prune(item, _CITATIONS[item["type"]], f"{at}[{number}]", "citation", note)
-        if isinstance(item, dict) and item.get("type") in _CITATIONS
-        else item
-        for number, item in enumerate(citations)
-    ]
+def _cited(block: Json, at: str, note: Notes) -> Json:
+    """A text block's citations as Claude takes them: its own kinds, less the
+    keys a request does not define; another provider's (OpenAI `url_citation`...)
+    dropped. No citations left: no `citations` key."""
+    kept = []
+    for number, item in enumerate(block["citations"]):
+        where = f"{at}.citations[{number}]"
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or kind not in _CITATIONS:
+            note(where, "citation", f"dropped a {kind} citation: Claude takes no such kind")
+            continue
+        kept.append(prune(item, _CITATIONS[kind], where, "citation", note))
+    if kept:
+        return {**block, "citations": kept}
+    return {key: value for key, value in block.items() if key != "citations"}
 
 
 def _anthropic_answers(messages: list[Any], index: int) -> set[Any]:
