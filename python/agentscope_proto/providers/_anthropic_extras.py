@@ -17,9 +17,10 @@ a stream glues all its text into one block):
 
 The response's `container` (`id`, `expires_at`: where code execution runs; the
 next request names it to reuse its files) goes into the parsed message's
-metadata (`Msg.metadata_json`, `ParsedResponse.metadata`) as `{"container":
-{...}}`: AgentScope makes no use of that key (its message metadata is the
-structured output, which stays in `structured_output` as before).
+metadata as `{"container": {...}}` (`result.msg.metadata_json`; `result.metadata`
+of the `KeptResponse` a provider-fidelity parse returns): AgentScope makes no
+use of that key (its message metadata is the structured output, which stays in
+`structured_output` as before).
 
 Client tool calls keep their `caller` (programmatic tool calling) both ways.
 
@@ -56,7 +57,8 @@ _SERVER_USES = frozenset({"server_tool_use", "mcp_tool_use"})
 _OURS = frozenset(
     {"image", "audio", "video", "tool_result", "server_tool_result", "grounding", "opaque"}
 )
-# Anthropic block kinds (beta) that go back to it as they came.
+# Anthropic block kinds with no block of ours that go back as they came (beta
+# `compaction` and `fallback`; `container_upload`).
 _VERBATIM_BACK = frozenset({"compaction", "fallback", "container_upload"})
 
 
@@ -274,8 +276,11 @@ class StreamBlocks:
         if kind == "tool_use":
             _str(block, "id", where)
             _str(block, "name", where)
-        elif kind == "thinking" and "signature" not in block:
-            block["signature"] = ""
+        elif kind == "thinking":
+            block.setdefault("signature", "")
+        if kind in ("text", "thinking"):
+            block.setdefault(kind, "")
+            _str(block, kind, where)
         # A start at an index already seen starts that block afresh.
         self._entries[index] = _Entry(block)
         self._entries = dict(sorted(self._entries.items()))
@@ -306,12 +311,12 @@ class StreamBlocks:
     @staticmethod
     def _apply(block: Block, entry: _Entry, kind: Any, delta: Block, path: str) -> bool:
         if kind == "text_delta" and block.get("type") == "text":
-            block["text"] = str(block.get("text") or "") + _str(delta, "text", path)
+            block["text"] += _str(delta, "text", path)
         elif kind == "citations_delta" and block.get("type") == "text":
             citation = expect(delta.get("citation"), dict, f"{path}.citation")
             block["citations"] = [*(block.get("citations") or []), citation]
         elif kind == "thinking_delta" and block.get("type") == "thinking":
-            block["thinking"] = str(block.get("thinking") or "") + _str(delta, "thinking", path)
+            block["thinking"] += _str(delta, "thinking", path)
         elif kind == "signature_delta" and block.get("type") == "thinking":
             # Replaces the signature, as AgentScope does.
             block["signature"] = _str(delta, "signature", path)
