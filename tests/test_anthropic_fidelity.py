@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentscope_proto.cache import FormatCache
 from agentscope_proto.errors import ParseError
 from agentscope_proto.formatting import format
 from agentscope_proto.parsing import StreamParser, parse
@@ -610,3 +611,15 @@ def test_another_providers_citations_are_dropped_with_a_warning() -> None:
     assert [(w.path, w.block_type) for w in body.warnings] == [
         ("messages[1].content[0].citations[0]", "citation")
     ]
+
+
+@pytest.mark.parametrize("fidelity", ["agentscope", "provider"])
+def test_a_format_cache_gives_the_same_body_and_warnings(fidelity: str) -> None:
+    content = parse("anthropic", SEARCH_RESPONSE, fidelity="provider").content
+    msgs = _next_turn([*content, *REDACTED_RESPONSE["content"][:1]])
+    plain = format("anthropic", msgs, fidelity=fidelity)
+    cache = FormatCache()
+    for _ in range(2):
+        cached = format("anthropic", msgs, fidelity=fidelity, cache=cache)
+        assert dict(cached) == dict(plain)
+        assert cached.warnings == plain.warnings
