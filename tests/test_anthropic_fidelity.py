@@ -17,11 +17,15 @@ from typing import Any
 import pytest
 
 from agentscope_proto.cache import FormatCache
+from agentscope_proto.client import FormatterClient
 from agentscope_proto.errors import ParseError
 from agentscope_proto.formatting import format
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.results import ParsedResponse
+from agentscope_proto.service import ServerConfig
 from provider_schemas import client
+
+from server_harness import RunningServer
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared/provider-transcripts/anthropic"
 needs_transcripts = pytest.mark.skipif(
@@ -623,3 +627,22 @@ def test_a_format_cache_gives_the_same_body_and_warnings(fidelity: str) -> None:
         cached = format("anthropic", msgs, fidelity=fidelity, cache=cache)
         assert dict(cached) == dict(plain)
         assert cached.warnings == plain.warnings
+
+
+def test_the_service_keeps_what_a_local_parse_keeps() -> None:
+    container = {"id": "container_011CU6rV", "expires_at": "2025-10-14T10:28:40.590791Z"}
+    response = {**SEARCH_RESPONSE, "container": container}
+    local = parse("anthropic", response, fidelity="provider")
+    assert local.metadata == {"container": container}
+    streamed_local = _stream(_as_stream(response), fidelity="provider")
+    running = RunningServer(ServerConfig(port=0)).start()
+    try:
+        with FormatterClient(running.target) as remote:
+            one = remote.parse("anthropic", response, fidelity="provider")
+            *_, last = remote.parse_stream("anthropic", _as_stream(response), fidelity="provider")
+    finally:
+        running.stop()
+    assert one.content == local.content
+    assert one.metadata == local.metadata
+    assert last.content == streamed_local.content
+    assert last.metadata == {"container": container}

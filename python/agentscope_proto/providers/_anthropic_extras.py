@@ -17,8 +17,8 @@ a stream glues all its text into one block):
 
 The response's `container` (`id`, `expires_at`: where code execution runs; the
 next request names it to reuse its files) goes into the parsed message's
-metadata as `{"container": {...}}` (`result.msg.metadata_json`; `result.metadata`
-of the `KeptResponse` a provider-fidelity parse returns): AgentScope makes no
+metadata as `{"container": {...}}` (`result.metadata`, `result.msg.metadata_json`):
+AgentScope makes no
 use of that key (its message metadata is the structured output, which stays in
 `structured_output` as before).
 
@@ -37,8 +37,6 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar, cast
 
-from .. import _json
-from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
@@ -47,7 +45,7 @@ from ._shared import StreamedInputs, streamed_tool_use
 from ._turns import Handler, Turn
 from .anthropic import _CHAT_BLOCKS, _parse_usage, _response_id, _Stream
 
-__all__ = ["PROVIDER_BLOCKS", "KeptResponse", "KeptStream", "parse_kept"]
+__all__ = ["PROVIDER_BLOCKS", "KeptStream", "parse_kept"]
 
 Block = dict[str, Any]
 
@@ -60,25 +58,6 @@ _OURS = frozenset(
 # Anthropic block kinds with no block of ours that go back as they came (beta
 # `compaction` and `fallback`; `container_upload`).
 _VERBATIM_BACK = frozenset({"compaction", "fallback", "container_upload"})
-
-
-class KeptResponse(ParsedResponse):
-    """A `ParsedResponse` whose message carries metadata (the container)."""
-
-    __slots__ = ("metadata",)
-
-    def __init__(self, *args: Any, metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.metadata = metadata
-
-    @property
-    def msg(self) -> Msg:
-        """The assistant `Msg`, its `metadata_json` the metadata when there is some."""
-        msg = ParsedResponse.msg.fget(self)  # type: ignore[attr-defined]
-        if self.metadata is not None and not msg.HasField("metadata_json"):
-            msg.metadata_json = _json.dumps(self.metadata, "metadata")
-        result: Msg = msg
-        return result
 
 
 def _container(value: Any, path: str) -> dict[str, Any] | None:
@@ -208,7 +187,7 @@ def parse_kept(response: Block, options: ParseSettings) -> ParsedResponse:
     """A complete response in provider fidelity (AgentScope's usage, id and stop reason)."""
     content, structured = _kept_content(response.get("content"), options.structured_output)
     stop_reason = response.get("stop_reason")
-    return KeptResponse(
+    return ParsedResponse(
         content=content,
         usage=_parse_usage(response.get("usage"), "usage"),
         response_id=_response_id(response.get("id"), "id"),
@@ -406,22 +385,16 @@ class KeptStream(_Stream):
             self._metadata = last_input
         return content
 
-    def _kept(self, result: ParsedResponse) -> KeptResponse:
-        return KeptResponse(
-            content=result.content,
-            usage=result.usage,
-            response_id=result.response_id,
-            raw_finish_reason=result.raw_finish_reason,
-            structured_output=result.structured_output,
-            metadata=copy_json(self._blocks.metadata),
-        )
-
     def feed(self, event: Block) -> ParsedResponse | None:
         result = super().feed(event)
-        return None if result is None else self._kept(result)
+        if result is not None:
+            result.metadata = copy_json(self._blocks.metadata)
+        return result
 
     def finish(self) -> ParsedResponse:
-        return self._kept(super().finish())
+        result = super().finish()
+        result.metadata = copy_json(self._blocks.metadata)
+        return result
 
 
 def _complete_input(arguments: str, block: Block) -> Any:
