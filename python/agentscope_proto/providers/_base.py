@@ -31,6 +31,7 @@ from ..options import DEFAULT_HISTORY_PROMPT, FormatSettings, ParseSettings
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
     "MEDIA_DIR",
+    "PROVIDER_ONLY_KINDS",
     "FormatContext",
     "MsgView",
     "ParseSettings",
@@ -71,6 +72,10 @@ def log_safe(text: str) -> str:
     """`text` with control characters escaped, for log messages."""
     return text.translate(_LOG_ESCAPES)
 
+
+# Block kinds only provider-fidelity parsing makes (server tools, grounding):
+# unknown to AgentScope, so its formatters drop them like any unknown kind.
+PROVIDER_ONLY_KINDS = frozenset({"server_tool_use", "server_tool_result", "grounding"})
 
 # Where AgentScope would have written base64 tool-result media. Resolved once at
 # import: tempfile probes the file system the first time it is asked.

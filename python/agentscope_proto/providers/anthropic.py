@@ -15,6 +15,7 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -500,10 +501,9 @@ class _Anthropic:
     name = "anthropic"
     enum = PROVIDER_ANTHROPIC
     options = frozenset({"conversation_history_prompt"})
-    # Server-tool blocks: formatted in provider fidelity, skipped as AgentScope skips them.
-    formatted_blocks = frozenset({*_CHAT_BLOCKS, "server_tool_use", "server_tool_result"})
+    formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result", "image"})
     # Audio and video are warned about and skipped (though tool results carry them).
-    dropped_blocks = frozenset({"audio", "video", "opaque", "grounding"})
+    dropped_blocks = frozenset({"audio", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(
