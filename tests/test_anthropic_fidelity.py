@@ -20,6 +20,7 @@ from agentscope_proto.cache import FormatCache
 from agentscope_proto.client import FormatterClient
 from agentscope_proto.errors import ParseError
 from agentscope_proto.formatting import format
+from agentscope_proto.message import new_msg
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.results import ParsedResponse
 from agentscope_proto.service import ServerConfig
@@ -288,6 +289,22 @@ def test_the_next_turn_carries_every_block_where_claude_expects_it() -> None:
         assert [b["signature"] for b in sent if b["type"] == "thinking"] == signatures, name
         callers = [b.get("caller") for b in response["content"] if b["type"] == "tool_use"]
         assert [b.get("caller") for b in sent if b["type"] == "tool_use"] == callers, name
+
+
+@needs_transcripts
+@pytest.mark.parametrize("path", _json_files(), ids=lambda p: p.name)
+def test_the_parsed_message_formats_as_its_blocks_do(path: Path) -> None:
+    """The typed `Msg` of a parse (what a client keeps) gives the same next turn."""
+    result = parse("anthropic", json.loads(path.read_text()), fidelity="provider")
+    kinds = {item.WhichOneof("block") for item in result.msg.blocks.items}
+    assert kinds <= {"text", "thinking", "tool_use", "server_tool_use", "server_tool_result"} | (
+        {"opaque"} if _kept(result.content).keys() & {"compaction", "fallback"} else set()
+    )
+    user = new_msg("user", "Go on.", "user")
+    from_msg = format("anthropic", [user, result.msg], fidelity="provider")
+    from_dicts = format("anthropic", _next_turn(result.content)[:2], fidelity="provider")
+    assert dict(from_msg) == dict(from_dicts)
+    assert from_msg.warnings == from_dicts.warnings
 
 
 @needs_transcripts
