@@ -21,6 +21,10 @@ from ._base import (
     tool_result_to_text,
 )
 from ._repair import loads_with_repair
+from ._responses_items import ProviderStream, parse_provider
+from ._responses_items import call_id as _call_id
+from ._responses_items import finish_reason as _finish_reason
+from ._responses_items import usage as _usage
 from ._shared import (
     TOOL_CHOICE_MODES,
     arguments_json,
@@ -196,42 +200,6 @@ def _tool_choice(choice: str | list[str]) -> str | dict[str, Any]:
 
 
 # -- parsing --------------------------------------------------------------
-
-
-def _usage(usage: Any, path: str) -> dict[str, int | float] | None:
-    """ChatUsage from a Responses `usage` object (None or absent: no usage)."""
-    if usage is None:
-        return None
-    usage = expect(usage, dict, path)
-    result: dict[str, int | float] = {
-        "input_tokens": expect(usage.get("input_tokens"), int, f"{path}.input_tokens"),
-        "output_tokens": expect(usage.get("output_tokens"), int, f"{path}.output_tokens"),
-    }
-    for target, details, key in (
-        ("cache_read_input_tokens", "input_tokens_details", "cached_tokens"),
-        ("reasoning_tokens", "output_tokens_details", "reasoning_tokens"),
-    ):
-        section = usage.get(details)
-        value = section.get(key) if isinstance(section, dict) else None
-        if isinstance(value, int):
-            result[target] = value
-    return result
-
-
-def _finish_reason(response: dict[str, Any]) -> str:
-    status = response.get("status")
-    details = response.get("incomplete_details")
-    # "incomplete" stands for running out of tokens unless a filter cut it short.
-    reason = details.get("reason") if isinstance(details, dict) else None
-    if status == "incomplete" and reason == "content_filter":
-        return "content_filter"
-    return status if isinstance(status, str) else ""
-
-
-def _call_id(item: dict[str, Any], path: str) -> str:
-    # `call_id` pairs the call with its result; the item id only stands in.
-    value = item.get("call_id") or item.get("id") or ""
-    return str(expect(value, str, f"{path}.call_id"))
 
 
 @dataclass(slots=True)
@@ -488,9 +456,13 @@ class _OpenAIResponses:
         return body
 
     def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
+        if options.fidelity == "provider":
+            return parse_provider(response, options)
         return _parse_response(response, options)
 
-    def stream(self, options: ParseSettings) -> _StreamState:
+    def stream(self, options: ParseSettings) -> _StreamState | ProviderStream:
+        if options.fidelity == "provider":
+            return ProviderStream(options)
         return _StreamState(options)
 
 
