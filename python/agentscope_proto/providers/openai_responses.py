@@ -9,7 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI_RESPONSES
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
+    PROVIDER_OPENAI_RESPONSES,
+    FormatWarning,
+)
 from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
@@ -20,6 +23,7 @@ from ._base import (
     raise_for_error_body,
     tool_result_to_text,
 )
+from ._fidelity.responses_turns import PROVIDER_HANDLERS, finish_provider_turn
 from ._repair import loads_with_repair
 from ._responses_items import ProviderStream, parse_provider
 from ._responses_items import call_id as _call_id
@@ -127,8 +131,15 @@ def _finish_chat(turn: Turn) -> None:
     turn.out.extend(turn.trailing)
 
 
+# Provider fidelity: what a parsed response kept goes back, in block order.
+_PROVIDER_BLOCKS: dict[str, Handler] = {**_CHAT_BLOCKS, **PROVIDER_HANDLERS}
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """OpenAIResponseChatFormatter._format."""
+    """OpenAIResponseChatFormatter._format (in provider fidelity, every block
+    kind a Responses turn can give back, see `_fidelity/responses_turns.py`)."""
+    if ctx.settings.fidelity == "provider":
+        return format_turns(msgs, ctx, _PROVIDER_BLOCKS, finish_provider_turn)
     return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
@@ -197,6 +208,32 @@ def _tool_choice(choice: str | list[str]) -> str | dict[str, Any]:
     if choice in TOOL_CHOICE_MODES:
         return choice
     return {"type": "function", "name": choice}
+
+
+def _structured_body(
+    body: dict[str, Any],
+    schema: dict[str, Any],
+    tools: list[dict[str, Any]] | None,
+    tool_choice: str | None,
+    ctx: FormatContext,
+) -> dict[str, Any]:
+    """OpenAIResponseModel with a `structured_model`: the schema as a strict
+    `json_schema` text format; tools and tool choice are left out (and not
+    validated), with AgentScope's warning."""
+    if tools or tool_choice:
+        ctx.warnings.append(
+            FormatWarning(
+                path="tools",
+                block_type="tool",
+                message="response_schema is given: tools and tool_choice are ignored; "
+                "the model only generates the structured output",
+            )
+        )
+    name = getattr(ctx.settings, "response_schema_name", None) or "response"
+    body["text"] = {
+        "format": {"type": "json_schema", "name": name, "schema": copy_json(schema), "strict": True}
+    }
+    return body
 
 
 # -- parsing --------------------------------------------------------------
@@ -447,6 +484,9 @@ class _OpenAIResponses:
         ctx: FormatContext,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"input": messages}
+        schema = getattr(ctx.settings, "response_schema", None)
+        if schema is not None:
+            return _structured_body(body, schema, tools, tool_choice, ctx)
         if tools:
             body["tools"] = [_flatten_tool(tool) for tool in tools]
         # Falsy choices ("", []) are not sent, and not validated either.
