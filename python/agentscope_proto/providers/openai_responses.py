@@ -1,6 +1,14 @@
 """OpenAI Responses: requests as AgentScope's OpenAIResponseChatFormatter/
 OpenAIResponseMultiAgentFormatter + OpenAIResponseModel build them; responses as
-OpenAIResponseModel parses them."""
+OpenAIResponseModel parses them.
+
+Provider fidelity: parsing keeps every output item (`_responses_items.py`),
+and the chat formatter gives them back as input items
+(`_fidelity/responses_turns.py`). The response id stays `response_id`; no
+Msg-level metadata is added (AgentScope keeps none for this API either).
+`response_schema` is AgentScope's `structured_model`: a strict `json_schema`
+text format, tools left out.
+"""
 
 from __future__ import annotations
 

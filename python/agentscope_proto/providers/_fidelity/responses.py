@@ -1,9 +1,14 @@
 """Provider fidelity for OpenAI Responses bodies.
 
-Function tools always get an explicit `"strict": false`: sent without it, the
-API may switch a tool to strict mode, which makes optional parameters required
-and refuses schemas strict mode cannot take. Strict mode stays the caller's
-choice (a tool schema that carries `strict` keeps it).
+Function tools always get an explicit `"strict": false`: the API's schema
+requires the key (`FunctionToolParam.strict`, nullable), and its documented
+default is strict mode, which makes optional parameters required and refuses
+schemas strict mode cannot take. Strict mode stays the caller's choice (a tool
+schema that carries `strict` keeps it).
+
+A reasoning item must be followed by the output it led to: one left without
+(its function call dropped for want of an output, or the last item of the
+input) is dropped too.
 """
 
 from __future__ import annotations
