@@ -473,8 +473,12 @@ class _OpenAIResponses:
     enum = PROVIDER_OPENAI_RESPONSES
     options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
-    # The chat formatter warns and skips these; multi-agent history skips them silently.
-    dropped_blocks = frozenset({"thinking", "video", "opaque"})
+    # The chat formatter warns and skips these; multi-agent history skips them
+    # silently. In provider fidelity the chat formatter gives back thinking
+    # and server-tool blocks of this API (`_fidelity/responses_turns.py`).
+    dropped_blocks = frozenset(
+        {"thinking", "video", "opaque", "server_tool_use", "server_tool_result", "grounding"}
+    )
     framing = "sse"
 
     def format_messages(
