@@ -149,34 +149,50 @@ def test_stream_agrees_with_the_complete_parse(path: Path) -> None:
     assert _without_raw_input(final.content) == complete
 
 
+_OPENAI = [path for path in _COMPLETE if "-xai-" not in path.name]
+_XAI = [path for path in _COMPLETE if "-xai-" in path.name]
+
+
 @needs_transcripts
-@pytest.mark.parametrize("path", _COMPLETE, ids=_ids(_COMPLETE))
+@pytest.mark.parametrize("path", _OPENAI, ids=_ids(_OPENAI))
 def test_the_next_turn_carries_every_item_back(path: Path) -> None:
     response = _load(path.name)
-    body = _next_turn(_provider(response))["input"]
-    returned = [item for item in body if item.get("type") not in (None, "message")]
-    accepted = [
-        item
-        for item in response["output"]
-        if item.get("type") not in _CORE and item.get("type") != "x_search_call"
-    ]
-    for item in accepted:
-        assert item in returned, item["type"]
-    # In output order, and each once (a result never repeats its call's item).
-    order = [item for item in returned if item in accepted]
-    assert order == accepted
+    body = _next_turn(_provider(response))
+    returned = [item for item in body["input"] if item.get("type") not in (None, "message")]
+    server = [item for item in response["output"] if item.get("type") not in _CORE]
+    # In output order, each once (a result never repeats its call's item).
+    assert [item for item in returned if item in server] == server
+    assert not [w for w in body.warnings if w.block_type.startswith("server_tool")]
+
+
+@needs_transcripts
+@pytest.mark.parametrize("path", _XAI, ids=_ids(_XAI))
+def test_items_openai_refuses_are_dropped_or_narrowed_with_a_warning(path: Path) -> None:
+    """xAI's own item shapes: what OpenAI's input schema cannot take is dropped
+    or loses the keys it does not define, each with a warning."""
+    response = _load(path.name)
+    body = _next_turn(_provider(response))
+    returned = [item for item in body["input"] if item.get("type") not in (None, "message")]
+    server = [item for item in response["output"] if item.get("type") not in _CORE]
+    changed = [item for item in server if item not in returned]
+    warned = [w for w in body.warnings if w.block_type.startswith("server_tool")]
+    assert len(warned) == len(changed)
+    for item in returned:
+        originals = [i for i in server if i.get("id") == item.get("id")]
+        assert originals
+        assert all(item[key] == originals[0][key] for key in item)
 
 
 @needs_sdks
 @needs_transcripts
 def test_next_turn_bodies_validate() -> None:
-    """OpenAI's and Azure's items go back as the SDK's input item types (xAI's
-    own item shapes are xAI's: not checked against OpenAI's)."""
-    paths = [p for p in _COMPLETE if "-xai-" not in p.name]
-    bodies = [("openai_responses", dict(_next_turn(_provider(_load(p.name))))) for p in paths]
+    """Every recorded turn, given back, is a body OpenAI's own types accept."""
+    bodies = [("openai_responses", dict(_next_turn(_provider(_load(p.name))))) for p in _COMPLETE]
     verdicts = client.validate_many(bodies)
     invalid = {
-        p.name: [str(v) for v in found] for p, found in zip(paths, verdicts, strict=True) if found
+        p.name: [str(v) for v in found]
+        for p, found in zip(_COMPLETE, verdicts, strict=True)
+        if found
     }
     assert invalid == {}
 
