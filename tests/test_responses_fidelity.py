@@ -232,25 +232,28 @@ def test_web_search_and_its_citations_go_back_in_order() -> None:
 
 
 @needs_transcripts
-def test_server_tool_results_are_typed() -> None:
+def test_a_server_item_is_one_block_and_an_output_item_a_result() -> None:
     content = _provider(_load("vercel-openai-openai-mcp-tool.1.json"))
-    use = next(
-        b for b in content if b["type"] == "server_tool_use" and b["name"] != "mcp_list_tools"
-    )
-    result = content[content.index(use) + 1]
-    assert use["provider_type"] == "mcp_call"
-    assert use["input"] == json.loads(use["raw"]["arguments"])
-    assert result == {
-        "type": "server_tool_result",
-        "tool_use_id": use["id"],
-        "provider_type": "mcp_call",
-        "output": use["raw"]["output"],
-        "is_error": False,
-    }
+    calls = [b for b in content if b.get("provider_type") == "mcp_call"]
+    assert len(calls) == 1
+    assert calls[0]["type"] == "server_tool_use"
+    assert calls[0]["name"] == calls[0]["raw"]["name"]
+    assert calls[0]["input"] == json.loads(calls[0]["raw"]["arguments"])
+    assert "server_tool_result" not in {b["type"] for b in content}
+    search = _provider({"output": [_SEARCH]})
+    assert search[0]["input"] == {"action": _SEARCH["action"]}
+    assert search[0]["name"] == "web_search"
     shell = _provider(_load("vercel-openai-openai-shell-container.1.json"))
     assert [b["type"] for b in shell] == ["server_tool_use", "server_tool_result", "text"]
-    assert shell[1]["tool_use_id"] == shell[0]["raw"]["call_id"]
-    assert shell[1]["raw"]["type"] == "shell_call_output"
+    output = shell[1]["raw"]
+    assert shell[1] == {
+        "type": "server_tool_result",
+        "tool_use_id": shell[0]["raw"]["call_id"],
+        "provider_type": "shell_call_output",
+        "output": output["output"],
+        "is_error": False,
+        "raw": output,
+    }
 
 
 @needs_transcripts
@@ -259,7 +262,6 @@ def test_a_turn_of_server_items_only_is_not_empty() -> None:
     assert parse("openai_responses", response).content == []
     content = _provider(response)
     assert [b.get("provider_type") for b in content if b["type"] != "thinking"] == [
-        "mcp_list_tools",
         "mcp_list_tools",
         "mcp_approval_request",
     ]

@@ -14,11 +14,12 @@ AgentScope reads only `reasoning` summaries, `output_text` parts and
   blocks; a custom call's free-form input is `{"input": <text>}`.
 - every other item (web/file search, code interpreter, MCP, image generation,
   shell, apply patch, tool search, computer, compaction, and types unknown
-  today): a `server_tool_use` block holding the item verbatim in `raw` (it
-  goes back as one input item), plus a `server_tool_result` with the item's
-  result (`output`, `outputs`, `results`, `result`, `tools` or `error`).
-  An item that is only an output (`*_output`: shell, tool search, program)
-  is a `server_tool_result` alone, the item verbatim in its `raw`.
+  today): ONE `server_tool_use` block holding the item verbatim in `raw` (it
+  goes back as one input item; what the call returned, such as a search's
+  sources or a code interpreter's outputs, stays there). Its `input` is the
+  call's JSON `arguments`, else the item's fields but its id, status and
+  results. An item that is only an output (`*_output`: shell, tool search,
+  program) is a `server_tool_result` (output, error flag, `raw`).
 
 The response `id` stays `ParsedResponse.response_id`, as in AgentScope
 fidelity: no Msg-level metadata is added.
@@ -175,41 +176,34 @@ def _server_input(item: dict[str, Any]) -> dict[str, Any]:
 def _server_item(item: dict[str, Any], path: str) -> list[Block]:
     kind = str(item["type"])
     item_id = expect(item.get("id") or item.get("call_id") or "", str, f"{path}.id")
-    error = item.get("error")
-    result_key = next((key for key in _RESULT_KEYS if item.get(key) is not None), None)
-    result: Block | None = None
-    if result_key is not None or error:
-        result = {
-            "type": "server_tool_result",
-            "tool_use_id": item_id,
-            "provider_type": kind,
-            "output": copy_json(item[result_key] if result_key is not None else error),
-            "is_error": bool(error) or item.get("status") == "failed",
-        }
     if kind.endswith("_output"):
         # An output item: the result of a call made earlier (or elsewhere).
-        answered = expect(item.get("call_id") or item_id, str, f"{path}.call_id")
-        output = result["output"] if result is not None else None
+        error = item.get("error")
+        result_key = next((key for key in _RESULT_KEYS if item.get(key) is not None), None)
+        output = item[result_key] if result_key is not None else error
         return [
             {
                 "type": "server_tool_result",
-                "tool_use_id": answered,
+                "tool_use_id": expect(item.get("call_id") or item_id, str, f"{path}.call_id"),
                 "provider_type": kind,
-                "output": output,
-                "is_error": bool(result and result["is_error"]),
+                "output": copy_json(output),
+                "is_error": bool(error) or item.get("status") == "failed",
                 "raw": copy_json(item),
             }
         ]
+    # One block per item: what the call returned (sources, outputs, results)
+    # stays in its `raw`, which goes back as the item.
     name = item.get("name")
-    use: Block = {
-        "type": "server_tool_use",
-        "id": item_id,
-        "name": name if isinstance(name, str) and name else kind.removesuffix("_call"),
-        "input": _server_input(item),
-        "provider_type": kind,
-        "raw": copy_json(item),
-    }
-    return [use] if result is None else [use, result]
+    return [
+        {
+            "type": "server_tool_use",
+            "id": item_id,
+            "name": name if isinstance(name, str) and name else kind.removesuffix("_call"),
+            "input": _server_input(item),
+            "provider_type": kind,
+            "raw": copy_json(item),
+        }
+    ]
 
 
 _ITEMS: dict[str, Callable[[dict[str, Any], str], list[Block]]] = {

@@ -19,6 +19,7 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -508,9 +509,16 @@ class _Stream:
 class _Gemini:
     name = "gemini"
     enum = PROVIDER_GEMINI
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
+    )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
-    dropped_blocks = frozenset({"thinking", "opaque"})
+    dropped_blocks = frozenset({"thinking", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(

@@ -25,6 +25,7 @@ from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -237,7 +238,7 @@ def _structured_body(
                 "the model only generates the structured output",
             )
         )
-    name = getattr(ctx.settings, "response_schema_name", None) or "response"
+    name = ctx.settings.response_schema_name or "response"
     body["text"] = {
         "format": {"type": "json_schema", "name": name, "schema": copy_json(schema), "strict": True}
     }
@@ -471,14 +472,19 @@ _EVENTS: dict[str, Callable[[_StreamState, dict[str, Any], str], None]] = {
 class _OpenAIResponses:
     name = "openai_responses"
     enum = PROVIDER_OPENAI_RESPONSES
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
+    )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     # The chat formatter warns and skips these; multi-agent history skips them
     # silently. In provider fidelity the chat formatter gives back thinking
     # and server-tool blocks of this API (`_fidelity/responses_turns.py`).
-    dropped_blocks = frozenset(
-        {"thinking", "video", "opaque", "server_tool_use", "server_tool_result", "grounding"}
-    )
+    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(
@@ -496,9 +502,8 @@ class _OpenAIResponses:
         ctx: FormatContext,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"input": messages}
-        schema = getattr(ctx.settings, "response_schema", None)
-        if schema is not None:
-            return _structured_body(body, schema, tools, tool_choice, ctx)
+        if ctx.settings.response_schema is not None:
+            return _structured_body(body, ctx.settings.response_schema, tools, tool_choice, ctx)
         if tools:
             body["tools"] = [_flatten_tool(tool) for tool in tools]
         # Falsy choices ("", []) are not sent, and not validated either.
