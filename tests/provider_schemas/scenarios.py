@@ -234,3 +234,51 @@ SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] =
     "cross_provider_pending_call": (CROSS_PROVIDER_TOOL_LOOP, TOOLS),
     "unanswered_call": (UNANSWERED_CALL, TOOLS),
 }
+
+# An OpenAI Responses agent turn as the provider-fidelity parse gives it:
+# encrypted reasoning, a server-side web search, text, a call answered, and
+# a last call left pending (every other provider must drop or adapt what it
+# cannot take: reasoning ids, Responses items).
+_WEB_SEARCH = {
+    "type": "web_search_call",
+    "id": "ws_1",
+    "status": "completed",
+    "action": {"type": "search", "query": "weather Paris"},
+}
+RESPONSES_SERVER_TOOLS = [
+    _msg("system", "system", "You are Friday, a helpful assistant."),
+    _msg("user", "user", "Weather in Paris, then Rome?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {
+                "type": "thinking",
+                "thinking": "Search first.",
+                "reasoning_id": "rs_1",
+                "encrypted_content": "gAAAAB-opaque",
+            },
+            {
+                "type": "server_tool_use",
+                "id": "ws_1",
+                "name": "web_search",
+                "input": {"action": _WEB_SEARCH["action"]},
+                "provider_type": "web_search_call",
+                "raw": _WEB_SEARCH,
+            },
+            {"type": "thinking", "thinking": "", "reasoning_id": "rs_2"},
+            {"type": "text", "text": "Paris: sunny."},
+            _call("call_r1", "get_weather", {"city": "Rome"}),
+        ],
+    ),
+    _result("call_r1", "get_weather", [{"type": "text", "text": "Rain, 18C"}]),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "", "reasoning_id": "rs_3", "encrypted_content": "gA"},
+            _call("call_r2", "get_weather", {"city": "Oslo"}),
+        ],
+    ),
+]
+SCENARIOS["responses_server_tools"] = (RESPONSES_SERVER_TOOLS, TOOLS)
