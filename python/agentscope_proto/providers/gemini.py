@@ -4,6 +4,12 @@ GeminiChatModel build them; responses as GeminiChatModel parses them.
 Responses are the REST JSON (camelCase, snake_case also accepted) that the
 google-genai SDK turns into the objects AgentScope reads; the checks below are
 the ones the SDK's validation would fail on.
+
+Beyond AgentScope (gemini_extras.py): streamed function-call arguments, in both
+fidelities; in provider fidelity grounding, URL context and code execution as
+blocks, and code execution formatted back. Nothing goes into the Msg's
+`metadata` (the candidate-level records are grounding blocks); tool
+declarations and the tool config are in gemini_tools.py.
 """
 
 from __future__ import annotations

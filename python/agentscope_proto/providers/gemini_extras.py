@@ -246,15 +246,17 @@ def code_block(kind: str, raw: dict[str, Any], numbers: list[str], path: str) ->
     }
 
 
-def _sources(kind: str, record: dict[str, Any]) -> list[Block]:
+def _sources(kind: str, record: dict[str, Any], path: str) -> list[Block]:
     sources: list[Block] = []
     if kind == "urlContextMetadata":
-        for item in _field(record, "urlMetadata", "url_metadata") or []:
+        items = _field(record, "urlMetadata", "url_metadata") or []
+        for item in expect(items, list, f"{path}.urlMetadata"):
             url = _field(item, "retrievedUrl", "retrieved_url") if isinstance(item, dict) else None
             if isinstance(url, str):
                 sources.append({"url": url, "title": ""})
         return sources
-    for chunk in _field(record, "groundingChunks", "grounding_chunks") or []:
+    chunks = _field(record, "groundingChunks", "grounding_chunks") or []
+    for chunk in expect(chunks, list, f"{path}.groundingChunks"):
         if not isinstance(chunk, dict):
             continue
         for source_kind in ("web", "retrievedContext", "retrieved_context", "maps"):
@@ -280,7 +282,7 @@ def grounding_blocks(candidate: dict[str, Any], path: str) -> list[Block]:
         block: Block = {
             "type": "grounding",
             "provider_type": kind,
-            "sources": _sources(kind, record),
+            "sources": _sources(kind, record, f"{path}.{key}"),
         }
         block["queries"] = [
             q for q in expect(queries, list, f"{path}.{key}.webSearchQueries") if isinstance(q, str)
@@ -303,7 +305,7 @@ def _signature_bytes(value: Any, ctx: FormatContext) -> bytes:
 def format_code(turn: Turn, index: int, block: Block) -> None:
     """A Gemini code execution block back as its part; others dropped with a warning."""
     kind = block.get("provider_type")
-    if kind not in _SNAKE or turn.msg.role != "assistant":
+    if not isinstance(kind, str) or kind not in _SNAKE or turn.msg.role != "assistant":
         format_foreign(turn, index, block)
         return
     raw = block.get("raw")

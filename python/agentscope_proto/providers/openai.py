@@ -3,8 +3,14 @@ build them; responses as OpenAIChatModel parses them.
 
 DeepSeek speaks the same Chat Completions dialect through the same model class, so its
 provider subclasses `OpenAIChat` (body builder and parsers). AgentScope's Responses API
-formatters convert images and audio with the same helpers as the OpenAI ones, so
-`openai_responses.py` uses the media conversion and the multi-agent history walk here.
+formatters convert images and audio with the same helpers as the OpenAI ones
+(openai_media.py, re-exported here), so `openai_responses.py` uses the media
+conversion and the multi-agent history walk here.
+
+Beyond AgentScope (chat_extras.py), in provider fidelity: citations from
+`annotations`, reasoning sent back under the key it came from, structured output
+from the JSON content; `response_format` for a response schema. Nothing goes into
+the Msg's `metadata` beyond AgentScope's structured output.
 """
 
 from __future__ import annotations
