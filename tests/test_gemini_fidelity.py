@@ -463,3 +463,10 @@ def test_every_gemini_transcript_parses(fidelity: str) -> None:
             result, _ = _stream(_events(path.name), fidelity)
         assert result.content, path.name
         assert all(b.get("name") for b in result.content if b["type"] == "tool_use"), path.name
+
+
+def test_an_empty_grounding_record_gives_no_block() -> None:
+    response = _response([{"text": "Hi."}], groundingMetadata={}, urlContextMetadata={})
+    assert parse("gemini", response, fidelity="provider").content == [
+        {"type": "text", "text": "Hi."}
+    ]

@@ -278,6 +278,8 @@ def grounding_blocks(candidate: dict[str, Any], path: str) -> list[Block]:
         if record is None:
             continue
         record = expect(record, dict, f"{path}.{key}")
+        if not record:
+            continue  # an empty record grounds nothing
         queries = _field(record, "webSearchQueries", "web_search_queries") or []
         block: Block = {
             "type": "grounding",
