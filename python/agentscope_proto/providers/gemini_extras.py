@@ -21,8 +21,9 @@ the text blocks, the part verbatim (thought signature included) in `raw`; a
 code part's signature stays in its `raw`, it is not the text's.
 
 Provider fidelity, format: code execution blocks from Gemini go back as the
-same parts, in order, in the model turn. Grounding blocks are dropped silently:
-no request field takes them, and the text they ground is sent. Server-tool
+same parts, in order, in the model turn. Grounding blocks and text citations
+(another provider's) are dropped silently: no request field takes them, and
+the text they ground is sent. Server-tool
 blocks of other providers are dropped with a FormatWarning.
 
 Structured output (`response_schema`), as GeminiChatModel with a
