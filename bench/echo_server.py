@@ -28,6 +28,7 @@ import grpc
 
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto.service import FormatterServicer, ServerConfig, serve
+from agentscope_proto.service._rpc import Wired
 from agentscope_proto.service.workers import run_workers
 
 
@@ -53,8 +54,11 @@ class EchoServicer(FormatterServicer):
     by_turn: ClassVar[list[pb.FormatResponse]] = []
 
     async def Format(
-        self, request: pb.FormatRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.FormatRequest | Wired, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.FormatResponse:
+        # The same stack as the real handler: it gets the request with its bytes.
+        if isinstance(request, Wired):
+            request = request.message
         # Like the real handler, name the worker when several share the port.
         if self._worker:
             await context.send_initial_metadata(self._worker)

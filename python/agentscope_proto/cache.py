@@ -23,6 +23,7 @@ message so they can name its new position.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import marshal
 import threading
@@ -30,9 +31,21 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
+import orjson
+
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 
-__all__ = ["DEFAULT_MAX_BYTES", "FormatCache", "TurnEntry", "plain_content", "turn_key", "view_key"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "EncodedMessage",
+    "FormatCache",
+    "TurnEntry",
+    "plain_content",
+    "turn_key",
+    "view_key",
+    "wire_key",
+    "wire_turn_key",
+]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 # What one entry costs beyond its key and value bytes: the key tuple, the two
@@ -41,6 +54,7 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 ENTRY_OVERHEAD = 256
 _VIEW = "view"
 _TURN = "turn"
+_WIRE = "wire"
 
 Key = tuple[Any, ...]
 # A chat turn's cached result: what it appended to the provider's message
@@ -88,23 +102,37 @@ def plain_content(content: Any) -> bool:
     return True
 
 
-def turn_key(scope: int, view: Any, first: bool) -> Key | None:
+def turn_key(scope: int, cache_id: Key | None, first: bool) -> Key | None:
     """The cache key of one chat turn, or None when the turn is not cached.
 
     A chat turn reads its message's view, the provider and settings (`scope`,
     see `FormatCache.scope`) and whether it is the first of the list
     (Anthropic turns a later system message into a user's); with media, also
     files, downloads and the media saved by earlier turns, so only plain
-    turns are cached: views `format()` marked with their view key
-    (`MsgView.cache_id`, set for plain messages that came through the cache).
+    turns are cached: views `format()` marked with what names their content
+    (`MsgView.cache_id`: a view key, set for plain messages that came through
+    the cache, or the server's wire key).
     """
-    if view.cache_id is None:
+    if cache_id is None:
         return None
-    return (_TURN, scope, first, view.cache_id)
+    return (_TURN, scope, first, cache_id)
+
+
+def wire_key(data: bytes) -> Key:
+    """The cache id of a message known by its serialized bytes (the server's
+    messages, as they arrived): it names everything in the message, so it
+    can stand for any view of it."""
+    return (_WIRE, data)
+
+
+def wire_turn_key(scope: int, data: bytes, first: bool) -> Key:
+    """`turn_key` of a message known by its bytes (`wire_key`)."""
+    return (_TURN, scope, first, (_WIRE, data))
 
 
 def _cost(key: Key, data: bytes) -> int:
-    # Both kinds of keys end in a view key: (tag, name, role, kind, content).
+    # Both kinds of keys end in a view key: (tag, name, role, kind, content),
+    # or a wire key (tag, bytes).
     view = key[-1] if key[0] == _TURN else key
     return len(view[1]) + len(view[-1]) + len(data) + ENTRY_OVERHEAD
 
@@ -128,7 +156,8 @@ class FormatCache:
         if type(max_bytes) is not int or max_bytes < 0:
             raise ValueError(f"max_bytes must be a non-negative int, got {max_bytes!r}")
         self._max_bytes = max_bytes
-        self._entries: OrderedDict[Key, bytes] = OrderedDict()
+        # key -> (cost in bytes, marshal bytes or a shared object)
+        self._entries: OrderedDict[Key, tuple[int, Any]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         self._scopes: dict[tuple[Hashable, ...], int] = {}
@@ -174,16 +203,38 @@ class FormatCache:
             self._bytes = 0
 
     def get(self, key: Key) -> Any:
-        """A fresh copy of the value stored under `key`, or None."""
+        """The value stored under `key` (a fresh copy, unless it was stored
+        with `put_shared`), or None."""
         with self._lock:
-            data = self._entries.get(key)
-            if data is None:
+            entry = self._entries.get(key)
+            if entry is None:
                 self.misses += 1
                 return None
             self._entries.move_to_end(key)
             self.hits += 1
-        # Outside the lock: loading is the slow part and needs no state.
-        return marshal.loads(data)
+        data = entry[1]
+        if type(data) is bytes:
+            # Outside the lock: loading is the slow part and needs no state.
+            return marshal.loads(data)
+        return data
+
+    def get_many(self, keys: list[Key]) -> list[Any]:
+        """`get` of every key, under one lock (the server's chat turns)."""
+        found: list[Any] = []
+        with self._lock:
+            entries = self._entries
+            for key in keys:
+                entry = entries.get(key)
+                if entry is None:
+                    found.append(None)
+                    continue
+                entries.move_to_end(key)
+                found.append(entry[1])
+        hits = len(keys) - found.count(None)
+        with self._lock:
+            self.hits += hits
+            self.misses += len(keys) - hits
+        return [marshal.loads(value) if type(value) is bytes else value for value in found]
 
     def put(self, key: Key, value: Any) -> None:
         """Store a copy of `value` (plain data: None, bools, numbers, str,
@@ -194,7 +245,16 @@ class FormatCache:
             # Not plain data (or nested past marshal's depth limit): such a
             # message is simply formatted uncached.
             return
-        cost = _cost(key, data)
+        self._store(key, data, _cost(key, data))
+
+    def put_shared(self, key: Key, value: Any, size: int) -> None:
+        """Store `value` itself, not a copy, counted as `size` bytes: every hit
+        returns the same object. Only for values nobody changes: the server's
+        encoded chat turns (see `EncodedMessage`), which go into a response
+        body that is encoded and dropped, never handed to a caller."""
+        self._store(key, value, size + ENTRY_OVERHEAD)
+
+    def _store(self, key: Key, data: Any, cost: int) -> None:
         if cost > self._max_bytes // 4:
             return
         with self._lock:
@@ -203,10 +263,44 @@ class FormatCache:
             total = self._bytes
             old = self._entries.pop(key, None)
             if old is not None:
-                total -= _cost(key, old)
-            self._entries[key] = data
+                total -= old[0]
+            self._entries[key] = (cost, data)
             total += cost
             while total > self._max_bytes:
-                evicted_key, evicted = self._entries.popitem(last=False)
-                total -= _cost(evicted_key, evicted)
+                _, (evicted_cost, _) = self._entries.popitem(last=False)
+                total -= evicted_cost
             self._bytes = total
+
+
+def _base64(value: Any) -> str:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def encoded_turn(messages: list[dict[str, Any]]) -> tuple[EncodedMessage, ...] | None:
+    """`messages` with their JSON text, as `body_to_json` writes them (bytes
+    as base64), or None when orjson cannot write one (the turn is then not
+    cached: the body takes the slow, checked path)."""
+    try:
+        return tuple(EncodedMessage(m, orjson.dumps(m, default=_base64)) for m in messages)
+    except orjson.JSONEncodeError:
+        return None
+
+
+class EncodedMessage(dict[str, Any]):
+    """A provider message of a cached chat turn together with its JSON text.
+
+    The server's body encoder (`formatting.body_to_json`) writes `json` for it
+    as it is instead of encoding the dict again: a turn replayed from the
+    cache costs a lookup, not its formatting nor its encoding. It is shared
+    between requests, so it must never change; `format()` only makes these
+    for the server's wire-keyed messages (`wire_views`), whose bodies are
+    encoded and dropped.
+    """
+
+    __slots__ = ("json",)
+
+    def __init__(self, message: dict[str, Any], json: bytes) -> None:
+        super().__init__(message)
+        self.json = json

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import marshal
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -21,11 +20,11 @@ import orjson
 
 from . import _json
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
-from .cache import FormatCache, plain_content, view_key
-from .dialects import from_dict
-from .errors import FormatError, MessageFormatError
-from .message._codec import blocks_to_list
+from ._generated.agentscope.message.v1.message_pb2 import Msg
+from ._views import cached_view, message_from_input, settings_scope, wire_views
+from ._views import view as _view
+from .cache import EncodedMessage, FormatCache
+from .errors import FormatError
 from .options import FormatSettings
 from .providers import get_provider
 from .providers._base import FormatContext, MsgView
@@ -41,13 +40,6 @@ __all__ = [
     "message_from_input",
 ]
 
-_ROLE_NAMES = {
-    Role.ROLE_USER: "user",
-    Role.ROLE_ASSISTANT: "assistant",
-    Role.ROLE_SYSTEM: "system",
-    # AgentScope 1.x carries tool results in system messages.
-    Role.ROLE_TOOL: "system",
-}
 # Options every provider takes (the rest are AgentScope formatter options a
 # provider declares in `options`).
 _COMMON_OPTIONS = frozenset({"max_tokens", "token_counter", "agent_name", "model", "fidelity"})
@@ -100,112 +92,6 @@ def _unpickle_body(
     body: dict[str, Any], wire: list[bytes], token_count: int | None
 ) -> FormattedBody:
     return FormattedBody(body, [FormatWarning.FromString(data) for data in wire], token_count)
-
-
-def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:
-    """The `Msg` of `messages[index]`, given as a `Msg` or a message dict.
-
-    The one rule every path (Python, CLI, gRPC) applies: a message without a
-    `name` is a `FormatError` on `messages[i].name`; any other problem is a
-    `MessageFormatError` whose path starts with `messages[i]`.
-    """
-    # `type() is` first: the ABC check of `Mapping` is slow, and protobuf
-    # `Msg`s are the common input.
-    if type(msg) is not Msg:
-        if isinstance(msg, Mapping):
-            try:
-                msg = from_dict(msg)
-            except MessageFormatError as exc:
-                if exc.path == "name":
-                    raise FormatError(f"messages[{index}].name", exc.reason) from None
-                raise MessageFormatError(
-                    f"messages[{index}].{exc.path}".rstrip("."), exc.reason
-                ) from None
-        elif not isinstance(msg, Msg):
-            raise FormatError(
-                f"messages[{index}]",
-                f"expected a Msg or a message dict, got {type(msg).__name__}",
-            )
-    if not msg.HasField("name"):
-        raise FormatError(f"messages[{index}].name", "missing")
-    return msg
-
-
-def _view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
-    return _build_view(message_from_input(msg, index), index)
-
-
-def _cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) -> MsgView:
-    msg = message_from_input(msg, index)
-    key = view_key(msg)
-    hit = cache.get(key)
-    if hit is not None:
-        name, role, stored, plain = hit
-        return _StoredView(name, role, stored, index, key if plain else None)
-    view = _build_view(msg, index)
-    plain = plain_content(view.content)
-    try:
-        stored = marshal.dumps(view.content)
-    except ValueError:  # not plain data, or nested past marshal's limit
-        return view
-    # Errors are never cached: they name the message's position.
-    cache.put(key, (view.name, view.role, stored, plain))
-    if plain:
-        view.cache_id = key
-    return view
-
-
-_CONTENT = MsgView.__dict__["content"]  # the slot behind `MsgView.content`
-
-
-class _StoredView(MsgView):
-    """A view from the cache whose content is loaded (a fresh copy) on first
-    use: a chat turn found in the cache never reads it."""
-
-    __slots__ = ("_stored",)
-
-    def __init__(
-        self,
-        name: str | None,
-        role: str,
-        stored: bytes,
-        index: int,
-        cache_id: tuple[Any, ...] | None,
-    ) -> None:
-        self.name = name
-        self.role = role
-        self.index = index
-        self.cache_id = cache_id
-        self._stored: bytes | None = stored
-
-    @property
-    def content(self) -> str | list[dict[str, Any]]:
-        stored = self._stored
-        if stored is not None:
-            _CONTENT.__set__(self, marshal.loads(stored))
-            self._stored = None
-        value: str | list[dict[str, Any]] = _CONTENT.__get__(self, MsgView)
-        return value
-
-    @content.setter
-    def content(self, value: str | list[dict[str, Any]]) -> None:
-        _CONTENT.__set__(self, value)
-        self._stored = None
-
-
-def _build_view(msg: Msg, index: int) -> MsgView:
-    content: str | list[dict[str, Any]]
-    try:
-        if msg.WhichOneof("content") == "text":
-            content = msg.text
-        else:
-            content = blocks_to_list(msg.blocks.items)
-    except MessageFormatError as exc:
-        raise MessageFormatError(f"messages[{index}].{exc.path}".rstrip("."), exc.reason) from None
-    role = _ROLE_NAMES.get(msg.role)
-    if role is None:
-        raise FormatError(f"messages[{index}].role", "unset")
-    return MsgView(msg.name, role, content, index)
 
 
 def check_tools(tools: Any) -> list[dict[str, Any]] | None:
@@ -335,6 +221,7 @@ def format(
     write_media: bool = False,
     settings: FormatSettings | None = None,
     cache: FormatCache | None = None,
+    _wire: Sequence[bytes] | None = None,
     **options: Any,
 ) -> FormattedBody:
     """Format messages into the request body of `provider`'s API.
@@ -354,6 +241,9 @@ def format(
         cache: A `FormatCache` to reuse the work done on messages seen
             before (an agent re-sending its history); None: no caching. The
             output is the same either way.
+        _wire: The server's: each message's serialized bytes as received
+            (with `cache`), so a cached turn is found by them and its JSON
+            reused by `body_to_json`.
         **options: AgentScope formatter options (`promote_tool_result_images`,
             `conversation_history_prompt`, `max_tokens` with
             `token_counter="char"` or `"tiktoken"` (and `model=`), ...), and
@@ -388,10 +278,23 @@ def format(
         )
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
+    scope = None
     if cache is None:
         views = [_view(msg, index) for index, msg in enumerate(msgs)]
+    elif (
+        _wire is not None
+        and not settings.multi_agent
+        and settings.agent_name is None
+        and settings.fidelity != "provider"
+    ):
+        # The server's chat turns, found by the bytes each message arrived as
+        # and stored with their JSON: shared objects, safe because the server
+        # only encodes the body. The provider-fidelity pass edits the body,
+        # so it never gets them.
+        scope = settings_scope(cache, impl.name, settings)
+        views = wire_views(msgs, _wire, cache, scope)
     else:
-        views = [_cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
+        views = [cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
     multi_agent = settings.multi_agent
     if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.
@@ -409,6 +312,7 @@ def format(
         write_media=write_media,
         # Chat turns only: a multi-agent history turns runs of messages into one.
         turn_cache=None if multi_agent else cache,
+        turn_scope=scope,
     )
     max_tokens = settings.max_tokens
     counter = (
@@ -442,9 +346,30 @@ def body_to_json(body: Mapping[str, Any]) -> bytes:
     holds one, because every JSON field of a request is decoded strictly.
     """
     try:
-        return orjson.dumps(body, default=_base64)
+        return orjson.dumps(_with_fragments(body), default=_base64)
     except orjson.JSONEncodeError:
         return _json.dumps(_jsonable(body), "body").encode("utf-8")
+
+
+def _with_fragments(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`body` with its message list written from the JSON of the turns the
+    server's cache replayed (`EncodedMessage`s, at the top level where every
+    provider puts its messages): one join instead of encoding them again.
+    Elsewhere an `EncodedMessage` is still a dict with the same content."""
+    replaced: dict[str, Any] | None = None
+    for key, value in body.items():
+        if type(value) is not list or not any(type(item) is EncodedMessage for item in value):
+            continue
+        if replaced is None:
+            replaced = dict(body)
+        if all(type(item) is EncodedMessage for item in value):
+            replaced[key] = orjson.Fragment(b"[" + b",".join(item.json for item in value) + b"]")
+        else:
+            replaced[key] = [
+                orjson.Fragment(item.json) if type(item) is EncodedMessage else item
+                for item in value
+            ]
+    return body if replaced is None else replaced
 
 
 def _base64(value: Any) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn, Protocol
+from typing import Any, ClassVar, Literal, NoReturn, Protocol
 
 from .._fetch import MEDIA_LIMITS, MediaLimits, fetch
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
@@ -92,6 +92,20 @@ class MsgView:
     # What names the message's content in a `FormatCache` when `format()` was
     # given one and the message's chat turn may be cached; None otherwise.
     cache_id: tuple[Any, ...] | None = None
+    # Its chat turn as the cache held it when `format()` looked it up ahead
+    # (the server's messages, `PREFETCHED`), for the message's own position.
+    turn: Any = None
+    # Whether its cached chat turn is stored as shared `EncodedMessage`s
+    # (the server's wire-keyed messages) rather than as a copy.
+    SHARED: ClassVar[bool] = False
+    # Whether `turn` is the cache's answer (looked up ahead for the message's
+    # position) rather than still to be asked.
+    PREFETCHED: ClassVar[bool] = False
+
+    def cacheable(self) -> bool:
+        """Whether the turn of a view with a `cache_id` may be stored: views
+        get one only when they are plain (see `cache.plain_content`)."""
+        return True
 
     def get_content_blocks(self, block_type: str | None = None) -> list[dict[str, Any]]:
         """AgentScope's `Msg.get_content_blocks`: string content is one text block."""
@@ -145,6 +159,9 @@ class FormatContext:
     # Where chat turns of plain messages are cached (`format(..., cache=)`,
     # chat mode only); None: no caching.
     turn_cache: FormatCache | None = None
+    # The number naming this call's chat turns in `turn_cache`, when `format()`
+    # chose it (the server's prefetched turns); else the skeleton's own.
+    turn_scope: int | None = None
 
     def at(self, msg: MsgView, block_index: int | None = None) -> None:
         """Note which block is being formatted (names it in media errors)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from ..cache import FormatCache, Key, TurnEntry, turn_key
+from ..cache import FormatCache, Key, TurnEntry, encoded_turn, turn_key
 from ._base import FormatContext, MsgView, tool_result_to_text
 from ._shared import promoted_message
 
@@ -80,18 +80,29 @@ def format_turns(
     pending = list(reversed(msgs))
     position = 0
     cache = ctx.turn_cache
+    scope = 0
     if cache is not None:
         # The handlers, `finish` and `skipped` are module-level: their ids
         # name the provider's turn code for the life of the process.
-        scope = cache.scope(id(handlers), id(finish), id(skipped), ctx.settings)
+        scope = (
+            cache.scope(id(handlers), id(finish), id(skipped), ctx.settings)
+            if ctx.turn_scope is None
+            else ctx.turn_scope
+        )
     while pending:
         msg = pending.pop()
         key = None
         if cache is not None:
-            key = turn_key(scope, msg, not position)
-            if key is not None and _replay(cache.get(key), msg, ctx, out):
+            if msg.PREFETCHED and (not position) == (not msg.index):
+                # The cache's answer for this very turn, looked up ahead.
+                found = _replay(msg.turn, msg, ctx, out)
+            else:
+                key = turn_key(scope, msg.cache_id, not position)
+                found = key is not None and _replay(cache.get(key), msg, ctx, out)
+            if found:
                 position += 1
                 continue
+            key = turn_key(scope, msg.cache_id, not position)
         start, warned = len(out), len(ctx.warnings)
         turn = Turn(msg, ctx, out, position)
         content = msg.content
@@ -107,7 +118,7 @@ def format_turns(
             last = index
             handler(turn, index, block)
         finish(turn)
-        if key is not None and cache is not None and not turn.promoted:
+        if key is not None and cache is not None and not turn.promoted and msg.cacheable():
             _store(cache, key, msg, out[start:], ctx.warnings[warned:], last)
         pending.extend(turn.promoted)
         position += 1
@@ -151,7 +162,14 @@ def _store(
             relative.append((int(number), warning.block_type, warning.message))
         else:
             return
-    cache.put(key, (messages, relative, last))
+    if not msg.SHARED:
+        cache.put(key, (messages, relative, last))
+        return
+    encoded = encoded_turn(messages)
+    if encoded is not None:
+        # The key's bytes, the JSON, and the dicts (about twice their JSON).
+        size = len(key[-1][-1]) + 3 * sum(len(message.json) for message in encoded)
+        cache.put_shared(key, (encoded, relative, last), size)
 
 
 def tool_result_handler(

@@ -94,26 +94,28 @@ def _media_item(ctx: FormatContext, msg: MsgView, index: int, block: Block) -> d
     return {block["type"]: convert(ctx, msg, index, source)}
 
 
-def _collapse_text(messages: list[Block]) -> list[Block]:
-    """AgentScope's `_reformat_messages`: an all-text content list becomes one string.
+def _collapse_text(message: Block) -> Block:
+    """AgentScope's `_reformat_messages`, for one message: an all-text content
+    list becomes one string, in place (the message is being built).
 
     Empty texts are left out of the join, and a list whose texts are all empty
-    stays a list (so `""` content is sent as `[{"text": ""}]`).
+    stays a list (so `""` content is sent as `[{"text": ""}]`). It runs as
+    each message is made, not over the finished list: a message's form then
+    depends on that message alone, which is what lets a chat turn be cached.
     """
-    for message in messages:
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        # Our items never carry "type"; AgentScope's check also accepts "type": "text".
-        if not all(
-            isinstance(item, dict) and "text" in item and item.get("type", "text") == "text"
-            for item in content
-        ):
-            continue
-        texts = [item["text"] for item in content if item["text"]]
-        if texts:
-            message["content"] = "\n".join(texts)
-    return messages
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    # Our items never carry "type"; AgentScope's check also accepts "type": "text".
+    if not all(
+        isinstance(item, dict) and "text" in item and item.get("type", "text") == "text"
+        for item in content
+    ):
+        return message
+    texts = [item["text"] for item in content if item["text"]]
+    if texts:
+        message["content"] = "\n".join(texts)
+    return message
 
 
 # -- chat formatter -----------------------------------------------------------
@@ -146,12 +148,12 @@ def _finish_chat(turn: Turn) -> None:
     # Tool-call-only messages keep `"content": []` (DashScope rejects a
     # missing or null content); messages with neither are dropped.
     if turn.parts or turn.tool_calls:
-        turn.out.append(formatted)
+        turn.out.append(_collapse_text(formatted))
 
 
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
     """DashScopeChatFormatter._format."""
-    return _collapse_text(format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat))
+    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
 # -- multi-agent formatter ------------------------------------------------------
@@ -203,7 +205,7 @@ def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> lis
     if not blocks:
         return []
     wrap_history(blocks, history_prompt(ctx, first), ctx)
-    return _collapse_text([{"role": "user", "content": blocks}])
+    return [_collapse_text({"role": "user", "content": blocks})]
 
 
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:

@@ -14,7 +14,7 @@ import logging
 import time
 import traceback
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import grpc
 from google.protobuf.descriptor import FieldDescriptor
@@ -26,7 +26,16 @@ from ..errors import AgentScopeProtoError, MessageFormatError
 from ..providers._base import log_safe
 from .status import status_for
 
-__all__ = ["Budget", "Stopped", "checked", "decoded", "lenient", "rpc_errors"]
+__all__ = [
+    "Budget",
+    "Stopped",
+    "Wired",
+    "checked",
+    "decoded",
+    "field_slices",
+    "lenient",
+    "rpc_errors",
+]
 
 logger = logging.getLogger("agentscope_proto.server")
 
@@ -44,7 +53,7 @@ class _Undecodable:
         self.path = path
 
 
-def _varint(data: memoryview, pos: int) -> tuple[int, int]:
+def _varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         byte = data[pos]  # IndexError past the end: not a message
@@ -111,19 +120,28 @@ def _bad_utf8(descriptor: Any, data: memoryview, path: str = "", depth: int = 0)
     return None
 
 
-def lenient(message_class: type[Message]) -> Callable[[bytes], Any]:
+class Wired(NamedTuple):
+    """A decoded request with the bytes it arrived as (see `lenient`)."""
+
+    message: Message
+    data: bytes
+
+
+def lenient(message_class: type[Message], *, keep_wire: bool = False) -> Callable[[bytes], Any]:
     """A request deserializer that never raises.
 
     gRPC answers a deserializer's exception with UNKNOWN and its class name;
     handing the servicer a placeholder instead lets it answer INVALID_ARGUMENT
-    with details, like any other bad input.
+    with details, like any other bad input. With `keep_wire`, a request that
+    decodes comes as `Wired(message, data)`.
     """
     descriptor = message_class.DESCRIPTOR
     name = descriptor.full_name
 
     def deserialize(data: bytes) -> Any:
         try:
-            return message_class.FromString(data)
+            message = message_class.FromString(data)
+            return Wired(message, data) if keep_wire else message
         except Exception as exc:  # DecodeError, or nesting past protobuf's limit
             try:
                 path = _bad_utf8(descriptor, memoryview(data))
@@ -134,6 +152,51 @@ def lenient(message_class: type[Message]) -> Callable[[bytes], Any]:
             return _Undecodable(f"not a valid {name} ({type(exc).__name__})")
 
     return deserialize
+
+
+def field_slices(data: bytes, number: int) -> list[bytes] | None:
+    """The bytes of every occurrence of length-delimited field `number` in the
+    serialized message `data`, in order (a repeated message field's entries:
+    the Nth slice is the Nth element protobuf decoded); None if `data` does
+    not walk cleanly, which a message that decoded always does."""
+    slices: list[bytes] = []
+    append = slices.append
+    # The one-byte tag of the field, when it has one (numbers below 16): the
+    # common case is read inline, lengths of up to two varint bytes included.
+    tag_byte = (number << 3) | 2 if number < 16 else -1
+    position, end = 0, len(data)
+    try:
+        while position < end:
+            if data[position] == tag_byte:
+                length = data[position + 1]
+                if length < 0x80:
+                    position += 2
+                elif data[position + 2] < 0x80:
+                    length = (length & 0x7F) | (data[position + 2] << 7)
+                    position += 3
+                else:
+                    length, position = _varint(data, position + 1)
+                append(data[position : position + length])
+                position += length
+                continue
+            tag, position = _varint(data, position)
+            wire_type = tag & 7
+            if wire_type == 2:
+                length, position = _varint(data, position)
+                if tag >> 3 == number:
+                    append(data[position : position + length])
+                position += length
+            elif wire_type == 0:
+                _, position = _varint(data, position)
+            elif wire_type == 1:
+                position += 8
+            elif wire_type == 5:
+                position += 4
+            else:  # groups: not in proto3 messages
+                return None
+    except IndexError:
+        return None
+    return slices if position == end else None
 
 
 def decoded(request: T | _Undecodable, path: str = "request") -> T:

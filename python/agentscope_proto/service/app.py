@@ -46,7 +46,11 @@ def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) 
         kind = _HANDLER_KINDS[(method.client_streaming, method.server_streaming)]
         handlers[method.name] = kind(
             getattr(servicer, method.name),
-            request_deserializer=lenient(getattr(pb, method.input_type.name)),
+            # Format keeps the request's bytes: its messages' bytes key the
+            # server's format cache (see FormatterServicer.Format).
+            request_deserializer=lenient(
+                getattr(pb, method.input_type.name), keep_wire=method.name == "Format"
+            ),
             response_serializer=getattr(pb, method.output_type.name).SerializeToString,
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))

@@ -32,7 +32,7 @@ from ..parsing import StreamParser, parse
 from ..providers import provider_for
 from ..providers._base import warning_log_level
 from ..results import ParsedResponse
-from ._rpc import Budget, Context, Stopped, checked, decoded, rpc_errors
+from ._rpc import Budget, Context, Stopped, Wired, checked, decoded, field_slices, rpc_errors
 from .config import MB, ServerConfig
 
 __all__ = ["SERVICE_NAME", "FormatterServicer", "provider_name"]
@@ -48,6 +48,7 @@ _RAW_LINES = 64
 # thread, so that a huge one does not stall the event loop; smaller ones run
 # inline (a thread hop costs more than they do).
 _INLINE_BYTES = 256 * 1024
+_MESSAGES_FIELD = pb.FormatRequest.DESCRIPTOR.fields_by_name["messages"].number
 
 
 def provider_name(value: int) -> str:
@@ -151,7 +152,10 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         request: Any,
         context: Context,
         call: Callable[[Any, Budget, int], T],
+        size: int | None = None,
     ) -> T:
+        """Run `call(request, budget, size)` with the RPC's error handling;
+        `size` is the request's encoded size (measured when not given)."""
         budget = Budget(context)
         async with rpc_errors(method, context, budget):
             if self._worker:
@@ -160,20 +164,42 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             budget.check()  # the deadline may have passed while queued
             # Measured once (it encodes the message): the thread decision and
             # the block limit both use it.
-            size = message.ByteSize()
+            if size is None:
+                size = message.ByteSize()
             if self._inline(size, network=True):
                 return self._work(lambda: call(message, budget, size))
             budget.threaded = True
             return await asyncio.to_thread(self._work, lambda: call(message, budget, size))
         raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
 
-    async def Format(self, request: pb.FormatRequest, context: Context) -> pb.FormatResponse:
-        return await self._unary("Format", request, context, self._format)
+    async def Format(
+        self, request: pb.FormatRequest | Wired, context: Context
+    ) -> pb.FormatResponse:
+        if not isinstance(request, Wired):
+            return await self._unary("Format", request, context, self._format)
+        # The request as it arrived (gRPC): with the cache on, each message's
+        # bytes key its cached turn and the turn's JSON goes into the body as
+        # it is. Slicing them costs less than encoding one message again.
+        data = request.data
+        wire = None
+
+        def call(message: pb.FormatRequest, budget: Budget, size: int) -> pb.FormatResponse:
+            return self._format(message, budget, size, wire)
+
+        if self._cache is not None:
+            wire = field_slices(data, _MESSAGES_FIELD)
+        return await self._unary("Format", request.message, context, call, len(data))
 
     async def Parse(self, request: pb.ParseRequest, context: Context) -> pb.ParseResponse:
         return await self._unary("Parse", request, context, self._parse)
 
-    def _format(self, request: pb.FormatRequest, budget: Budget, size: int) -> pb.FormatResponse:
+    def _format(
+        self,
+        request: pb.FormatRequest,
+        budget: Budget,
+        size: int,
+        wire: list[bytes] | None = None,
+    ) -> pb.FormatResponse:
         limit = self._config.max_blocks
         if _over_block_limit(request.messages, size, limit):
             raise LimitExceededError(
@@ -188,6 +214,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             media_root=self._config.media_root,
             allow_download=self._config.allow_download,
             cache=self._cache,
+            _wire=wire if wire is not None and len(wire) == len(request.messages) else None,
         )
         # The UTF-8 bytes go in as they are (protobuf checks them, as it checks
         # a str): decoding them to a str first would only be encoded back.

@@ -1,0 +1,243 @@
+"""The views `format()` hands the providers: each input message as AgentScope's
+formatters see it (`providers._base.MsgView`), built fresh, from a
+`FormatCache`, or (the server) found by the bytes the message arrived as.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
+from .cache import FormatCache, TurnEntry, plain_content, view_key, wire_key, wire_turn_key
+from .dialects import from_dict
+from .errors import FormatError, MessageFormatError
+from .message._codec import blocks_to_list
+from .options import FormatSettings
+from .providers._base import MsgView
+
+__all__ = ["build_view", "cached_view", "message_from_input", "view", "wire_views"]
+
+ROLE_NAMES = {
+    Role.ROLE_USER: "user",
+    Role.ROLE_ASSISTANT: "assistant",
+    Role.ROLE_SYSTEM: "system",
+    # AgentScope 1.x carries tool results in system messages.
+    Role.ROLE_TOOL: "system",
+}
+
+# The slots behind `MsgView`'s fields, for the views below that load them late.
+_NAME = MsgView.__dict__["name"]
+_ROLE = MsgView.__dict__["role"]
+_CONTENT = MsgView.__dict__["content"]
+
+
+def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:
+    """The `Msg` of `messages[index]`, given as a `Msg` or a message dict.
+
+    The one rule every path (Python, CLI, gRPC) applies: a message without a
+    `name` is a `FormatError` on `messages[i].name`; any other problem is a
+    `MessageFormatError` whose path starts with `messages[i]`.
+    """
+    # `type() is` first: the ABC check of `Mapping` is slow, and protobuf
+    # `Msg`s are the common input.
+    if type(msg) is not Msg:
+        if isinstance(msg, Mapping):
+            try:
+                msg = from_dict(msg)
+            except MessageFormatError as exc:
+                if exc.path == "name":
+                    raise FormatError(f"messages[{index}].name", exc.reason) from None
+                raise MessageFormatError(
+                    f"messages[{index}].{exc.path}".rstrip("."), exc.reason
+                ) from None
+        elif not isinstance(msg, Msg):
+            raise FormatError(
+                f"messages[{index}]",
+                f"expected a Msg or a message dict, got {type(msg).__name__}",
+            )
+    if not msg.HasField("name"):
+        raise FormatError(f"messages[{index}].name", "missing")
+    return msg
+
+
+def _role(msg: Msg, index: int) -> str:
+    role = ROLE_NAMES.get(msg.role)
+    if role is None:
+        raise FormatError(f"messages[{index}].role", "unset")
+    return role
+
+
+def _content(msg: Msg, index: int) -> str | list[dict[str, Any]]:
+    try:
+        if msg.WhichOneof("content") == "text":
+            return msg.text
+        return blocks_to_list(msg.blocks.items)
+    except MessageFormatError as exc:
+        raise MessageFormatError(f"messages[{index}].{exc.path}".rstrip("."), exc.reason) from None
+
+
+def build_view(msg: Msg, index: int) -> MsgView:
+    """The view of a checked message (see `message_from_input`)."""
+    content = _content(msg, index)
+    return MsgView(msg.name, _role(msg, index), content, index)
+
+
+def view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
+    """The view of `messages[index]`, checked and built."""
+    return build_view(message_from_input(msg, index), index)
+
+
+def cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) -> MsgView:
+    """`view`, reusing a view of the same content kept in `cache`."""
+    msg = message_from_input(msg, index)
+    key = view_key(msg)
+    hit = cache.get(key)
+    if hit is not None:
+        name, role, stored, plain = hit
+        return _StoredView(name, role, stored, index, key if plain else None)
+    made = build_view(msg, index)
+    plain = plain_content(made.content)
+    try:
+        stored = marshal.dumps(made.content)
+    except ValueError:  # not plain data, or nested past marshal's limit
+        return made
+    # Errors are never cached: they name the message's position.
+    cache.put(key, (made.name, made.role, stored, plain))
+    if plain:
+        made.cache_id = key
+    return made
+
+
+class _StoredView(MsgView):
+    """A view from the cache whose content is loaded (a fresh copy) on first
+    use: a chat turn found in the cache never reads it."""
+
+    __slots__ = ("_stored",)
+
+    def __init__(
+        self,
+        name: str | None,
+        role: str,
+        stored: bytes,
+        index: int,
+        cache_id: tuple[Any, ...] | None,
+    ) -> None:
+        self.name = name
+        self.role = role
+        self.index = index
+        self.cache_id = cache_id
+        self.turn = None
+        self._stored: bytes | None = stored
+
+    @property
+    def content(self) -> str | list[dict[str, Any]]:
+        stored = self._stored
+        if stored is not None:
+            _CONTENT.__set__(self, marshal.loads(stored))
+            self._stored = None
+        value: str | list[dict[str, Any]] = _CONTENT.__get__(self, MsgView)
+        return value
+
+    @content.setter
+    def content(self, value: str | list[dict[str, Any]]) -> None:
+        _CONTENT.__set__(self, value)
+        self._stored = None
+
+
+class _WireView(MsgView):
+    """One of the server's messages, known by the bytes it arrived as
+    (`cache.wire_key`). Name, role and content are read from the `Msg` only
+    when something asks: a turn replayed from the cache never does. A turn
+    formatted here is stored with its JSON (`MsgView.SHARED`)."""
+
+    __slots__ = ("_loaded", "_msg")
+    SHARED = True
+    PREFETCHED = True
+
+    def __init__(self, msg: Msg, index: int, wire: bytes, turn: TurnEntry | None) -> None:
+        self.index = index
+        self.cache_id = wire_key(wire)
+        self.turn = turn
+        self._msg = msg
+        self._loaded = 0  # bits: 1 name, 2 role, 4 content
+
+    def _load(self, bit: int) -> None:
+        # Only the fields asked for: reading the content of a message replayed
+        # from the cache would cost what the cache saves.
+        if bit == 1:
+            _NAME.__set__(self, self._msg.name)
+        elif bit == 2:
+            _ROLE.__set__(self, _role(self._msg, self.index))
+        else:
+            _CONTENT.__set__(self, _content(self._msg, self.index))
+        self._loaded |= bit
+
+    @property
+    def name(self) -> str | None:
+        if not self._loaded & 1:
+            self._load(1)
+        value: str | None = _NAME.__get__(self, MsgView)
+        return value
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        _NAME.__set__(self, value)
+        self._loaded |= 1
+
+    @property
+    def role(self) -> str:
+        if not self._loaded & 2:
+            self._load(2)
+        value: str = _ROLE.__get__(self, MsgView)
+        return value
+
+    @role.setter
+    def role(self, value: str) -> None:
+        _ROLE.__set__(self, value)
+        self._loaded |= 2
+
+    @property
+    def content(self) -> str | list[dict[str, Any]]:
+        if not self._loaded & 4:
+            self._load(4)
+        value: str | list[dict[str, Any]] = _CONTENT.__get__(self, MsgView)
+        return value
+
+    @content.setter
+    def content(self, value: str | list[dict[str, Any]]) -> None:
+        _CONTENT.__set__(self, value)
+        self._loaded |= 4
+
+    def cacheable(self) -> bool:
+        return plain_content(self.content)
+
+
+def wire_views(
+    msgs: Iterable[Msg | Mapping[str, Any]],
+    wire: Sequence[bytes],
+    cache: FormatCache,
+    scope: int,
+) -> list[MsgView]:
+    """Views of the server's messages, each with the chat turn the cache holds
+    for its bytes (looked up all at once: `MsgView.turn`).
+
+    A message with a cached turn is not checked again: the same bytes in the
+    same position and scope were formatted before, so they passed every check
+    then. Every other message is checked first, in order, as `view` does.
+    """
+    keys = [wire_turn_key(scope, data, not index) for index, data in enumerate(wire)]
+    turns = cache.get_many(keys)
+    views: list[MsgView] = []
+    for index, (msg, data, turn) in enumerate(zip(msgs, wire, turns, strict=True)):
+        if turn is None:
+            msg = message_from_input(msg, index)
+            _role(msg, index)
+        views.append(_WireView(msg, index, data, turn))  # type: ignore[arg-type]
+    return views
+
+
+def settings_scope(cache: FormatCache, provider: str, settings: FormatSettings) -> int:
+    """The number naming `provider`'s chat turns under `settings` in `cache`."""
+    return cache.scope("chat", provider, settings)
