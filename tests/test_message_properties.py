@@ -1,8 +1,9 @@
 """Property tests: random messages survive the dict and binary round trips unchanged.
 
 - Random AgentScope 1.x message dicts, in the form `Msg.to_dict()` writes them
-  (every block kind, string and list content, extra keys, shuffled block keys,
-  metadata with ints, floats, big ints, unicode and null, canonical base64),
+  (every block kind, the provider-fidelity ones and keys included, string and
+  list content, extra keys, shuffled block keys, metadata with ints, floats,
+  big ints, unicode and null, canonical base64),
   satisfy `to_dict(from_dict(d)) == d` strictly (types and key order), also
   after a binary round trip.
 - Random `Msg` protos, and random messages built with the `new_*` helpers,
@@ -54,7 +55,8 @@ from agentscope_proto import (
 )
 from agentscope_proto._json import dumps
 from agentscope_proto.dialects import detect_dialect
-from agentscope_proto.message._codec import block_to_dict
+from agentscope_proto.message import GroundingBlock, ServerToolResultBlock, ServerToolUseBlock
+from agentscope_proto.message._codec import block_from_dict, block_to_dict
 
 from strict import assert_same
 
@@ -79,10 +81,23 @@ MODELLED = {
     "url",
     "media_type",
     "data",
+    # Provider-fidelity keys.
+    "citations",
+    "redacted_data",
+    "encrypted_content",
+    "reasoning_id",
+    "provider_type",
+    "raw",
+    "tool_use_id",
+    "is_error",
+    "sources",
+    "queries",
 }
 JAVA_TRACES = {"content", "metadata", "mime_type", "min_pixels", "max_pixels", "fps"}
 JAVA_TRACES |= {"max_frames", "total_pixels", "created_at"}
-KINDS = ["text", "thinking", "tool_use", "tool_result", "image", "audio", "video"]
+AGENTSCOPE_KINDS = ["text", "thinking", "tool_use", "tool_result", "image", "audio", "video"]
+PROVIDER_KINDS = ["server_tool_use", "server_tool_result", "grounding"]
+KINDS = AGENTSCOPE_KINDS + PROVIDER_KINDS
 
 texts = st.text(
     st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12
@@ -110,6 +125,55 @@ soft_b64 = canonical_b64 | st.sampled_from(["not base64!", "YQ", 7, None, ["x"]]
 soft_str = texts | st.sampled_from([1, None, {"a": 1}])
 media_types = st.sampled_from(["image/png", "audio/wav", "video/mp4", "image/jpeg", "x/y"])
 timestamps = st.datetimes().map(lambda t: t.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3])
+# Provider-fidelity values: citations of every mapped type (flat, and nested as
+# Chat Completions writes them), and values that do not fit their field.
+CITATION_TYPES = [
+    "url_citation",
+    "file_citation",
+    "container_file_citation",
+    "file_path",
+    "char_location",
+    "page_location",
+    "content_block_location",
+    "web_search_result_location",
+    "search_result_location",
+    "other",
+]
+citation_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "url": texts,
+        "title": texts | st.integers(),
+        "cited_text": texts,
+        "start_index": st.integers(-(2**64), 2**64),
+        "end_char_index": st.integers(0, 99) | st.booleans(),
+        "start_page_number": st.integers(0, 9),
+        "source": texts,
+        "file_id": texts,
+        "filename": texts,
+        "document_title": texts | st.none(),
+    },
+)
+
+
+@st.composite
+def citation_objects(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(CITATION_TYPES))
+    if draw(st.booleans()):
+        return {"type": kind, kind: draw(citation_fields)}
+    return {"type": kind, **draw(citation_fields), **draw(extras)}
+
+
+soft_citations = st.lists(citation_objects(), min_size=1, max_size=3) | st.sampled_from(
+    [[], "x", [1], None, [{"type": "url_citation"}, "x"]]
+)
+# Lenient keys of the provider kinds keep a misfit value as an extra too.
+lenient_str = texts | st.sampled_from([1, None, ["x"]])
+raw_objects = json_objects | st.sampled_from([[1], "x", None])
+grounding_sources = st.lists(
+    st.fixed_dictionaries({"url": texts, "title": texts}), max_size=3
+) | st.sampled_from([[{"uri": "u"}], [{"title": "t", "url": "u"}], "x", [{"url": 1, "title": ""}]])
+grounding_queries = st.lists(texts, max_size=3) | st.sampled_from([[1], "q", None])
 
 
 @st.composite
@@ -150,7 +214,8 @@ def media_blocks(draw: st.DrawFn, kinds: list[str] | None = None) -> dict[str, A
 @st.composite
 def text_blocks(draw: st.DrawFn) -> dict[str, Any]:
     fields = {"type": "text", "text": draw(texts)}
-    return draw(shuffled(draw(optional(fields, thought_signature=soft_b64))))
+    fields = draw(optional(fields, thought_signature=soft_b64, citations=soft_citations))
+    return draw(shuffled(fields))
 
 
 @st.composite
@@ -160,7 +225,16 @@ def blocks(draw: st.DrawFn, kind: str | None = None) -> dict[str, Any]:
         return draw(text_blocks())
     if kind == "thinking":
         fields = {"type": "thinking", "thinking": draw(texts)}
-        fields = draw(optional(fields, signature=soft_str, thought_signature=soft_b64))
+        fields = draw(
+            optional(
+                fields,
+                signature=soft_str,
+                thought_signature=soft_b64,
+                redacted_data=soft_str,
+                encrypted_content=soft_str,
+                reasoning_id=soft_str,
+            )
+        )
     elif kind == "tool_use":
         fields = {
             "type": "tool_use",
@@ -174,6 +248,38 @@ def blocks(draw: st.DrawFn, kind: str | None = None) -> dict[str, Any]:
             texts | st.none() | st.lists(text_blocks() | media_blocks(), max_size=3),
         )
         fields = {"type": "tool_result", "id": draw(texts), "name": draw(texts), "output": output}
+    elif kind == "server_tool_use":
+        fields = draw(
+            optional(
+                {"type": kind},
+                id=lenient_str,
+                name=lenient_str,
+                input=json_values,
+                provider_type=lenient_str,
+                raw=raw_objects,
+            )
+        )
+    elif kind == "server_tool_result":
+        fields = draw(
+            optional(
+                {"type": kind},
+                tool_use_id=lenient_str,
+                provider_type=lenient_str,
+                output=json_values,
+                is_error=st.booleans() | st.sampled_from(["no", 1, None]),
+                raw=raw_objects,
+            )
+        )
+    elif kind == "grounding":
+        fields = draw(
+            optional(
+                {"type": kind},
+                provider_type=lenient_str,
+                sources=grounding_sources,
+                queries=grounding_queries,
+                raw=raw_objects,
+            )
+        )
     elif kind == "opaque":
         unknown = texts.filter(lambda t: t not in KINDS)
         return {"type": draw(unknown), **draw(extras)}
@@ -288,6 +394,28 @@ def proto_sources(draw: st.DrawFn) -> MediaSource:
 
 
 @st.composite
+def proto_provider_blocks(draw: st.DrawFn, kind: str) -> Any:
+    block: Any
+    if kind == "server_tool_use":
+        block = ServerToolUseBlock(id=draw(texts), name=draw(texts), provider_type=draw(texts))
+        if draw(st.booleans()):
+            block.input_json = dumps(draw(json_values))
+    elif kind == "server_tool_result":
+        block = ServerToolResultBlock(
+            tool_use_id=draw(texts), provider_type=draw(texts), is_error=draw(st.booleans())
+        )
+        if draw(st.booleans()):
+            block.output_json = dumps(draw(json_values))
+    else:
+        block = GroundingBlock(provider_type=draw(texts), queries=draw(st.lists(texts, max_size=3)))
+        for url, title in draw(st.lists(st.tuples(texts, texts), max_size=3)):
+            block.sources.add(url=url, title=title)
+    if draw(st.booleans()):
+        block.raw_json = dumps(draw(json_objects))
+    return block
+
+
+@st.composite
 def proto_blocks(draw: st.DrawFn, result_kinds: bool = False) -> ContentBlock:
     kinds = ["text", "image", "audio", "video"] if result_kinds else [*KINDS, "opaque"]
     kind = draw(st.sampled_from(kinds))
@@ -296,12 +424,20 @@ def proto_blocks(draw: st.DrawFn, result_kinds: bool = False) -> ContentBlock:
         block = TextBlock(text=draw(texts))
         if draw(st.booleans()):
             block.thought_signature = draw(b64_bytes)
+        if draw(st.booleans()):
+            # Citations as a reader builds them: typed fields read from the
+            # provider object it keeps.
+            cited = {"type": "text", "text": "", "citations": draw(soft_citations.filter(bool))}
+            block.citations.extend(block_from_dict(cited).text.citations)
     elif kind == "thinking":
         block = ThinkingBlock(thinking=draw(texts))
-        if draw(st.booleans()):
-            block.signature = draw(texts)
+        for field in ("signature", "redacted_data", "encrypted_content", "reasoning_id"):
+            if draw(st.booleans()):
+                setattr(block, field, draw(texts))
         if draw(st.booleans()):
             block.thought_signature = draw(b64_bytes)
+    elif kind in PROVIDER_KINDS:
+        block = draw(proto_provider_blocks(kind))
     elif kind == "tool_use":
         block = ToolUseBlock(id=draw(texts), name=draw(texts), input_json=dumps(draw(json_objects)))
         if draw(st.booleans()):
@@ -393,7 +529,7 @@ def helper_media(draw: st.DrawFn) -> Any:
 
 @st.composite
 def helper_blocks(draw: st.DrawFn) -> Any:
-    kind = draw(st.sampled_from(KINDS))
+    kind = draw(st.sampled_from(AGENTSCOPE_KINDS))
     if kind == "text":
         return new_text_block(draw(texts))
     if kind == "thinking":

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from agentscope_proto import (
+from agentscope_proto.message import (
     AudioBlock,
+    Citation,
     ContentBlock,
     ContentBlocks,
+    GroundingBlock,
+    GroundingSource,
     ImageBlock,
     MediaSource,
     Msg,
     OpaqueBlock,
     Role,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -49,6 +54,53 @@ def _every_kind() -> Msg:
         ),
         ContentBlock(
             thinking=ThinkingBlock(thinking="hmm", signature="sig==", thought_signature=b"\xff")
+        ),
+        ContentBlock(
+            text=TextBlock(
+                text="Paris is sunny.",
+                citations=[
+                    Citation(
+                        citation_type="url_citation",
+                        url="https://example.com/w",
+                        title="Weather",
+                        start_index=0,
+                        end_index=15,
+                        raw_json='{"type":"url_citation","start_index":0,"end_index":15,'
+                        '"url":"https://example.com/w","title":"Weather"}',
+                    )
+                ],
+            )
+        ),
+        ContentBlock(thinking=ThinkingBlock(redacted_data="EmwKAhgBEgy3va3pzix")),
+        ContentBlock(
+            thinking=ThinkingBlock(encrypted_content="gAAAAB", reasoning_id="rs_1", thinking="")
+        ),
+        ContentBlock(
+            server_tool_use=ServerToolUseBlock(
+                id="srvtoolu_1",
+                name="web_search",
+                input_json='{"query":"weather Paris"}',
+                provider_type="server_tool_use",
+                raw_json='{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search",'
+                '"input":{"query":"weather Paris"}}',
+            )
+        ),
+        ContentBlock(
+            server_tool_result=ServerToolResultBlock(
+                tool_use_id="srvtoolu_1",
+                provider_type="web_search_tool_result",
+                output_json='[{"type":"web_search_result","url":"https://example.com/w"}]',
+                is_error=True,
+                raw_json='{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1"}',
+            )
+        ),
+        ContentBlock(
+            grounding=GroundingBlock(
+                provider_type="grounding_metadata",
+                sources=[GroundingSource(url="https://example.com/r", title="example.com")],
+                queries=["weather Paris"],
+                raw_json='{"webSearchQueries":["weather Paris"]}',
+            )
         ),
         ContentBlock(
             tool_use=ToolUseBlock(

@@ -134,6 +134,13 @@ def _format_parser(sub: Any) -> None:
     p.add_argument("--multi-agent", action="store_true", help="AgentScope's multi-agent form")
     p.add_argument("--tools", type=Path, help="JSON list of OpenAI-style tool schemas")
     p.add_argument("--tool-choice", help="auto, none, required or a tool name")
+    p.add_argument(
+        "--response-schema",
+        metavar="FILE",
+        help="JSON Schema of a structured output ('-': stdin; openai, deepseek, "
+        "openai_responses, gemini)",
+    )
+    p.add_argument("--response-schema-name", metavar="NAME", help="the schema's name (OpenAI)")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
     p.add_argument(
         "--option", action="append", default=[], metavar="KEY=JSON", help="formatter option"
@@ -253,15 +260,23 @@ def _print(value: Any) -> None:
 
 
 def _run_format(args: argparse.Namespace) -> None:
-    if args.tools is not None and str(args.tools) == STDIN == args.conversation:
-        raise UserError("only one of the conversation and --tools can be read from stdin")
+    sources = [args.conversation, args.tools, args.response_schema]
+    if [str(source) for source in sources].count(STDIN) > 1:
+        raise UserError(
+            "only one of the conversation, --tools and --response-schema can be read from stdin"
+        )
     msgs = _read_msgs(args.conversation)
     tools = _load_json(args.tools) if args.tools else None
+    options = {"fidelity": args.fidelity}
+    if args.response_schema is not None:
+        options["response_schema"] = _load_json(args.response_schema)
+    if args.response_schema_name is not None:
+        options["response_schema_name"] = args.response_schema_name
     kwargs = dict(
         multi_agent=args.multi_agent,
         tools=tools,
         tool_choice=args.tool_choice,
-        **{"fidelity": args.fidelity, **_options(args.option)},
+        **{**options, **_options(args.option)},
     )
     if args.target:
         from .client import FormatterClient

@@ -11,11 +11,12 @@ differ from the proto messages on purpose: these are the Python-side shapes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from . import _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from .errors import FormatError, ParseError
+from .errors import FormatError, MessageFormatError, ParseError
 
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
@@ -75,9 +76,26 @@ class FormatSettings:
     model: str | None = None
     # "agentscope" (exact 1.0.21) or "provider" (bodies the provider accepts).
     fidelity: str = "agentscope"
+    # Structured output: a JSON Schema object the provider sends as its own
+    # field (OpenAI `response_format`, Responses `text.format`, Gemini
+    # `responseSchema`). Kept as a copy; left out of the hash (a dict has
+    # none), which only the turn cache's scope uses and the schema does not
+    # change a turn.
+    response_schema: dict[str, Any] | None = field(default=None, hash=False)
+    # The name the schema goes by where the provider wants one (OpenAI);
+    # None: the provider's default.
+    response_schema_name: str | None = None
 
     def __post_init__(self) -> None:
         _check_fidelity(self.fidelity, FormatError)
+        if self.response_schema is not None:
+            object.__setattr__(self, "response_schema", _schema_copy(self.response_schema))
+        name = self.response_schema_name
+        if name is not None:
+            if not isinstance(name, str) or not name:
+                raise FormatError("response_schema_name", "must be a non-empty string")
+            if self.response_schema is None:
+                raise FormatError("response_schema_name", "only applies with response_schema")
         for name in (
             "multi_agent",
             "promote_tool_result_images",
@@ -162,12 +180,38 @@ class ParseSettings:
     # The audio format the request asked for (OpenAI `audio.format`), which
     # AgentScope uses as the media type of audio output; None = its default.
     audio_format: str | None = None
-    # "agentscope" or "provider"; provider fidelity parses as "agentscope" for
-    # now (the typed citations / server-tool blocks are later work).
+    # "agentscope" (exact 1.0.21) or "provider": also keep what AgentScope
+    # drops (citations, server-tool blocks, encrypted/redacted reasoning,
+    # grounding), as far as the provider's parser does.
     fidelity: str = "agentscope"
 
     def __post_init__(self) -> None:
         _check_fidelity(self.fidelity, ParseError)
+
+
+def _schema_copy(schema: object) -> dict[str, Any]:
+    """A JSON Schema option checked and copied (the caller's dict may change later)."""
+    if not isinstance(schema, Mapping):
+        raise _OptionTypeError(
+            "response_schema", f"expected a JSON Schema object, got {_kind(schema)}"
+        )
+    try:
+        copy: dict[str, Any] = _json.loads(_json.dumps(dict(schema)))
+    except MessageFormatError as exc:
+        raise FormatError("response_schema", exc.reason) from None
+    return copy
+
+
+def _schema_from_proto(text: str) -> dict[str, Any] | None:
+    if not text:
+        return None
+    try:
+        schema = _json.loads(text, "response_schema_json")
+    except MessageFormatError as exc:
+        raise FormatError("response_schema_json", exc.reason) from None
+    if type(schema) is not dict:
+        raise FormatError("response_schema_json", f"expected a JSON object, got {_kind(schema)}")
+    return schema
 
 
 def _check_fidelity(fidelity: object, error: type[FormatError | ParseError]) -> None:
@@ -206,6 +250,8 @@ def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) 
         agent_name=options.agent_name if named or options.agent_name else None,
         model=options.model or None,
         fidelity=_fidelity_from_proto(options.fidelity),
+        response_schema=_schema_from_proto(options.response_schema_json),
+        response_schema_name=options.response_schema_name or None,
     )
 
 
@@ -242,6 +288,10 @@ def format_settings_to_proto(settings: FormatSettings) -> pb.FormatOptions:
         options.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
     if settings.fidelity != "agentscope":
         options.fidelity = _TO_PROTO_FIDELITIES[settings.fidelity]
+    if settings.response_schema is not None:
+        options.response_schema_json = _json.dumps(settings.response_schema)
+    if settings.response_schema_name is not None:
+        options.response_schema_name = settings.response_schema_name
     return options
 
 

@@ -378,6 +378,10 @@ def _block(block: ContentBlock, path: str) -> dict[str, Any]:
         return _tool_use(data, path)
     if isinstance(inner, ToolResultBlock):
         return _tool_result(inner, data, path)
+    if kind not in ("image", "audio", "video"):
+        # Provider-fidelity kinds (server tool use/result, grounding): Java has
+        # no class for them, so they are refused as any unknown kind is.
+        rules.check_kind(kind, path)
     out = {"type": kind, "source": _java_source(data["source"], f"{path}.source")}
     out.update(rules.knobs(kind, data, path))
     return out

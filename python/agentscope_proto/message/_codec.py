@@ -11,14 +11,21 @@ provider annotations, kept as an extra key unchanged. A tool call's or result's
 name so): the string field stays empty and the `null` is kept as an extra key
 that overrides it, so the dict comes back with its `null`.
 
+The provider-fidelity kinds (`server_tool_use`, `server_tool_result`,
+`grounding`) hold what providers send, so no key of theirs is required: a
+JSON-valued key (`input`, `output`, `raw`) is absent when its field is empty; a
+string, bool or list key is always written (its zero value when unset) unless
+the block's `key_order` leaves it out, which is how a dict without it comes
+back without it; a misfit value of such a key is kept as an extra key that
+overrides the zero field. A text block's `citations` key is written only when
+it has citations (see `_fields.py` for how they map).
+
 Each block kind is described by a table of `_Key`s rather than by code, so the
 two directions cannot drift apart.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeAlias
 
@@ -27,17 +34,39 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
     ContentBlocks,
+    GroundingBlock,
     ImageBlock,
     MediaSource,
     OpaqueBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
-    ToolResultState,
     ToolUseBlock,
     VideoBlock,
 )
 from ..errors import MessageFormatError
+from ._fields import (
+    ABSENT,
+    Misfit,
+    citation_dicts,
+    dump_citations,
+    dump_queries,
+    dump_sources,
+    load_citations,
+    load_queries,
+    load_sources,
+    read_b64,
+    read_bool,
+    read_json,
+    read_object,
+    read_state,
+    read_str,
+    source_dicts,
+    write_b64,
+    write_state,
+)
 
 __all__ = [
     "AnyBlock",
@@ -57,6 +86,9 @@ AnyBlock: TypeAlias = (
     | ImageBlock
     | AudioBlock
     | VideoBlock
+    | ServerToolUseBlock
+    | ServerToolResultBlock
+    | GroundingBlock
     | OpaqueBlock
 )
 
@@ -64,75 +96,18 @@ AnyBlock: TypeAlias = (
 RESULT_KINDS = frozenset({"text", "image", "audio", "video"})
 
 
-class _Misfit(Exception):
-    """A value that cannot live in its typed field."""
-
-
-def _read_str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise _Misfit(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-def _read_b64(value: Any) -> bytes:
-    if not isinstance(value, str):
-        raise _Misfit(f"expected base64 text, got {type(value).__name__}")
-    try:
-        data = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise _Misfit(f"invalid base64 ({exc})") from None
-    # Only canonical base64 maps back to the same text; anything else would
-    # change on the way out.
-    if base64.b64encode(data).decode("ascii") != value:
-        raise _Misfit("base64 text is not in canonical form")
-    return data
-
-
-def _write_b64(value: bytes) -> str:
-    return base64.b64encode(value).decode("ascii")
-
-
-def _read_json(value: Any) -> str:
-    try:
-        return _json.dumps(value)
-    except MessageFormatError as exc:
-        raise _Misfit(exc.reason) from None
-
-
-_STATES = {
-    name.removeprefix("TOOL_RESULT_STATE_").lower(): number
-    for name, number in ToolResultState.items()
-    if number
-}
-_STATE_NAMES: dict[int, str] = {number: name for name, number in _STATES.items()}
-
-
-def _read_state(value: Any) -> int:
-    if not isinstance(value, str) or value not in _STATES:
-        raise _Misfit(f"unknown tool result state {value!r}")
-    return _STATES[value]
-
-
-def _write_state(value: int) -> str:
-    # A newer schema's state (or any number sent over the wire) has no name here.
-    name = _STATE_NAMES.get(value)
-    if name is None:
-        raise MessageFormatError("state", f"unknown tool result state {value}")
-    return name
-
-
 class _Key(NamedTuple):
     """One modelled dict key of a block kind and how it maps to the message.
 
     A scalar key names its `field`, how a dict value is `read` into it (raising
-    `_Misfit` if it does not fit) and how the field's value is `write`n back
+    `Misfit` if it does not fit) and how the field's value is `write`n back
     (None: as it is). A composite key (`source`, `output`) has no field but a
     `load` into and a `dump` from the message instead.
     """
 
     key: str
     field: str | None = None
-    read: Callable[[Any], Any] = _read_str
+    read: Callable[[Any], Any] = read_str
     write: Callable[[Any], Any] | None = None
     # The key may be absent: the message then holds it only when set.
     optional: bool = False
@@ -142,18 +117,34 @@ class _Key(NamedTuple):
     dump: Callable[[Any], Any] | None = None
     # `null` is kept (as an extra key overriding the empty field).
     nullable: bool = False
+    # Always written, but may be absent (the key order then leaves it out) or
+    # a misfit (kept as an extra key overriding the zero field).
+    lenient: bool = False
 
 
 def _scalar(
     key: str,
     field: str,
-    read: Callable[[Any], Any] = _read_str,
+    read: Callable[[Any], Any] = read_str,
     write: Callable[[Any], Any] | None = None,
     *,
     presence: bool = False,
     soft: bool = False,
 ) -> _Key:
     return _Key(key, field, read, write, optional=presence, soft=soft)
+
+
+def _lenient(key: str, field: str | None, read: Callable[[Any], Any] = read_str) -> _Key:
+    return _Key(key, field, read, lenient=True)
+
+
+def _lenient_list(key: str, load: Callable[..., None], dump: Callable[[Any], Any]) -> _Key:
+    return _Key(key, load=load, dump=dump, lenient=True)
+
+
+def _json_key(key: str, field: str, read: Callable[[Any], Any] = read_json) -> _Key:
+    # Any JSON value encodes to non-empty text, so an empty field is an absent key.
+    return _Key(key, field, read, _json.loads, optional=True, soft=True)
 
 
 def _load_source(message: Any, value: Any, path: str) -> None:
@@ -201,23 +192,32 @@ def _dump_output(message: ToolResultBlock) -> str | list[dict[str, Any]] | None:
 
 
 _SIGNATURE = _scalar(
-    "thought_signature", "thought_signature", _read_b64, _write_b64, presence=True, soft=True
+    "thought_signature", "thought_signature", read_b64, write_b64, presence=True, soft=True
 )
 _ID = _scalar("id", "id")._replace(nullable=True)
 _NAME = _scalar("name", "name")._replace(nullable=True)
 _SOURCE = _Key("source", load=_load_source, dump=_dump_source)
+_RAW = _json_key("raw", "raw_json", read_object)
+_PROVIDER_TYPE = _lenient("provider_type", "provider_type")
 
 _KEYS: dict[str, tuple[_Key, ...]] = {
-    "text": (_scalar("text", "text"), _SIGNATURE),
+    "text": (
+        _scalar("text", "text"),
+        _SIGNATURE,
+        _Key("citations", optional=True, soft=True, load=load_citations, dump=dump_citations),
+    ),
     "thinking": (
         _scalar("thinking", "thinking"),
         _scalar("signature", "signature", presence=True, soft=True),
         _SIGNATURE,
+        _scalar("redacted_data", "redacted_data", presence=True, soft=True),
+        _scalar("encrypted_content", "encrypted_content", presence=True, soft=True),
+        _scalar("reasoning_id", "reasoning_id", presence=True, soft=True),
     ),
     "tool_use": (
         _ID,
         _NAME,
-        _scalar("input", "input_json", _read_json, _json.loads),
+        _scalar("input", "input_json", read_json, _json.loads),
         _scalar("raw_input", "raw_input", presence=True, soft=True),
         _SIGNATURE,
     ),
@@ -225,15 +225,35 @@ _KEYS: dict[str, tuple[_Key, ...]] = {
         _ID,
         _NAME,
         _Key("output", load=_load_output, dump=_dump_output),
-        _scalar("state", "state", _read_state, _write_state, presence=True, soft=True),
+        _scalar("state", "state", read_state, write_state, presence=True, soft=True),
     ),
     "image": (_SOURCE,),
     "audio": (_SOURCE,),
     "video": (_SOURCE,),
+    "server_tool_use": (
+        _lenient("id", "id"),
+        _lenient("name", "name"),
+        _json_key("input", "input_json"),
+        _PROVIDER_TYPE,
+        _RAW,
+    ),
+    "server_tool_result": (
+        _lenient("tool_use_id", "tool_use_id"),
+        _PROVIDER_TYPE,
+        _json_key("output", "output_json"),
+        _lenient("is_error", "is_error", read_bool),
+        _RAW,
+    ),
+    "grounding": (
+        _PROVIDER_TYPE,
+        _lenient_list("sources", load_sources, dump_sources),
+        _lenient_list("queries", load_queries, dump_queries),
+        _RAW,
+    ),
 }
 _SOURCE_KEYS: dict[str, tuple[_Key, ...]] = {
     "url": (_scalar("url", "url"), _scalar("media_type", "media_type", presence=True, soft=True)),
-    "base64": (_scalar("media_type", "media_type"), _scalar("data", "data", _read_b64, _write_b64)),
+    "base64": (_scalar("media_type", "media_type"), _scalar("data", "data", read_b64, write_b64)),
 }
 _CLASSES: dict[str, type[AnyBlock]] = {
     "text": TextBlock,
@@ -243,11 +263,19 @@ _CLASSES: dict[str, type[AnyBlock]] = {
     "image": ImageBlock,
     "audio": AudioBlock,
     "video": VideoBlock,
+    "server_tool_use": ServerToolUseBlock,
+    "server_tool_result": ServerToolResultBlock,
+    "grounding": GroundingBlock,
 }
 _KIND_OF_CLASS: dict[type[Any], str] = {cls: kind for kind, cls in _CLASSES.items()}
 # Modelled keys whose `null` an extra key may carry, per kind.
 _NULLABLE: dict[str, frozenset[str]] = {
     kind: frozenset(spec.key for spec in keys if spec.nullable) for kind, keys in _KEYS.items()
+}
+# Lenient keys, per kind: an extra key may override their zero value, and the
+# key order may leave them out.
+_LENIENT: dict[str, frozenset[str]] = {
+    kind: frozenset(spec.key for spec in keys if spec.lenient) for kind, keys in _KEYS.items()
 }
 
 # How `_emit` writes a key back, compiled from the tables above so that the hot
@@ -266,9 +294,11 @@ def _plan(cls: Any, keys: tuple[_Key, ...]) -> _Plan:
             continue
         presence = _ALWAYS
         if spec.optional:
-            # Enums have no presence: their zero value means "not reported".
-            is_enum = cls.DESCRIPTOR.fields_by_name[spec.field].enum_type is not None
-            presence = _NONZERO if is_enum else _HAS_FIELD
+            # Enums and plain proto3 strings have no presence: their zero value
+            # means "not reported".
+            field = cls.DESCRIPTOR.fields_by_name[spec.field]
+            has = field.has_presence and field.enum_type is None
+            presence = _HAS_FIELD if has else _NONZERO
         steps.append((spec.key, spec.field, spec.write, presence))
     return tuple(steps)
 
@@ -301,6 +331,9 @@ def _result_blocks(blocks: ContentBlocks) -> list[dict[str, Any]]:
 _COMPOSITE_FIELDS: dict[str, tuple[tuple[str, Callable[[Any], Any] | None], ...]] = {
     "source": (("source", _source_dict),),
     "output": (("text", None), ("blocks", _result_blocks)),
+    "citations": (("citations", citation_dicts),),
+    "sources": (("sources", source_dicts),),
+    "queries": (("queries", list),),
 }
 # Field descriptor -> (key, writer, whether the key is required).
 _QuickKeys: TypeAlias = dict[Any, tuple[str, Callable[[Any], Any] | None, bool]]
@@ -329,11 +362,15 @@ _QUICK: dict[str, tuple[_QuickKeys, int]] = {
 def _fill(message: Any, keys: tuple[_Key, ...], data: Mapping[str, Any], path: str) -> None:
     """Copy a block dict into `message`: modelled keys to fields, the rest to extras."""
     canonical = ["type"]
+    # A lenient key absent or kept as an extra: only the key order tells.
+    ordered = False
     for spec in keys:
         key = spec.key
         if key not in data:
-            # Optional keys may be absent; the others are required.
-            if not spec.optional:
+            # Optional and lenient keys may be absent; the others are required.
+            if spec.lenient:
+                ordered = True
+            elif not spec.optional:
                 raise MessageFormatError(f"{path}.{key}", "missing")
             continue
         if spec.nullable and data[key] is None:
@@ -343,8 +380,10 @@ def _fill(message: Any, keys: tuple[_Key, ...], data: Mapping[str, Any], path: s
                 setattr(message, spec.field, spec.read(data[key]))
             else:
                 spec.load(message, data[key], f"{path}.{key}")  # type: ignore[misc]
-        except _Misfit as exc:
-            if not spec.soft:
+        except Misfit as exc:
+            if spec.lenient:
+                ordered = True
+            elif not spec.soft:
                 raise MessageFormatError(f"{path}.{key}", str(exc)) from None
             continue
         canonical.append(key)
@@ -354,7 +393,7 @@ def _fill(message: Any, keys: tuple[_Key, ...], data: Mapping[str, Any], path: s
         extras = {key: value for key, value in data.items() if key not in modelled}
         message.extra_json = _json.dumps(extras, path)
         canonical.extend(extras)
-    if list(data) != canonical:
+    if ordered or list(data) != canonical:
         message.key_order.extend(data)
 
 
@@ -363,7 +402,9 @@ def _emit(kind: str, message: Any, plan: _Plan) -> dict[str, Any]:
     out: dict[str, Any] = {"type": kind}
     for key, field, write, presence in plan:
         if field is None:
-            out[key] = write(message)  # type: ignore[misc]
+            value = write(message)  # type: ignore[misc]
+            if value is not ABSENT:
+                out[key] = value
             continue
         if presence == _HAS_FIELD and not message.HasField(field):
             continue
@@ -379,16 +420,26 @@ def _emit(kind: str, message: Any, plan: _Plan) -> dict[str, Any]:
         extras = _json.loads(extra, "extra_json")
         if type(extras) is not dict:
             raise MessageFormatError("extra_json", "expected a JSON object")
+        lenient = _LENIENT.get(kind, ())
         for key, value in extras.items():
             if key in out and not (
-                value is None and out[key] == "" and key in _NULLABLE.get(kind, ())
+                (value is None and out[key] == "" and key in _NULLABLE.get(kind, ()))
+                or (key in lenient and not out[key])
             ):
                 raise MessageFormatError("extra_json", f"repeats the modelled key {key!r}")
         out.update(extras)
     order = message.key_order
     if order:
         if len(order) != len(out) or set(order) != out.keys():
-            raise MessageFormatError("key_order", "is not an order of the block's keys")
+            # Only a lenient key still at its zero value may be left out.
+            lenient = _LENIENT.get(kind, ())
+            left_out = out.keys() - set(order)
+            if (
+                len(set(order)) != len(order)
+                or not out.keys() >= set(order)
+                or any(key not in lenient or out[key] for key in left_out)
+            ):
+                raise MessageFormatError("key_order", "is not an order of the block's keys")
         return {key: out[key] for key in order}
     return out
 

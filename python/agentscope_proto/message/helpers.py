@@ -16,10 +16,13 @@ from .. import _json
 from .._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
+    GroundingBlock,
     ImageBlock,
     MediaSource,
     Msg,
     Role,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -48,7 +51,18 @@ __all__ = [
     "new_video_block",
 ]
 
-BlockType = Literal["text", "thinking", "tool_use", "tool_result", "image", "audio", "video"]
+BlockType = Literal[
+    "text",
+    "thinking",
+    "tool_use",
+    "tool_result",
+    "image",
+    "audio",
+    "video",
+    "server_tool_use",
+    "server_tool_result",
+    "grounding",
+]
 MediaBlock = ImageBlock | AudioBlock | VideoBlock
 
 _ROLES = {"user": Role.ROLE_USER, "assistant": Role.ROLE_ASSISTANT, "system": Role.ROLE_SYSTEM}
@@ -250,6 +264,16 @@ def get_content_blocks(msg: Msg, block_type: Literal["image"]) -> list[ImageBloc
 def get_content_blocks(msg: Msg, block_type: Literal["audio"]) -> list[AudioBlock]: ...
 @overload
 def get_content_blocks(msg: Msg, block_type: Literal["video"]) -> list[VideoBlock]: ...
+@overload
+def get_content_blocks(
+    msg: Msg, block_type: Literal["server_tool_use"]
+) -> list[ServerToolUseBlock]: ...
+@overload
+def get_content_blocks(
+    msg: Msg, block_type: Literal["server_tool_result"]
+) -> list[ServerToolResultBlock]: ...
+@overload
+def get_content_blocks(msg: Msg, block_type: Literal["grounding"]) -> list[GroundingBlock]: ...
 @overload
 def get_content_blocks(
     msg: Msg, block_type: str | Sequence[str] | None = None

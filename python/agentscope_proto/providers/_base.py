@@ -31,6 +31,7 @@ from ..options import DEFAULT_HISTORY_PROMPT, FormatSettings, ParseSettings
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
     "MEDIA_DIR",
+    "PROVIDER_ONLY_KINDS",
     "FormatContext",
     "MsgView",
     "ParseSettings",
@@ -71,6 +72,10 @@ def log_safe(text: str) -> str:
     """`text` with control characters escaped, for log messages."""
     return text.translate(_LOG_ESCAPES)
 
+
+# Block kinds only provider-fidelity parsing makes (server tools, grounding):
+# unknown to AgentScope, so its formatters drop them like any unknown kind.
+PROVIDER_ONLY_KINDS = frozenset({"server_tool_use", "server_tool_result", "grounding"})
 
 # Where AgentScope would have written base64 tool-result media. Resolved once at
 # import: tempfile probes the file system the first time it is asked.
@@ -162,6 +167,13 @@ class FormatContext:
     # The number naming this call's chat turns in `turn_cache`, when `format()`
     # chose it (the server's prefetched turns); else the skeleton's own.
     turn_scope: int | None = None
+    # Where the chat walk starts (`cache.PrefixEntry` minus its bytes: the
+    # messages, warnings and `at` after the run of messages before `msgs`),
+    # taken by the walk once; None: from the beginning.
+    resume: Any = None
+    # Chat turns formatted but not cached (media, promotions, warnings about
+    # more than their message): a walk with any is not kept as a prefix.
+    uncached_turns: int = 0
 
     def at(self, msg: MsgView, block_index: int | None = None) -> None:
         """Note which block is being formatted (names it in media errors)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
-from ._base import FormatContext, MsgView
+from ._base import PROVIDER_ONLY_KINDS, FormatContext, MsgView
 from ._shared import (
     format_multi_agent,
     history_prompt,
@@ -90,11 +90,9 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
 class _DeepSeek(OpenAIChat):
     name = "deepseek"
     enum = PROVIDER_DEEPSEEK
-    options = frozenset({"conversation_history_prompt"})
+    options = frozenset({"conversation_history_prompt", "response_schema", "response_schema_name"})
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
-    dropped_blocks = frozenset(
-        {"image", "audio", "video", "opaque", "server_tool_use", "server_tool_result", "grounding"}
-    )
+    dropped_blocks = frozenset({"image", "audio", "video", "opaque"}) | PROVIDER_ONLY_KINDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

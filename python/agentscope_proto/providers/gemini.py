@@ -24,6 +24,7 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -485,13 +486,16 @@ class _Stream:
 class _Gemini:
     name = "gemini"
     enum = PROVIDER_GEMINI
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
-    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
-    # The server-tool and grounding kinds only in AgentScope fidelity: provider
-    # fidelity sends Gemini's code execution back (gemini_extras.py).
-    dropped_blocks = frozenset(
-        {"thinking", "opaque", "server_tool_use", "server_tool_result", "grounding"}
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
     )
+    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
+    dropped_blocks = frozenset({"thinking", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(
@@ -514,7 +518,7 @@ class _Gemini:
             body["tools"] = function_declarations(tools, ctx)
         if tool_choice:
             body["tool_config"] = tool_config(tool_choice, tools)
-        structured_output(body, getattr(ctx.settings, "response_schema", None), ctx)
+        structured_output(body, ctx.settings.response_schema, ctx)
         return body
 
     def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:

@@ -25,6 +25,7 @@ from ..errors import ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -487,12 +488,16 @@ class OpenAIChat:
 
     name = "openai"
     enum = PROVIDER_OPENAI
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
-    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
-    # In AgentScope fidelity; provider fidelity sends some thinking back (chat_extras.py).
-    dropped_blocks = frozenset(
-        {"thinking", "video", "opaque", "server_tool_use", "server_tool_result", "grounding"}
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
     )
+    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
+    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(
@@ -510,8 +515,8 @@ class OpenAIChat:
         ctx: FormatContext,
     ) -> Block:
         body = build_chat_body(messages, tools, tool_choice, ctx)
-        schema = getattr(ctx.settings, "response_schema", None)
-        structured_output(body, schema, getattr(ctx.settings, "response_schema_name", None), ctx)
+        settings = ctx.settings
+        structured_output(body, settings.response_schema, settings.response_schema_name, ctx)
         return body
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:

@@ -14,6 +14,7 @@ from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
+    PROVIDER_ONLY_KINDS,
     FormatContext,
     MsgView,
     expect,
@@ -458,10 +459,17 @@ _EVENTS: dict[str, Callable[[_StreamState, dict[str, Any], str], None]] = {
 class _OpenAIResponses:
     name = "openai_responses"
     enum = PROVIDER_OPENAI_RESPONSES
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
+    options = frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
+    )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     # The chat formatter warns and skips these; multi-agent history skips them silently.
-    dropped_blocks = frozenset({"thinking", "video", "opaque"})
+    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
     def format_messages(
