@@ -22,6 +22,7 @@ from agentscope_proto import StreamParser, parse
 from agentscope_proto.formatting import format
 from agentscope_proto.options import FormatSettings
 from provider_schemas import client
+from transcripts import Transcript, count_parsed, count_raw
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "provider-transcripts"
 needs_transcripts = pytest.mark.skipif(
@@ -400,3 +401,17 @@ def test_every_chat_transcript_parses(fidelity: str) -> None:
                 parser = StreamParser(folder, fidelity=fidelity)
                 parser.feed_bytes(path.read_bytes())
                 parser.finish()
+
+
+def test_the_transcript_counter_finds_every_citation_kept(tmp_path: Path) -> None:
+    complete = tmp_path / "cited.json"
+    complete.write_text(json.dumps(_cited()))
+    stream = tmp_path / "cited.events.jsonl"
+    events = [_chunk({"content": TEXT}), _chunk({"annotations": [ANNOTATION, ANNOTATION]}, "stop")]
+    stream.write_text("".join(json.dumps(event) + "\n" for event in events))
+    for transcript, cited in (
+        (Transcript("openai", complete, "json"), 1),
+        (Transcript("openai", stream, "events"), 2),
+    ):
+        assert count_raw(transcript) == {"citation": cited}
+        assert count_parsed(transcript.run("provider").content) == count_raw(transcript)

@@ -24,6 +24,7 @@ from agentscope_proto.errors import ParseError
 from agentscope_proto.formatting import format
 from agentscope_proto.options import FormatSettings
 from provider_schemas import client
+from transcripts import Transcript, count_parsed, count_raw
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "provider-transcripts"
 GEMINI = TRANSCRIPTS / "gemini"
@@ -470,3 +471,22 @@ def test_an_empty_grounding_record_gives_no_block() -> None:
     assert parse("gemini", response, fidelity="provider").content == [
         {"type": "text", "text": "Hi."}
     ]
+
+
+def test_the_transcript_counter_finds_every_record_kept(tmp_path: Path) -> None:
+    """The fixtures, as transcripts: what tests/test_transcripts.py counts is kept."""
+    response = _response(_code_parts(), groundingMetadata=GROUNDING, urlContextMetadata=URL_CONTEXT)
+    complete = tmp_path / "fixture.json"
+    complete.write_text(json.dumps(response))
+    stream = tmp_path / "fixture.events.jsonl"
+    chunks = [_response([part]) for part in _code_parts()]
+    chunks[-1]["candidates"][0]["groundingMetadata"] = GROUNDING
+    chunks.append(copy.deepcopy(chunks[-1]))
+    stream.write_text("".join(json.dumps(chunk) + "\n" for chunk in chunks))
+    for transcript in (
+        Transcript("gemini", complete, "json"),
+        Transcript("gemini", stream, "events"),
+    ):
+        expected = count_raw(transcript)
+        assert expected["server_tool_use"] == expected["server_tool_result"] == 1
+        assert count_parsed(transcript.run("provider").content) == expected
