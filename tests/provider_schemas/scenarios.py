@@ -228,9 +228,140 @@ UNANSWERED_CALL = [
     _msg("user", "user", "Never mind. Hello!"),
 ]
 
+# Server-side tools and grounding parsed in provider fidelity, replayed to every
+# provider: Gemini code execution (signed) and grounding, an Anthropic web
+# search with its result, then a call left unanswered. Each provider takes back
+# what is its own and drops the rest.
+_GEMINI_CODE = {"language": "PYTHON", "code": "print(sum(range(10)))"}
+_GEMINI_RESULT = {"outcome": "OUTCOME_OK", "output": "45\n"}
+SERVER_TOOLS = [
+    _msg("user", "user", "Sum 0 to 9 with code, then search the web for Euro 2024."),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "text", "text": "Computing."},
+            {
+                "type": "server_tool_use",
+                "id": "code_0",
+                "name": "code_execution",
+                "input": _GEMINI_CODE,
+                "provider_type": "executableCode",
+                "raw": {"executableCode": _GEMINI_CODE, "thoughtSignature": "AXNpZy1jb2Rl/w=="},
+            },
+            {
+                "type": "server_tool_result",
+                "tool_use_id": "code_0",
+                "provider_type": "codeExecutionResult",
+                "output": _GEMINI_RESULT,
+                "is_error": False,
+                "raw": {"codeExecutionResult": _GEMINI_RESULT},
+            },
+            {"type": "text", "text": "The sum is 45."},
+            {
+                "type": "grounding",
+                "provider_type": "groundingMetadata",
+                "sources": [{"url": "https://example.com/", "title": "Example"}],
+                "queries": ["sum of 0 to 9"],
+                "raw": {
+                    "webSearchQueries": ["sum of 0 to 9"],
+                    "groundingChunks": [
+                        {"web": {"uri": "https://example.com/", "title": "Example"}}
+                    ],
+                },
+            },
+        ],
+    ),
+    _msg("user", "user", "Thanks. Now Euro 2024?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_01",
+                "name": "web_search",
+                "input": {"query": "euro 2024 winner"},
+                "provider_type": "server_tool_use",
+                "raw": {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_01",
+                    "name": "web_search",
+                    "input": {"query": "euro 2024 winner"},
+                },
+            },
+            {
+                "type": "server_tool_result",
+                "tool_use_id": "srvtoolu_01",
+                "provider_type": "web_search_tool_result",
+                "output": [],
+                "is_error": False,
+                "raw": {
+                    "type": "web_search_tool_result",
+                    "tool_use_id": "srvtoolu_01",
+                    "content": [],
+                },
+            },
+            {"type": "text", "text": "Spain won Euro 2024."},
+            _call("call_s", "get_weather", {"city": "Berlin"}),
+        ],
+    ),
+    # The user moves on: the call is never answered.
+    _msg("user", "user", "Great."),
+]
+
 SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = {
     "cross_provider_tool_loop": (CROSS_PROVIDER_TOOL_LOOP[:-1], TOOLS),
     "server_tool_turn": (SERVER_TOOL_TURN, TOOLS),
     "cross_provider_pending_call": (CROSS_PROVIDER_TOOL_LOOP, TOOLS),
     "unanswered_call": (UNANSWERED_CALL, TOOLS),
+    "server_tools": (SERVER_TOOLS, TOOLS),
 }
+
+# An OpenAI Responses agent turn as the provider-fidelity parse gives it:
+# encrypted reasoning, a server-side web search, text, a call answered, and
+# a last call left pending (every other provider must drop or adapt what it
+# cannot take: reasoning ids, Responses items).
+_WEB_SEARCH = {
+    "type": "web_search_call",
+    "id": "ws_1",
+    "status": "completed",
+    "action": {"type": "search", "query": "weather Paris"},
+}
+RESPONSES_SERVER_TOOLS = [
+    _msg("system", "system", "You are Friday, a helpful assistant."),
+    _msg("user", "user", "Weather in Paris, then Rome?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {
+                "type": "thinking",
+                "thinking": "Search first.",
+                "reasoning_id": "rs_1",
+                "encrypted_content": "gAAAAB-opaque",
+            },
+            {
+                "type": "server_tool_use",
+                "id": "ws_1",
+                "name": "web_search",
+                "input": {"action": _WEB_SEARCH["action"]},
+                "provider_type": "web_search_call",
+                "raw": _WEB_SEARCH,
+            },
+            {"type": "thinking", "thinking": "", "reasoning_id": "rs_2"},
+            {"type": "text", "text": "Paris: sunny."},
+            _call("call_r1", "get_weather", {"city": "Rome"}),
+        ],
+    ),
+    _result("call_r1", "get_weather", [{"type": "text", "text": "Rain, 18C"}]),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "", "reasoning_id": "rs_3", "encrypted_content": "gA"},
+            _call("call_r2", "get_weather", {"city": "Oslo"}),
+        ],
+    ),
+]
+SCENARIOS["responses_server_tools"] = (RESPONSES_SERVER_TOOLS, TOOLS)
