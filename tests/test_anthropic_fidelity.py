@@ -678,7 +678,7 @@ def test_a_format_cache_gives_the_same_body_and_warnings(fidelity: str) -> None:
 
 
 def test_the_service_keeps_what_a_local_parse_keeps() -> None:
-    container = {"id": "container_011CU6rV", "expires_at": "2025-10-14T10:28:40.590791Z"}
+    container = {"id": "container_01Example", "expires_at": "2026-01-01T00:00:00Z"}
     response = {**SEARCH_RESPONSE, "container": container}
     local = parse("anthropic", response, fidelity="provider")
     assert local.metadata == {"container": container}
