@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -321,6 +322,36 @@ def test_the_next_turn_validates_against_the_sdk_types() -> None:
         if left:
             invalid[name] = left
     assert invalid == {}
+
+
+# Run by the SDKs' interpreter: the bodies (stdin) against the beta Messages types.
+_BETA_CHECK = """
+import json, sys
+from anthropic.types.beta import message_create_params as params
+from provider_schemas._walk import Walker
+walker = Walker()
+kind = params.MessageCreateParamsNonStreaming
+found = [walker.check({"model": "m", "max_tokens": 1024, **b}, kind) for b in json.load(sys.stdin)]
+json.dump([[str(v.to_json()) for v in each] for each in found], sys.stdout)
+"""
+
+
+@needs_transcripts
+@needs_sdks
+def test_the_next_turn_of_a_beta_tool_validates_against_the_beta_types() -> None:
+    """MCP, advisor, compaction and fallback blocks go back as the beta API takes them."""
+    trips = [t for t in _round_trips() if any(b["type"] in _BETA for b in t[1]["content"])]
+    assert trips
+    done = subprocess.run(
+        [str(client.SCHEMAS_PYTHON), "-c", _BETA_CHECK],
+        input=json.dumps([body for _, _, body in trips]),
+        capture_output=True,
+        text=True,
+        cwd=client.ROOT / "tests",
+        check=True,
+    )
+    verdicts = zip([name for name, _, _ in trips], json.loads(done.stdout), strict=True)
+    assert {name: found for name, found in verdicts if found} == {}
 
 
 # -- fixtures from Anthropic's documented examples --------------------------------------
@@ -647,7 +678,7 @@ def test_a_format_cache_gives_the_same_body_and_warnings(fidelity: str) -> None:
 
 
 def test_the_service_keeps_what_a_local_parse_keeps() -> None:
-    container = {"id": "container_011CU6rV", "expires_at": "2025-10-14T10:28:40.590791Z"}
+    container = {"id": "container_01Example", "expires_at": "2026-01-01T00:00:00Z"}
     response = {**SEARCH_RESPONSE, "container": container}
     local = parse("anthropic", response, fidelity="provider")
     assert local.metadata == {"container": container}

@@ -3,7 +3,8 @@
 What provider-fidelity parsing kept goes back as Claude expects it: redacted
 thinking (a thinking block with `redacted_data`) as `redacted_thinking`,
 signatures unchanged, text `citations` as the API returned them (less the keys
-its request types do not define, such as a response's `file_id`), and server
+its request types do not define, such as a response's `file_id`; another
+provider's citations are dropped), a client tool call's `caller`, and server
 tool blocks (put in place by the formatter, `_anthropic_extras.py`) as they are.
 """
 
