@@ -467,3 +467,16 @@ def test_a_malformed_server_block_is_dropped_not_a_crash(provider_type: Any) -> 
     body = _next_turn([{**block, "provider_type": provider_type}, {"type": "text", "text": "Hi."}])
     assert [item.get("type") for item in body.body["input"]] == [None, None, None]
     assert [w.block_type for w in body.warnings] == ["server_tool_use"]
+
+
+@needs_sdks
+def test_a_structured_output_body_validates() -> None:
+    msgs = [{"name": "user", "role": "user", "content": "City?"}]
+    bodies = [
+        (
+            "openai_responses",
+            dict(format("openai_responses", msgs, response_schema=_SCHEMA, fidelity=fidelity)),
+        )
+        for fidelity in ("agentscope", "provider")
+    ]
+    assert client.validate_many(bodies) == [[], []]
