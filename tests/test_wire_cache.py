@@ -7,14 +7,23 @@ import json
 
 import pytest
 
-from agentscope_proto import FormatCache, from_dict
+from agentscope_proto import FormatCache, Msg, from_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto._views import resume_point, settings_scope
+from agentscope_proto._wire import WireMessages
 from agentscope_proto.cache import EncodedMessage
 from agentscope_proto.formatting import body_to_json, format
+from agentscope_proto.options import FormatSettings
 from agentscope_proto.providers import PROVIDERS
-from agentscope_proto.service._rpc import field_slices
 
 _MESSAGES = pb.FormatRequest.DESCRIPTOR.fields_by_name["messages"].number
+
+
+def _wired(msgs: list[Msg]) -> WireMessages:
+    request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=msgs, tool_choice="auto")
+    wire = WireMessages.of(request.SerializeToString(), _MESSAGES)
+    assert wire is not None
+    return wire
 
 
 def _conversation() -> list[dict[str, object]]:
@@ -40,23 +49,48 @@ def _conversation() -> list[dict[str, object]]:
     ]
 
 
-def test_field_slices_are_the_messages_as_encoded() -> None:
+def test_the_messages_as_encoded_and_their_run() -> None:
     request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, tools_json="[]", tool_choice="auto")
     request.messages.extend(from_dict(d) for d in _conversation())
     request.options.max_tokens = 300  # a field after the messages
-    slices = field_slices(request.SerializeToString(), _MESSAGES)
-    assert slices == [m.SerializeToString() for m in request.messages]
+    wire = WireMessages.of(request.SerializeToString(), _MESSAGES)
+    assert wire is not None
+    assert wire.first == request.messages[0].SerializeToString()
+    assert wire.walk()
+    assert wire.messages == [m.SerializeToString() for m in request.messages]
+    # The run of all messages: their tags, lengths and bytes, nothing else.
+    assert wire.run() == pb.FormatRequest(messages=request.messages).SerializeToString()
+    # A walk that skips a known run reads only what follows it.
+    two = pb.FormatRequest(messages=request.messages[:2]).SerializeToString()
+    again = WireMessages.of(request.SerializeToString(), _MESSAGES)
+    assert again is not None
+    assert again.known_run(two)
+    assert again.walk(len(two), 2)
+    assert again.messages == [m.SerializeToString() for m in request.messages[2:]]
+    assert len(again) == len(request.messages)
+    assert again.run() == wire.run()
+
+
+def test_messages_split_by_another_field_are_no_run() -> None:
+    first = pb.FormatRequest(messages=[from_dict(_conversation()[0])]).SerializeToString()
+    rest = pb.FormatRequest(messages=[from_dict(_conversation()[1])]).SerializeToString()
+    data = first + pb.FormatRequest(tool_choice="auto").SerializeToString() + rest
+    wire = WireMessages.of(data, _MESSAGES)
+    assert wire is not None
+    assert wire.walk()
+    assert len(wire) == 2
+    assert wire.run() is None
 
 
 @pytest.mark.parametrize("data", [b"\x1a\x05ab", b"\x1a", b"\x0b", b"\x08\x80"])
-def test_field_slices_refuse_what_does_not_walk(data: bytes) -> None:
-    assert field_slices(data, _MESSAGES) is None
+def test_bytes_that_do_not_walk_are_refused(data: bytes) -> None:
+    wire = WireMessages.of(data, _MESSAGES)
+    assert wire is None or not wire.walk()
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_wire_keyed_turns_give_the_uncached_body(provider: str) -> None:
     msgs = [from_dict(d) for d in _conversation()]
-    wire = [m.SerializeToString() for m in msgs]
     plain = format(provider, msgs)
     cache = FormatCache()
     for _ in range(3):  # cold, then every turn from the cache
@@ -65,22 +99,23 @@ def test_wire_keyed_turns_give_the_uncached_body(provider: str) -> None:
                 expected = format(provider, msgs[:end])
             except Exception as exc:  # the same refusal either way
                 with pytest.raises(type(exc)):
-                    format(provider, msgs[:end], cache=cache, _wire=wire[:end])
+                    format(provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]))
                 continue
-            body = format(provider, msgs[:end], cache=cache, _wire=wire[:end])
+            body = format(provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]))
             assert body_to_json(body) == body_to_json(expected)
             assert json.loads(body_to_json(body)) == dict(expected)
             assert list(body.warnings) == list(expected.warnings)
     assert cache.hits
-    assert body_to_json(format(provider, msgs, cache=cache, _wire=wire)) == body_to_json(plain)
+    assert body_to_json(format(provider, msgs, cache=cache, _wire=_wired(msgs))) == body_to_json(
+        plain
+    )
 
 
 def test_cached_turns_go_out_as_their_json() -> None:
     msgs = [from_dict(d) for d in _conversation()]
-    wire = [m.SerializeToString() for m in msgs]
     cache = FormatCache()
-    format("openai", msgs, cache=cache, _wire=wire)
-    body = format("openai", msgs, cache=cache, _wire=wire)
+    format("openai", msgs, cache=cache, _wire=_wired(msgs))
+    body = format("openai", msgs, cache=cache, _wire=_wired(msgs))
     encoded = [m for m in body["messages"] if type(m) is EncodedMessage]
     assert encoded, "the second call replays the stored turns"
     # The stored JSON is what is written, not the dict: proven by a mismatch.
@@ -91,9 +126,92 @@ def test_cached_turns_go_out_as_their_json() -> None:
 def test_edited_message_bytes_miss() -> None:
     msgs = [from_dict(d) for d in _conversation()]
     cache = FormatCache()
-    wire = [m.SerializeToString() for m in msgs]
-    format("anthropic", msgs, cache=cache, _wire=wire)
+    format("anthropic", msgs, cache=cache, _wire=_wired(msgs))
     msgs[1].text = "Something else entirely"
-    wire = [m.SerializeToString() for m in msgs]
-    body = format("anthropic", msgs, cache=cache, _wire=wire)
+    body = format("anthropic", msgs, cache=cache, _wire=_wired(msgs))
     assert body_to_json(body) == body_to_json(format("anthropic", msgs))
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_walk_resumed_from_a_cached_run_equals_the_uncached_one(provider: str) -> None:
+    # A conversation with a message that is not plain (media: a walk over it
+    # is never kept) and that some providers drop (a warning to carry over).
+    dicts = _conversation()
+    dicts.insert(
+        2,
+        {
+            "name": "user",
+            "role": "user",
+            "content": [
+                {
+                    "type": "video",
+                    "source": {"type": "base64", "media_type": "video/mp4", "data": "AAAA"},
+                }
+            ],
+        },
+    )
+    msgs = [from_dict(d) for d in dicts]
+    cache = FormatCache()
+    for end in range(1, len(msgs) + 1):
+        for _ in range(2):  # each request, then the same again
+            try:
+                expected = format(provider, msgs[:end])
+            except Exception as exc:
+                with pytest.raises(type(exc)):
+                    format(provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]))
+                continue
+            body = format(provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]))
+            assert body_to_json(body) == body_to_json(expected), end
+            assert list(body.warnings) == list(expected.warnings), end
+    # An edit early in the history: no cached run matches, the turns still do.
+    msgs[0].text = "Be verbose."
+    body = format(provider, msgs, cache=cache, _wire=_wired(msgs))
+    assert body_to_json(body) == body_to_json(format(provider, msgs))
+
+
+def test_the_next_request_resumes_the_cached_run() -> None:
+    msgs = [from_dict(d) for d in _conversation()]
+    cache = FormatCache()
+    format("openai", msgs[:4], cache=cache, _wire=_wired(msgs[:4]))
+    scope = settings_scope(cache, "openai", FormatSettings())
+    wire = _wired(msgs)
+    assert resume_point(cache, scope, wire) is not None
+    assert (wire.skipped, len(wire.messages)) == (4, 1)
+    # Another conversation with the same first message is not taken for it.
+    other = [from_dict(d) for d in _conversation()]
+    other[0].id = msgs[0].id
+    other[1].text = "Something else"
+    wire = _wired(other)
+    assert resume_point(cache, scope, wire) is None
+    assert (wire.skipped, len(wire.messages)) == (0, 5)
+    # A walk over media is not kept: the conversation's run stays the last plain one.
+    image = from_dict(
+        {
+            "name": "user",
+            "role": "user",
+            "content": [
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+                }
+            ],
+        }
+    )
+    with_media = [*msgs[:4], image]
+    format("openai", with_media, cache=cache, _wire=_wired(with_media))
+    wire = _wired([*with_media, msgs[4]])
+    assert resume_point(cache, scope, wire) is not None
+    assert wire.skipped == 4
+
+
+def test_the_server_cache_stays_within_its_bound() -> None:
+    cache = FormatCache(max_bytes=60_000)
+    for agent in range(12):
+        dicts = _conversation()
+        dicts[0] = {**dicts[0], "content": f"Agent {agent}: be brief. " + "x" * 500}
+        msgs = [from_dict(d) for d in dicts * 4]
+        for end in range(1, len(msgs) + 1):
+            body = format("openai", msgs[:end], cache=cache, _wire=_wired(msgs[:end]))
+            assert cache.size_bytes <= cache.max_bytes
+        assert body_to_json(body) == body_to_json(format("openai", msgs))
+    assert cache.hits

@@ -6,18 +6,38 @@ formatters see it (`providers._base.MsgView`), built fresh, from a
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
-from .cache import FormatCache, TurnEntry, plain_content, view_key, wire_key, wire_turn_key
+from ._wire import WireMessages
+from .cache import (
+    EncodedMessage,
+    FormatCache,
+    PrefixEntry,
+    TurnEntry,
+    conversation_key,
+    plain_content,
+    view_key,
+    wire_key,
+    wire_turn_key,
+)
 from .dialects import from_dict
 from .errors import FormatError, MessageFormatError
 from .message._codec import blocks_to_list
 from .options import FormatSettings
-from .providers._base import MsgView
+from .providers._base import FormatContext, MsgView
 
-__all__ = ["build_view", "cached_view", "message_from_input", "view", "wire_views"]
+__all__ = [
+    "build_view",
+    "cached_view",
+    "keep_prefix",
+    "message_from_input",
+    "resume_point",
+    "settings_scope",
+    "view",
+    "wire_views",
+]
 
 ROLE_NAMES = {
     Role.ROLE_USER: "user",
@@ -215,27 +235,83 @@ class _WireView(MsgView):
 
 
 def wire_views(
-    msgs: Iterable[Msg | Mapping[str, Any]],
-    wire: Sequence[bytes],
+    msgs: Sequence[Msg | Mapping[str, Any]],
+    wire: WireMessages,
     cache: FormatCache,
     scope: int,
 ) -> list[MsgView]:
-    """Views of the server's messages, each with the chat turn the cache holds
-    for its bytes (looked up all at once: `MsgView.turn`).
+    """Views of the server's messages after the run `wire` skipped, each with
+    the chat turn the cache holds for its bytes (looked up all at once:
+    `MsgView.turn`).
 
     A message with a cached turn is not checked again: the same bytes in the
     same position and scope were formatted before, so they passed every check
     then. Every other message is checked first, in order, as `view` does.
     """
-    keys = [wire_turn_key(scope, data, not index) for index, data in enumerate(wire)]
+    start = wire.skipped
+    slices = wire.messages
+    keys = [wire_turn_key(scope, data, not index) for index, data in enumerate(slices, start)]
     turns = cache.get_many(keys)
     views: list[MsgView] = []
-    for index, (msg, data, turn) in enumerate(zip(msgs, wire, turns, strict=True)):
-        if turn is None:
+    # Sliced: iterating a protobuf repeated field makes a wrapper object per
+    # message, which is what skipping the run saves.
+    for index, (msg, data, turn) in enumerate(zip(msgs[start:], slices, turns, strict=True), start):
+        if turn is None or type(msg) is not Msg:
             msg = message_from_input(msg, index)
             _role(msg, index)
-        views.append(_WireView(msg, index, data, turn))  # type: ignore[arg-type]
+        views.append(_WireView(msg, index, data, turn))
     return views
+
+
+def resume_point(cache: FormatCache, scope: int, wire: WireMessages) -> PrefixEntry | None:
+    """Walk the server's messages, skipping the run a cached walk of the same
+    conversation covers (an agent re-sends its history with new messages
+    after it); that walk's state, or None."""
+    entry: PrefixEntry | None = None
+    if wire.first is not None:
+        entry = cache.get(conversation_key(scope, wire.first))
+        if entry is not None and not wire.known_run(entry[0]):
+            entry = None
+    if entry is None:
+        wire.walk()
+        return None
+    wire.walk(len(entry[0]), entry[3])
+    return entry
+
+
+def keep_prefix(
+    cache: FormatCache,
+    scope: int,
+    wire: WireMessages,
+    resumed: PrefixEntry | None,
+    messages: list[dict[str, Any]],
+    ctx: FormatContext,
+) -> None:
+    """Keep the state of a chat walk over all of the server's messages (one
+    entry per conversation, replaced as it grows). Only a walk whose every
+    turn came from or went into the cache (a pure function of its message's
+    bytes) is kept, and only when its messages are one run of bytes."""
+    run = wire.run()
+    if run is None or wire.first is None or ctx.uncached_turns:
+        return
+    known = 0 if resumed is None else len(resumed[1])
+    size = 0 if resumed is None else resumed[6]
+    for message in messages[known:]:
+        if type(message) is not EncodedMessage:
+            return
+        size += len(message.json)
+    entry: PrefixEntry = (
+        run,
+        tuple(messages),
+        tuple(ctx.warnings),
+        len(wire),
+        ctx.at_message,
+        ctx.at_block,
+        size,
+    )
+    # The run's bytes, and (conservatively) the messages it keeps alive as if
+    # nothing else held them: JSON plus dicts, about three times the JSON.
+    cache.put_shared(conversation_key(scope, wire.first), entry, len(run) + 3 * size)
 
 
 def settings_scope(cache: FormatCache, provider: str, settings: FormatSettings) -> int:

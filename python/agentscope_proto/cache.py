@@ -39,7 +39,9 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "EncodedMessage",
     "FormatCache",
+    "PrefixEntry",
     "TurnEntry",
+    "conversation_key",
     "plain_content",
     "turn_key",
     "view_key",
@@ -55,6 +57,7 @@ ENTRY_OVERHEAD = 256
 _VIEW = "view"
 _TURN = "turn"
 _WIRE = "wire"
+_PREFIX = "prefix"
 
 Key = tuple[Any, ...]
 # A chat turn's cached result: what it appended to the provider's message
@@ -123,6 +126,20 @@ def wire_key(data: bytes) -> Key:
     messages, as they arrived): it names everything in the message, so it
     can stand for any view of it."""
     return (_WIRE, data)
+
+
+# The state of a chat walk over the run of messages a conversation started
+# with (the server's): the run's bytes, then what `FormatContext.resume`
+# takes (the provider messages made, the warnings, the turns walked, the block
+# last handed to a handler), then the messages' JSON size.
+PrefixEntry = tuple[bytes, tuple[Any, ...], tuple[Any, ...], int, int, int | None, int]
+
+
+def conversation_key(scope: int, first: bytes) -> Key:
+    """Where the walk over a conversation's messages so far is kept: found by
+    its first message's bytes (AgentScope gives every message a unique id),
+    confirmed by comparing the run's bytes."""
+    return (_PREFIX, scope, first)
 
 
 def wire_turn_key(scope: int, data: bytes, first: bool) -> Key:

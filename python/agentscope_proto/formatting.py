@@ -21,8 +21,16 @@ import orjson
 from . import _json
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from ._views import cached_view, message_from_input, settings_scope, wire_views
+from ._views import (
+    cached_view,
+    keep_prefix,
+    message_from_input,
+    resume_point,
+    settings_scope,
+    wire_views,
+)
 from ._views import view as _view
+from ._wire import WireMessages
 from .cache import EncodedMessage, FormatCache
 from .errors import FormatError
 from .options import FormatSettings
@@ -221,7 +229,7 @@ def format(
     write_media: bool = False,
     settings: FormatSettings | None = None,
     cache: FormatCache | None = None,
-    _wire: Sequence[bytes] | None = None,
+    _wire: WireMessages | None = None,
     **options: Any,
 ) -> FormattedBody:
     """Format messages into the request body of `provider`'s API.
@@ -241,9 +249,9 @@ def format(
         cache: A `FormatCache` to reuse the work done on messages seen
             before (an agent re-sending its history); None: no caching. The
             output is the same either way.
-        _wire: The server's: each message's serialized bytes as received
-            (with `cache`), so a cached turn is found by them and its JSON
-            reused by `body_to_json`.
+        _wire: The server's: the messages' bytes as received (with
+            `cache`), by which cached turns and runs of turns are found and
+            whose JSON `body_to_json` reuses.
         **options: AgentScope formatter options (`promote_tool_result_images`,
             `conversation_history_prompt`, `max_tokens` with
             `token_counter="char"` or `"tiktoken"` (and `model=`), ...), and
@@ -278,21 +286,29 @@ def format(
         )
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
-    scope = None
-    if cache is None:
-        views = [_view(msg, index) for index, msg in enumerate(msgs)]
-    elif (
-        _wire is not None
+    scope = resume = resumed = None
+    wired = (
+        cache is not None
+        and _wire is not None
         and not settings.multi_agent
         and settings.agent_name is None
+        and settings.max_tokens is None
         and settings.fidelity != "provider"
-    ):
+    )
+    if cache is None:
+        views = [_view(msg, index) for index, msg in enumerate(msgs)]
+    elif wired and _wire is not None:
         # The server's chat turns, found by the bytes each message arrived as
-        # and stored with their JSON: shared objects, safe because the server
-        # only encodes the body. The provider-fidelity pass edits the body,
-        # so it never gets them.
+        # and stored with their JSON, and the walk over the run of messages
+        # the last request ended with: shared objects, safe because the
+        # server only encodes the body. The provider-fidelity pass edits the
+        # body and truncation re-walks the list: neither gets them.
         scope = settings_scope(cache, impl.name, settings)
+        resumed = resume_point(cache, scope, _wire)
+        if not isinstance(msgs, Sequence) or len(_wire) != len(msgs):
+            raise ValueError("_wire does not hold the messages given")  # a server bug
         views = wire_views(msgs, _wire, cache, scope)
+        resume = None if resumed is None else resumed[1:6]
     else:
         views = [cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
     multi_agent = settings.multi_agent
@@ -313,6 +329,7 @@ def format(
         # Chat turns only: a multi-agent history turns runs of messages into one.
         turn_cache=None if multi_agent else cache,
         turn_scope=scope,
+        resume=resume,
     )
     max_tokens = settings.max_tokens
     counter = (
@@ -327,6 +344,8 @@ def format(
         if count is None or max_tokens is None or count <= max_tokens:
             break
         views = _truncate(views, max_tokens)
+    if wired and cache is not None and scope is not None and _wire is not None:
+        keep_prefix(cache, scope, _wire, resumed, messages, ctx)
     body = impl.build_body(messages, tool_list, tool_choice, ctx)
     if settings.fidelity == "provider":
         # A separate pass on the finished parity body: the parity path never sees it.
@@ -358,13 +377,14 @@ def _with_fragments(body: Mapping[str, Any]) -> Mapping[str, Any]:
     Elsewhere an `EncodedMessage` is still a dict with the same content."""
     replaced: dict[str, Any] | None = None
     for key, value in body.items():
-        if type(value) is not list or not any(type(item) is EncodedMessage for item in value):
+        if type(value) is not list or not value or type(value[0]) is not EncodedMessage:
             continue
         if replaced is None:
             replaced = dict(body)
-        if all(type(item) is EncodedMessage for item in value):
-            replaced[key] = orjson.Fragment(b"[" + b",".join(item.json for item in value) + b"]")
-        else:
+        try:
+            # Only an EncodedMessage has `json`; the common case is all of them.
+            replaced[key] = orjson.Fragment(b"[" + b",".join([m.json for m in value]) + b"]")
+        except AttributeError:
             replaced[key] = [
                 orjson.Fragment(item.json) if type(item) is EncodedMessage else item
                 for item in value

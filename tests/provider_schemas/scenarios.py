@@ -72,6 +72,94 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+# -- Claude's server tools (provider fidelity keeps them; only Claude takes them back) --
+
+_SEARCH_ID = "srvtoolu_01WeB5eArCh"
+_CODE_ID = "srvtoolu_01CoDeExEc"
+
+
+def _server_use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    raw = {"type": "server_tool_use", "id": call_id, "name": name, "input": args}
+    return {
+        "type": "server_tool_use",
+        "id": call_id,
+        "name": name,
+        "input": args,
+        "provider_type": "server_tool_use",
+        "raw": raw,
+    }
+
+
+def _server_result(kind: str, call_id: str, output: Any) -> dict[str, Any]:
+    raw = {"type": kind, "tool_use_id": call_id, "content": output}
+    return {
+        "type": "server_tool_result",
+        "tool_use_id": call_id,
+        "provider_type": kind,
+        "output": output,
+        "is_error": False,
+        "raw": raw,
+    }
+
+
+_CITATION = {
+    "type": "web_search_result_location",
+    "cited_text": "The museum reopens on Friday after a two-year renovation.",
+    "url": "https://example.com/news/museum",
+    "title": "Museum reopens",
+    "encrypted_index": "EpABCioIARgCIiQ=",
+}
+
+# Redacted and signed-but-empty thinking, a web search whose answer cites its
+# source (text either side of the search kept apart), code execution, and a
+# client tool call made from the code (programmatic calling, `caller`) that the
+# conversation has not answered yet.
+SERVER_TOOL_TURN = [
+    _msg("user", "user", "What reopens this week? And how many days is 6 weeks?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "", "redacted_data": "EmwKAhgBEgy3va3pzix/LafPsn4="},
+            {"type": "thinking", "thinking": "", "signature": "EqQBCkYIARgCKkA="},
+            {"type": "text", "text": "Let me search."},
+            _server_use(_SEARCH_ID, "web_search", {"query": "reopens this week"}),
+            _server_result(
+                "web_search_tool_result",
+                _SEARCH_ID,
+                [
+                    {
+                        "type": "web_search_result",
+                        "url": "https://example.com/news/museum",
+                        "title": "Museum reopens",
+                        "encrypted_content": "EqgfCioIARgCIiQ=",
+                        "page_age": "2 days ago",
+                    }
+                ],
+            ),
+            {"type": "text", "text": "The museum reopens on Friday.", "citations": [_CITATION]},
+            _server_use(_CODE_ID, "bash_code_execution", {"command": "echo $((6 * 7))"}),
+            _server_result(
+                "bash_code_execution_tool_result",
+                _CODE_ID,
+                {
+                    "type": "bash_code_execution_result",
+                    "stdout": "42\n",
+                    "stderr": "",
+                    "return_code": 0,
+                    "content": [],
+                },
+            ),
+            {"type": "text", "text": "Six weeks are 42 days."},
+            {
+                **_call("toolu_01Pending", "get_weather", {"city": "Paris"}),
+                "caller": {"type": "direct"},
+            },
+        ],
+    ),
+]
+
+
 # Thinking replayed from another provider (no signature), a Gemini thought
 # signature on text, parallel calls answered by separate results, media in
 # tool results, an SVG, user audio and video, and empty blocks.
@@ -140,10 +228,94 @@ UNANSWERED_CALL = [
     _msg("user", "user", "Never mind. Hello!"),
 ]
 
+# Server-side tools and grounding parsed in provider fidelity, replayed to every
+# provider: Gemini code execution (signed) and grounding, an Anthropic web
+# search with its result, then a call left unanswered. Each provider takes back
+# what is its own and drops the rest.
+_GEMINI_CODE = {"language": "PYTHON", "code": "print(sum(range(10)))"}
+_GEMINI_RESULT = {"outcome": "OUTCOME_OK", "output": "45\n"}
+SERVER_TOOLS = [
+    _msg("user", "user", "Sum 0 to 9 with code, then search the web for Euro 2024."),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "text", "text": "Computing."},
+            {
+                "type": "server_tool_use",
+                "id": "code_0",
+                "name": "code_execution",
+                "input": _GEMINI_CODE,
+                "provider_type": "executableCode",
+                "raw": {"executableCode": _GEMINI_CODE, "thoughtSignature": "AXNpZy1jb2Rl/w=="},
+            },
+            {
+                "type": "server_tool_result",
+                "tool_use_id": "code_0",
+                "provider_type": "codeExecutionResult",
+                "output": _GEMINI_RESULT,
+                "is_error": False,
+                "raw": {"codeExecutionResult": _GEMINI_RESULT},
+            },
+            {"type": "text", "text": "The sum is 45."},
+            {
+                "type": "grounding",
+                "provider_type": "groundingMetadata",
+                "sources": [{"url": "https://example.com/", "title": "Example"}],
+                "queries": ["sum of 0 to 9"],
+                "raw": {
+                    "webSearchQueries": ["sum of 0 to 9"],
+                    "groundingChunks": [
+                        {"web": {"uri": "https://example.com/", "title": "Example"}}
+                    ],
+                },
+            },
+        ],
+    ),
+    _msg("user", "user", "Thanks. Now Euro 2024?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_01",
+                "name": "web_search",
+                "input": {"query": "euro 2024 winner"},
+                "provider_type": "server_tool_use",
+                "raw": {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_01",
+                    "name": "web_search",
+                    "input": {"query": "euro 2024 winner"},
+                },
+            },
+            {
+                "type": "server_tool_result",
+                "tool_use_id": "srvtoolu_01",
+                "provider_type": "web_search_tool_result",
+                "output": [],
+                "is_error": False,
+                "raw": {
+                    "type": "web_search_tool_result",
+                    "tool_use_id": "srvtoolu_01",
+                    "content": [],
+                },
+            },
+            {"type": "text", "text": "Spain won Euro 2024."},
+            _call("call_s", "get_weather", {"city": "Berlin"}),
+        ],
+    ),
+    # The user moves on: the call is never answered.
+    _msg("user", "user", "Great."),
+]
+
 SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = {
     "cross_provider_tool_loop": (CROSS_PROVIDER_TOOL_LOOP[:-1], TOOLS),
+    "server_tool_turn": (SERVER_TOOL_TURN, TOOLS),
     "cross_provider_pending_call": (CROSS_PROVIDER_TOOL_LOOP, TOOLS),
     "unanswered_call": (UNANSWERED_CALL, TOOLS),
+    "server_tools": (SERVER_TOOLS, TOOLS),
 }
 
 # An OpenAI Responses agent turn as the provider-fidelity parse gives it:

@@ -167,6 +167,13 @@ class FormatContext:
     # The number naming this call's chat turns in `turn_cache`, when `format()`
     # chose it (the server's prefetched turns); else the skeleton's own.
     turn_scope: int | None = None
+    # Where the chat walk starts (`cache.PrefixEntry` minus its bytes: the
+    # messages, warnings and `at` after the run of messages before `msgs`),
+    # taken by the walk once; None: from the beginning.
+    resume: Any = None
+    # Chat turns formatted but not cached (media, promotions, warnings about
+    # more than their message): a walk with any is not kept as a prefix.
+    uncached_turns: int = 0
 
     def at(self, msg: MsgView, block_index: int | None = None) -> None:
         """Note which block is being formatted (names it in media errors)."""

@@ -76,9 +76,15 @@ def format_turns(
     (see `cache.turn_key`); that is exact because a turn only appends to
     `out` and never changes what earlier turns put there."""
     out: list[Block] = []
+    position = 0
+    if ctx.resume is not None:
+        # The walk so far, as a cached run of the same messages left it.
+        messages, warnings, position, ctx.at_message, ctx.at_block = ctx.resume
+        ctx.resume = None
+        out.extend(messages)
+        ctx.warnings.extend(warnings)
     # A work stack, next message on top.
     pending = list(reversed(msgs))
-    position = 0
     cache = ctx.turn_cache
     scope = 0
     if cache is not None:
@@ -119,7 +125,10 @@ def format_turns(
             handler(turn, index, block)
         finish(turn)
         if key is not None and cache is not None and not turn.promoted and msg.cacheable():
-            _store(cache, key, msg, out[start:], ctx.warnings[warned:], last)
+            if not _store(cache, key, msg, out, start, ctx.warnings[warned:], last):
+                ctx.uncached_turns += 1
+        elif cache is not None:
+            ctx.uncached_turns += 1
         pending.extend(turn.promoted)
         position += 1
     return out
@@ -142,10 +151,15 @@ def _store(
     cache: FormatCache,
     key: Key,
     msg: MsgView,
-    messages: list[Block],
+    out: list[Block],
+    start: int,
     warned: Sequence[FormatWarning],
     last: int | None,
-) -> None:
+) -> bool:
+    """Cache the turn that made `out[start:]`; whether it could be.
+
+    A shared turn's messages in `out` become their `EncodedMessage`s (equal
+    dicts), so that the body is written from their JSON."""
     # Warnings are kept relative to the message (its index changes when the
     # list grows at the front or is truncated); one naming anything else
     # means the turn depended on more than its message: not cached.
@@ -158,18 +172,21 @@ def _store(
         elif rest and rest.startswith(".content[") and rest.endswith("]"):
             number = rest[len(".content[") : -1]
             if not number.isdigit():
-                return
+                return False
             relative.append((int(number), warning.block_type, warning.message))
         else:
-            return
+            return False
     if not msg.SHARED:
-        cache.put(key, (messages, relative, last))
-        return
-    encoded = encoded_turn(messages)
-    if encoded is not None:
-        # The key's bytes, the JSON, and the dicts (about twice their JSON).
-        size = len(key[-1][-1]) + 3 * sum(len(message.json) for message in encoded)
-        cache.put_shared(key, (encoded, relative, last), size)
+        cache.put(key, (out[start:], relative, last))
+        return True
+    encoded = encoded_turn(out[start:])
+    if encoded is None:
+        return False
+    out[start:] = encoded
+    # The key's bytes, the JSON, and the dicts (about twice their JSON).
+    size = len(key[-1][-1]) + 3 * sum(len(message.json) for message in encoded)
+    cache.put_shared(key, (encoded, relative, last), size)
+    return True
 
 
 def tool_result_handler(

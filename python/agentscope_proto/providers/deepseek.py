@@ -20,6 +20,7 @@ from ._shared import (
     tool_message,
 )
 from ._turns import Handler, Turn, format_turns, tool_result_handler
+from .chat_extras import deepseek_thinking, provider_handlers, with_reasoning
 from .openai import OpenAIChat
 
 __all__ = ["PROVIDER"]
@@ -63,8 +64,16 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append(message)
 
 
+# Provider fidelity: reasoning that came as vLLM's `reasoning` goes back there;
+# other providers' server-tool blocks are dropped (see chat_extras.py).
+_PROVIDER_BLOCKS = provider_handlers(_CHAT_BLOCKS, thinking=deepseek_thinking(_thinking))
+_finish_provider = with_reasoning(_finish_chat)
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
     """`DeepSeekChatFormatter._format`: one string of content per message."""
+    if ctx.settings.fidelity == "provider":
+        return format_turns(msgs, ctx, _PROVIDER_BLOCKS, _finish_provider)
     return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 

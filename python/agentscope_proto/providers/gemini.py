@@ -4,12 +4,17 @@ GeminiChatModel build them; responses as GeminiChatModel parses them.
 Responses are the REST JSON (camelCase, snake_case also accepted) that the
 google-genai SDK turns into the objects AgentScope reads; the checks below are
 the ones the SDK's validation would fail on.
+
+Beyond AgentScope (gemini_extras.py): streamed function-call arguments, in both
+fidelities; in provider fidelity grounding, URL context and code execution as
+blocks, and code execution formatted back. Nothing goes into the Msg's
+`metadata` (the candidate-level records are grounding blocks); tool
+declarations and the tool config are in gemini_tools.py.
 """
 
 from __future__ import annotations
 
 import base64
-import copy
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
@@ -29,11 +34,20 @@ from ._repair import loads_with_repair
 from ._shared import (
     arguments_json,
     format_multi_agent,
-    validate_tool_choice,
     web_body,
     wrap_history,
 )
 from ._turns import Handler, Turn, format_turns, tool_result_handler
+from .gemini_extras import (
+    CODE_PARTS,
+    CallAssembler,
+    code_block,
+    format_code,
+    format_foreign,
+    grounding_blocks,
+    structured_output,
+)
+from .gemini_tools import function_declarations, tool_config
 
 __all__ = ["PROVIDER"]
 
@@ -45,8 +59,6 @@ _EXTENSIONS = {
     "audio": ("mp3", "wav", "aiff", "aac", "ogg", "flac"),
 }
 _MEDIA_KINDS = frozenset(_EXTENSIONS)
-_CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
-_DEFS_PREFIX = "#/$defs/"
 
 
 # -- requests: media -----------------------------------------------------------
@@ -146,9 +158,21 @@ def _skipped(kind: object) -> str:
     return f"unsupported block type {kind!r}; skipped"
 
 
+# Provider fidelity: Gemini's code execution parts go back; grounding and other
+# providers' server-tool blocks are dropped (see gemini_extras.py).
+_PROVIDER_BLOCKS: dict[str, Handler] = {
+    **_CHAT_BLOCKS,
+    "server_tool_use": format_code,
+    "server_tool_result": format_code,
+    "grounding": format_foreign,
+}
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """GeminiChatFormatter._format."""
-    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat, skipped=_skipped)
+    provider = ctx.settings.fidelity == "provider"
+    handlers = _PROVIDER_BLOCKS if provider else _CHAT_BLOCKS
+    return format_turns(msgs, ctx, handlers, _finish_chat, skipped=_skipped)
 
 
 # -- requests: the multi-agent formatter -----------------------------------------
@@ -187,79 +211,6 @@ def _system_turn(msg: MsgView) -> dict[str, Any]:
 def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """TruncatedFormatterBase._format with Gemini's system and group formatting."""
     return format_multi_agent(msgs, ctx, _system_turn, _format_chat, _history)
-
-
-# -- requests: tools -----------------------------------------------------------------
-
-
-def _inline_refs(schema: Any, ctx: FormatContext, path: str) -> Any:
-    """GeminiChatModel's `_flatten_json_schema`: Gemini takes no `$ref`, so every
-    `#/$defs/...` reference is replaced by a copy of its definition."""
-    schema = copy.deepcopy(schema)
-    if not isinstance(schema, dict):
-        raise FormatError(path, f"expected a JSON schema object, got {type(schema).__name__}")
-    defs = schema.pop("$defs", {})
-
-    def resolve(node: Any, seen: frozenset[str]) -> Any:
-        if isinstance(node, list):
-            return [resolve(item, seen) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" not in node:
-            return {key: resolve(value, seen) for key, value in node.items()}
-        ref = node["$ref"]
-        if not isinstance(ref, str):
-            raise FormatError(path, f"$ref must be a string, got {type(ref).__name__}")
-        if not ref.startswith(_DEFS_PREFIX):
-            return node  # other references are left as they are
-        name = ref[len(_DEFS_PREFIX) :]
-        if name in seen:
-            ctx.warn(None, None, "tool", f"circular reference to {name!r} in a tool schema")
-            return {"type": "object", "description": f"(circular: {name})"}
-        seen |= {name}
-        if not isinstance(defs, dict):
-            raise FormatError(f"{path}.$defs", "expected an object")
-        if name not in defs:
-            return node
-        resolved = resolve(defs[name], seen)
-        extras = {key: value for key, value in node.items() if key != "$ref"}
-        if extras and not isinstance(resolved, dict):
-            raise FormatError(f"{path}.$defs.{name}", "expected an object")
-        for key, value in extras.items():
-            # Keys beside the $ref (a description, say) override the definition's.
-            resolved[key] = resolve(value, seen)
-        return resolved
-
-    return resolve(schema, frozenset())
-
-
-def _function_declarations(tools: list[dict[str, Any]], ctx: FormatContext) -> list[dict[str, Any]]:
-    """GeminiChatModel._format_tools_json_schemas: schemas without a `function`
-    are skipped, leaving possibly an empty declaration list."""
-    declarations = []
-    for index, tool in enumerate(tools):
-        if "function" not in tool:
-            continue
-        function = tool["function"]
-        if not isinstance(function, dict):
-            raise FormatError(f"tools[{index}].function", "expected an object")
-        function = dict(function)
-        if "parameters" in function:
-            function["parameters"] = _inline_refs(
-                function["parameters"], ctx, f"tools[{index}].function.parameters"
-            )
-        declarations.append(function)
-    return [{"function_declarations": declarations}]
-
-
-def _tool_config(tool_choice: Any, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """ChatModelBase._validate_tool_choice plus GeminiChatModel._format_tool_choice."""
-    if tool_choice == "any":
-        tool_choice = "required"  # deprecated alias (a DeprecationWarning, not a log)
-    choice = validate_tool_choice(tool_choice, tools)
-    if choice in _CHOICE_MODES:
-        return {"function_calling_config": {"mode": _CHOICE_MODES[choice]}}
-    return {"function_calling_config": {"mode": "ANY", "allowed_function_names": [choice]}}
 
 
 # -- responses: reading the JSON as the SDK validates it ---------------------------
@@ -309,8 +260,10 @@ def _b64decode_like_sdk(text: str, path: str) -> bytes:
 class _Part:
     text: str | None
     thought: bool
-    call: dict[str, Any] | None  # {"id", "name", "args"}
+    call: dict[str, Any] | None  # the functionCall (whole or a streamed piece)
     signature: str | None  # standard base64, as AgentScope re-encodes the SDK's bytes
+    code: str | None  # "executableCode" / "codeExecutionResult" when the part is one
+    raw: dict[str, Any]
 
 
 def _read_part(raw: Any, path: str) -> _Part:
@@ -324,19 +277,9 @@ def _read_part(raw: Any, path: str) -> _Part:
         decoded = _b64decode_like_sdk(sig_text, f"{path}.{key}")
         # An empty signature is falsy to AgentScope: as good as none.
         signature = base64.b64encode(decoded).decode("ascii") if decoded else None
-    call = None
-    raw_call = _get(raw, "functionCall", "function_call", dict, path)
-    if raw_call is not None:
-        call_path = f"{path}.functionCall"
-        name = _get(raw_call, "name", "name", str, call_path)
-        if name is None:
-            raise ParseError(f"{call_path}.name", "missing")
-        call = {
-            "id": _get(raw_call, "id", "id", str, call_path),
-            "name": name,
-            "args": _get(raw_call, "args", "args", dict, call_path),
-        }
-    return _Part(text, thought, call, signature)
+    call = _get(raw, "functionCall", "function_call", dict, path)
+    code = next((CODE_PARTS[key] for key in CODE_PARTS if raw.get(key) is not None), None)
+    return _Part(text, thought, call, signature, code, raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +288,7 @@ class _Chunk:
     usage: dict[str, int | float] | None
     response_id: str | None
     finish_reason: str
+    grounding: list[dict[str, Any]]  # the first candidate's, as grounding blocks
 
 
 def _read_usage(raw: Any) -> dict[str, int | float] | None:
@@ -374,11 +318,13 @@ def _read_chunk(response: dict[str, Any]) -> _Chunk:
     # The SDK validates every candidate; AgentScope reads the first.
     all_parts = []
     finish = ""
+    grounding: list[dict[str, Any]] = []
     for c_index, candidate in enumerate(candidates):
         c_path = f"candidates[{c_index}]"
         candidate = expect(candidate, dict, c_path)
         if c_index == 0:
             finish = _get(candidate, "finishReason", "finish_reason", str, c_path) or ""
+            grounding = grounding_blocks(candidate, c_path)
         content = _get(candidate, "content", "content", dict, c_path) or {}
         raw_parts = _get(content, "parts", "parts", list, f"{c_path}.content") or []
         all_parts.append(
@@ -390,7 +336,7 @@ def _read_chunk(response: dict[str, Any]) -> _Chunk:
         finish = _get(feedback, "blockReason", "block_reason", str, "promptFeedback") or ""
     usage = _read_usage(response.get("usageMetadata", response.get("usage_metadata")))
     response_id = _get(response, "responseId", "response_id", str, "")
-    return _Chunk(all_parts[0] if all_parts else [], usage, response_id, finish)
+    return _Chunk(all_parts[0] if all_parts else [], usage, response_id, finish, grounding)
 
 
 def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dict[str, Any]:
@@ -410,17 +356,23 @@ def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dic
 
 
 def _parse(response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
-    """GeminiChatModel._parse_gemini_generation_response."""
+    """GeminiChatModel._parse_gemini_generation_response (with streamed-call
+    pieces assembled, and in provider fidelity code execution and grounding)."""
     chunk = _read_chunk(response)
+    provider = options.fidelity == "provider"
     blocks: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
+    calls = CallAssembler()
+    code_ids: list[str] = []
     text_signature = None
-    for part in chunk.parts:
+    for index, part in enumerate(chunk.parts):
         if part.text:
             kind = "thinking" if part.thought else "text"
             blocks.append({"type": kind, kind: part.text})
         if part.call is not None:
-            calls.append(_call_block(part.call, part.signature, len(calls)))
+            calls.add(part.call, part.signature, f"candidates[0].content.parts[{index}]")
+        elif provider and part.code is not None:
+            path = f"candidates[0].content.parts[{index}]"
+            blocks.append(code_block(part.code, part.raw, code_ids, path))
         elif part.signature:
             text_signature = part.signature
     if text_signature:
@@ -433,8 +385,10 @@ def _parse(response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
     text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
     if text and options.structured_output:
         metadata = loads_with_repair(text)
+    if provider:
+        blocks += chunk.grounding
     return ParsedResponse(
-        content=blocks + calls,
+        content=blocks + [_call_block(c, c["signature"], n) for n, c in enumerate(calls.calls)],
         usage=chunk.usage,
         response_id=chunk.response_id or "",
         raw_finish_reason=chunk.finish_reason,
@@ -448,10 +402,17 @@ class _Stream:
 
     def __init__(self, options: ParseSettings) -> None:
         self._structured = options.structured_output
+        self._provider = options.fidelity == "provider"
         self._text = ""
         self._thinking = ""
         self._text_signature: str | None = None
-        self._calls: list[dict[str, Any]] = []
+        self._calls = CallAssembler()
+        # Provider fidelity: text and code execution blocks in part order (text
+        # on either side of a code part stays apart), and grounding records.
+        self._segments: list[dict[str, Any]] = []
+        self._code_ids: list[str] = []
+        self._grounding: list[dict[str, Any]] = []
+        self._chunks = 0
         self._metadata: dict[str, Any] | None = None
         # The first chunk's id sticks, even an empty one.
         self._response_id: str | None = None
@@ -460,16 +421,23 @@ class _Stream:
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse:
         chunk = _read_chunk(event)
-        for part in chunk.parts:
+        path = f"chunk[{self._chunks}].candidates[0].content.parts"
+        self._chunks += 1
+        for index, part in enumerate(chunk.parts):
             if part.text:
                 if part.thought:
                     self._thinking += part.text
                 else:
                     self._text += part.text
+                    self._add_text(part.text)
             if part.call is not None:
-                self._calls.append(_call_block(part.call, part.signature, len(self._calls)))
+                self._calls.add(part.call, part.signature, f"{path}[{index}]")
+            elif self._provider and part.code is not None:
+                block = code_block(part.code, part.raw, self._code_ids, f"{path}[{index}]")
+                self._segments.append(block)
             elif part.signature:
                 self._text_signature = part.signature
+        self._grounding += [b for b in chunk.grounding if b not in self._grounding]
         if self._text and self._structured:
             self._metadata = loads_with_repair(self._text)
         if self._response_id is None:
@@ -478,19 +446,28 @@ class _Stream:
         content: list[dict[str, Any]] = []
         if self._thinking:
             content.append({"type": "thinking", "thinking": self._thinking})
-        if self._text:
-            text_block: dict[str, Any] = {"type": "text", "text": self._text}
-            if self._text_signature:
-                text_block["thought_signature"] = self._text_signature
-            content.append(text_block)
+        texts = [dict(b) for b in self._segments] if self._provider else []
+        if self._text and not self._provider:
+            texts = [{"type": "text", "text": self._text}]
+        last_text = next((b for b in reversed(texts) if b["type"] == "text"), None)
+        if last_text is not None and self._text_signature:
+            last_text["thought_signature"] = self._text_signature
+        content += texts + self._grounding
+        calls = [_call_block(c, c["signature"], n) for n, c in enumerate(self._calls.calls)]
         self._last = ParsedResponse(
-            content=content + [dict(call) for call in self._calls],
+            content=content + calls,
             usage=chunk.usage,
             response_id=self._response_id or "",
             raw_finish_reason=self._finish,
             structured_output=self._metadata,
         )
         return self._last
+
+    def _add_text(self, text: str) -> None:
+        if self._segments and self._segments[-1]["type"] == "text":
+            self._segments[-1]["text"] += text
+        else:
+            self._segments.append({"type": "text", "text": text})
 
     def finish(self) -> ParsedResponse:
         last = self._last
@@ -538,9 +515,10 @@ class _Gemini:
         # GeminiChatModel puts tools and tool_config in its `config`; they are hoisted.
         body: dict[str, Any] = {"contents": messages}
         if tools:
-            body["tools"] = _function_declarations(tools, ctx)
+            body["tools"] = function_declarations(tools, ctx)
         if tool_choice:
-            body["tool_config"] = _tool_config(tool_choice, tools)
+            body["tool_config"] = tool_config(tool_choice, tools)
+        structured_output(body, ctx.settings.response_schema, ctx)
         return body
 
     def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:

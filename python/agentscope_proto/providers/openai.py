@@ -3,20 +3,25 @@ build them; responses as OpenAIChatModel parses them.
 
 DeepSeek speaks the same Chat Completions dialect through the same model class, so its
 provider subclasses `OpenAIChat` (body builder and parsers). AgentScope's Responses API
-formatters convert images and audio with the same helpers as the OpenAI ones, so
-`openai_responses.py` uses the media conversion and the multi-agent history walk here.
+formatters convert images and audio with the same helpers as the OpenAI ones
+(openai_media.py, re-exported here), so `openai_responses.py` uses the media
+conversion and the multi-agent history walk here.
+
+Beyond AgentScope (chat_extras.py), in provider fidelity: citations from
+`annotations`, reasoning sent back under the key it came from, structured output
+from the JSON content; `response_format` for a response schema. Nothing goes into
+the Msg's `metadata` beyond AgentScope's structured output.
 """
 
 from __future__ import annotations
 
-import base64
 import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
-from ..errors import FormatError, ParseError, UnsupportedMediaError
+from ..errors import ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
@@ -34,7 +39,6 @@ from ._shared import (
     history_prompt,
     history_text,
     repair_tool_inputs,
-    sniff_image,
     streamed_tool_use,
     system_blocks,
     tool_call,
@@ -42,6 +46,16 @@ from ._shared import (
     validate_tool_choice,
 )
 from ._turns import Handler, Turn, format_turns, tool_result_handler
+from .chat_extras import (
+    add_citations,
+    message_annotations,
+    message_extras,
+    provider_handlers,
+    reasoning_field,
+    structured_output,
+    with_reasoning,
+)
+from .openai_media import audio_part, image_block_url, image_url
 
 __all__ = [
     "PROVIDER",
@@ -56,89 +70,6 @@ __all__ = [
 ]
 
 Block = dict[str, Any]
-
-
-# -- media (shared with openai_responses.py) --------------------------------------
-
-# Extensions `_to_openai_image_url` trusts (case-sensitively) before sniffing.
-_IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _read(ctx: FormatContext, path: str) -> bytes:
-    try:
-        return ctx.read_file(path)
-    except OSError as exc:
-        raise FormatError(ctx.location, f"cannot read {path!r}: {exc.strerror}") from None
-
-
-def image_url(url: str, ctx: FormatContext) -> str:
-    """AgentScope's `_to_openai_image_url`: a local image becomes a data URL, a
-    web URL stays as it is (errors name `ctx.location`)."""
-    raw = url.removeprefix("file://")
-    if ctx.exists(raw) and ctx.is_file(raw):
-        if raw.endswith(_IMAGE_EXTENSIONS):
-            # The mime comes from the lowered extension, so `.jpg` gives `image/jpg`.
-            return f"data:image/{raw.lower().split('.')[-1]};base64,{_b64(_read(ctx, raw))}"
-        data = _read(ctx, raw)
-        mime = sniff_image(data)
-        if mime is not None:
-            return f"data:{mime};base64,{_b64(data)}"
-    if ctx.is_web_url(raw):
-        return url
-    raise FormatError(
-        ctx.location, f'Invalid image URL: "{url}". It should be a local file or a web URL.'
-    )
-
-
-def image_block_url(block: Block, ctx: FormatContext) -> str:
-    """The URL an image block goes out as: `image_url` of its URL, or a data URL."""
-    source = block["source"]
-    if source["type"] == "url":
-        return image_url(source["url"], ctx)
-    if source["type"] == "base64":
-        return f"data:{source['media_type']};base64,{source['data']}"
-    raise FormatError(ctx.location, f"Unsupported image source type: {source['type']}")
-
-
-def audio_part(block: Block, ctx: FormatContext) -> Block:
-    """AgentScope's `_to_openai_audio_data` wrapped as an `input_audio` part: wav
-    and mp3 only, local files read, web URLs downloaded."""
-    source = block["source"]
-    if source["type"] == "base64":
-        media_type = source["media_type"]
-        if media_type not in ("audio/wav", "audio/mp3"):
-            raise UnsupportedMediaError(
-                ctx.location,
-                f"Unsupported audio media type: {media_type}, "
-                "only audio/wav and audio/mp3 are supported.",
-            )
-        audio = {"data": source["data"], "format": media_type.split("/")[-1]}
-        return {"type": "input_audio", "input_audio": audio}
-    url = source["url"]
-    raw = url.removeprefix("file://")
-    extension = raw.split(".")[-1].lower()
-    if extension not in ("wav", "mp3"):
-        raise UnsupportedMediaError(
-            ctx.location,
-            f"Unsupported audio file extension: {extension}, wav and mp3 are supported.",
-        )
-    if ctx.exists(raw):
-        data = _read(ctx, raw)
-    elif ctx.is_web_url(raw):
-        try:
-            data = ctx.download(url)
-        except OSError as exc:
-            raise FormatError(ctx.location, f"cannot download {url!r}: {exc}") from None
-    else:
-        raise FormatError(
-            ctx.location,
-            f"Unsupported audio source: {url}, it should be a local file or a web URL.",
-        )
-    return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": extension}}
 
 
 # -- OpenAIChatFormatter ----------------------------------------------------------
@@ -186,8 +117,14 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append(message)
 
 
+_PROVIDER_BLOCKS = provider_handlers(_CHAT_BLOCKS)  # see chat_extras.py
+_finish_provider = with_reasoning(_finish_chat)
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
     """`OpenAIChatFormatter._format`."""
+    if ctx.settings.fidelity == "provider":
+        return format_turns(msgs, ctx, _PROVIDER_BLOCKS, _finish_provider)
     return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
@@ -382,6 +319,9 @@ def parse_completion(provider: str, response: Block, options: ParseSettings) -> 
             # Without a parsed `response_format`, the first tool call's arguments.
             first = _call_arguments(message["tool_calls"][0], f"{path}.tool_calls[0]")
             structured = loads_with_repair(first[2])
+        if options.fidelity == "provider":
+            extra = message_extras(message, path, content, structured)
+            structured = extra if options.structured_output else None
     response_id = response.get("id")
     return ParsedResponse(
         content=content,
@@ -417,6 +357,9 @@ class ChatCompletionStream:
         self._inputs = StreamedInputs()
         self._structured: Block | None = None
         self._contents: list[Block] = []
+        # Provider fidelity: where the reasoning came from, and the citations.
+        self._field: str | None = None
+        self._cited: list[Any] = []
         self._last: ParsedResponse | None = None
 
     def _result(self, content: list[Block], structured: Block | None) -> ParsedResponse:
@@ -459,6 +402,9 @@ class ChatCompletionStream:
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._thinking += _reasoning(delta) or ""
+        if self._options.fidelity == "provider":
+            self._field = self._field or reasoning_field(delta)
+            self._cited += message_annotations(delta, path)
         if delta.get("content"):
             self._text += expect(delta["content"], str, f"{path}.content")
         if "audio" in delta:
@@ -509,6 +455,8 @@ class ChatCompletionStream:
             content.append(
                 streamed_tool_use(call.id, call.name, call.arguments, self._inputs, parse)
             )
+        if self._options.fidelity == "provider":
+            add_citations(content, self._cited, self._field)
         return content
 
     def finish(self) -> ParsedResponse:
@@ -566,7 +514,10 @@ class OpenAIChat:
         tool_choice: str | None,
         ctx: FormatContext,
     ) -> Block:
-        return build_chat_body(messages, tools, tool_choice, ctx)
+        body = build_chat_body(messages, tools, tool_choice, ctx)
+        settings = ctx.settings
+        structured_output(body, settings.response_schema, settings.response_schema_name, ctx)
+        return body
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         return parse_completion(self.name, response, options)

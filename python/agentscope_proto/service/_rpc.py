@@ -13,8 +13,8 @@ import contextlib
 import logging
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, NamedTuple, TypeVar, overload
 
 import grpc
 from google.protobuf.descriptor import FieldDescriptor
@@ -32,7 +32,6 @@ __all__ = [
     "Wired",
     "checked",
     "decoded",
-    "field_slices",
     "lenient",
     "rpc_errors",
 ]
@@ -154,51 +153,6 @@ def lenient(message_class: type[Message], *, keep_wire: bool = False) -> Callabl
     return deserialize
 
 
-def field_slices(data: bytes, number: int) -> list[bytes] | None:
-    """The bytes of every occurrence of length-delimited field `number` in the
-    serialized message `data`, in order (a repeated message field's entries:
-    the Nth slice is the Nth element protobuf decoded); None if `data` does
-    not walk cleanly, which a message that decoded always does."""
-    slices: list[bytes] = []
-    append = slices.append
-    # The one-byte tag of the field, when it has one (numbers below 16): the
-    # common case is read inline, lengths of up to two varint bytes included.
-    tag_byte = (number << 3) | 2 if number < 16 else -1
-    position, end = 0, len(data)
-    try:
-        while position < end:
-            if data[position] == tag_byte:
-                length = data[position + 1]
-                if length < 0x80:
-                    position += 2
-                elif data[position + 2] < 0x80:
-                    length = (length & 0x7F) | (data[position + 2] << 7)
-                    position += 3
-                else:
-                    length, position = _varint(data, position + 1)
-                append(data[position : position + length])
-                position += length
-                continue
-            tag, position = _varint(data, position)
-            wire_type = tag & 7
-            if wire_type == 2:
-                length, position = _varint(data, position)
-                if tag >> 3 == number:
-                    append(data[position : position + length])
-                position += length
-            elif wire_type == 0:
-                _, position = _varint(data, position)
-            elif wire_type == 1:
-                position += 8
-            elif wire_type == 5:
-                position += 4
-            else:  # groups: not in proto3 messages
-                return None
-    except IndexError:
-        return None
-    return slices if position == end else None
-
-
 def decoded(request: T | _Undecodable, path: str = "request") -> T:
     """`request`, or a `MessageFormatError` if it did not decode.
 
@@ -243,18 +197,42 @@ class Budget:
         return self._deadline is not None or self.threaded
 
 
-def checked(items: Iterable[T], budget: Budget) -> Iterable[T]:
-    """`items`, checking `budget` before each (`items` as they are when
-    nothing can end the RPC meanwhile: no deadline, and the work inline)."""
+def checked(items: Sequence[T], budget: Budget) -> Sequence[T]:
+    """`items`, checking `budget` before each one is read (`items` as they are
+    when nothing can end the RPC meanwhile: no deadline, and the work inline)."""
     if not budget.can_stop:
         return items
-    return _checked(items, budget)
+    return _Checked(items, budget)
 
 
-def _checked(items: Iterable[T], budget: Budget) -> Iterator[T]:
-    for item in items:
-        budget.check()
-        yield item
+class _Checked(Sequence[T]):
+    """A sequence whose items are handed out only while the RPC lasts. A
+    sequence, not a generator: the server's format cache skips the messages
+    a cached run covers by slicing."""
+
+    def __init__(self, items: Sequence[T], budget: Budget) -> None:
+        self._items = items
+        self._budget = budget
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            return _Checked(self._items[index], self._budget)
+        self._budget.check()
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[T]:
+        for item in self._items:
+            self._budget.check()
+            yield item
 
 
 def _log_failure(method: str, exc: BaseException) -> None:

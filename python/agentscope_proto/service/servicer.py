@@ -23,6 +23,7 @@ from .._fetch import media_limits
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
+from .._wire import WireMessages
 from ..cache import FormatCache
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
 from ..formatting import body_to_json, format
@@ -32,7 +33,7 @@ from ..parsing import StreamParser, parse
 from ..providers import provider_for
 from ..providers._base import warning_log_level
 from ..results import ParsedResponse
-from ._rpc import Budget, Context, Stopped, Wired, checked, decoded, field_slices, rpc_errors
+from ._rpc import Budget, Context, Stopped, Wired, checked, decoded, rpc_errors
 from .config import MB, ServerConfig
 
 __all__ = ["SERVICE_NAME", "FormatterServicer", "provider_name"]
@@ -187,7 +188,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             return self._format(message, budget, size, wire)
 
         if self._cache is not None:
-            wire = field_slices(data, _MESSAGES_FIELD)
+            wire = WireMessages.of(data, _MESSAGES_FIELD)
         return await self._unary("Format", request.message, context, call, len(data))
 
     async def Parse(self, request: pb.ParseRequest, context: Context) -> pb.ParseResponse:
@@ -198,7 +199,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         request: pb.FormatRequest,
         budget: Budget,
         size: int,
-        wire: list[bytes] | None = None,
+        wire: WireMessages | None = None,
     ) -> pb.FormatResponse:
         limit = self._config.max_blocks
         if _over_block_limit(request.messages, size, limit):
@@ -214,7 +215,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             media_root=self._config.media_root,
             allow_download=self._config.allow_download,
             cache=self._cache,
-            _wire=wire if wire is not None and len(wire) == len(request.messages) else None,
+            _wire=wire,
         )
         # The UTF-8 bytes go in as they are (protobuf checks them, as it checks
         # a str): decoding them to a str first would only be encoded back.

@@ -38,6 +38,9 @@ def _chat_content(message: Json, path: str, note: Notes) -> None:
         if empty(part):
             note(at, kind, "dropped an empty text part")
             continue
+        if kind == "text" and "citations" in part:
+            # Request messages take no annotations: the text goes without them, silently.
+            part = {key: value for key, value in part.items() if key != "citations"}
         parts.append(prune(part, _CHAT_PARTS[kind], at, kind, note))
     message["content"] = parts
 

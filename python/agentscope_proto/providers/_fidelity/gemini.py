@@ -68,6 +68,11 @@ def gemini(body: Json, note: Notes) -> None:
                 content = {**content, "parts": left}
             kept.append(content)
         body["contents"] = kept
+    if "response_schema" in body:
+        # `response_schema` is Gemini's OpenAPI subset; a plain JSON Schema goes
+        # in `response_json_schema`, which takes JSON Schema as it is.
+        note("response_schema", "response_schema", "moved to response_json_schema")
+        body["response_json_schema"] = body.pop("response_schema")
     for index, tool in enumerate(body.get("tools") or []):
         for number, declaration in enumerate(tool.get("function_declarations") or []):
             parameters = declaration.get("parameters")
