@@ -459,3 +459,24 @@ def test_a_response_schema_is_a_strict_json_schema_format(fidelity: str) -> None
     unnamed = format("openai_responses", msgs, response_schema=_SCHEMA, fidelity=fidelity)
     assert unnamed.body["text"]["format"]["name"] == "response"
     assert unnamed.warnings == []
+
+
+@pytest.mark.parametrize("provider_type", [["web_search_call"], {"type": 1}, None, 7])
+def test_a_malformed_server_block_is_dropped_not_a_crash(provider_type: Any) -> None:
+    block = {"type": "server_tool_use", "id": "x", "name": "x", "input": {}, "raw": _SEARCH}
+    body = _next_turn([{**block, "provider_type": provider_type}, {"type": "text", "text": "Hi."}])
+    assert [item.get("type") for item in body.body["input"]] == [None, None, None]
+    assert [w.block_type for w in body.warnings] == ["server_tool_use"]
+
+
+@needs_sdks
+def test_a_structured_output_body_validates() -> None:
+    msgs = [{"name": "user", "role": "user", "content": "City?"}]
+    bodies = [
+        (
+            "openai_responses",
+            dict(format("openai_responses", msgs, response_schema=_SCHEMA, fidelity=fidelity)),
+        )
+        for fidelity in ("agentscope", "provider")
+    ]
+    assert client.validate_many(bodies) == [[], []]

@@ -319,9 +319,16 @@ SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] =
 }
 
 # An OpenAI Responses agent turn as the provider-fidelity parse gives it:
-# encrypted reasoning, a server-side web search, text, a call answered, and
-# a last call left pending (every other provider must drop or adapt what it
-# cannot take: reasoning ids, Responses items).
+# encrypted reasoning, a server-side web search, cited text, a call answered,
+# and a last call left pending (every other provider must drop or adapt what
+# it cannot take: reasoning ids, Responses items, Responses annotations).
+_URL_CITATION = {
+    "type": "url_citation",
+    "url": "https://example.com/paris",
+    "title": "Paris weather",
+    "start_index": 0,
+    "end_index": 5,
+}
 _WEB_SEARCH = {
     "type": "web_search_call",
     "id": "ws_1",
@@ -350,7 +357,7 @@ RESPONSES_SERVER_TOOLS = [
                 "raw": _WEB_SEARCH,
             },
             {"type": "thinking", "thinking": "", "reasoning_id": "rs_2"},
-            {"type": "text", "text": "Paris: sunny."},
+            {"type": "text", "text": "Paris: sunny.", "citations": [_URL_CITATION]},
             _call("call_r1", "get_weather", {"city": "Rome"}),
         ],
     ),

@@ -150,7 +150,12 @@ def _own_item(turn: Turn, index: int, block: Json) -> Json | None:
     raw = block.get("raw")
     kind = str(block.get("type"))
     item_type = block.get("provider_type")
-    if not isinstance(raw, dict) or item_type not in _KEYS or raw.get("type") != item_type:
+    if (
+        not isinstance(raw, dict)
+        or not isinstance(item_type, str)
+        or item_type not in _KEYS
+        or raw.get("type") != item_type
+    ):
         _skip(turn, index, kind)
         return None
     required, optional = (frozenset(keys.split()) for keys in _KEYS[item_type])
@@ -184,7 +189,7 @@ def _server_tool_use(turn: Turn, index: int, block: Json) -> None:
 
 
 def _server_tool_result(turn: Turn, index: int, block: Json) -> None:
-    if "raw" not in block and block.get("provider_type") in _KEYS:
+    if "raw" not in block and str(block.get("provider_type")) in _KEYS:
         return  # its call's item (the use block's `raw`) holds it
     item = _own_item(turn, index, block)
     if item is not None:
