@@ -502,3 +502,14 @@ def test_streamed_and_complete_calls_agree(fidelity: str) -> None:
     streamed, _ = _stream(events, fidelity)
     calls = [b for b in streamed.content if b["type"] == "tool_use"]
     assert calls == [b for b in complete.content if b["type"] == "tool_use"]
+
+
+def test_a_turn_of_code_execution_only_is_not_empty() -> None:
+    parts = _code_parts()[1:3]
+    content = parse("gemini", _response(parts), fidelity="provider").content
+    assert [b["type"] for b in content] == ["server_tool_use", "server_tool_result"]
+    body = format("gemini", _assistant_turn(content), fidelity="provider")
+    assert [set(p) - {"thought_signature"} for p in body["contents"][1]["parts"]] == [
+        {"executable_code"},
+        {"code_execution_result"},
+    ]
