@@ -32,7 +32,7 @@ from transcripts import (
 )
 
 # Providers whose provider-fidelity parse keeps every counted record.
-COUNTED: set[str] = {"deepseek", "gemini", "openai"}
+COUNTED: set[str] = {"anthropic", "deepseek", "gemini", "openai", "openai_responses"}
 
 TRANSCRIPTS = transcripts()
 PARAMS = [pytest.param(t, id=t.name) for t in TRANSCRIPTS] or [

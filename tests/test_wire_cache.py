@@ -202,3 +202,16 @@ def test_the_next_request_resumes_the_cached_run() -> None:
     wire = _wired([*with_media, msgs[4]])
     assert resume_point(cache, scope, wire) is not None
     assert wire.skipped == 4
+
+
+def test_the_server_cache_stays_within_its_bound() -> None:
+    cache = FormatCache(max_bytes=60_000)
+    for agent in range(12):
+        dicts = _conversation()
+        dicts[0] = {**dicts[0], "content": f"Agent {agent}: be brief. " + "x" * 500}
+        msgs = [from_dict(d) for d in dicts * 4]
+        for end in range(1, len(msgs) + 1):
+            body = format("openai", msgs[:end], cache=cache, _wire=_wired(msgs[:end]))
+            assert cache.size_bytes <= cache.max_bytes
+        assert body_to_json(body) == body_to_json(format("openai", msgs))
+    assert cache.hits

@@ -23,7 +23,7 @@ counts the same categories in a parse result's content blocks:
   parsed: one entry of a text block's `citations` list.
 - `server_tool_use`: an Anthropic `server_tool_use` / `mcp_tool_use` block; an
   OpenAI Responses output item that is not a message, reasoning, client tool
-  call (`function_call`, `custom_tool_call`), compaction or `*_output` item; a
+  call (`function_call`, `custom_tool_call`) or `*_output` item; a
   Gemini `executableCode` part; parsed: a `server_tool_use` block.
 - `server_tool_result`: an Anthropic `*_tool_result` block
   (`web_search_tool_result`, `mcp_tool_result`, ...), an OpenAI Responses
@@ -184,9 +184,7 @@ def _raw_anthropic(record: Any, counts: Counter[str]) -> None:
 
 
 # Responses output items that are not server-side tool records.
-_RESPONSES_PLAIN = frozenset(
-    {"message", "reasoning", "function_call", "custom_tool_call", "compaction"}
-)
+_RESPONSES_PLAIN = frozenset({"message", "reasoning", "function_call", "custom_tool_call"})
 
 
 def _responses_item(item: Mapping[str, Any], counts: Counter[str]) -> None:

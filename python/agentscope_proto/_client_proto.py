@@ -96,6 +96,11 @@ def result_from_proto(result: pb.ParseResult) -> ParsedResponse:
         deltas=deltas,
         msg_id=result.msg.id,
         timestamp=result.msg.timestamp,
+        metadata=(
+            _json.loads(result.msg.metadata_json, "msg.metadata_json")
+            if result.msg.HasField("metadata_json")
+            else None
+        ),
     )
 
 

@@ -128,10 +128,13 @@ class ParsedResponse:
     once on first use and then kept: a change to it stays, and `to_proto()`
     carries it. Assigning `content`, `response_id`, `msg_id` or `timestamp`
     rebuilds it on next use (changing `content` in place does not).
+    `metadata` is the message's metadata where a provider-fidelity parse
+    keeps some (Anthropic's `container`), else None.
     """
 
     __slots__ = (
         "_content",
+        "_metadata",
         "_msg",
         "_msg_id",
         "_response_id",
@@ -152,8 +155,10 @@ class ParsedResponse:
         deltas: list[ContentDelta] | None = None,
         msg_id: str = "",
         timestamp: str = "",
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self._msg: Msg | None = None
+        self._metadata = metadata
         self._content = content
         self._usage = _token_usage(usage)
         self._response_id = response_id
@@ -218,6 +223,16 @@ class ParsedResponse:
         self._msg = None
 
     @property
+    def metadata(self) -> dict[str, Any] | None:
+        """The message metadata (`msg.metadata_json`), None when there is none."""
+        return self._metadata
+
+    @metadata.setter
+    def metadata(self, value: dict[str, Any] | None) -> None:
+        self._metadata = value
+        self._msg = None
+
+    @property
     def msg_id(self) -> str:
         """The id of `msg`."""
         return self._msg_id
@@ -259,6 +274,8 @@ class ParsedResponse:
                 msg.blocks.items.append(block_from_dict(block, f"content[{index}]"))
             if self._response_id:
                 msg.invocation_id = self._response_id
+            if self._metadata is not None:
+                msg.metadata_json = _json.dumps(self._metadata, "metadata")
             self._msg = msg
         return self._msg
 

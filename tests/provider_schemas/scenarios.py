@@ -72,6 +72,94 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+# -- Claude's server tools (provider fidelity keeps them; only Claude takes them back) --
+
+_SEARCH_ID = "srvtoolu_01WeB5eArCh"
+_CODE_ID = "srvtoolu_01CoDeExEc"
+
+
+def _server_use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    raw = {"type": "server_tool_use", "id": call_id, "name": name, "input": args}
+    return {
+        "type": "server_tool_use",
+        "id": call_id,
+        "name": name,
+        "input": args,
+        "provider_type": "server_tool_use",
+        "raw": raw,
+    }
+
+
+def _server_result(kind: str, call_id: str, output: Any) -> dict[str, Any]:
+    raw = {"type": kind, "tool_use_id": call_id, "content": output}
+    return {
+        "type": "server_tool_result",
+        "tool_use_id": call_id,
+        "provider_type": kind,
+        "output": output,
+        "is_error": False,
+        "raw": raw,
+    }
+
+
+_CITATION = {
+    "type": "web_search_result_location",
+    "cited_text": "The museum reopens on Friday after a two-year renovation.",
+    "url": "https://example.com/news/museum",
+    "title": "Museum reopens",
+    "encrypted_index": "EpABCioIARgCIiQ=",
+}
+
+# Redacted and signed-but-empty thinking, a web search whose answer cites its
+# source (text either side of the search kept apart), code execution, and a
+# client tool call made from the code (programmatic calling, `caller`) that the
+# conversation has not answered yet.
+SERVER_TOOL_TURN = [
+    _msg("user", "user", "What reopens this week? And how many days is 6 weeks?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "", "redacted_data": "EmwKAhgBEgy3va3pzix/LafPsn4="},
+            {"type": "thinking", "thinking": "", "signature": "EqQBCkYIARgCKkA="},
+            {"type": "text", "text": "Let me search."},
+            _server_use(_SEARCH_ID, "web_search", {"query": "reopens this week"}),
+            _server_result(
+                "web_search_tool_result",
+                _SEARCH_ID,
+                [
+                    {
+                        "type": "web_search_result",
+                        "url": "https://example.com/news/museum",
+                        "title": "Museum reopens",
+                        "encrypted_content": "EqgfCioIARgCIiQ=",
+                        "page_age": "2 days ago",
+                    }
+                ],
+            ),
+            {"type": "text", "text": "The museum reopens on Friday.", "citations": [_CITATION]},
+            _server_use(_CODE_ID, "bash_code_execution", {"command": "echo $((6 * 7))"}),
+            _server_result(
+                "bash_code_execution_tool_result",
+                _CODE_ID,
+                {
+                    "type": "bash_code_execution_result",
+                    "stdout": "42\n",
+                    "stderr": "",
+                    "return_code": 0,
+                    "content": [],
+                },
+            ),
+            {"type": "text", "text": "Six weeks are 42 days."},
+            {
+                **_call("toolu_01Pending", "get_weather", {"city": "Paris"}),
+                "caller": {"type": "direct"},
+            },
+        ],
+    ),
+]
+
+
 # Thinking replayed from another provider (no signature), a Gemini thought
 # signature on text, parallel calls answered by separate results, media in
 # tool results, an SVG, user audio and video, and empty blocks.
@@ -224,7 +312,56 @@ SERVER_TOOLS = [
 
 SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = {
     "cross_provider_tool_loop": (CROSS_PROVIDER_TOOL_LOOP[:-1], TOOLS),
+    "server_tool_turn": (SERVER_TOOL_TURN, TOOLS),
     "cross_provider_pending_call": (CROSS_PROVIDER_TOOL_LOOP, TOOLS),
     "unanswered_call": (UNANSWERED_CALL, TOOLS),
     "server_tools": (SERVER_TOOLS, TOOLS),
 }
+
+# An OpenAI Responses agent turn as the provider-fidelity parse gives it:
+# encrypted reasoning, a server-side web search, text, a call answered, and
+# a last call left pending (every other provider must drop or adapt what it
+# cannot take: reasoning ids, Responses items).
+_WEB_SEARCH = {
+    "type": "web_search_call",
+    "id": "ws_1",
+    "status": "completed",
+    "action": {"type": "search", "query": "weather Paris"},
+}
+RESPONSES_SERVER_TOOLS = [
+    _msg("system", "system", "You are Friday, a helpful assistant."),
+    _msg("user", "user", "Weather in Paris, then Rome?"),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {
+                "type": "thinking",
+                "thinking": "Search first.",
+                "reasoning_id": "rs_1",
+                "encrypted_content": "gAAAAB-opaque",
+            },
+            {
+                "type": "server_tool_use",
+                "id": "ws_1",
+                "name": "web_search",
+                "input": {"action": _WEB_SEARCH["action"]},
+                "provider_type": "web_search_call",
+                "raw": _WEB_SEARCH,
+            },
+            {"type": "thinking", "thinking": "", "reasoning_id": "rs_2"},
+            {"type": "text", "text": "Paris: sunny."},
+            _call("call_r1", "get_weather", {"city": "Rome"}),
+        ],
+    ),
+    _result("call_r1", "get_weather", [{"type": "text", "text": "Rain, 18C"}]),
+    _msg(
+        "Friday",
+        "assistant",
+        [
+            {"type": "thinking", "thinking": "", "reasoning_id": "rs_3", "encrypted_content": "gA"},
+            _call("call_r2", "get_weather", {"city": "Oslo"}),
+        ],
+    ),
+]
+SCENARIOS["responses_server_tools"] = (RESPONSES_SERVER_TOOLS, TOOLS)

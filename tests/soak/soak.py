@@ -217,11 +217,12 @@ def _healthy(target: str) -> bool:
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
 
-def _start_server(log: Any) -> tuple[subprocess.Popen[bytes], str]:
+def _start_server(log: Any, cache_mb: int) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "agentscope_proto", "serve", "--port", str(port)]
+    command += ["--format-cache-mb", str(cache_mb)]
     process = subprocess.Popen([*command, "--log-level", "error", "--grace", "5"], stderr=log)
     target = f"127.0.0.1:{port}"
     grpc.channel_ready_future(grpc.insecure_channel(target)).result(timeout=30)
@@ -239,6 +240,12 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the RSS baseline")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--max-rss-growth", type=float, default=0.10)
+    parser.add_argument(
+        "--format-cache-mb",
+        type=int,
+        default=4,
+        help="the started server's format cache (its bound is part of the RSS check)",
+    )
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--target", help="an already running server (RSS is then not checked)")
     parser.add_argument("--pid", type=int, help="the --target server's pid, to check its RSS")
@@ -256,7 +263,7 @@ def main() -> int:
         if args.server_log:
             args.server_log.parent.mkdir(parents=True, exist_ok=True)
             server_log = args.server_log.open("ab")
-        process, target = _start_server(server_log)
+        process, target = _start_server(server_log, args.format_cache_mb)
         pid = process.pid
     try:
         asyncio.run(_load(target, requests, args.warmup, args.concurrency, args.seed))

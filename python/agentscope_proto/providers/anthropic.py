@@ -1,5 +1,6 @@
 """Anthropic: requests as AgentScope's AnthropicChatFormatter/AnthropicMultiAgentFormatter +
-AnthropicChatModel build them; responses as AnthropicChatModel parses them."""
+AnthropicChatModel build them; responses as AnthropicChatModel parses them. Provider
+fidelity's parse, and the blocks it keeps formatted back: `_anthropic_extras.py`."""
 
 from __future__ import annotations
 
@@ -138,7 +139,12 @@ def _finish_chat(turn: Turn) -> None:
 
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
     """AnthropicChatFormatter._format: one API message per input message, tool results apart."""
-    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
+    handlers = _CHAT_BLOCKS
+    if ctx.settings.fidelity == "provider":
+        from ._anthropic_extras import PROVIDER_BLOCKS  # (it builds on this module)
+
+        handlers = PROVIDER_BLOCKS
+    return format_turns(msgs, ctx, handlers, _finish_chat)
 
 
 # -- multi-agent formatter -------------------------------------------------------
@@ -532,6 +538,10 @@ class _Anthropic:
     def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
         """AnthropicChatModel._parse_anthropic_completion_response."""
         raise_for_error_body(self.name, response)
+        if options.fidelity == "provider":
+            from ._anthropic_extras import parse_kept
+
+            return parse_kept(response, options)
         content: list[dict[str, Any]] = []
         metadata = None
         blocks = response.get("content")
@@ -556,6 +566,10 @@ class _Anthropic:
 
     def stream(self, options: ParseSettings) -> _Stream:
         """A fresh state for one event stream."""
+        if options.fidelity == "provider":
+            from ._anthropic_extras import KeptStream
+
+            return KeptStream(options)
         return _Stream(options)
 
 

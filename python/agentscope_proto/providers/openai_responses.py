@@ -1,6 +1,14 @@
 """OpenAI Responses: requests as AgentScope's OpenAIResponseChatFormatter/
 OpenAIResponseMultiAgentFormatter + OpenAIResponseModel build them; responses as
-OpenAIResponseModel parses them."""
+OpenAIResponseModel parses them.
+
+Provider fidelity: parsing keeps every output item (`_responses_items.py`),
+and the chat formatter gives them back as input items
+(`_fidelity/responses_turns.py`). The response id stays `response_id`; no
+Msg-level metadata is added (AgentScope keeps none for this API either).
+`response_schema` is AgentScope's `structured_model`: a strict `json_schema`
+text format, tools left out.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI_RESPONSES
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
+    PROVIDER_OPENAI_RESPONSES,
+    FormatWarning,
+)
 from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
@@ -21,7 +32,12 @@ from ._base import (
     raise_for_error_body,
     tool_result_to_text,
 )
+from ._fidelity.responses_turns import PROVIDER_HANDLERS, finish_provider_turn
 from ._repair import loads_with_repair
+from ._responses_items import ProviderStream, parse_provider
+from ._responses_items import call_id as _call_id
+from ._responses_items import finish_reason as _finish_reason
+from ._responses_items import usage as _usage
 from ._shared import (
     TOOL_CHOICE_MODES,
     arguments_json,
@@ -124,8 +140,15 @@ def _finish_chat(turn: Turn) -> None:
     turn.out.extend(turn.trailing)
 
 
+# Provider fidelity: what a parsed response kept goes back, in block order.
+_PROVIDER_BLOCKS: dict[str, Handler] = {**_CHAT_BLOCKS, **PROVIDER_HANDLERS}
+
+
 def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """OpenAIResponseChatFormatter._format."""
+    """OpenAIResponseChatFormatter._format (in provider fidelity, every block
+    kind a Responses turn can give back, see `_fidelity/responses_turns.py`)."""
+    if ctx.settings.fidelity == "provider":
+        return format_turns(msgs, ctx, _PROVIDER_BLOCKS, finish_provider_turn)
     return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
 
 
@@ -196,43 +219,33 @@ def _tool_choice(choice: str | list[str]) -> str | dict[str, Any]:
     return {"type": "function", "name": choice}
 
 
-# -- parsing --------------------------------------------------------------
-
-
-def _usage(usage: Any, path: str) -> dict[str, int | float] | None:
-    """ChatUsage from a Responses `usage` object (None or absent: no usage)."""
-    if usage is None:
-        return None
-    usage = expect(usage, dict, path)
-    result: dict[str, int | float] = {
-        "input_tokens": expect(usage.get("input_tokens"), int, f"{path}.input_tokens"),
-        "output_tokens": expect(usage.get("output_tokens"), int, f"{path}.output_tokens"),
+def _structured_body(
+    body: dict[str, Any],
+    schema: dict[str, Any],
+    tools: list[dict[str, Any]] | None,
+    tool_choice: str | None,
+    ctx: FormatContext,
+) -> dict[str, Any]:
+    """OpenAIResponseModel with a `structured_model`: the schema as a strict
+    `json_schema` text format; tools and tool choice are left out (and not
+    validated), with AgentScope's warning."""
+    if tools or tool_choice:
+        ctx.warnings.append(
+            FormatWarning(
+                path="tools",
+                block_type="tool",
+                message="response_schema is given: tools and tool_choice are ignored; "
+                "the model only generates the structured output",
+            )
+        )
+    name = ctx.settings.response_schema_name or "response"
+    body["text"] = {
+        "format": {"type": "json_schema", "name": name, "schema": copy_json(schema), "strict": True}
     }
-    for target, details, key in (
-        ("cache_read_input_tokens", "input_tokens_details", "cached_tokens"),
-        ("reasoning_tokens", "output_tokens_details", "reasoning_tokens"),
-    ):
-        section = usage.get(details)
-        value = section.get(key) if isinstance(section, dict) else None
-        if isinstance(value, int):
-            result[target] = value
-    return result
+    return body
 
 
-def _finish_reason(response: dict[str, Any]) -> str:
-    status = response.get("status")
-    details = response.get("incomplete_details")
-    # "incomplete" stands for running out of tokens unless a filter cut it short.
-    reason = details.get("reason") if isinstance(details, dict) else None
-    if status == "incomplete" and reason == "content_filter":
-        return "content_filter"
-    return status if isinstance(status, str) else ""
-
-
-def _call_id(item: dict[str, Any], path: str) -> str:
-    # `call_id` pairs the call with its result; the item id only stands in.
-    value = item.get("call_id") or item.get("id") or ""
-    return str(expect(value, str, f"{path}.call_id"))
+# -- parsing --------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -468,7 +481,9 @@ class _OpenAIResponses:
         }
     )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
-    # The chat formatter warns and skips these; multi-agent history skips them silently.
+    # The chat formatter warns and skips these; multi-agent history skips them
+    # silently. In provider fidelity the chat formatter gives back thinking
+    # and server-tool blocks of this API (`_fidelity/responses_turns.py`).
     dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
 
@@ -487,6 +502,8 @@ class _OpenAIResponses:
         ctx: FormatContext,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"input": messages}
+        if ctx.settings.response_schema is not None:
+            return _structured_body(body, ctx.settings.response_schema, tools, tool_choice, ctx)
         if tools:
             body["tools"] = [_flatten_tool(tool) for tool in tools]
         # Falsy choices ("", []) are not sent, and not validated either.
@@ -496,9 +513,13 @@ class _OpenAIResponses:
         return body
 
     def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
+        if options.fidelity == "provider":
+            return parse_provider(response, options)
         return _parse_response(response, options)
 
-    def stream(self, options: ParseSettings) -> _StreamState:
+    def stream(self, options: ParseSettings) -> _StreamState | ProviderStream:
+        if options.fidelity == "provider":
+            return ProviderStream(options)
         return _StreamState(options)
 
 

@@ -1,4 +1,11 @@
-"""Provider fidelity for Anthropic Messages bodies."""
+"""Provider fidelity for Anthropic Messages bodies.
+
+What provider-fidelity parsing kept goes back as Claude expects it: redacted
+thinking (a thinking block with `redacted_data`) as `redacted_thinking`,
+signatures unchanged, text `citations` as the API returned them (less the keys
+its request types do not define, such as a response's `file_id`), and server
+tool blocks (put in place by the formatter, `_anthropic_extras.py`) as they are.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +21,30 @@ _ANTHROPIC_BLOCKS = {
     "redacted_thinking": frozenset({"type", "data"}),
     "image": frozenset({"type", "source", "cache_control"}),
     "document": frozenset({"type", "source", "cache_control", "title", "context", "citations"}),
-    "tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
+    "tool_use": frozenset({"type", "id", "name", "input", "cache_control", "caller"}),
     "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
+}
+# The keys each citation type takes in a request (`TextCitationParam`).
+_CITATIONS = {
+    "char_location": frozenset(
+        {"type", "cited_text", "document_index", "document_title"}
+        | {"start_char_index", "end_char_index"}
+    ),
+    "page_location": frozenset(
+        {"type", "cited_text", "document_index", "document_title"}
+        | {"start_page_number", "end_page_number"}
+    ),
+    "content_block_location": frozenset(
+        {"type", "cited_text", "document_index", "document_title"}
+        | {"start_block_index", "end_block_index"}
+    ),
+    "web_search_result_location": frozenset(
+        {"type", "cited_text", "encrypted_index", "title", "url"}
+    ),
+    "search_result_location": frozenset(
+        {"type", "cited_text", "search_result_index", "source", "title"}
+        | {"start_block_index", "end_block_index"}
+    ),
 }
 _TOOL_RESULT_KINDS = frozenset({"text", "image", "document", "search_result"})
 _ANTHROPIC_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -38,9 +67,14 @@ def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) ->
     if in_tool_result and kind not in _TOOL_RESULT_KINDS:
         note(at, kind, "replaced by a text note: a tool result takes text, images and documents")
         return {"type": "text", "text": note_text(kind, "a tool result")}
+    if kind == "thinking" and block.get("redacted_data"):
+        # Reasoning Claude encrypted: back as it came, whatever else the block holds.
+        return {"type": "redacted_thinking", "data": block["redacted_data"]}
     if empty(block):
         note(at, kind, f"dropped an empty {kind} block")
         return None
+    if kind == "text" and isinstance(block.get("citations"), list):
+        block = _cited(block, at, note)
     if kind == "thinking" and not block.get("signature"):
         # Thinking from another provider: Claude refuses it without a signature.
         note(at, kind, "unsigned thinking turned into text")
@@ -60,6 +94,23 @@ def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) ->
         block = {**block, "content": [item for item in inner if item is not None]}
     allowed = _ANTHROPIC_BLOCKS.get(kind)
     return block if allowed is None else prune(block, allowed, at, kind, note)
+
+
+def _cited(block: Json, at: str, note: Notes) -> Json:
+    """A text block's citations as Claude takes them: its own kinds, less the
+    keys a request does not define; another provider's (OpenAI `url_citation`...)
+    dropped. No citations left: no `citations` key."""
+    kept = []
+    for number, item in enumerate(block["citations"]):
+        where = f"{at}.citations[{number}]"
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or kind not in _CITATIONS:
+            note(where, "citation", f"dropped a {kind} citation: Claude takes no such kind")
+            continue
+        kept.append(prune(item, _CITATIONS[kind], where, "citation", note))
+    if kept:
+        return {**block, "citations": kept}
+    return {key: value for key, value in block.items() if key != "citations"}
 
 
 def _anthropic_answers(messages: list[Any], index: int) -> set[Any]:

@@ -1,14 +1,20 @@
 """Provider fidelity for OpenAI Responses bodies.
 
-Function tools always get an explicit `"strict": false`: sent without it, the
-API may switch a tool to strict mode, which makes optional parameters required
-and refuses schemas strict mode cannot take. Strict mode stays the caller's
-choice (a tool schema that carries `strict` keeps it).
+Function tools always get an explicit `"strict": false`: the API's schema
+requires the key (`FunctionToolParam.strict`, nullable), and its documented
+default is strict mode, which makes optional parameters required and refuses
+schemas strict mode cannot take. Strict mode stays the caller's choice (a tool
+schema that carries `strict` keeps it).
+
+A reasoning item must be followed by the output it led to: one left without
+(its function call dropped for want of an output, or the last item of the
+input) is dropped too.
 """
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ._common import Json, Notes, note_text
 
@@ -35,6 +41,29 @@ def _responses_part(part: Json, role: str, at: str, note: Notes) -> Json | None:
     return part
 
 
+def _without_orphan_reasoning(items: list[tuple[int, Any]], note: Notes) -> list[Any]:
+    """The API refuses a reasoning item without the output that followed it
+    (a call dropped above, or a turn cut short): such an item is dropped.
+    `items` are the kept items with their index in the parity body."""
+    kept = []
+    for number, (index, item) in enumerate(items):
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            following = items[number + 1][1] if number + 1 < len(items) else None
+            if (
+                not isinstance(following, dict)
+                or following.get("type") == "reasoning"
+                or following.get("role", "assistant") != "assistant"
+            ):
+                note(
+                    f"input[{index}]",
+                    "thinking",
+                    "dropped a reasoning item that no output of its turn follows",
+                )
+                continue
+        kept.append(item)
+    return kept
+
+
 def responses(body: Json, note: Notes) -> None:
     items = body.get("input")
     if isinstance(items, list):
@@ -43,11 +72,11 @@ def responses(body: Json, note: Notes) -> None:
             for item in items
             if isinstance(item, dict) and item.get("type") == "function_call_output"
         }
-        kept = []
+        kept: list[tuple[int, Any]] = []
         for index, item in enumerate(items):
             path = f"input[{index}]"
             if not isinstance(item, dict):
-                kept.append(item)
+                kept.append((index, item))
                 continue
             if item.get("type") == "function_call" and item.get("call_id") not in answered:
                 note(path, "tool_use", "dropped a function call no function_call_output answers")
@@ -64,8 +93,8 @@ def responses(body: Json, note: Notes) -> None:
                 if not item["content"]:
                     note(path, str(item["role"]), "dropped a message left empty")
                     continue
-            kept.append(item)
-        body["input"] = kept
+            kept.append((index, item))
+        body["input"] = _without_orphan_reasoning(kept, note)
     for tool in body.get("tools") or []:
         if not isinstance(tool, dict) or tool.get("type") != "function":
             continue
