@@ -306,7 +306,10 @@ def test_a_turn_is_cached_apart_for_first_and_later() -> None:
     cache = FormatCache()
     for msgs in ([system, user], [user, system], [system, user], [user, system]):
         _same_as_uncached("anthropic", msgs, cache)
-    assert cache.hits >= 6
+    # The second time, each list's two turns come from the cache: four turns
+    # in all, two per position of the system message.
+    assert cache.hits >= 4
+    assert len(cache) >= 4
 
 
 def test_cached_turn_warnings_name_the_new_position() -> None:

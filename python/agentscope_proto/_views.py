@@ -14,8 +14,10 @@ from ._wire import WireMessages
 from .cache import (
     EncodedMessage,
     FormatCache,
+    Key,
     PrefixEntry,
     TurnEntry,
+    content_turn_key,
     conversation_key,
     plain_content,
     view_key,
@@ -32,6 +34,7 @@ __all__ = [
     "build_view",
     "cached_view",
     "keep_prefix",
+    "keyed_views",
     "message_from_input",
     "resume_point",
     "settings_scope",
@@ -166,19 +169,18 @@ class _StoredView(MsgView):
         self._stored = None
 
 
-class _WireView(MsgView):
-    """One of the server's messages, known by the bytes it arrived as
-    (`cache.wire_key`). Name, role and content are read from the `Msg` only
-    when something asks: a turn replayed from the cache never does. A turn
-    formatted here is stored with its JSON (`MsgView.SHARED`)."""
+class _LazyView(MsgView):
+    """A message whose chat turn `format()` looked up ahead (`MsgView.turn`),
+    known by what names its content in the cache (`cache_id`). Name, role and
+    content are read from the `Msg` only when something asks: a turn replayed
+    from the cache never does."""
 
     __slots__ = ("_loaded", "_msg")
-    SHARED = True
     PREFETCHED = True
 
-    def __init__(self, msg: Msg, index: int, wire: bytes, turn: TurnEntry | None) -> None:
+    def __init__(self, msg: Msg, index: int, cache_id: Key, turn: TurnEntry | None) -> None:
         self.index = index
-        self.cache_id = wire_key(wire)
+        self.cache_id = cache_id
         self.turn = turn
         self._msg = msg
         self._loaded = 0  # bits: 1 name, 2 role, 4 content
@@ -234,6 +236,38 @@ class _WireView(MsgView):
         return plain_content(self.content)
 
 
+class _WireView(_LazyView):
+    """One of the server's messages, known by the bytes it arrived as
+    (`cache.wire_key`); its turn is stored with its JSON (`MsgView.SHARED`)."""
+
+    __slots__ = ()
+    SHARED = True
+
+
+def _missed(view: _LazyView, msg: Msg | Mapping[str, Any], index: int) -> _LazyView:
+    """`view` of a message no cached turn covers, checked and built now, as
+    `view` does: errors then come in the same order as without a cache."""
+    msg = message_from_input(msg, index)
+    view._msg = msg
+    view.role = _role(msg, index)
+    view.content = _content(msg, index)
+    return view
+
+
+def keyed_views(msgs: Sequence[Msg], cache: FormatCache, scope: int) -> list[MsgView]:
+    """Views of `msgs` (all `Msg`s) for a chat walk with `cache`: each with the
+    turn the cache holds for its content (`cache.view_key`), looked up all at
+    once. A message with a cached turn is not checked again: the same content
+    in the same position and scope passed every check before."""
+    ids = [view_key(msg) for msg in msgs]
+    turns = cache.get_many([content_turn_key(scope, key, not i) for i, key in enumerate(ids)])
+    views: list[MsgView] = []
+    for index, (msg, key, turn) in enumerate(zip(msgs, ids, turns, strict=True)):
+        view = _LazyView(msg, index, key, turn)
+        views.append(view if turn is not None else _missed(view, msg, index))
+    return views
+
+
 def wire_views(
     msgs: Sequence[Msg | Mapping[str, Any]],
     wire: WireMessages,
@@ -256,10 +290,8 @@ def wire_views(
     # Sliced: iterating a protobuf repeated field makes a wrapper object per
     # message, which is what skipping the run saves.
     for index, (msg, data, turn) in enumerate(zip(msgs[start:], slices, turns, strict=True), start):
-        if turn is None or type(msg) is not Msg:
-            msg = message_from_input(msg, index)
-            _role(msg, index)
-        views.append(_WireView(msg, index, data, turn))
+        view = _WireView(msg, index, wire_key(data), turn)  # type: ignore[arg-type]
+        views.append(view if turn is not None and type(msg) is Msg else _missed(view, msg, index))
     return views
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "FormatCache",
     "PrefixEntry",
     "TurnEntry",
+    "content_turn_key",
     "conversation_key",
     "plain_content",
     "turn_key",
@@ -118,6 +119,11 @@ def turn_key(scope: int, cache_id: Key | None, first: bool) -> Key | None:
     """
     if cache_id is None:
         return None
+    return content_turn_key(scope, cache_id, first)
+
+
+def content_turn_key(scope: int, cache_id: Key, first: bool) -> Key:
+    """`turn_key` of a view whose content has a name (`cache_id`)."""
     return (_TURN, scope, first, cache_id)
 
 
@@ -144,7 +150,7 @@ def conversation_key(scope: int, first: bytes) -> Key:
 
 def wire_turn_key(scope: int, data: bytes, first: bool) -> Key:
     """`turn_key` of a message known by its bytes (`wire_key`)."""
-    return (_TURN, scope, first, (_WIRE, data))
+    return content_turn_key(scope, wire_key(data), first)
 
 
 def _cost(key: Key, data: bytes) -> int:

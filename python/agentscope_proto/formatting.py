@@ -24,6 +24,7 @@ from ._generated.agentscope.message.v1.message_pb2 import Msg
 from ._views import (
     cached_view,
     keep_prefix,
+    keyed_views,
     message_from_input,
     resume_point,
     settings_scope,
@@ -287,14 +288,10 @@ def format(
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
     scope = resume = resumed = None
-    wired = (
-        cache is not None
-        and _wire is not None
-        and not settings.multi_agent
-        and settings.agent_name is None
-        and settings.max_tokens is None
-        and settings.fidelity != "provider"
-    )
+    # A chat walk whose turns the cache may hold (the named-turns style
+    # rewrites the views; truncation re-walks them).
+    chat = not settings.multi_agent and settings.agent_name is None and settings.max_tokens is None
+    wired = cache is not None and _wire is not None and chat and settings.fidelity != "provider"
     if cache is None:
         views = [_view(msg, index) for index, msg in enumerate(msgs)]
     elif wired and _wire is not None:
@@ -309,6 +306,11 @@ def format(
             raise ValueError("_wire does not hold the messages given")  # a server bug
         views = wire_views(msgs, _wire, cache, scope)
         resume = None if resumed is None else resumed[1:6]
+    elif chat and isinstance(msgs, Sequence) and all(type(msg) is Msg for msg in msgs):
+        # A chat walk over `Msg`s: each message's turn is looked up by its
+        # content, all at once, and replayed without building its view.
+        scope = settings_scope(cache, impl.name, settings)
+        views = keyed_views(msgs, cache, scope)
     else:
         views = [cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
     multi_agent = settings.multi_agent
