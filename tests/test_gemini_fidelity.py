@@ -490,3 +490,26 @@ def test_the_transcript_counter_finds_every_record_kept(tmp_path: Path) -> None:
         expected = count_raw(transcript)
         assert expected["server_tool_use"] == expected["server_tool_result"] == 1
         assert count_parsed(transcript.run("provider").content) == expected
+
+
+@needs_transcripts
+@pytest.mark.parametrize("fidelity", FIDELITIES)
+def test_streamed_and_complete_calls_agree(fidelity: str) -> None:
+    """The recorded stream's parts as one complete response give the same calls."""
+    events = _events("vercel-google-google-vertex-stream-tool-call-arguments-nested.1.events.jsonl")
+    parts = [p for e in events for c in e["candidates"][:1] for p in c["content"]["parts"]]
+    complete = parse("gemini", _response(parts), fidelity=fidelity)
+    streamed, _ = _stream(events, fidelity)
+    calls = [b for b in streamed.content if b["type"] == "tool_use"]
+    assert calls == [b for b in complete.content if b["type"] == "tool_use"]
+
+
+def test_a_turn_of_code_execution_only_is_not_empty() -> None:
+    parts = _code_parts()[1:3]
+    content = parse("gemini", _response(parts), fidelity="provider").content
+    assert [b["type"] for b in content] == ["server_tool_use", "server_tool_result"]
+    body = format("gemini", _assistant_turn(content), fidelity="provider")
+    assert [set(p) - {"thought_signature"} for p in body["contents"][1]["parts"]] == [
+        {"executable_code"},
+        {"code_execution_result"},
+    ]

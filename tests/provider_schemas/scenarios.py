@@ -229,9 +229,9 @@ UNANSWERED_CALL = [
 ]
 
 # Server-side tools and grounding parsed in provider fidelity, replayed to every
-# provider: Gemini code execution (signed) and grounding, an Anthropic web
-# search with its result, then a call left unanswered. Each provider takes back
-# what is its own and drops the rest.
+# provider: Gemini code execution (signed) and grounding, an OpenAI citation on
+# text, an Anthropic web search with its result, then a call left unanswered.
+# Each provider takes back what is its own and drops the rest.
 _GEMINI_CODE = {"language": "PYTHON", "code": "print(sum(range(10)))"}
 _GEMINI_RESULT = {"outcome": "OUTCOME_OK", "output": "45\n"}
 SERVER_TOOLS = [
@@ -257,7 +257,21 @@ SERVER_TOOLS = [
                 "is_error": False,
                 "raw": {"codeExecutionResult": _GEMINI_RESULT},
             },
-            {"type": "text", "text": "The sum is 45."},
+            {
+                "type": "text",
+                "text": "The sum is 45 (example.com).",
+                "citations": [
+                    {
+                        "type": "url_citation",
+                        "url_citation": {
+                            "start_index": 14,
+                            "end_index": 27,
+                            "title": "Example",
+                            "url": "https://example.com/",
+                        },
+                    }
+                ],
+            },
             {
                 "type": "grounding",
                 "provider_type": "groundingMetadata",

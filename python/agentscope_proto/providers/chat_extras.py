@@ -68,12 +68,14 @@ def message_annotations(message: Block, path: str) -> list[Any]:
 
 
 def add_citations(content: list[Block], cited: list[Any], field: str | None) -> None:
-    """Mark the thinking block's origin and put the citations on the text block."""
+    """Mark the thinking block's origin and put the citations on the message's
+    text (the first text block: an audio transcript may follow it)."""
     for block in content:
         if block["type"] == "thinking" and field is not None:
             block["reasoning_field"] = field
-        if block["type"] == "text" and cited and "citations" not in block:
-            block["citations"] = list(cited)
+    text = next((block for block in content if block["type"] == "text"), None)
+    if text is not None and cited:
+        text["citations"] = list(cited)
 
 
 def message_extras(
