@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from agentscope_proto import StreamParser, parse
+from agentscope_proto.cache import FormatCache
 from agentscope_proto.formatting import format
 from agentscope_proto.options import FormatSettings
 from provider_schemas import client
@@ -415,3 +416,21 @@ def test_the_transcript_counter_finds_every_citation_kept(tmp_path: Path) -> Non
     ):
         assert count_raw(transcript) == {"citation": cited}
         assert count_parsed(transcript.run("provider").content) == count_raw(transcript)
+
+
+def test_a_format_cache_keeps_the_fidelities_apart() -> None:
+    """One cache, both fidelities, in turn: each body as without a cache."""
+    cache = FormatCache()
+    thinking = parse("deepseek", _thinking_call("reasoning"), fidelity="provider").content
+    for provider, content in [
+        ("openai", thinking),
+        ("deepseek", thinking),
+        ("gemini", copy.deepcopy(FOREIGN)),
+        ("openai", copy.deepcopy(FOREIGN)),
+    ]:
+        msgs = [*_loop(content), {"name": "user", "role": "user", "content": "Ok."}]
+        for fidelity in [*FIDELITIES, *FIDELITIES]:
+            plain = format(provider, msgs, fidelity=fidelity)
+            cached = format(provider, msgs, fidelity=fidelity, cache=cache)
+            assert dict(cached) == dict(plain), (provider, fidelity)
+            assert list(cached.warnings) == list(plain.warnings), (provider, fidelity)
