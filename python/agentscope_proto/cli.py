@@ -164,7 +164,7 @@ def _parse_parser(sub: Any) -> None:
         "--fidelity",
         choices=FIDELITIES,
         default="agentscope",
-        help="provider parses as agentscope for now",
+        help="provider: also keep citations, server tools, encrypted reasoning, grounding",
     )
     _client_args(p)
 

@@ -60,9 +60,10 @@ def parse(
     fills `ParsedResponse.structured_output`); `audio_format` is the audio format
     the request asked for (OpenAI), which types audio output. `settings`
     gives all of them at once (the gRPC servicer's form), instead of the
-    keywords. `fidelity="provider"` is accepted and, for now, parses exactly
-    as `"agentscope"` (AgentScope 1.0.21's result): the provider-fidelity
-    parse (citations, server-tool items, encrypted reasoning) is not built yet.
+    keywords. `fidelity="agentscope"` (the default) is AgentScope 1.0.21's
+    result; `"provider"` also keeps what AgentScope drops: citations,
+    server-side tool items and their results, encrypted or redacted
+    reasoning, grounding, each text part in its own block.
 
     Raises:
         ProviderError: the response is the provider's error body.
@@ -116,7 +117,7 @@ class StreamParser:
     Feed it one event at a time (`feed`) or raw slices of the HTTP body
     (`feed_bytes`, SSE or NDJSON split anywhere); `finish` gives the final
     result. Every snapshot also lists what changed since the previous one.
-    `fidelity` is as in `parse()`: `"provider"` parses as `"agentscope"` for now.
+    `fidelity` is as in `parse()`.
     """
 
     def __init__(

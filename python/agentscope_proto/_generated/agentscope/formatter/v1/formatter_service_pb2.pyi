@@ -148,8 +148,9 @@ class _FidelityEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Fidelity.Val
     FIDELITY_PROVIDER: _Fidelity.ValueType  # 2
     """Format: the parity body adapted so the provider's request schema accepts
     it (foreign keys dropped, media it cannot take replaced by a note, ...),
-    each change reported as a `FormatWarning`. Parse: for now the same as
-    `FIDELITY_AGENTSCOPE`.
+    each change reported as a `FormatWarning`. Parse: also keep what
+    AgentScope drops (citations, server-side tools, encrypted or redacted
+    reasoning, grounding), typed in the message schema.
     """
 
 class Fidelity(_Fidelity, metaclass=_FidelityEnumTypeWrapper):
@@ -164,8 +165,9 @@ FIDELITY_AGENTSCOPE: Fidelity.ValueType  # 1
 FIDELITY_PROVIDER: Fidelity.ValueType  # 2
 """Format: the parity body adapted so the provider's request schema accepts
 it (foreign keys dropped, media it cannot take replaced by a note, ...),
-each change reported as a `FormatWarning`. Parse: for now the same as
-`FIDELITY_AGENTSCOPE`.
+each change reported as a `FormatWarning`. Parse: also keep what
+AgentScope drops (citations, server-side tools, encrypted or redacted
+reasoning, grounding), typed in the message schema.
 """
 Global___Fidelity: _TypeAlias = Fidelity  # noqa: Y015
 
