@@ -15,6 +15,7 @@ from agentscope_proto.cache import EncodedMessage
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.options import FormatSettings
 from agentscope_proto.providers import PROVIDERS
+from agentscope_proto.service._rpc import encoded_format_response
 
 _MESSAGES = pb.FormatRequest.DESCRIPTOR.fields_by_name["messages"].number
 
@@ -215,3 +216,23 @@ def test_the_server_cache_stays_within_its_bound() -> None:
             assert cache.size_bytes <= cache.max_bytes
         assert body_to_json(body) == body_to_json(format("openai", msgs))
     assert cache.hits
+
+
+@pytest.mark.parametrize("token_count", [None, 0, 7, 300_000, -1])
+@pytest.mark.parametrize(
+    "body_json", [b"", b'{"messages":[]}', ("{" + "x" * 20_000 + "}").encode()]
+)
+def test_the_encoded_response_is_what_protobuf_writes(
+    token_count: int | None, body_json: bytes
+) -> None:
+    warnings = [
+        pb.FormatWarning(path="messages[3].content[1]", block_type="video", message="dropped ü"),
+        pb.FormatWarning(path="", block_type="tool_choice", message=""),
+    ]
+    for chosen in ([], warnings):
+        expected = pb.FormatResponse(body_json=body_json.decode(), warnings=chosen)
+        if token_count is not None:
+            expected.token_count = token_count
+        encoded = encoded_format_response(body_json, chosen, token_count)
+        assert encoded == expected.SerializeToString()
+        assert pb.FormatResponse.FromString(encoded) == expected

@@ -327,11 +327,18 @@ def keep_prefix(
     if run is None or wire.first is None or ctx.uncached_turns:
         return
     known = 0 if resumed is None else len(resumed[1])
-    size = 0 if resumed is None else resumed[6]
+    fresh = []
     for message in messages[known:]:
         if type(message) is not EncodedMessage:
             return
-        size += len(message.json)
+        fresh.append(message.json)
+    joined = b",".join(fresh)
+    if resumed is None:
+        json = b"[" + joined
+    elif joined:
+        json = resumed[6] + b"," + joined if known else resumed[6] + joined
+    else:
+        json = resumed[6]
     entry: PrefixEntry = (
         run,
         tuple(messages),
@@ -339,11 +346,11 @@ def keep_prefix(
         len(wire),
         ctx.at_message,
         ctx.at_block,
-        size,
+        json,
     )
-    # The run's bytes, and (conservatively) the messages it keeps alive as if
-    # nothing else held them: JSON plus dicts, about three times the JSON.
-    cache.put_shared(conversation_key(scope, wire.first), entry, len(run) + 3 * size)
+    # The run's bytes, its messages' JSON, and (conservatively) the dicts it
+    # keeps alive as if nothing else held them, about twice their JSON.
+    cache.put_shared(conversation_key(scope, wire.first), entry, len(run) + 3 * len(json))
 
 
 def settings_scope(cache: FormatCache, provider: str, settings: FormatSettings) -> int:

@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "EncodedMessage",
     "FormatCache",
+    "JsonRun",
     "PrefixEntry",
     "TurnEntry",
     "content_turn_key",
@@ -137,8 +138,8 @@ def wire_key(data: bytes) -> Key:
 # The state of a chat walk over the run of messages a conversation started
 # with (the server's): the run's bytes, then what `FormatContext.resume`
 # takes (the provider messages made, the warnings, the turns walked, the block
-# last handed to a handler), then the messages' JSON size.
-PrefixEntry = tuple[bytes, tuple[Any, ...], tuple[Any, ...], int, int, int | None, int]
+# last handed to a handler, the messages' JSON as `JsonRun.json` holds it).
+PrefixEntry = tuple[bytes, tuple[Any, ...], tuple[Any, ...], int, int, int | None, bytes]
 
 
 def conversation_key(scope: int, first: bytes) -> Key:
@@ -309,6 +310,20 @@ def encoded_turn(messages: list[dict[str, Any]]) -> tuple[EncodedMessage, ...] |
         return tuple(EncodedMessage(m, orjson.dumps(m, default=_base64)) for m in messages)
     except orjson.JSONEncodeError:
         return None
+
+
+class JsonRun(list[Any]):
+    """A provider message list whose first `known` items are `EncodedMessage`s
+    whose JSON, joined, is `json` (`[` and the items, no closing bracket):
+    what a resumed chat walk starts from, so that the body's list is written
+    by appending to it instead of joining every item again."""
+
+    __slots__ = ("json", "known")
+
+    def __init__(self, items: tuple[Any, ...], json: bytes) -> None:
+        super().__init__(items)
+        self.known = len(items)
+        self.json = json
 
 
 class EncodedMessage(dict[str, Any]):

@@ -32,7 +32,7 @@ from ._views import (
 )
 from ._views import view as _view
 from ._wire import WireMessages
-from .cache import EncodedMessage, FormatCache
+from .cache import EncodedMessage, FormatCache, JsonRun
 from .errors import FormatError
 from .options import FormatSettings
 from .providers import get_provider
@@ -305,7 +305,7 @@ def format(
         if not isinstance(msgs, Sequence) or len(_wire) != len(msgs):
             raise ValueError("_wire does not hold the messages given")  # a server bug
         views = wire_views(msgs, _wire, cache, scope)
-        resume = None if resumed is None else resumed[1:6]
+        resume = None if resumed is None else resumed[1:]
     elif chat and isinstance(msgs, Sequence) and all(type(msg) is Msg for msg in msgs):
         # A chat walk over `Msg`s: each message's turn is looked up by its
         # content, all at once, and replayed without building its view.
@@ -379,18 +379,26 @@ def _with_fragments(body: Mapping[str, Any]) -> Mapping[str, Any]:
     Elsewhere an `EncodedMessage` is still a dict with the same content."""
     replaced: dict[str, Any] | None = None
     for key, value in body.items():
-        if type(value) is not list or not value or type(value[0]) is not EncodedMessage:
+        kind = type(value)
+        if kind is JsonRun:
+            start, head = value.known, value.json
+        elif kind is list and value and type(value[0]) is EncodedMessage:
+            start, head = 0, b"["
+        else:
             continue
         if replaced is None:
             replaced = dict(body)
         try:
             # Only an EncodedMessage has `json`; the common case is all of them.
-            replaced[key] = orjson.Fragment(b"[" + b",".join([m.json for m in value]) + b"]")
+            rest = b",".join([item.json for item in value[start:]])
         except AttributeError:
             replaced[key] = [
                 orjson.Fragment(item.json) if type(item) is EncodedMessage else item
                 for item in value
             ]
+            continue
+        separator = b"," if rest and len(head) > 1 else b""
+        replaced[key] = orjson.Fragment(head + separator + rest + b"]")
     return body if replaced is None else replaced
 
 

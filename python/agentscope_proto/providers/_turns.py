@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from ..cache import FormatCache, Key, TurnEntry, encoded_turn, turn_key
+from ..cache import FormatCache, JsonRun, Key, TurnEntry, encoded_turn, turn_key
 from ._base import FormatContext, MsgView, tool_result_to_text
 from ._shared import promoted_message
 
@@ -75,13 +75,15 @@ def format_turns(
     With `ctx.turn_cache`, a plain message's turn is replayed from the cache
     (see `cache.turn_key`); that is exact because a turn only appends to
     `out` and never changes what earlier turns put there."""
-    out: list[Block] = []
+    out: list[Block]
     position = 0
-    if ctx.resume is not None:
+    if ctx.resume is None:
+        out = []
+    else:
         # The walk so far, as a cached run of the same messages left it.
-        messages, warnings, position, ctx.at_message, ctx.at_block = ctx.resume
+        messages, warnings, position, ctx.at_message, ctx.at_block, json = ctx.resume
         ctx.resume = None
-        out.extend(messages)
+        out = JsonRun(messages, json)
         ctx.warnings.extend(warnings)
     # A work stack, next message on top.
     pending = list(reversed(msgs))

@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2
 from grpc_status import rpc_status
 
+from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..errors import AgentScopeProtoError, MessageFormatError
 from ..providers._base import log_safe
 from .status import status_for
@@ -32,6 +33,7 @@ __all__ = [
     "Wired",
     "checked",
     "decoded",
+    "encoded_format_response",
     "lenient",
     "rpc_errors",
 ]
@@ -151,6 +153,43 @@ def lenient(message_class: type[Message], *, keep_wire: bool = False) -> Callabl
             return _Undecodable(f"not a valid {name} ({type(exc).__name__})")
 
     return deserialize
+
+
+def _tag(field: str, wire_type: int) -> bytes:
+    return _varint_bytes(pb.FormatResponse.DESCRIPTOR.fields_by_name[field].number << 3 | wire_type)
+
+
+def _varint_bytes(value: int) -> bytes:
+    value &= 0xFFFFFFFFFFFFFFFF  # a negative int64 is its two's complement
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_BODY_TAG = _tag("body_json", 2)
+_WARNING_TAG = _tag("warnings", 2)
+_COUNT_TAG = _tag("token_count", 0)
+
+
+def encoded_format_response(
+    body_json: bytes, warnings: list[Any], token_count: int | None
+) -> bytes:
+    """`FormatResponse(body_json=..., warnings=..., token_count=...)` as the
+    bytes protobuf would write, written directly: the body (tens of KB on an
+    agent's loop) is copied once instead of into a message and out again.
+    `body_json` must be UTF-8, as `body_to_json` writes it."""
+    parts: list[bytes] = []
+    if body_json:
+        parts += (_BODY_TAG, _varint_bytes(len(body_json)), body_json)
+    for warning in warnings:
+        data = warning.SerializeToString()
+        parts += (_WARNING_TAG, _varint_bytes(len(data)), data)
+    if token_count is not None:
+        parts += (_COUNT_TAG, _varint_bytes(token_count))
+    return b"".join(parts)
 
 
 def decoded(request: T | _Undecodable, path: str = "request") -> T:

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -35,6 +36,17 @@ _HANDLER_KINDS = {
 }
 
 
+def _serializer(message_class: Any) -> Any:
+    """The message's `SerializeToString`, passing through a response the
+    servicer already encoded (Format, see `encoded_format_response`)."""
+    serialize = message_class.SerializeToString
+
+    def serializer(response: Any) -> bytes:
+        return response if type(response) is bytes else bytes(serialize(response))
+
+    return serializer
+
+
 def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) -> None:
     """`add_FormatterServiceServicer_to_server` with deserializers that never raise.
 
@@ -51,7 +63,7 @@ def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) 
             request_deserializer=lenient(
                 getattr(pb, method.input_type.name), keep_wire=method.name == "Format"
             ),
-            response_serializer=getattr(pb, method.output_type.name).SerializeToString,
+            response_serializer=_serializer(getattr(pb, method.output_type.name)),
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
 

@@ -26,14 +26,23 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg
 from .._wire import WireMessages
 from ..cache import FormatCache
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
-from ..formatting import body_to_json, format
+from ..formatting import FormattedBody, body_to_json, format
 from ..message._codec import block_from_dict
 from ..options import format_settings_from_proto, parse_settings_from_proto
 from ..parsing import StreamParser, parse
 from ..providers import provider_for
 from ..providers._base import warning_log_level
 from ..results import ParsedResponse
-from ._rpc import Budget, Context, Stopped, Wired, checked, decoded, rpc_errors
+from ._rpc import (
+    Budget,
+    Context,
+    Stopped,
+    Wired,
+    checked,
+    decoded,
+    encoded_format_response,
+    rpc_errors,
+)
 from .config import MB, ServerConfig
 
 __all__ = ["SERVICE_NAME", "FormatterServicer", "provider_name"]
@@ -173,19 +182,24 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             return await asyncio.to_thread(self._work, lambda: call(message, budget, size))
         raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
 
-    async def Format(
+    # Over gRPC the response may come back already encoded (bytes), which the
+    # server's serializer passes through (`app._serializer`): wider than the
+    # generated base class's return type.
+    async def Format(  # type: ignore[override]
         self, request: pb.FormatRequest | Wired, context: Context
-    ) -> pb.FormatResponse:
+    ) -> pb.FormatResponse | bytes:
         if not isinstance(request, Wired):
             return await self._unary("Format", request, context, self._format)
         # The request as it arrived (gRPC): with the cache on, each message's
         # bytes key its cached turn and the turn's JSON goes into the body as
-        # it is. Slicing them costs less than encoding one message again.
+        # it is. Slicing them costs less than encoding one message again. The
+        # response goes back encoded (see `encoded_format_response`).
         data = request.data
         wire = None
 
-        def call(message: pb.FormatRequest, budget: Budget, size: int) -> pb.FormatResponse:
-            return self._format(message, budget, size, wire)
+        def call(message: pb.FormatRequest, budget: Budget, size: int) -> bytes:
+            body, body_json = self._formatted(message, budget, size, wire)
+            return encoded_format_response(body_json, body.warnings, body.token_count)
 
         if self._cache is not None:
             wire = WireMessages.of(data, _MESSAGES_FIELD)
@@ -194,13 +208,24 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
     async def Parse(self, request: pb.ParseRequest, context: Context) -> pb.ParseResponse:
         return await self._unary("Parse", request, context, self._parse)
 
-    def _format(
+    def _format(self, request: pb.FormatRequest, budget: Budget, size: int) -> pb.FormatResponse:
+        body, body_json = self._formatted(request, budget, size)
+        # The UTF-8 bytes go in as they are (protobuf checks them, as it checks
+        # a str): decoding them to a str first would only be encoded back.
+        response = pb.FormatResponse(body_json=body_json)  # type: ignore[arg-type]
+        response.warnings.extend(body.warnings)
+        if body.token_count is not None:
+            response.token_count = body.token_count
+        return response
+
+    def _formatted(
         self,
         request: pb.FormatRequest,
         budget: Budget,
         size: int,
         wire: WireMessages | None = None,
-    ) -> pb.FormatResponse:
+    ) -> tuple[FormattedBody, bytes]:
+        """The formatted body and its JSON."""
         limit = self._config.max_blocks
         if _over_block_limit(request.messages, size, limit):
             raise LimitExceededError(
@@ -217,14 +242,9 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             cache=self._cache,
             _wire=wire,
         )
-        # The UTF-8 bytes go in as they are (protobuf checks them, as it checks
-        # a str): decoding them to a str first would only be encoded back.
-        response = pb.FormatResponse(body_json=body_to_json(body))  # type: ignore[arg-type]
-        response.warnings.extend(body.warnings)
-        if body.token_count is not None:
-            response.token_count = body.token_count
+        body_json = body_to_json(body)
         budget.check()
-        return response
+        return body, body_json
 
     def _parse(self, request: pb.ParseRequest, budget: Budget, size: int) -> pb.ParseResponse:
         if not request.response_json:
