@@ -159,7 +159,12 @@ def _tag(field: str, wire_type: int) -> bytes:
     return _varint_bytes(pb.FormatResponse.DESCRIPTOR.fields_by_name[field].number << 3 | wire_type)
 
 
+_ONE_BYTE = [bytes((value,)) for value in range(0x80)]
+
+
 def _varint_bytes(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     value &= 0xFFFFFFFFFFFFFFFF  # a negative int64 is its two's complement
     out = bytearray()
     while value >= 0x80:
