@@ -303,9 +303,48 @@ def test_the_parsed_message_formats_as_its_blocks_do(path: Path) -> None:
     )
     user = new_msg("user", "Go on.", "user")
     from_msg = format("anthropic", [user, result.msg], fidelity="provider")
-    from_dicts = format("anthropic", _next_turn(result.content)[:2], fidelity="provider")
+    dicts = _next_turn(result.content)[:2]
+    if result.metadata:  # the container, which the Msg carries in its metadata
+        dicts[1] = {**dicts[1], "metadata": result.metadata}
+    from_dicts = format("anthropic", dicts, fidelity="provider")
     assert dict(from_msg) == dict(from_dicts)
     assert from_msg.warnings == from_dicts.warnings
+
+
+@needs_transcripts
+def test_the_next_request_runs_in_the_same_container() -> None:
+    """Code execution continues where it ran: the latest response's container
+    goes back as the request's `container` (provider fidelity only)."""
+    seen = 0
+    for path in _json_files():
+        response = json.loads(path.read_text())
+        if not isinstance(response.get("container"), dict):
+            continue
+        seen += 1
+        result = parse("anthropic", response, fidelity="provider")
+        history = [
+            new_msg("user", "Run it.", "user"),
+            result.msg,
+            new_msg("user", "Again.", "user"),
+        ]
+        body = format("anthropic", history, fidelity="provider")
+        assert body["container"] == response["container"]["id"], path.name
+        assert "container" not in format("anthropic", history)
+    assert seen
+
+
+@needs_sdks
+def test_a_request_with_its_container_validates() -> None:
+    assistant = new_msg(
+        "friday",
+        "Done.",
+        "assistant",
+        metadata={"container": {"id": "container_011", "expires_at": "2026-01-01T00:00:00Z"}},
+    )
+    history = [new_msg("user", "Run it.", "user"), assistant, new_msg("user", "Again.", "user")]
+    body = format("anthropic", history, fidelity="provider")
+    assert body["container"] == "container_011"
+    assert client.validate_many([("anthropic", dict(body))]) == [[]]
 
 
 @needs_transcripts

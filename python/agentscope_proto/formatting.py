@@ -287,6 +287,11 @@ def format(
         )
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
+    given: Sequence[Msg | Mapping[str, Any]] = ()
+    if settings.fidelity == "provider":
+        # Read twice: for the views, then for what the pass takes from the
+        # messages' metadata.
+        msgs = given = msgs if isinstance(msgs, Sequence) else list(msgs)
     scope = resume = resumed = None
     # A chat walk whose turns the cache may hold (the named-turns style
     # rewrites the views; truncation re-walks them).
@@ -351,8 +356,23 @@ def format(
     body = impl.build_body(messages, tool_list, tool_choice, ctx)
     if settings.fidelity == "provider":
         # A separate pass on the finished parity body: the parity path never sees it.
-        body = provider_fidelity(impl.name, body, ctx.warnings)
+        body = provider_fidelity(impl.name, body, ctx.warnings, _metadata(given))
     return FormattedBody(body, list(ctx.warnings), count)
+
+
+def _metadata(msgs: Sequence[Msg | Mapping[str, Any]]) -> list[Any]:
+    """Each message's metadata (what a provider-fidelity parse kept there, such
+    as Anthropic's container), None where it has none; the messages were
+    checked already."""
+    found: list[Any] = []
+    for index, msg in enumerate(msgs):
+        if type(msg) is not Msg:
+            found.append(msg.get("metadata") if isinstance(msg, Mapping) else None)
+        elif msg.metadata_json:
+            found.append(_json.loads(msg.metadata_json, f"messages[{index}].metadata_json"))
+        else:
+            found.append(None)
+    return found
 
 
 def body_to_json(body: Mapping[str, Any]) -> bytes:

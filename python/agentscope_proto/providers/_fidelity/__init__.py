@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from typing import Any
 
 from ..._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._common import Json, Notes
-from .anthropic import anthropic
+from .anthropic import anthropic, anthropic_container
 from .chat import dashscope, ollama, openai
 from .gemini import gemini
 from .responses import responses
@@ -41,11 +42,27 @@ _PASSES: dict[str, Callable[[Json, Notes], None]] = {
 }
 
 
-def provider_fidelity(provider: str, body: Json, warnings: list[FormatWarning]) -> Json:
+# What a pass takes from the messages' metadata (what a provider-fidelity
+# parse kept there) for the next request to continue the last.
+_CONTINUATIONS: dict[str, Callable[[Json, list[Any]], None]] = {
+    "anthropic": anthropic_container,
+}
+
+
+def provider_fidelity(
+    provider: str,
+    body: Json,
+    warnings: list[FormatWarning],
+    metadata: list[Any] | None = None,
+) -> Json:
     """`body` (AgentScope parity, for `provider`) adapted so the provider accepts it.
 
-    Appends a warning per change to `warnings`; returns a new body.
+    `metadata` is each message's metadata, oldest first. Appends a warning per
+    change to `warnings`; returns a new body.
     """
     adapted = copy.deepcopy(body)
     _PASSES[provider](adapted, Notes(warnings))
+    continuation = _CONTINUATIONS.get(provider)
+    if continuation is not None and metadata:
+        continuation(adapted, metadata)
     return adapted

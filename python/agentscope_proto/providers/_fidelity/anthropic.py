@@ -175,3 +175,18 @@ def _results_only(message: Any) -> bool:
         and bool(content)
         and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     )
+
+
+def anthropic_container(body: Json, metadata: list[Any]) -> None:
+    """The container the latest response ran code in (`{"container": {"id": ...}}`
+    in its message's metadata, as the provider-fidelity parse keeps it), for
+    the next request to run in the same one: Anthropic's `container`. Whether
+    it has expired is the API's to say: the body is a function of the
+    messages, not of the clock."""
+    if "container" in body:
+        return
+    for item in reversed(metadata):
+        container = item.get("container") if isinstance(item, dict) else None
+        if isinstance(container, dict) and isinstance(container.get("id"), str):
+            body["container"] = container["id"]
+            return
