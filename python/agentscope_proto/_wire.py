@@ -8,10 +8,11 @@ protobuf wire format to find them: tags and lengths, never the content.
 
 from __future__ import annotations
 
-__all__ = ["WireMessages"]
+__all__ = ["WireMessages", "read_varint"]
 
 
-def _varint(data: bytes, position: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, position: int) -> tuple[int, int]:
+    """The varint at `position` and the position after it."""
     value = shift = 0
     while True:
         byte = data[position]  # IndexError past the end: not a message
@@ -79,21 +80,21 @@ class WireMessages:
             if data[position + 2] < 0x80:
                 length = (length & 0x7F) | (data[position + 2] << 7)
                 return position + 3, position + 3 + length
-        tag, after = _varint(data, position)
+        tag, after = read_varint(data, position)
         if tag != (self._number << 3) | 2:
             return None
-        length, after = _varint(data, after)
+        length, after = read_varint(data, after)
         return after, after + length
 
     def _skip(self, position: int) -> int:
         """Past the field (not an entry) starting at `position`."""
-        tag, position = _varint(self._data, position)
+        tag, position = read_varint(self._data, position)
         wire_type = tag & 7
         if wire_type == 2:
-            length, position = _varint(self._data, position)
+            length, position = read_varint(self._data, position)
             return position + length
         if wire_type == 0:
-            return _varint(self._data, position)[1]
+            return read_varint(self._data, position)[1]
         if wire_type == 1:
             return position + 8
         if wire_type == 5:

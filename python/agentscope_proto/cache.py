@@ -236,15 +236,13 @@ class FormatCache:
                 return None
             self._entries.move_to_end(key)
             self.hits += 1
-        data = entry[1]
-        if type(data) is bytes:
-            # Outside the lock: loading is the slow part and needs no state.
-            return marshal.loads(data)
-        return data
+        # Outside the lock: loading is the slow part and needs no state.
+        return _loaded(entry[1])
 
     def get_many(self, keys: list[Key]) -> list[Any]:
         """`get` of every key, under one lock (the server's chat turns)."""
         found: list[Any] = []
+        hits = 0
         with self._lock:
             entries = self._entries
             for key in keys:
@@ -254,11 +252,10 @@ class FormatCache:
                     continue
                 entries.move_to_end(key)
                 found.append(entry[1])
-        hits = len(keys) - found.count(None)
-        with self._lock:
+                hits += 1
             self.hits += hits
             self.misses += len(keys) - hits
-        return [marshal.loads(value) if type(value) is bytes else value for value in found]
+        return [_loaded(value) for value in found]
 
     def put(self, key: Key, value: Any) -> None:
         """Store a copy of `value` (plain data: None, bools, numbers, str,
@@ -294,6 +291,11 @@ class FormatCache:
                 _, (evicted_cost, _) = self._entries.popitem(last=False)
                 total -= evicted_cost
             self._bytes = total
+
+
+def _loaded(data: Any) -> Any:
+    """A stored value: a fresh copy of what `put` kept, `put_shared`'s as it is."""
+    return marshal.loads(data) if type(data) is bytes else data
 
 
 def _base64(value: Any) -> str:

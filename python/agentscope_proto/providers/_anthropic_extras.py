@@ -43,7 +43,7 @@ from ..results import ParsedResponse, copy_json
 from ._base import expect
 from ._shared import StreamedInputs, streamed_tool_use
 from ._turns import Handler, Turn
-from .anthropic import _CHAT_BLOCKS, _parse_usage, _response_id, _Stream
+from .anthropic import _CHAT_BLOCKS, _Stream, response_result
 
 __all__ = ["PROVIDER_BLOCKS", "KeptStream", "parse_kept"]
 
@@ -186,14 +186,8 @@ def _kept_content(blocks: Any, structured_output: bool) -> tuple[list[Block], An
 def parse_kept(response: Block, options: ParseSettings) -> ParsedResponse:
     """A complete response in provider fidelity (AgentScope's usage, id and stop reason)."""
     content, structured = _kept_content(response.get("content"), options.structured_output)
-    stop_reason = response.get("stop_reason")
-    return ParsedResponse(
-        content=content,
-        usage=_parse_usage(response.get("usage"), "usage"),
-        response_id=_response_id(response.get("id"), "id"),
-        raw_finish_reason=stop_reason if isinstance(stop_reason, str) else "",
-        structured_output=structured,
-        metadata=_container(response.get("container"), "container"),
+    return response_result(
+        response, content, structured, _container(response.get("container"), "container")
     )
 
 

@@ -43,6 +43,7 @@ from ._repair import loads_with_repair
 
 __all__ = [
     "ProviderStream",
+    "ResponseEnd",
     "call_id",
     "finish_reason",
     "parse_provider",
@@ -84,6 +85,29 @@ def finish_reason(response: dict[str, Any]) -> str:
     if status == "incomplete" and reason == "content_filter":
         return "content_filter"
     return status if isinstance(status, str) else ""
+
+
+class ResponseEnd:
+    """What both Responses stream parsers do with the events that end a
+    response: take its finish reason and usage, or raise the provider's error
+    (AgentScope reads nothing from `incomplete`/`failed`; the status is the
+    finish reason)."""
+
+    _finish: str
+    _usage: dict[str, int | float] | None
+
+    def _on_completed(self, event: dict[str, Any], path: str) -> None:
+        response = expect(event.get("response"), dict, f"{path}.response")
+        self._finish = finish_reason(response)
+        self._usage = usage(response.get("usage"), f"{path}.response.usage") or self._usage
+
+    def _on_ended(self, event: dict[str, Any], path: str) -> None:
+        response = expect(event.get("response"), dict, f"{path}.response")
+        error = response.get("error")
+        if isinstance(error, dict) and error:
+            kind = error.get("code") or error.get("type") or "error"
+            raise ProviderError(_NAME, str(kind), str(error.get("message", error)))
+        self._finish = finish_reason(response)
 
 
 def call_id(item: dict[str, Any], path: str) -> str:
@@ -248,7 +272,7 @@ def parse_provider(response: dict[str, Any], options: ParseSettings) -> ParsedRe
 # -- the stream ----------------------------------------------------------------------------
 
 
-class ProviderStream:
+class ProviderStream(ResponseEnd):
     """The output items rebuilt from the stream's events; every snapshot is
     what the complete parse makes of the items so far (tool calls also carry
     `raw_input`, the arguments as streamed, as in AgentScope fidelity)."""
@@ -416,19 +440,6 @@ class ProviderStream:
         if index is None:  # only called once `_part` found the item
             raise ParseError("output_index", "names no item")
         return index
-
-    def _on_completed(self, event: dict[str, Any], path: str) -> None:
-        response = expect(event.get("response"), dict, f"{path}.response")
-        self._finish = finish_reason(response)
-        self._usage = usage(response.get("usage"), f"{path}.response.usage") or self._usage
-
-    def _on_ended(self, event: dict[str, Any], path: str) -> None:
-        response = expect(event.get("response"), dict, f"{path}.response")
-        error = response.get("error")
-        if isinstance(error, dict) and error:
-            kind = error.get("code") or error.get("type") or "error"
-            raise ProviderError(_NAME, str(kind), str(error.get("message", error)))
-        self._finish = finish_reason(response)
 
 
 _EVENTS: dict[str, Callable[[ProviderStream, dict[str, Any], str], None]] = {

@@ -101,16 +101,15 @@ def format_turns(
         msg = pending.pop()
         key = None
         if cache is not None:
-            if msg.PREFETCHED and (not position) == (not msg.index):
-                # The cache's answer for this very turn, looked up ahead.
-                found = _replay(msg.turn, msg, ctx, out)
-            else:
-                key = turn_key(scope, msg.cache_id, not position)
-                found = key is not None and _replay(cache.get(key), msg, ctx, out)
-            if found:
+            prefetched = msg.PREFETCHED and (not position) == (not msg.index)
+            # A prefetched view holds the cache's answer for this very turn.
+            if prefetched and _replay(msg.turn, msg, ctx, out):
                 position += 1
                 continue
             key = turn_key(scope, msg.cache_id, not position)
+            if not prefetched and key is not None and _replay(cache.get(key), msg, ctx, out):
+                position += 1
+                continue
         start, warned = len(out), len(ctx.warnings)
         turn = Turn(msg, ctx, out, position)
         content = msg.content

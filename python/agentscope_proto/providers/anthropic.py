@@ -497,6 +497,25 @@ class _Stream:
         )
 
 
+def response_result(
+    response: dict[str, Any],
+    content: list[dict[str, Any]],
+    structured: Any,
+    metadata: dict[str, Any] | None = None,
+) -> ParsedResponse:
+    """A complete response's result: its blocks, with AgentScope's usage, id
+    and stop reason."""
+    stop_reason = response.get("stop_reason")
+    return ParsedResponse(
+        content=content,
+        usage=_parse_usage(response.get("usage"), "usage"),
+        response_id=_response_id(response.get("id"), "id"),
+        raw_finish_reason=stop_reason if isinstance(stop_reason, str) else "",
+        structured_output=structured,
+        metadata=metadata,
+    )
+
+
 class _Anthropic:
     name = "anthropic"
     enum = PROVIDER_ANTHROPIC
@@ -555,14 +574,7 @@ class _Anthropic:
                 content.append(parser(block, f"content[{index}]"))
                 if block["type"] == "tool_use" and options.structured_output:
                     metadata = copy.deepcopy(content[-1]["input"])
-        stop_reason = response.get("stop_reason")
-        return ParsedResponse(
-            content=content,
-            usage=_parse_usage(response.get("usage"), "usage"),
-            response_id=_response_id(response.get("id"), "id"),
-            raw_finish_reason=stop_reason if isinstance(stop_reason, str) else "",
-            structured_output=metadata,
-        )
+        return response_result(response, content, metadata)
 
     def stream(self, options: ParseSettings) -> _Stream:
         """A fresh state for one event stream."""

@@ -34,7 +34,7 @@ from ._base import (
 )
 from ._fidelity.responses_turns import PROVIDER_HANDLERS, finish_provider_turn
 from ._repair import loads_with_repair
-from ._responses_items import ProviderStream, parse_provider
+from ._responses_items import ProviderStream, ResponseEnd, parse_provider
 from ._responses_items import call_id as _call_id
 from ._responses_items import finish_reason as _finish_reason
 from ._responses_items import usage as _usage
@@ -326,7 +326,7 @@ class _Call:
     arguments: str = ""
 
 
-class _StreamState:
+class _StreamState(ResponseEnd):
     """OpenAIResponseModel._parse_stream_response: one snapshot per event once
     there is any content, ordered thinking, text, tool calls."""
 
@@ -439,20 +439,6 @@ class _StreamState:
         call = self._calls.get(expect(event["item_id"], (str, type(None)), f"{path}.item_id"))
         if call is not None:
             call.arguments += expect(event.get("delta"), str, f"{path}.delta")
-
-    def _on_completed(self, event: dict[str, Any], path: str) -> None:
-        response = expect(event.get("response"), dict, f"{path}.response")
-        self._finish = _finish_reason(response)
-        self._usage = _usage(response.get("usage"), f"{path}.response.usage") or self._usage
-
-    def _on_ended(self, event: dict[str, Any], path: str) -> None:
-        # AgentScope reads nothing from these; the status is our finish reason.
-        response = expect(event.get("response"), dict, f"{path}.response")
-        error = response.get("error")
-        if isinstance(error, dict) and error:
-            kind = error.get("code") or error.get("type") or "error"
-            raise ProviderError(PROVIDER.name, str(kind), str(error.get("message", error)))
-        self._finish = _finish_reason(response)
 
 
 _EVENTS: dict[str, Callable[[_StreamState, dict[str, Any], str], None]] = {

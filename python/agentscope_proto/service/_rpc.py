@@ -23,6 +23,7 @@ from google.rpc import code_pb2
 from grpc_status import rpc_status
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from .._wire import read_varint
 from ..errors import AgentScopeProtoError, MessageFormatError
 from ..providers._base import log_safe
 from .status import status_for
@@ -54,17 +55,6 @@ class _Undecodable:
         self.path = path
 
 
-def _varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]  # IndexError past the end: not a message
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
 def _is_repeated(field: FieldDescriptor) -> bool:
     # `is_repeated` replaced `label` in protobuf 6; the oldest runtime has only `label`.
     flag = getattr(field, "is_repeated", None)
@@ -88,17 +78,17 @@ def _bad_utf8(descriptor: Any, data: memoryview, path: str = "", depth: int = 0)
     seen: dict[int, int] = {}
     pos = 0
     while pos < len(data):
-        key, pos = _varint(data, pos)
+        key, pos = read_varint(data, pos)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            _, pos = _varint(data, pos)
+            _, pos = read_varint(data, pos)
             continue
         if wire in (1, 5):
             pos += 8 if wire == 1 else 4
             continue
         if wire != 2:
             return None  # groups: not in a proto3 schema
-        size, pos = _varint(data, pos)
+        size, pos = read_varint(data, pos)
         if pos + size > len(data):
             raise IndexError("truncated")
         value, pos = data[pos : pos + size], pos + size
