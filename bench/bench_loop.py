@@ -15,10 +15,17 @@ side by side in one process:
 - `ours`: `format(provider, history)` every turn, no cache;
 - `ours_cached`: the same with one fresh format cache for the whole loop
   (`format(..., cache=cache)`), if the package has one (`_common.format_cache`
-  detects it); otherwise not timed, and the report says "not available".
+  detects it); otherwise not timed, and the report says "not available";
+- `conversation_json`: one `Conversation` for the whole loop, a message
+  appended every turn (copied in: counted), then `format_json()`: the body to
+  send, as JSON bytes (AgentScope's side stops at dicts: its encoding is not
+  counted);
+- `conversation`: the same with `format()`, the body as fresh dicts.
 
 Before timing, every prefix is formatted by every contender and compared:
-ours against AgentScope (`same`), and cached against uncached (`cache_same`).
+ours against AgentScope (`same`), cached against uncached (`cache_same`), and
+the conversation's bodies against `format()`'s (`conversation_same`: the JSON
+equal to `body_to_json` of it, the dicts equal, the warnings equal).
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ from _common import (
 )
 from agentscope.message import Msg as AsMsg
 
+import agentscope_proto
 from agentscope_proto import from_dict
+from agentscope_proto.formatting import body_to_json
 from agentscope_proto.formatting import format as proto_format
 
 
@@ -100,6 +109,36 @@ def main() -> None:
                 for a, b in zip(plain, cached, strict=True)
             )
             timers["ours_cached"] = sync_timer(run_cached)
+        conversation = getattr(agentscope_proto, "Conversation", None)
+        if conversation is not None:
+
+            def run_json(provider: str = provider, conversation: Any = conversation) -> Any:
+                history = conversation(provider)
+                for msg in ours:
+                    history.append(msg)
+                    history.format_json()
+
+            def run_dicts(provider: str = provider, conversation: Any = conversation) -> Any:
+                history = conversation(provider)
+                for msg in ours:
+                    history.append(msg)
+                    history.format()
+
+            history = conversation(provider)
+            same = True
+            for msg, expected in zip(ours, plain, strict=True):
+                history.append(msg)
+                as_json, as_dicts = history.format_json(), history.format()
+                wanted = [w.SerializeToString() for w in expected.warnings]
+                same = same and (
+                    as_json.body_json == body_to_json(expected)
+                    and dict(as_dicts) == dict(expected)
+                    and [w.SerializeToString() for w in as_json.warnings] == wanted
+                    and [w.SerializeToString() for w in as_dicts.warnings] == wanted
+                )
+            row["conversation_same"] = same
+            timers["conversation_json"] = sync_timer(run_json)
+            timers["conversation"] = sync_timer(run_dicts)
         row.update(compare(timers, budget))
         rows.append(row)
     loop.close()

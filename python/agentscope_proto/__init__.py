@@ -2,7 +2,8 @@
 gRPC FormatterService's clients.
 
 The generated message types are re-exported under their proto names; the rest is
-a flat set of `new_*`/`get_*` helpers, `from_dict`/`to_dict`, `format`, `parse`
+a flat set of `new_*`/`get_*` helpers, `from_dict`/`to_dict`, `format` (and
+`Conversation`, which formats an agent's growing history incrementally), `parse`
 and `StreamParser`. The gRPC clients (`FormatterClient`, `AsyncFormatterClient`)
 are imported on first use, so that `import agentscope_proto` does not load gRPC.
 """
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
 from .cache import FormatCache
+from .conversation import Conversation, FormattedJson
 from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
 from .errors import (
     AgentScopeProtoError,
@@ -86,12 +88,14 @@ __all__ = [
     "ContentBlock",
     "ContentBlocks",
     "ContentDelta",
+    "Conversation",
     "Dialect",
     "FormatCache",
     "FormatError",
     "FormatSettings",
     "FormatWarning",
     "FormattedBody",
+    "FormattedJson",
     "FormatterClient",
     "GroundingBlock",
     "GroundingSource",

@@ -49,6 +49,7 @@ __all__ = [
     "view_key",
     "wire_key",
     "wire_turn_key",
+    "without_first",
 ]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -326,6 +327,18 @@ class JsonRun(list[Any]):
         super().__init__(items)
         self.known = len(items)
         self.json = json
+
+
+def without_first(messages: list[Any]) -> list[Any]:
+    """`messages[1:]`, a `JsonRun` still one (its JSON cut after the first
+    message's): Anthropic takes its system prompt out of the list."""
+    if type(messages) is not JsonRun or not messages.known:
+        return messages[1:]
+    first = messages[0].json
+    json = b"[" + messages.json[len(first) + 2 :] if messages.known > 1 else b"["
+    rest = JsonRun(tuple(messages[1 : messages.known]), json)
+    rest.extend(messages[messages.known :])
+    return rest
 
 
 class EncodedMessage(dict[str, Any]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +43,13 @@ __all__ = [
     "FormatSettings",
     "FormatWarning",
     "FormattedBody",
+    "check_history_prompt",
     "check_tools",
     "count_chars",
+    "counter_for",
     "format",
     "message_from_input",
+    "resolve_settings",
 ]
 
 # Options every provider takes (the rest are AgentScope formatter options a
@@ -192,11 +195,16 @@ def _truncate(msgs: list[MsgView], max_tokens: int) -> list[MsgView]:
     return msgs[:start]
 
 
-def _counter(name: str, model: str | None) -> Any:
-    if name == "tiktoken":
+def counter_for(settings: FormatSettings) -> Callable[[list[Any]], int] | None:
+    """The token counter `settings` names (called on the formatted
+    messages), or None."""
+    if settings.token_counter is None:
+        return None
+    if settings.token_counter == "tiktoken":
         from ._tokens import tiktoken_counter
 
-        return tiktoken_counter(model)
+        counter: Callable[[list[Any]], int] = tiktoken_counter(settings.model)
+        return counter
     return count_chars
 
 
@@ -216,6 +224,33 @@ def provider_first(
         )
         return msgs, provider
     return provider, msgs
+
+
+def resolve_settings(
+    impl: Any, multi_agent: bool, settings: FormatSettings | None, options: Mapping[str, Any]
+) -> FormatSettings:
+    """The settings of one call: `settings`, or the keyword options as
+    `FormatSettings`; a `FormatError` names an option `impl` does not take."""
+    if settings is None:
+        settings = FormatSettings.from_kwargs(multi_agent, options)
+    elif options or multi_agent:
+        raise FormatError("settings", "give either settings= or the keyword options, not both")
+    unknown = settings.given() - impl.options - _COMMON_OPTIONS
+    if unknown:
+        raise FormatError(
+            "options",
+            f"unknown option(s) {sorted(unknown)} for {impl.name}; "
+            f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
+        )
+    return settings
+
+
+def check_history_prompt(settings: FormatSettings) -> None:
+    """Only multi-agent (history-style) formatters take a conversation
+    history prompt, as in AgentScope (the named-turns style is a chat)."""
+    multi_agent = settings.multi_agent and settings.agent_name is None
+    if not multi_agent and settings.conversation_history_prompt is not None:
+        raise FormatError("conversation_history_prompt", "only applies with multi_agent=True")
 
 
 def format(
@@ -274,17 +309,7 @@ def format(
     """
     provider, msgs = provider_first(provider, msgs, "format")
     impl = get_provider(provider)
-    if settings is None:
-        settings = FormatSettings.from_kwargs(multi_agent, options)
-    elif options or multi_agent:
-        raise FormatError("settings", "give either settings= or the keyword options, not both")
-    unknown = settings.given() - impl.options - _COMMON_OPTIONS
-    if unknown:
-        raise FormatError(
-            "options",
-            f"unknown option(s) {sorted(unknown)} for {impl.name}; "
-            f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
-        )
+    settings = resolve_settings(impl, multi_agent, settings, options)
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
     given: Sequence[Msg | Mapping[str, Any]] = ()
@@ -318,15 +343,11 @@ def format(
         views = keyed_views(msgs, cache, scope)
     else:
         views = [cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
-    multi_agent = settings.multi_agent
+    multi_agent = settings.multi_agent and settings.agent_name is None
     if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.
         views = _named_turns(views, settings.agent_name)
-        multi_agent = False
-    if not multi_agent and settings.conversation_history_prompt is not None:
-        # Only multi-agent (history-style) formatters take it, as in AgentScope;
-        # checked here once for every provider.
-        raise FormatError("conversation_history_prompt", "only applies with multi_agent=True")
+    check_history_prompt(settings)
     tool_list = check_tools(tools)
     ctx = FormatContext(
         settings=settings,
@@ -339,11 +360,7 @@ def format(
         resume=resume,
     )
     max_tokens = settings.max_tokens
-    counter = (
-        _counter(settings.token_counter, settings.model)
-        if settings.token_counter is not None
-        else None
-    )
+    counter = counter_for(settings)
     while True:
         ctx.warnings.clear()
         messages = impl.format_messages(views, ctx, multi_agent=multi_agent)

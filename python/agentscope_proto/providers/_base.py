@@ -174,6 +174,9 @@ class FormatContext:
     # Chat turns formatted but not cached (media, promotions, warnings about
     # more than their message): a walk with any is not kept as a prefix.
     uncached_turns: int = 0
+    # Where the chat walk ended (its position after the last message,
+    # promoted messages counting): where a walk resumed from it goes on.
+    walked: int = 0
 
     def at(self, msg: MsgView, block_index: int | None = None) -> None:
         """Note which block is being formatted (names it in media errors)."""

@@ -132,6 +132,7 @@ def format_turns(
             ctx.uncached_turns += 1
         pending.extend(turn.promoted)
         position += 1
+    ctx.walked = position
     return out
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_ANTHROPIC
+from ..cache import without_first
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
@@ -550,7 +551,7 @@ class _Anthropic:
         if messages[0]["role"] == "system":
             # Anthropic takes the system prompt apart from the messages.
             body["system"] = messages[0]["content"]
-            messages = messages[1:]
+            messages = without_first(messages)
         body["messages"] = messages
         return body
 

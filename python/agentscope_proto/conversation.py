@@ -1,0 +1,343 @@
+"""`Conversation`: an agent's history, formatted incrementally.
+
+An agent re-sends its whole history on every model call, and `format()` reads
+every message again each time. A `Conversation` owns its messages (copies,
+which nothing outside can change) and formats each of them once: a chat walk
+goes on from where the previous call left it, and the body's message list is
+written by appending the new messages' JSON to what was written before
+(`format_json`), as the server's format cache does with the requests it sees.
+
+Every result equals `format()` of the same messages with the same options:
+the same body, warnings, token count or error. Where that cannot be had
+incrementally (multi-agent histories, named turns, truncation, provider
+fidelity, media read from files or the network, tool-result media), every
+call formats the whole history, with `cache` if one was given.
+"""
+
+from __future__ import annotations
+
+import marshal
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from ._generated.agentscope.message.v1.message_pb2 import Msg
+from ._views import build_view, message_from_input
+from .cache import EncodedMessage, FormatCache, JsonRun, encoded_turn, plain_content
+from .errors import FormatError
+from .formatting import (
+    FormattedBody,
+    body_to_json,
+    check_history_prompt,
+    check_tools,
+    counter_for,
+    format,
+    resolve_settings,
+)
+from .options import FormatSettings
+from .providers import get_provider
+from .providers._base import FormatContext
+from .results import copy_json
+
+__all__ = ["Conversation", "FormattedJson"]
+
+
+class FormattedJson:
+    """A request body as the UTF-8 JSON to send, with what travels beside it.
+
+    `warnings` are made (copies of the conversation's own) when first read:
+    an agent loop that never looks at them does not pay for them every turn.
+    """
+
+    __slots__ = ("_kept", "_warnings", "body_json", "token_count")
+
+    def __init__(
+        self, body_json: bytes, warnings: Sequence[FormatWarning], token_count: int | None
+    ) -> None:
+        # The body, as `body_to_json(format(...))` writes it.
+        self.body_json = body_json
+        # The formatted messages' token count, when a token counter was given.
+        self.token_count = token_count
+        self._kept = tuple(warnings)
+        self._warnings: list[FormatWarning] | None = None
+
+    @property
+    def warnings(self) -> list[FormatWarning]:
+        """The blocks dropped on the way (`FormattedBody.warnings`)."""
+        if self._warnings is None:
+            self._warnings = _copies(self._kept)
+        return self._warnings
+
+    def __repr__(self) -> str:
+        return (
+            f"FormattedJson(body_json=<{len(self.body_json)} bytes>, "
+            f"warnings={len(self._kept)}, token_count={self.token_count})"
+        )
+
+
+def _owned(msg: Msg | Mapping[str, Any], index: int) -> Msg:
+    """`messages[index]` checked, as a `Msg` of the conversation's own."""
+    checked = message_from_input(msg, index)
+    if checked is msg:
+        # A copy through its bytes: a parsed message also reads faster than
+        # one built field by field.
+        checked = Msg.FromString(checked.SerializeToString())
+    return checked
+
+
+def _copies(warnings: Iterable[FormatWarning]) -> list[FormatWarning]:
+    copies = []
+    for warning in warnings:
+        copy = FormatWarning()
+        copy.CopyFrom(warning)
+        copies.append(copy)
+    return copies
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """Where the chat walk over the first `count` messages ended: what
+    `FormatContext.resume` takes, and the provider messages' JSON."""
+
+    count: int
+    messages: tuple[EncodedMessage, ...]
+    # `[` and the messages' JSON joined, without the closing bracket.
+    json: bytes
+    warnings: tuple[FormatWarning, ...]
+    position: int
+    at_message: int
+    at_block: int | None
+
+    def resume(self) -> tuple[Any, ...]:
+        return (
+            self.messages,
+            self.warnings,
+            self.position,
+            self.at_message,
+            self.at_block,
+            self.json,
+        )
+
+
+_START = _Walk(0, (), b"[", (), 0, -1, None)
+
+
+class Conversation:
+    """An agent's messages for one provider and one set of options, formatted
+    incrementally: `format()` and `format_json()` after each new message cost
+    the new message, not the whole history.
+
+    Takes what `format()` takes (`multi_agent`, `tools`, `tool_choice`,
+    `media_root`, `allow_download`, `write_media`, `settings` or the keyword
+    options, and `cache`, used when the whole history has to be formatted).
+    Messages are copied when added, so changing a `Msg` afterwards does not
+    change the conversation; every result is the caller's to keep or change.
+    Safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        msgs: Iterable[Msg | Mapping[str, Any]] = (),
+        *,
+        multi_agent: bool = False,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        media_root: str | Path | None = None,
+        allow_download: bool = False,
+        write_media: bool = False,
+        settings: FormatSettings | None = None,
+        cache: FormatCache | None = None,
+        **options: Any,
+    ) -> None:
+        self._impl = get_provider(provider)
+        self._settings = resolve_settings(self._impl, multi_agent, settings, options)
+        if cache is not None and not isinstance(cache, FormatCache):
+            kind = type(cache).__name__
+            raise FormatError("cache", f"expected a FormatCache or None, got {kind}")
+        check_history_prompt(self._settings)
+        # Kept as given then, checked as `format()` checks them.
+        self._tools = copy_json(tools) if tools is not None else None
+        self._tool_list = check_tools(self._tools)
+        self._tool_choice = tool_choice
+        self._media_root = media_root
+        self._allow_download = allow_download
+        self._write_media = write_media
+        self._cache = cache
+        settings = self._settings
+        # A chat walk formats each message by itself, in order; the other
+        # styles group, rename, drop or rewrite messages across the list.
+        self._incremental = (
+            not settings.multi_agent
+            and settings.agent_name is None
+            and settings.max_tokens is None
+            and settings.fidelity == "agentscope"
+            and not write_media
+        )
+        # Without file or network access a turn reads nothing but its message;
+        # with it, only turns of plain blocks are kept (a file may change).
+        self._io = media_root is not None or allow_download
+        self._counter = counter_for(settings)
+        self._msgs: list[Msg] = []
+        self._walk = _START
+        # The walk's messages as marshal bytes, made when `format()` first needs them.
+        self._copies: list[bytes] = []
+        self._lock = threading.Lock()
+        self.extend(msgs)
+
+    @property
+    def provider(self) -> str:
+        """The provider's registry name."""
+        name: str = self._impl.name
+        return name
+
+    @property
+    def settings(self) -> FormatSettings:
+        """The formatting options, as one `FormatSettings`."""
+        return self._settings
+
+    @property
+    def messages(self) -> list[Msg]:
+        """Copies of the messages, oldest first."""
+        with self._lock:
+            msgs = list(self._msgs)
+        copies = []
+        for msg in msgs:
+            copy = Msg()
+            copy.CopyFrom(msg)
+            copies.append(copy)
+        return copies
+
+    def __len__(self) -> int:
+        return len(self._msgs)
+
+    def __repr__(self) -> str:
+        return f"Conversation({self.provider!r}, messages={len(self._msgs)})"
+
+    def append(self, msg: Msg | Mapping[str, Any]) -> None:
+        """Add a message (a `Msg`, copied, or an AgentScope message dict).
+
+        A message that cannot be read (a dict that is no message, a missing
+        `name`) is refused with the error `format()` gives for it, naming
+        `messages[i]`, and the conversation is left as it was."""
+        with self._lock:
+            self._msgs.append(_owned(msg, len(self._msgs)))
+
+    def extend(self, msgs: Iterable[Msg | Mapping[str, Any]]) -> None:
+        """`append` each of `msgs`; at the first one refused, none is added."""
+        if isinstance(msgs, (str, bytes, Mapping, Msg)):
+            raise FormatError("messages", f"expected a list of messages, got {type(msgs).__name__}")
+        with self._lock:
+            added: list[Msg] = []
+            for msg in msgs:
+                added.append(_owned(msg, len(self._msgs) + len(added)))
+            self._msgs.extend(added)
+
+    def pop(self) -> Msg:
+        """Remove the newest message and return it (an `IndexError` when empty)."""
+        with self._lock:
+            msg = self._msgs.pop()
+            if self._walk.count > len(self._msgs):
+                # The walk covered it: start over (a later call re-walks).
+                self._walk = _START
+                self._copies = []
+            return msg
+
+    def clear(self) -> None:
+        """Remove every message."""
+        with self._lock:
+            self._msgs.clear()
+            self._walk = _START
+            self._copies = []
+
+    def format(self) -> FormattedBody:
+        """`format(provider, messages, ...)` of the conversation, as dicts of
+        the caller's own."""
+        with self._lock:
+            walked = self._walked()
+            if walked is None:
+                return self._format_all()
+            walk, ctx = walked
+            copies = self._copies
+            for message in walk.messages[len(copies) :]:
+                copies.append(marshal.dumps(dict(message)))
+            messages = [marshal.loads(data) for data in copies]
+            count = self._counter(messages) if self._counter is not None else None
+            tools = check_tools(copy_json(self._tools))
+            body = self._impl.build_body(messages, tools, self._tool_choice, ctx)
+            return FormattedBody(body, _copies(ctx.warnings), count)
+
+    def format_json(self) -> FormattedJson:
+        """The body `format()` gives, as the UTF-8 JSON `body_to_json` writes."""
+        with self._lock:
+            walked = self._walked()
+            if walked is None:
+                whole = self._format_all()
+                return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
+            walk, ctx = walked
+            messages = JsonRun(walk.messages, walk.json)
+            count = self._counter(messages) if self._counter is not None else None
+            body = self._impl.build_body(messages, self._tool_list, self._tool_choice, ctx)
+            # The context's warnings are the walk's (shared, never handed out)
+            # and whatever the body added.
+            return FormattedJson(body_to_json(body), ctx.warnings, count)
+
+    def _format_all(self) -> FormattedBody:
+        return format(
+            self._impl.name,
+            self._msgs,
+            tools=self._tools,
+            tool_choice=self._tool_choice,
+            media_root=self._media_root,
+            allow_download=self._allow_download,
+            write_media=self._write_media,
+            settings=self._settings,
+            cache=self._cache,
+        )
+
+    def _walked(self) -> tuple[_Walk, FormatContext] | None:
+        """The chat walk over every message, and a context holding its
+        warnings for the body; None when it cannot be had incrementally."""
+        if not self._incremental:
+            return None
+        walk = self._walk
+        msgs = self._msgs
+        if walk.count == len(msgs):
+            ctx = FormatContext(settings=self._settings, warnings=list(walk.warnings))
+            ctx.at_message, ctx.at_block = walk.at_message, walk.at_block
+            return walk, ctx
+        start = walk.count
+        views = [build_view(msg, index) for index, msg in enumerate(msgs[start:], start)]
+        if self._io and not all(plain_content(view.content) for view in views):
+            # Media read from files or the network may change between calls.
+            self._incremental = False
+            return None
+        ctx = FormatContext(
+            settings=self._settings,
+            media_root=None,
+            allow_download=False,
+            resume=walk.resume(),
+        )
+        out = self._impl.format_messages(views, ctx, multi_agent=False)
+        fresh = encoded_turn(out[len(walk.messages) :])
+        if fresh is None or ctx.saved_media:
+            # JSON only the slow encoder writes, or tool-result media a later
+            # turn may read back: format the whole history every time.
+            self._incremental = False
+            return None
+        joined = b",".join([message.json for message in fresh])
+        separator = b"," if walk.messages and joined else b""
+        walk = _Walk(
+            len(msgs),
+            walk.messages + fresh,
+            walk.json + separator + joined,
+            tuple(ctx.warnings),
+            ctx.walked,
+            ctx.at_message,
+            ctx.at_block,
+        )
+        self._walk = walk
+        return walk, ctx

@@ -1,0 +1,423 @@
+"""`Conversation`: an agent's history formatted incrementally gives exactly
+what `format()` gives for the same messages.
+
+Every golden format case is grown one message at a time and, after each
+message, `format_json()` and `format()` are compared with `format()` of the
+same prefix: the same body (the JSON byte for byte), the same warnings, the
+same error. A property test appends, removes and reformats at random; the
+rest checks that nothing a caller does to what it gave or got reaches the
+conversation.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentscope_proto import Conversation, FormatCache, FormattedJson, Msg, from_dict
+from agentscope_proto.errors import AgentScopeProtoError, FormatError, MessageFormatError
+from agentscope_proto.formatting import body_to_json, format
+from agentscope_proto.message import new_msg, new_text_block, new_tool_use_block
+from agentscope_proto.providers import PROVIDERS
+
+from golden_data import GOLDEN, formatter_cases, formatter_inputs, golden_providers
+
+GOLDEN_CASES = [
+    pytest.param(provider, case, id=f"{provider}:{case['name']}")
+    for provider in PROVIDERS
+    if provider in golden_providers("formatters")
+    for case in formatter_cases(provider)
+]
+
+
+def _reference(provider: str, case: dict[str, Any], msgs: list[Any], **where: Any) -> Any:
+    """format()'s outcome for `msgs` under the case's options: (body JSON,
+    dict body, warnings) or the error."""
+    try:
+        body = format(
+            provider,
+            msgs,
+            multi_agent=case["multi_agent"],
+            tools=case["tools"],
+            tool_choice=case["tool_choice"],
+            **where,
+            **case["options"],
+        )
+    except AgentScopeProtoError as exc:
+        return ("error", type(exc), str(exc))
+    warnings = [w.SerializeToString() for w in body.warnings]
+    return ("body", body_to_json(body), dict(body), warnings, body.token_count)
+
+
+def _outcomes(history: Conversation) -> tuple[Any, Any]:
+    """What the conversation gives now, as JSON and as dicts, in `_reference`'s shape."""
+    try:
+        as_json = history.format_json()
+    except AgentScopeProtoError as exc:
+        json_outcome: Any = ("error", type(exc), str(exc))
+    else:
+        warnings = [w.SerializeToString() for w in as_json.warnings]
+        json_outcome = ("json", as_json.body_json, warnings, as_json.token_count)
+    try:
+        as_dicts = history.format()
+    except AgentScopeProtoError as exc:
+        dict_outcome: Any = ("error", type(exc), str(exc))
+    else:
+        warnings = [w.SerializeToString() for w in as_dicts.warnings]
+        dict_outcome = ("dicts", dict(as_dicts), warnings, as_dicts.token_count)
+    return json_outcome, dict_outcome
+
+
+def _assert_same(history: Conversation, expected: Any) -> None:
+    as_json, as_dicts = _outcomes(history)
+    if expected[0] == "error":
+        assert as_json == expected
+        assert as_dicts == expected
+        return
+    _, body_json, body, warnings, count = expected
+    assert as_json == ("json", body_json, warnings, count)
+    assert as_dicts[0] == "dicts"
+    # Compared as JSON too: `==` alone takes 1 for True and 1.0 for 1.
+    assert as_dicts[1] == body
+    assert body_to_json(as_dicts[1]) == body_json
+    assert as_dicts[2:] == (warnings, count)
+
+
+def _grow(provider: str, case: dict[str, Any], **where: Any) -> None:
+    """Grow the case's conversation one message at a time, checking every prefix."""
+    msgs = case["msgs"]
+    history, refused = _attempt(
+        lambda: Conversation(
+            provider,
+            multi_agent=case["multi_agent"],
+            tools=case["tools"],
+            tool_choice=case["tool_choice"],
+            **where,
+            **case["options"],
+        )
+    )
+    if refused is not None:
+        # Options refused up front are refused by every format() call too.
+        outcome = _reference(provider, case, msgs, **where)
+        assert outcome[0] == "error", (refused, outcome)
+        assert isinstance(refused, FormatError)
+        return
+    if not isinstance(msgs, list):
+        with pytest.raises(AgentScopeProtoError):
+            history.extend(msgs)
+        return
+    _assert_same(history, _reference(provider, case, [], **where))
+    for end, msg in enumerate(msgs, 1):
+        expected = _reference(provider, case, msgs[:end], **where)
+        _, refused = _attempt(lambda msg=msg: history.append(msg))
+        if refused is not None:
+            # A message that cannot be read is refused when it is added,
+            # with format()'s error for it, and the conversation is unchanged.
+            assert expected == ("error", type(refused), str(refused))
+            assert len(history) == end - 1
+            return
+        _assert_same(history, expected)
+        # Asked again with nothing new: the same.
+        _assert_same(history, expected)
+
+
+def _attempt(call: Any) -> tuple[Any, AgentScopeProtoError | None]:
+    try:
+        return call(), None
+    except AgentScopeProtoError as exc:
+        return None, exc
+
+
+@pytest.mark.parametrize(("provider", "case"), GOLDEN_CASES)
+def test_golden_cases_grown_turn_by_turn(provider: str, case: dict[str, Any]) -> None:
+    _grow(provider, case, media_root=GOLDEN)
+    if "media/" in json.dumps(case["msgs"]):
+        # Without file access, media turns are formatted incrementally too
+        # (a file may change between calls, so with access they are not).
+        _grow(provider, case)
+
+
+# -- appends, removals, formats at random ----------------------------------------
+
+
+def _message_pool() -> list[dict[str, Any]]:
+    """Every distinct message of the golden conversations that formats alone."""
+    pool: dict[str, dict[str, Any]] = {}
+    for conversation in formatter_inputs()["conversations"].values():
+        for msg in conversation:
+            if "media/" not in json.dumps(msg):
+                pool.setdefault(json.dumps(msg, sort_keys=True), msg)
+    return list(pool.values())
+
+
+POOL = _message_pool()
+
+_OPS = st.one_of(
+    st.tuples(st.just("append"), st.integers(0, len(POOL) - 1)),
+    st.tuples(st.just("extend"), st.lists(st.integers(0, len(POOL) - 1), max_size=3)),
+    st.tuples(st.just("pop")),
+    st.tuples(st.just("clear")),
+)
+
+_STYLES = st.sampled_from(
+    [
+        {},
+        {"token_counter": "char"},
+        {"promote_tool_result_images": True},
+        {"multi_agent": True},
+        {"max_tokens": 400, "token_counter": "char"},
+        {"fidelity": "provider"},
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    provider=st.sampled_from(sorted(PROVIDERS)),
+    ops=st.lists(_OPS, min_size=1, max_size=14),
+    style=_STYLES,
+)
+def test_random_histories_equal_format(
+    provider: str, ops: list[tuple[Any, ...]], style: dict[str, Any]
+) -> None:
+    try:
+        history = Conversation(provider, **style)
+    except FormatError:
+        # An option this provider does not take: format() refuses it too.
+        with pytest.raises(FormatError):
+            format(provider, [], **style)
+        return
+    mirror: list[dict[str, Any]] = []
+    options = {k: v for k, v in style.items() if k != "multi_agent"}
+    case = {
+        "multi_agent": style.get("multi_agent", False),
+        "tools": None,
+        "tool_choice": None,
+        "options": options,
+    }
+    for op in ops:
+        if op[0] == "append":
+            mirror.append(POOL[op[1]])
+            history.append(POOL[op[1]])
+        elif op[0] == "extend":
+            mirror.extend(POOL[i] for i in op[1])
+            history.extend([POOL[i] for i in op[1]])
+        elif op[0] == "pop" and mirror:
+            assert history.pop().name == mirror.pop()["name"]
+        elif op[0] == "clear":
+            mirror.clear()
+            history.clear()
+        assert len(history) == len(mirror)
+        _assert_same(history, _reference(provider, case, list(mirror)))
+
+
+# -- what a caller gives and gets is its own ---------------------------------------
+
+
+def _loop(turns: int) -> list[Msg]:
+    msgs: list[Msg] = [new_msg("system", "You are terse.", "system")]
+    for i in range(turns):
+        msgs.append(new_msg("user", f"question {i}", "user"))
+        call = new_tool_use_block(f"call_{i}", "lookup", {"q": i})
+        msgs.append(new_msg("friday", [new_text_block("Looking."), call], "assistant"))
+        msgs.append(
+            from_dict(
+                {
+                    "name": "system",
+                    "role": "system",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "id": f"call_{i}",
+                            "name": "lookup",
+                            "output": f"result {i}",
+                        },
+                    ],
+                }
+            )
+        )
+        msgs.append(new_msg("friday", f"answer {i}", "assistant"))
+    return msgs
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_changing_a_message_after_adding_it_changes_nothing(provider: str) -> None:
+    msgs = _loop(3)
+    originals = [Msg.FromString(m.SerializeToString()) for m in msgs]
+    history = Conversation(provider, msgs)
+    whole = Conversation(provider, msgs, multi_agent=True)  # formats it all every time
+    before = history.format_json().body_json
+    msgs[1].text = "something else"
+    msgs[2].blocks.items[0].text.text = "edited"
+    more = new_msg("user", "more", "user")
+    history.append(more)
+    whole.append(more)
+    assert history.messages == [*originals, more]
+    assert history.format_json().body_json == body_to_json(format(provider, [*originals, more]))
+    assert before != history.format_json().body_json
+    assert dict(whole.format()) == dict(format(provider, [*originals, more], multi_agent=True))
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_changing_a_result_changes_nothing(provider: str) -> None:
+    msgs = _loop(3)
+    history = Conversation(provider, msgs, tools=[_TOOL])
+    expected = format(provider, msgs, tools=[_TOOL])
+    body = history.format()
+    _scramble(body)
+    for warning in body.warnings:
+        warning.message = "changed"
+    as_json = history.format_json()
+    for warning in as_json.warnings:
+        warning.path = "changed"
+    for message in history.messages:
+        message.name = "changed"
+    assert dict(history.format()) == dict(expected)
+    assert history.format_json().body_json == body_to_json(expected)
+    assert [w.SerializeToString() for w in history.format_json().warnings] == [
+        w.SerializeToString() for w in expected.warnings
+    ]
+    assert history.messages == msgs
+
+
+_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "lookup",
+        "description": "Look something up.",
+        "parameters": {"type": "object", "properties": {"q": {"type": "integer"}}},
+    },
+}
+
+
+def _scramble(value: Any) -> None:
+    """Mutate every dict and list reachable from `value`, in place."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            _scramble(item)
+        value["scrambled"] = True
+    elif isinstance(value, list):
+        for item in list(value):
+            _scramble(item)
+        value.append("scrambled")
+
+
+def test_the_tools_given_are_taken_as_they_were() -> None:
+    tools = [copy.deepcopy(_TOOL)]
+    history = Conversation("openai", _loop(1), tools=tools, tool_choice="auto")
+    expected = body_to_json(format("openai", _loop(1), tools=[_TOOL], tool_choice="auto"))
+    tools[0]["function"]["name"] = "changed"
+    tools.append({"type": "function", "function": {"name": "another"}})
+    assert history.format_json().body_json == expected
+
+
+# -- errors --------------------------------------------------------------------------
+
+
+def test_a_message_that_cannot_be_read_is_refused_when_added() -> None:
+    history = Conversation("openai", [new_msg("user", "hi", "user")])
+    with pytest.raises(FormatError) as caught:
+        history.append({"role": "user", "content": "no name"})
+    assert caught.value.path == "messages[1].name"
+    with pytest.raises(MessageFormatError) as refused:
+        history.extend([new_msg("user", "fine", "user"), {"name": "x", "role": 7}])
+    assert refused.value.path.startswith("messages[2]")
+    assert len(history) == 1  # neither of the two went in
+    with pytest.raises(FormatError):
+        history.extend("not a list")  # type: ignore[arg-type]
+    assert history.format_json().body_json == body_to_json(
+        format("openai", [new_msg("user", "hi", "user")])
+    )
+
+
+def test_a_message_format_refuses_can_be_taken_back() -> None:
+    good = [new_msg("user", "hi", "user"), new_msg("friday", "hello", "assistant")]
+    bad = new_msg("friday", [new_text_block("x")], "assistant")
+    bad.blocks.items.add()  # a block of no kind: format() refuses it
+    history = Conversation("anthropic", good)
+    history.format_json()
+    history.append(bad)
+    expected = _reference("anthropic", _plain_case(), [*good, bad])
+    assert expected[0] == "error"
+    assert _outcomes(history) == (expected, expected)
+    assert history.pop() == bad
+    follow = new_msg("user", "again", "user")
+    history.append(follow)
+    assert history.format_json().body_json == body_to_json(format("anthropic", [*good, follow]))
+
+
+def _plain_case() -> dict[str, Any]:
+    return {"multi_agent": False, "tools": None, "tool_choice": None, "options": {}}
+
+
+def test_options_are_checked_when_the_conversation_is_made() -> None:
+    with pytest.raises(FormatError) as caught:
+        Conversation("openai", conversation_history_prompt="History:")
+    assert caught.value.path == "conversation_history_prompt"
+    with pytest.raises(FormatError):
+        Conversation("openai", tools=[{"type": "function", "function": {}}])
+    with pytest.raises(FormatError):
+        Conversation("ollama", promote_tool_result_audios=True)
+    with pytest.raises(FormatError):
+        Conversation("openai", cache={})  # type: ignore[arg-type]
+    with pytest.raises(AgentScopeProtoError):
+        Conversation("nobody")
+    with pytest.raises(IndexError):
+        Conversation("openai").pop()
+
+
+# -- sharing -----------------------------------------------------------------------
+
+
+def test_threads_share_one_conversation() -> None:
+    msgs = _loop(12)
+    history = Conversation("gemini")
+    errors: list[BaseException] = []
+    results: list[bytes] = []
+
+    def agent() -> None:
+        try:
+            for _ in range(20):
+                results.append(history.format_json().body_json)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for msg in msgs:
+        history.append(msg)
+    for thread in threads:
+        thread.join()
+    assert not errors
+    # Every body any thread saw is the body of some prefix.
+    prefixes = {body_to_json(format("gemini", msgs[:k])) for k in range(1, len(msgs) + 1)}
+    assert {body for body in results if body != b'{"contents":[]}'} <= prefixes
+    assert history.format_json().body_json == body_to_json(format("gemini", msgs))
+
+
+def test_a_cache_serves_the_styles_that_format_the_whole_history() -> None:
+    cache = FormatCache()
+    msgs = _loop(4)
+    history = Conversation("openai", msgs, multi_agent=True, cache=cache)
+    assert dict(history.format()) == dict(format("openai", msgs, multi_agent=True))
+    history.format_json()
+    assert cache.hits > 0
+
+
+def test_the_result_and_its_repr() -> None:
+    history = Conversation("deepseek", _loop(1))
+    assert history.provider == "deepseek"
+    assert history.settings.fidelity == "agentscope"
+    assert repr(history) == "Conversation('deepseek', messages=5)"
+    result = history.format_json()
+    assert isinstance(result, FormattedJson)
+    assert result.warnings is result.warnings  # made once, when first read
+    assert repr(result).startswith("FormattedJson(body_json=<")
+    assert json.loads(result.body_json) == dict(format("deepseek", _loop(1)))
