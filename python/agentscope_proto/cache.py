@@ -317,27 +317,35 @@ def encoded_turn(messages: list[dict[str, Any]]) -> tuple[EncodedMessage, ...] |
 
 class JsonRun(list[Any]):
     """A provider message list whose first `known` items are `EncodedMessage`s
-    whose JSON, joined, is `json` (`[` and the items, no closing bracket):
-    what a resumed chat walk starts from, so that the body's list is written
-    by appending to it instead of joining every item again."""
+    whose JSON, joined, is `json[start:]` (`json` begins with `[`; no closing
+    bracket): what a resumed chat walk starts from, so that the body's list is
+    written by appending to it instead of joining every item again. `json`
+    may be a `bytearray` its owner appends to (a `Conversation`'s), never
+    changed in what `start` and the items cover."""
 
-    __slots__ = ("json", "known")
+    __slots__ = ("json", "known", "start")
 
-    def __init__(self, items: tuple[Any, ...], json: bytes) -> None:
+    def __init__(self, items: tuple[Any, ...], json: bytes | bytearray, start: int = 1) -> None:
         super().__init__(items)
         self.known = len(items)
         self.json = json
+        self.start = start
+
+    def known_json(self) -> memoryview:
+        """The joined JSON of the `known` items, without copying it."""
+        return memoryview(self.json)[self.start :]
 
 
 def without_first(messages: list[Any]) -> list[Any]:
-    """`messages[1:]`, a `JsonRun` still one (its JSON cut after the first
+    """`messages[1:]`, a `JsonRun` still one (its JSON starting after the first
     message's): Anthropic takes its system prompt out of the list."""
     if type(messages) is not JsonRun or not messages.known:
         return messages[1:]
-    first = messages[0].json
-    json = b"[" + messages.json[len(first) + 2 :] if messages.known > 1 else b"["
-    rest = JsonRun(tuple(messages[1 : messages.known]), json)
-    rest.extend(messages[messages.known :])
+    known = messages.known
+    # Past the first message's JSON and the comma after it (if another follows).
+    start = messages.start + len(messages[0].json) + (known > 1)
+    rest = JsonRun(tuple(messages[1:known]), messages.json, start)
+    rest.extend(messages[known:])
     return rest
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from ._views import build_view, message_from_input
-from .cache import EncodedMessage, FormatCache, JsonRun, encoded_turn, plain_content
+from .cache import FormatCache, JsonRun, encoded_turn, plain_content
 from .errors import FormatError
 from .formatting import (
     FormattedBody,
@@ -100,29 +100,24 @@ def _copies(warnings: Iterable[FormatWarning]) -> list[FormatWarning]:
 @dataclass(frozen=True, slots=True)
 class _Walk:
     """Where the chat walk over the first `count` messages ended: what
-    `FormatContext.resume` takes, and the provider messages' JSON."""
+    `FormatContext.resume` takes."""
 
     count: int
-    messages: tuple[EncodedMessage, ...]
-    # `[` and the messages' JSON joined, without the closing bracket.
-    json: bytes
+    # The provider messages made, with their JSON: the conversation's own
+    # run, which only grows (a new one after `pop`).
+    run: JsonRun
     warnings: tuple[FormatWarning, ...]
     position: int
     at_message: int
     at_block: int | None
 
     def resume(self) -> tuple[Any, ...]:
-        return (
-            self.messages,
-            self.warnings,
-            self.position,
-            self.at_message,
-            self.at_block,
-            self.json,
-        )
+        run = self.run
+        return (run, self.warnings, self.position, self.at_message, self.at_block, run.json)
 
 
-_START = _Walk(0, (), b"[", (), 0, -1, None)
+def _start() -> _Walk:
+    return _Walk(0, JsonRun((), bytearray(b"[")), (), 0, -1, None)
 
 
 class Conversation:
@@ -182,7 +177,7 @@ class Conversation:
         self._io = media_root is not None or allow_download
         self._counter = counter_for(settings)
         self._msgs: list[Msg] = []
-        self._walk = _START
+        self._walk = _start()
         # The walk's messages as marshal bytes, made when `format()` first needs them.
         self._copies: list[bytes] = []
         self._lock = threading.Lock()
@@ -242,7 +237,7 @@ class Conversation:
             msg = self._msgs.pop()
             if self._walk.count > len(self._msgs):
                 # The walk covered it: start over (a later call re-walks).
-                self._walk = _START
+                self._walk = _start()
                 self._copies = []
             return msg
 
@@ -250,7 +245,7 @@ class Conversation:
         """Remove every message."""
         with self._lock:
             self._msgs.clear()
-            self._walk = _START
+            self._walk = _start()
             self._copies = []
 
     def format(self) -> FormattedBody:
@@ -262,7 +257,7 @@ class Conversation:
                 return self._format_all()
             walk, ctx = walked
             copies = self._copies
-            for message in walk.messages[len(copies) :]:
+            for message in walk.run[len(copies) :]:
                 copies.append(marshal.dumps(dict(message)))
             messages = [marshal.loads(data) for data in copies]
             count = self._counter(messages) if self._counter is not None else None
@@ -278,9 +273,9 @@ class Conversation:
                 whole = self._format_all()
                 return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
             walk, ctx = walked
-            messages = JsonRun(walk.messages, walk.json)
-            count = self._counter(messages) if self._counter is not None else None
-            body = self._impl.build_body(messages, self._tool_list, self._tool_choice, ctx)
+            run = walk.run
+            count = self._counter(run) if self._counter is not None else None
+            body = self._impl.build_body(run, self._tool_list, self._tool_choice, ctx)
             # The context's warnings are the walk's (shared, never handed out)
             # and whatever the body added.
             return FormattedJson(body_to_json(body), ctx.warnings, count)
@@ -321,19 +316,30 @@ class Conversation:
             allow_download=False,
             resume=walk.resume(),
         )
-        out = self._impl.format_messages(views, ctx, multi_agent=False)
-        fresh = encoded_turn(out[len(walk.messages) :])
+        run = walk.run
+        known = run.known
+        try:
+            # The walk appends the new messages to the run itself.
+            self._impl.format_messages(views, ctx, multi_agent=False)
+            fresh = encoded_turn(run[known:])
+        finally:
+            # Taken back out: they go in below as `EncodedMessage`s, or not at all.
+            del run[known:]
         if fresh is None or ctx.saved_media:
             # JSON only the slow encoder writes, or tool-result media a later
             # turn may read back: format the whole history every time.
             self._incremental = False
             return None
-        joined = b",".join([message.json for message in fresh])
-        separator = b"," if walk.messages and joined else b""
+        json = run.json
+        for message in fresh:
+            if len(json) > 1:
+                json += b","
+            json += message.json
+        run.extend(fresh)
+        run.known = len(run)
         walk = _Walk(
             len(msgs),
-            walk.messages + fresh,
-            walk.json + separator + joined,
+            run,
             tuple(ctx.warnings),
             ctx.walked,
             ctx.at_message,

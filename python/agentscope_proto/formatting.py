@@ -403,24 +403,46 @@ def body_to_json(body: Mapping[str, Any]) -> bytes:
     infinities as `null` where `_json` refuses them; no body the server makes
     holds one, because every JSON field of a request is decoded strictly.
     """
+    replaced, runs = _with_fragments(body)
     try:
-        return orjson.dumps(_with_fragments(body), default=_base64)
+        if not runs:
+            return orjson.dumps(replaced, default=_base64)
+        # The runs' JSON is spliced in where their markers were written:
+        # copied once, into the result.
+        pieces: list[Any] = []
+        rest = orjson.dumps(replaced, default=_base64)
+        for run in runs:
+            before, rest = rest.split(_RUN_MARKER, 1)
+            pieces += (before, *run)
+        pieces.append(rest)
+        return b"".join(pieces)
     except orjson.JSONEncodeError:
         return _json.dumps(_jsonable(body), "body").encode("utf-8")
+    finally:
+        # A view keeps a growing buffer (a `Conversation`'s) from growing.
+        for run in runs:
+            run[1].release()
 
 
-def _with_fragments(body: Mapping[str, Any]) -> Mapping[str, Any]:
+# Where a run of encoded messages goes, in the JSON orjson writes around it: a
+# string holding a raw NUL, which orjson always escapes, so it can only be this.
+_RUN_MARKER = b'"\x00run"'
+
+
+def _with_fragments(body: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[list[Any]]]:
     """`body` with its message list written from the JSON of the turns the
-    server's cache replayed (`EncodedMessage`s, at the top level where every
-    provider puts its messages): one join instead of encoding them again.
+    server's cache (or a `Conversation`) replayed (`EncodedMessage`s, at the
+    top level where every provider puts its messages), and the pieces of each
+    such list's JSON, in order: one join instead of encoding them again.
     Elsewhere an `EncodedMessage` is still a dict with the same content."""
     replaced: dict[str, Any] | None = None
+    runs: list[list[Any]] = []
     for key, value in body.items():
         kind = type(value)
         if kind is JsonRun:
-            start, head = value.known, value.json
+            start, head = value.known, value.known_json()
         elif kind is list and value and type(value[0]) is EncodedMessage:
-            start, head = 0, b"["
+            start, head = 0, memoryview(b"")
         else:
             continue
         if replaced is None:
@@ -434,9 +456,10 @@ def _with_fragments(body: Mapping[str, Any]) -> Mapping[str, Any]:
                 for item in value
             ]
             continue
-        separator = b"," if rest and len(head) > 1 else b""
-        replaced[key] = orjson.Fragment(head + separator + rest + b"]")
-    return body if replaced is None else replaced
+        separator = b"," if rest and head else b""
+        runs.append([b"[", head, separator, rest, b"]"])
+        replaced[key] = orjson.Fragment(_RUN_MARKER)
+    return (body, runs) if replaced is None else (replaced, runs)
 
 
 def _base64(value: Any) -> str:

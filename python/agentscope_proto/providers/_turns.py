@@ -80,10 +80,11 @@ def format_turns(
     if ctx.resume is None:
         out = []
     else:
-        # The walk so far, as a cached run of the same messages left it.
+        # The walk so far, as a cached run of the same messages left it (a
+        # `Conversation` hands over its own run, to be continued in place).
         messages, warnings, position, ctx.at_message, ctx.at_block, json = ctx.resume
         ctx.resume = None
-        out = JsonRun(messages, json)
+        out = messages if type(messages) is JsonRun else JsonRun(messages, json)
         ctx.warnings.extend(warnings)
     # A work stack, next message on top.
     pending = list(reversed(msgs))
