@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -226,16 +227,31 @@ def provider_first(
     return provider, msgs
 
 
+_DEFAULTS = FormatSettings()
+_MULTI_AGENT = FormatSettings(multi_agent=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _given(settings: FormatSettings) -> frozenset[str]:
+    """`settings.given()`, remembered: a server sees the same few settings
+    on every request (a pure function of frozen settings)."""
+    return settings.given()
+
+
 def resolve_settings(
     impl: Any, multi_agent: bool, settings: FormatSettings | None, options: Mapping[str, Any]
 ) -> FormatSettings:
     """The settings of one call: `settings`, or the keyword options as
     `FormatSettings`; a `FormatError` names an option `impl` does not take."""
     if settings is None:
-        settings = FormatSettings.from_kwargs(multi_agent, options)
+        if options or type(multi_agent) is not bool:
+            settings = FormatSettings.from_kwargs(multi_agent, options)
+        else:
+            # No options: one of two shared (frozen) settings, made once.
+            settings = _MULTI_AGENT if multi_agent else _DEFAULTS
     elif options or multi_agent:
         raise FormatError("settings", "give either settings= or the keyword options, not both")
-    unknown = settings.given() - impl.options - _COMMON_OPTIONS
+    unknown = _given(settings) - impl.options - _COMMON_OPTIONS
     if unknown:
         raise FormatError(
             "options",

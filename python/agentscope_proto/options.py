@@ -230,6 +230,9 @@ def _fidelity_from_proto(value: int) -> Any:
 
 def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) -> FormatSettings:
     """The settings a `FormatRequest` asks for (its `options` and `multi_agent`)."""
+    if not options.ListFields():
+        # No options (most requests): one of two shared, frozen settings.
+        return _PROTO_MULTI_AGENT if multi_agent else _PROTO_DEFAULTS
     counter: Any = None
     if options.token_counter:
         # An enum value this build does not know is reported by the check.
@@ -253,6 +256,10 @@ def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) 
         response_schema=_schema_from_proto(options.response_schema_json),
         response_schema_name=options.response_schema_name or None,
     )
+
+
+_PROTO_DEFAULTS = FormatSettings()
+_PROTO_MULTI_AGENT = FormatSettings(multi_agent=True)
 
 
 def parse_settings_from_proto(options: pb.ParseOptions) -> ParseSettings:

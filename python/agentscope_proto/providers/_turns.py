@@ -116,14 +116,16 @@ def format_turns(
         content = msg.content
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         last = None
+        at = msg.index
         for index, block in enumerate(blocks):
             kind = block.get("type")
             handler = handlers.get(kind) if isinstance(kind, str) else None
             if handler is None:
                 ctx.warn(msg, index, str(kind), skipped(kind))
                 continue
-            ctx.at(msg, index)
-            last = index
+            # `ctx.at(msg, index)`, inline: this loop runs for every block.
+            ctx.at_message = at
+            ctx.at_block = last = index
             handler(turn, index, block)
         finish(turn)
         if key is not None and cache is not None and not turn.promoted and msg.cacheable():
