@@ -421,3 +421,28 @@ def test_the_result_and_its_repr() -> None:
     assert result.warnings is result.warnings  # made once, when first read
     assert repr(result).startswith("FormattedJson(body_json=<")
     assert json.loads(result.body_json) == dict(format("deepseek", _loop(1)))
+
+
+def test_after_media_read_from_files_is_taken_back_it_goes_on_incrementally() -> None:
+    msgs = _loop(2)
+    image = from_dict(
+        {
+            "name": "user",
+            "role": "user",
+            "content": [
+                {"type": "image", "source": {"type": "url", "url": "https://x.test/a.png"}}
+            ],
+        }
+    )
+    history = Conversation("openai", msgs, allow_download=True)
+    history.format_json()
+    history.append(image)
+    assert history.format_json().body_json == body_to_json(
+        format("openai", [*msgs, image], allow_download=True)
+    )
+    assert not history._incremental  # a download may give something else next time
+    history.pop()
+    history.append(new_msg("user", "later", "user"))
+    expected = format("openai", [*msgs, new_msg("user", "later", "user")])
+    assert history.format_json().body_json == body_to_json(expected)
+    assert history._incremental

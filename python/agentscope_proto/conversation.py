@@ -165,13 +165,16 @@ class Conversation:
         settings = self._settings
         # A chat walk formats each message by itself, in order; the other
         # styles group, rename, drop or rewrite messages across the list.
-        self._incremental = (
+        self._chat = (
             not settings.multi_agent
             and settings.agent_name is None
             and settings.max_tokens is None
             and settings.fidelity == "agentscope"
             and not write_media
         )
+        # False once the messages hold what cannot be walked incrementally
+        # (until they no longer do).
+        self._incremental = self._chat
         # Without file or network access a turn reads nothing but its message;
         # with it, only turns of plain blocks are kept (a file may change).
         self._io = media_root is not None or allow_download
@@ -235,18 +238,21 @@ class Conversation:
         """Remove the newest message and return it (an `IndexError` when empty)."""
         with self._lock:
             msg = self._msgs.pop()
-            if self._walk.count > len(self._msgs):
+            if self._walk.count > len(self._msgs) or not self._incremental:
                 # The walk covered it: start over (a later call re-walks).
-                self._walk = _start()
-                self._copies = []
+                self._restart()
             return msg
 
     def clear(self) -> None:
         """Remove every message."""
         with self._lock:
             self._msgs.clear()
-            self._walk = _start()
-            self._copies = []
+            self._restart()
+
+    def _restart(self) -> None:
+        self._walk = _start()
+        self._copies = []
+        self._incremental = self._chat
 
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
