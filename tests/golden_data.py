@@ -102,3 +102,14 @@ def decode(value: Any) -> Any:
     if isinstance(value, str):
         return value.replace("{TMP}", tempfile.gettempdir()).replace("{CWD}", str(GOLDEN))
     return value
+
+
+def message_pool() -> list[dict[str, Any]]:
+    """Every distinct message of the golden conversations that formats alone
+    (no media files), for property tests that build conversations of them."""
+    pool: dict[str, dict[str, Any]] = {}
+    for conversation in formatter_inputs()["conversations"].values():
+        for msg in conversation:
+            if "media/" not in json.dumps(msg):
+                pool.setdefault(json.dumps(msg, sort_keys=True), msg)
+    return list(pool.values())

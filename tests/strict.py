@@ -41,3 +41,16 @@ def assert_same(actual: Any, expected: Any) -> None:
     """Fail with the first difference between `actual` and `expected`."""
     found = diff(actual, expected)
     assert found is None, found
+
+
+def scramble(value: Any) -> None:
+    """Mutate every dict and list reachable from `value`, in place (what a
+    caller may do to a result it owns)."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            scramble(item)
+        value["scrambled"] = True
+    elif isinstance(value, list):
+        for item in list(value):
+            scramble(item)
+        value.append("scrambled")

@@ -26,7 +26,8 @@ from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.message import new_msg, new_text_block, new_tool_use_block
 from agentscope_proto.providers import PROVIDERS
 
-from golden_data import GOLDEN, formatter_cases, formatter_inputs, golden_providers
+from golden_data import GOLDEN, formatter_cases, golden_providers, message_pool
+from strict import scramble
 
 GOLDEN_CASES = [
     pytest.param(provider, case, id=f"{provider}:{case['name']}")
@@ -146,17 +147,7 @@ def test_golden_cases_grown_turn_by_turn(provider: str, case: dict[str, Any]) ->
 # -- appends, removals, formats at random ----------------------------------------
 
 
-def _message_pool() -> list[dict[str, Any]]:
-    """Every distinct message of the golden conversations that formats alone."""
-    pool: dict[str, dict[str, Any]] = {}
-    for conversation in formatter_inputs()["conversations"].values():
-        for msg in conversation:
-            if "media/" not in json.dumps(msg):
-                pool.setdefault(json.dumps(msg, sort_keys=True), msg)
-    return list(pool.values())
-
-
-POOL = _message_pool()
+POOL = message_pool()
 
 _OPS = st.one_of(
     st.tuples(st.just("append"), st.integers(0, len(POOL) - 1)),
@@ -270,7 +261,7 @@ def test_changing_a_result_changes_nothing(provider: str) -> None:
     history = Conversation(provider, msgs, tools=[_TOOL])
     expected = format(provider, msgs, tools=[_TOOL])
     body = history.format()
-    _scramble(body)
+    scramble(body)
     for warning in body.warnings:
         warning.message = "changed"
     as_json = history.format_json()
@@ -294,18 +285,6 @@ _TOOL = {
         "parameters": {"type": "object", "properties": {"q": {"type": "integer"}}},
     },
 }
-
-
-def _scramble(value: Any) -> None:
-    """Mutate every dict and list reachable from `value`, in place."""
-    if isinstance(value, dict):
-        for item in list(value.values()):
-            _scramble(item)
-        value["scrambled"] = True
-    elif isinstance(value, list):
-        for item in list(value):
-            _scramble(item)
-        value.append("scrambled")
 
 
 def test_the_tools_given_are_taken_as_they_were() -> None:

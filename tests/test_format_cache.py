@@ -28,9 +28,9 @@ from agentscope_proto.message import new_msg, new_text_block
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.service import ServerConfig
 
-from golden_data import GOLDEN, decode, formatter_cases, formatter_inputs, golden_providers
+from golden_data import GOLDEN, decode, formatter_cases, golden_providers, message_pool
 from server_harness import RunningServer
-from strict import assert_same, diff
+from strict import assert_same, diff, scramble
 
 GOLDEN_CASES: list[tuple[str, dict[str, Any]]] = [
     (provider, case)
@@ -84,18 +84,6 @@ def _check_golden(case: dict[str, Any], outcome: tuple[str, Any, list[bytes]]) -
     assert len(outcome[2]) == len(case["warnings"])
 
 
-def _scramble(value: Any) -> None:
-    """Mutate every dict and list reachable from `value`, in place."""
-    if isinstance(value, dict):
-        for item in list(value.values()):
-            _scramble(item)
-        value["scrambled"] = True
-    elif isinstance(value, list):
-        for item in list(value):
-            _scramble(item)
-        value.append("scrambled")
-
-
 @pytest.mark.parametrize(("provider", "case"), CASES)
 def test_golden_off_cold_warm_and_after_prefixes(provider: str, case: dict[str, Any]) -> None:
     off = _outcome(lambda: _run(provider, case))
@@ -112,7 +100,7 @@ def test_golden_off_cold_warm_and_after_prefixes(provider: str, case: dict[str, 
     # A caller owns what it gets back: mutating it must not reach the cache.
     # (On a copy of the case: the body shares the caller's tool schemas.)
     if "error" not in case:
-        _scramble(dict(_run(provider, copy.deepcopy(case), cache=cache)))
+        scramble(dict(_run(provider, copy.deepcopy(case), cache=cache)))
         _assert_same_outcome(_outcome(lambda: _run(provider, case, cache=cache)), off)
 
     prefixed = FormatCache()
@@ -125,17 +113,7 @@ def test_golden_off_cold_warm_and_after_prefixes(provider: str, case: dict[str, 
 # -- appends, edits and reorders under one cache -------------------------------
 
 
-def _message_pool() -> list[dict[str, Any]]:
-    """Every distinct message of the golden conversations that formats alone."""
-    pool: dict[str, dict[str, Any]] = {}
-    for conversation in formatter_inputs()["conversations"].values():
-        for msg in conversation:
-            if "media/" not in json.dumps(msg):
-                pool.setdefault(json.dumps(msg, sort_keys=True), msg)
-    return list(pool.values())
-
-
-POOL = _message_pool()
+POOL = message_pool()
 
 
 def _edited(msg: dict[str, Any], text: str) -> dict[str, Any]:

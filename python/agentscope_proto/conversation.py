@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
@@ -88,11 +88,15 @@ def _owned(msg: Msg | Mapping[str, Any], index: int) -> Msg:
     return checked
 
 
-def _copies(warnings: Iterable[FormatWarning]) -> list[FormatWarning]:
+_M = TypeVar("_M", Msg, FormatWarning)
+
+
+def _copies(messages: Iterable[_M]) -> list[_M]:
+    """Fresh copies of protobuf messages (warnings, `Msg`s) for a caller."""
     copies = []
-    for warning in warnings:
-        copy = FormatWarning()
-        copy.CopyFrom(warning)
+    for message in messages:
+        copy = type(message)()
+        copy.CopyFrom(message)
         copies.append(copy)
     return copies
 
@@ -202,12 +206,7 @@ class Conversation:
         """Copies of the messages, oldest first."""
         with self._lock:
             msgs = list(self._msgs)
-        copies = []
-        for msg in msgs:
-            copy = Msg()
-            copy.CopyFrom(msg)
-            copies.append(copy)
-        return copies
+        return _copies(msgs)
 
     def __len__(self) -> int:
         return len(self._msgs)
