@@ -287,6 +287,20 @@ def test_grounding_in_a_stream_is_kept_once() -> None:
     assert final.content[0]["text"] == "Spain won."
 
 
+def test_grounding_stays_out_of_agentscope_fidelity_streamed_or_not() -> None:
+    # AgentScope 1.0.21 never reads grounding: not a block, and no error for a
+    # record it would not look at.
+    chunks = [_response([{"text": "Spain "}]), _response([{"text": "won."}])]
+    plain, _ = _stream(copy.deepcopy(chunks))
+    for record in (GROUNDING, {"groundingChunks": "not a list"}):
+        grounded = copy.deepcopy(chunks)
+        grounded[-1]["candidates"][0]["groundingMetadata"] = record
+        final, _ = _stream(grounded)
+        assert final.content == plain.content == [{"type": "text", "text": "Spain won."}]
+        response = _response([{"text": "Spain won."}], groundingMetadata=record)
+        assert parse("gemini", response).content == [{"type": "text", "text": "Spain won."}]
+
+
 # -- code execution -----------------------------------------------------------------------
 
 

@@ -312,7 +312,9 @@ def _read_usage(raw: Any) -> dict[str, int | float] | None:
     return usage
 
 
-def _read_chunk(response: dict[str, Any]) -> _Chunk:
+def _read_chunk(response: dict[str, Any], provider: bool) -> _Chunk:
+    """A response or stream chunk read once; its grounding records only in
+    provider fidelity (AgentScope reads none, and fails on none)."""
     raise_for_error_body("gemini", response)
     candidates = _get(response, "candidates", "candidates", list, "") or []
     # The SDK validates every candidate; AgentScope reads the first.
@@ -324,7 +326,8 @@ def _read_chunk(response: dict[str, Any]) -> _Chunk:
         candidate = expect(candidate, dict, c_path)
         if c_index == 0:
             finish = _get(candidate, "finishReason", "finish_reason", str, c_path) or ""
-            grounding = grounding_blocks(candidate, c_path)
+            if provider:
+                grounding = grounding_blocks(candidate, c_path)
         content = _get(candidate, "content", "content", dict, c_path) or {}
         raw_parts = _get(content, "parts", "parts", list, f"{c_path}.content") or []
         all_parts.append(
@@ -358,8 +361,8 @@ def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dic
 def _parse(response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
     """GeminiChatModel._parse_gemini_generation_response (with streamed-call
     pieces assembled, and in provider fidelity code execution and grounding)."""
-    chunk = _read_chunk(response)
     provider = options.fidelity == "provider"
+    chunk = _read_chunk(response, provider)
     blocks: list[dict[str, Any]] = []
     calls = CallAssembler()
     code_ids: list[str] = []
@@ -385,8 +388,7 @@ def _parse(response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
     text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
     if text and options.structured_output:
         metadata = loads_with_repair(text)
-    if provider:
-        blocks += chunk.grounding
+    blocks += chunk.grounding
     return ParsedResponse(
         content=blocks + [_call_block(c, c["signature"], n) for n, c in enumerate(calls.calls)],
         usage=chunk.usage,
@@ -420,7 +422,7 @@ class _Stream:
         self._last: ParsedResponse | None = None
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse:
-        chunk = _read_chunk(event)
+        chunk = _read_chunk(event, self._provider)
         path = f"chunk[{self._chunks}].candidates[0].content.parts"
         self._chunks += 1
         for index, part in enumerate(chunk.parts):
@@ -429,7 +431,8 @@ class _Stream:
                     self._thinking += part.text
                 else:
                     self._text += part.text
-                    self._add_text(part.text)
+                    if self._provider:
+                        self._add_text(part.text)
             if part.call is not None:
                 self._calls.add(part.call, part.signature, f"{path}[{index}]")
             elif self._provider and part.code is not None:
