@@ -109,17 +109,6 @@ def build_view(msg: Msg, index: int) -> MsgView:
 
 def view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
     """The view of `messages[index]`, checked and built."""
-    if type(msg) is Msg and msg.HasField("name"):
-        # The common case in one frame: a named `Msg` with a role. Anything
-        # else (and any error) takes the checked path below.
-        role = ROLE_NAMES.get(msg.role)
-        if role is not None:
-            try:
-                if msg.WhichOneof("content") == "text":
-                    return MsgView(msg.name, role, msg.text, index)
-                return MsgView(msg.name, role, blocks_to_list(msg.blocks.items), index)
-            except MessageFormatError:
-                pass
     return build_view(message_from_input(msg, index), index)
 
 

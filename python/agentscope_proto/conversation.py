@@ -168,14 +168,9 @@ class Conversation:
         self._cache = cache
         settings = self._settings
         # A chat walk formats each message by itself, in order; the other
-        # styles group, rename, drop or rewrite messages across the list.
-        self._chat = (
-            not settings.multi_agent
-            and settings.agent_name is None
-            and settings.max_tokens is None
-            and settings.fidelity == "agentscope"
-            and not write_media
-        )
+        # styles group, rename, drop or rewrite messages across the list, and
+        # writing media is a side effect every `format()` call repeats.
+        self._chat = settings.resumable and not write_media
         # False once the messages hold what cannot be walked incrementally
         # (until they no longer do).
         self._incremental = self._chat

@@ -35,7 +35,7 @@ from ._views import view as _view
 from ._wire import WireMessages
 from .cache import EncodedMessage, FormatCache, JsonRun
 from .errors import FormatError
-from .options import FormatSettings
+from .options import FormatSettings, default_format_settings
 from .providers import get_provider
 from .providers._base import FormatContext, MsgView
 from .providers._fidelity import provider_fidelity
@@ -227,10 +227,6 @@ def provider_first(
     return provider, msgs
 
 
-_DEFAULTS = FormatSettings()
-_MULTI_AGENT = FormatSettings(multi_agent=True)
-
-
 @functools.lru_cache(maxsize=256)
 def _given(settings: FormatSettings) -> frozenset[str]:
     """`settings.given()`, remembered: a server sees the same few settings
@@ -247,8 +243,7 @@ def resolve_settings(
         if options or type(multi_agent) is not bool:
             settings = FormatSettings.from_kwargs(multi_agent, options)
         else:
-            # No options: one of two shared (frozen) settings, made once.
-            settings = _MULTI_AGENT if multi_agent else _DEFAULTS
+            settings = default_format_settings(multi_agent)
     elif options or multi_agent:
         raise FormatError("settings", "give either settings= or the keyword options, not both")
     unknown = _given(settings) - impl.options - _COMMON_OPTIONS
@@ -336,8 +331,8 @@ def format(
     scope = resume = resumed = None
     # A chat walk whose turns the cache may hold (the named-turns style
     # rewrites the views; truncation re-walks them).
-    chat = not settings.multi_agent and settings.agent_name is None and settings.max_tokens is None
-    wired = cache is not None and _wire is not None and chat and settings.fidelity != "provider"
+    chat = settings.chat_walk
+    wired = cache is not None and _wire is not None and settings.resumable
     if cache is None:
         views = [_view(msg, index) for index, msg in enumerate(msgs)]
     elif wired and _wire is not None:

@@ -23,6 +23,7 @@ __all__ = [
     "FIDELITIES",
     "FormatSettings",
     "ParseSettings",
+    "default_format_settings",
     "format_settings_from_proto",
     "format_settings_to_proto",
     "parse_settings_from_proto",
@@ -154,6 +155,20 @@ class FormatSettings:
             return self.promote_tool_result_videos
         return False
 
+    @property
+    def chat_walk(self) -> bool:
+        """Whether the messages are formatted by one chat walk, each message
+        by itself and in order: not as a multi-agent history, nor as named
+        turns (which rewrite the views), nor truncated (which re-walks them)."""
+        return not self.multi_agent and self.agent_name is None and self.max_tokens is None
+
+    @property
+    def resumable(self) -> bool:
+        """A `chat_walk` whose body is the walk's as it is (no provider-fidelity
+        pass editing it afterwards): one the server's wire cache or a
+        `Conversation` can go on from where it stopped."""
+        return self.chat_walk and self.fidelity == "agentscope"
+
     def given(self) -> frozenset[str]:
         """The options set to something other than their default (`multi_agent` aside)."""
         return frozenset(
@@ -228,11 +243,20 @@ def _fidelity_from_proto(value: int) -> Any:
     return _PROTO_FIDELITIES.get(value, value)
 
 
+_DEFAULTS = FormatSettings()
+_MULTI_AGENT_DEFAULTS = FormatSettings(multi_agent=True)
+
+
+def default_format_settings(multi_agent: bool) -> FormatSettings:
+    """The settings of a call that gives no option: one of two shared
+    (frozen) objects, made once."""
+    return _MULTI_AGENT_DEFAULTS if multi_agent else _DEFAULTS
+
+
 def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) -> FormatSettings:
     """The settings a `FormatRequest` asks for (its `options` and `multi_agent`)."""
     if not options.ListFields():
-        # No options (most requests): one of two shared, frozen settings.
-        return _PROTO_MULTI_AGENT if multi_agent else _PROTO_DEFAULTS
+        return default_format_settings(multi_agent)  # no options: most requests
     counter: Any = None
     if options.token_counter:
         # An enum value this build does not know is reported by the check.
@@ -256,10 +280,6 @@ def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) 
         response_schema=_schema_from_proto(options.response_schema_json),
         response_schema_name=options.response_schema_name or None,
     )
-
-
-_PROTO_DEFAULTS = FormatSettings()
-_PROTO_MULTI_AGENT = FormatSettings(multi_agent=True)
 
 
 def parse_settings_from_proto(options: pb.ParseOptions) -> ParseSettings:
