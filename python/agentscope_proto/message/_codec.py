@@ -55,6 +55,7 @@ from ._fields import (
     dump_queries,
     dump_sources,
     load_citations,
+    load_object,
     load_queries,
     load_sources,
     read_b64,
@@ -417,9 +418,7 @@ def _emit(kind: str, message: Any, plan: _Plan) -> dict[str, Any]:
     # would hand the formatters a value no reader checked, so both are checked.
     extra = message.extra_json
     if extra:
-        extras = _json.loads(extra, "extra_json")
-        if type(extras) is not dict:
-            raise MessageFormatError("extra_json", "expected a JSON object")
+        extras = load_object(extra, "extra_json")
         lenient = _LENIENT.get(kind, ())
         for key, value in extras.items():
             if key in out and not (

@@ -34,6 +34,7 @@ __all__ = [
     "dump_queries",
     "dump_sources",
     "load_citations",
+    "load_object",
     "load_queries",
     "load_sources",
     "read_b64",
@@ -122,7 +123,8 @@ def read_object(value: Any) -> str:
     return read_json(value)
 
 
-def _load_object(text: str, path: str) -> dict[str, Any]:
+def load_object(text: str, path: str) -> dict[str, Any]:
+    """The JSON object `text` holds (a `MessageFormatError` at `path` otherwise)."""
     value = _json.loads(text, path)
     if type(value) is not dict:
         raise MessageFormatError(path, "expected a JSON object")
@@ -221,7 +223,7 @@ def load_citations(message: Any, value: Any, path: str) -> None:
 def citation_dict(citation: Any, path: str = "citations") -> dict[str, Any]:
     """A citation as its provider object (built from the typed fields if none)."""
     if citation.raw_json:
-        return _load_object(citation.raw_json, f"{path}.raw_json")
+        return load_object(citation.raw_json, f"{path}.raw_json")
     out: dict[str, Any] = {}
     if citation.citation_type:
         out["type"] = citation.citation_type

@@ -36,13 +36,13 @@ _HANDLER_KINDS = {
 }
 
 
-def _serializer(message_class: Any) -> Any:
+def _passing_bytes(message_class: Any) -> Any:
     """The message's `SerializeToString`, passing through a response the
     servicer already encoded (Format, see `encoded_format_response`)."""
     serialize = message_class.SerializeToString
 
     def serializer(response: Any) -> bytes:
-        return response if type(response) is bytes else bytes(serialize(response))
+        return response if type(response) is bytes else serialize(response)
 
     return serializer
 
@@ -56,6 +56,7 @@ def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) 
     handlers = {}
     for method in service.methods:
         kind = _HANDLER_KINDS[(method.client_streaming, method.server_streaming)]
+        output = getattr(pb, method.output_type.name)
         handlers[method.name] = kind(
             getattr(servicer, method.name),
             # Format keeps the request's bytes: its messages' bytes key the
@@ -63,7 +64,11 @@ def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) 
             request_deserializer=lenient(
                 getattr(pb, method.input_type.name), keep_wire=method.name == "Format"
             ),
-            response_serializer=_serializer(getattr(pb, method.output_type.name)),
+            # Only Format answers with bytes of its own; the rest (one response
+            # per event on ParseStream) keep protobuf's serializer as it is.
+            response_serializer=(
+                _passing_bytes(output) if method.name == "Format" else output.SerializeToString
+            ),
         )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
 

@@ -183,7 +183,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
 
     # Over gRPC the response may come back already encoded (bytes), which the
-    # server's serializer passes through (`app._serializer`): wider than the
+    # server's serializer passes through (`app._passing_bytes`): wider than the
     # generated base class's return type.
     async def Format(  # type: ignore[override]
         self, request: pb.FormatRequest | Wired, context: Context
@@ -195,14 +195,12 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         # it is. Slicing them costs less than encoding one message again. The
         # response goes back encoded (see `encoded_format_response`).
         data = request.data
-        wire = None
+        wire = WireMessages.of(data, _MESSAGES_FIELD) if self._cache is not None else None
 
         def call(message: pb.FormatRequest, budget: Budget, size: int) -> bytes:
             body, body_json = self._formatted(message, budget, size, wire)
             return encoded_format_response(body_json, body.warnings, body.token_count)
 
-        if self._cache is not None:
-            wire = WireMessages.of(data, _MESSAGES_FIELD)
         return await self._unary("Format", request.message, context, call, len(data))
 
     async def Parse(self, request: pb.ParseRequest, context: Context) -> pb.ParseResponse:
