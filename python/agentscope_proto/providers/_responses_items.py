@@ -88,13 +88,32 @@ def finish_reason(response: dict[str, Any]) -> str:
 
 
 class ResponseEnd:
-    """What both Responses stream parsers do with the events that end a
-    response: take its finish reason and usage, or raise the provider's error
-    (AgentScope reads nothing from `incomplete`/`failed`; the status is the
-    finish reason)."""
+    """What both Responses stream parsers share: the bookkeeping of every
+    event (`_begin`), and what the events that end a response do: take its
+    finish reason and usage, or raise the provider's error (AgentScope reads
+    nothing from `incomplete`/`failed`; the status is the finish reason)."""
 
-    _finish: str
-    _usage: dict[str, int | float] | None
+    def __init__(self, options: ParseSettings) -> None:
+        self._tool_parsing = options.stream_tool_parsing
+        self._structured = options.structured_output
+        self._events = 0
+        self._id: str | None = None
+        self._usage: dict[str, int | float] | None = None
+        self._finish = ""
+
+    def _begin(self, event: dict[str, Any]) -> tuple[str | None, str]:
+        """Count `event`, raise the error it reports, take the first response
+        id; its type and its path (`chunk[i]`)."""
+        path = f"chunk[{self._events}]"
+        self._events += 1
+        raise_for_error_body(_NAME, event)
+        kind = expect(event.get("type"), (str, type(None)), f"{path}.type")
+        if kind == "error":
+            raise ProviderError(_NAME, str(event.get("code") or "error"), str(event.get("message")))
+        response = event.get("response")
+        if self._id is None and isinstance(response, dict):
+            self._id = expect(response.get("id"), (str, type(None)), f"{path}.response.id")
+        return kind, path
 
     def _on_completed(self, event: dict[str, Any], path: str) -> None:
         response = expect(event.get("response"), dict, f"{path}.response")
@@ -159,16 +178,17 @@ def _message(item: dict[str, Any], path: str) -> list[Block]:
     return blocks
 
 
-def _function_call(item: dict[str, Any], path: str) -> list[Block]:
-    arguments = item.get("arguments") or "{}"
-    return [
-        {
-            "type": "tool_use",
-            "id": call_id(item, path),
-            "name": expect(item.get("name"), str, f"{path}.name"),
-            "input": loads_with_repair(expect(arguments, str, f"{path}.arguments")),
-        }
-    ]
+def function_call(item: dict[str, Any], path: str, parse: bool = True) -> list[Block]:
+    """A `function_call` item as its tool_use block (the arguments parsed,
+    unless `parse` is off: a stream that parses them only at its end)."""
+    block: Block = {
+        "type": "tool_use",
+        "id": call_id(item, path),
+        "name": expect(item.get("name"), str, f"{path}.name"),
+    }
+    arguments = expect(item.get("arguments") or "{}", str, f"{path}.arguments")
+    block["input"] = loads_with_repair(arguments) if parse else {}
+    return [block]
 
 
 def _custom_tool_call(item: dict[str, Any], path: str) -> list[Block]:
@@ -233,7 +253,7 @@ def _server_item(item: dict[str, Any], path: str) -> list[Block]:
 _ITEMS: dict[str, Callable[[dict[str, Any], str], list[Block]]] = {
     "reasoning": _reasoning,
     "message": _message,
-    "function_call": _function_call,
+    "function_call": function_call,
     "custom_tool_call": _custom_tool_call,
 }
 
@@ -278,12 +298,7 @@ class ProviderStream(ResponseEnd):
     `raw_input`, the arguments as streamed, as in AgentScope fidelity)."""
 
     def __init__(self, options: ParseSettings) -> None:
-        self._tool_parsing = options.stream_tool_parsing
-        self._structured = options.structured_output
-        self._events = 0
-        self._id: str | None = None
-        self._usage: dict[str, int | float] | None = None
-        self._finish = ""
+        super().__init__(options)
         # Output items by (response, `output_index`), and their blocks (rebuilt
         # on change). A recorded multi-step stream holds several responses,
         # each counting its items from 0: all of them are kept, in order.
@@ -293,15 +308,7 @@ class ProviderStream(ResponseEnd):
         self._indexes: dict[str, Key] = {}
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
-        path = f"chunk[{self._events}]"
-        self._events += 1
-        raise_for_error_body(_NAME, event)
-        kind = expect(event.get("type"), (str, type(None)), f"{path}.type")
-        if kind == "error":
-            raise ProviderError(_NAME, str(event.get("code") or "error"), str(event.get("message")))
-        response = event.get("response")
-        if self._id is None and isinstance(response, dict):
-            self._id = expect(response.get("id"), (str, type(None)), f"{path}.response.id")
+        kind, path = self._begin(event)
         if kind == "response.created" and self._items:
             self._response += 1
         handler = _EVENTS.get(kind) if isinstance(kind, str) else None
@@ -352,13 +359,14 @@ class ProviderStream(ResponseEnd):
 
     def _changed(self, index: Key, path: str) -> None:
         item = self._items[index]
-        blocks = item_blocks(item, f"{path}.item")
-        if item.get("type") == "function_call":
-            arguments = expect(item.get("arguments") or "", str, f"{path}.item.arguments")
-            for block in blocks:
-                block["raw_input"] = arguments
-                if not self._tool_parsing:
-                    block["input"] = {}
+        if item.get("type") != "function_call":
+            self._blocks[index] = item_blocks(item, f"{path}.item")
+            return
+        # Without stream tool parsing the arguments are parsed once, at the end.
+        blocks = function_call(item, f"{path}.item", parse=self._tool_parsing)
+        arguments = expect(item.get("arguments") or "", str, f"{path}.item.arguments")
+        for block in blocks:
+            block["raw_input"] = arguments
         self._blocks[index] = blocks
 
     def _on_item(self, event: dict[str, Any], path: str) -> None:

@@ -21,7 +21,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
     PROVIDER_OPENAI_RESPONSES,
     FormatWarning,
 )
-from ..errors import FormatError, ParseError, ProviderError, ToolChoiceError
+from ..errors import FormatError, ParseError, ToolChoiceError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
@@ -34,7 +34,7 @@ from ._base import (
 )
 from ._fidelity.responses_turns import PROVIDER_HANDLERS, finish_provider_turn
 from ._repair import loads_with_repair
-from ._responses_items import ProviderStream, ResponseEnd, parse_provider
+from ._responses_items import ProviderStream, ResponseEnd, function_call, parse_provider
 from ._responses_items import call_id as _call_id
 from ._responses_items import finish_reason as _finish_reason
 from ._responses_items import usage as _usage
@@ -280,15 +280,7 @@ def _out_message(acc: _Output, item: dict[str, Any], path: str) -> None:
 
 
 def _out_function_call(acc: _Output, item: dict[str, Any], path: str) -> None:
-    arguments = item.get("arguments") or "{}"
-    acc.content.append(
-        {
-            "type": "tool_use",
-            "id": _call_id(item, path),
-            "name": expect(item.get("name"), str, f"{path}.name"),
-            "input": loads_with_repair(expect(arguments, str, f"{path}.arguments")),
-        }
-    )
+    acc.content.extend(function_call(item, path))
 
 
 _OUTPUT_ITEMS: dict[str, Callable[[_Output, dict[str, Any], str], None]] = {
@@ -331,12 +323,7 @@ class _StreamState(ResponseEnd):
     there is any content, ordered thinking, text, tool calls."""
 
     def __init__(self, options: ParseSettings) -> None:
-        self._tool_parsing = options.stream_tool_parsing
-        self._structured = options.structured_output
-        self._events = 0
-        self._id: str | None = None
-        self._usage: dict[str, int | float] | None = None
-        self._finish = ""
+        super().__init__(options)
         self._thinking = ""
         self._text = ""
         # Keyed by stream item id (what argument deltas name), in arrival order.
@@ -347,17 +334,7 @@ class _StreamState(ResponseEnd):
         self._last: list[dict[str, Any]] | None = None
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
-        path = f"chunk[{self._events}]"
-        self._events += 1
-        raise_for_error_body(PROVIDER.name, event)
-        kind = expect(event.get("type"), (str, type(None)), f"{path}.type")
-        if kind == "error":
-            raise ProviderError(
-                PROVIDER.name, str(event.get("code") or "error"), str(event.get("message"))
-            )
-        response = event.get("response")
-        if self._id is None and isinstance(response, dict):
-            self._id = expect(response.get("id"), (str, type(None)), f"{path}.response.id")
+        kind, path = self._begin(event)
         handler = _EVENTS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(self, event, path)
