@@ -50,6 +50,15 @@ TOOL_CHOICE_MODES = ("auto", "none", "required")
 _DOWNLOAD_ATTEMPTS = 3
 
 
+def without_tools(body: Block, choice_key: str, ctx: FormatContext) -> None:
+    """Structured output: the model is asked for the schema's JSON, not for tool
+    calls, so tools and the tool choice (under `choice_key`) leave the body,
+    with a warning when there were any (AgentScope's structured model)."""
+    tools, choice = body.pop("tools", None), body.pop(choice_key, None)
+    if tools is not None or choice is not None:
+        ctx.warn(None, None, "tool", "tools and tool_choice not sent with structured output")
+
+
 # -- chat formatter pieces -------------------------------------------------------------
 
 

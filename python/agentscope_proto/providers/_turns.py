@@ -23,6 +23,7 @@ from ._shared import promoted_message
 __all__ = [
     "Handler",
     "Turn",
+    "foreign_block_handler",
     "format_turns",
     "skipped_block",
     "tool_result_handler",
@@ -57,6 +58,21 @@ Handler = Callable[[Turn, int, Block], None]
 def skipped_block(kind: object) -> str:
     """AgentScope's warning text for a block a chat formatter skips."""
     return f"Unsupported block type {kind} in the message, skipped."
+
+
+def foreign_block_handler(api: str) -> Handler:
+    """The provider-fidelity handler of blocks another provider returned that
+    `api` cannot take back: grounding silently (the provider's reading of its
+    own answer, nothing the conversation said), anything else with a warning."""
+
+    def drop(turn: Turn, index: int, block: Block) -> None:
+        kind = str(block.get("type"))
+        if kind == "grounding":
+            return
+        origin = block.get("provider_type")
+        turn.ctx.warn(turn.msg, index, kind, f"dropped a {origin} block: {api} cannot take it back")
+
+    return drop
 
 
 def format_turns(

@@ -35,9 +35,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FormatError
 from ._base import FormatContext, expect
-from ._turns import Handler, Turn, skipped_block
+from ._shared import without_tools
+from ._turns import Handler, Turn, foreign_block_handler, skipped_block
 
 __all__ = [
     "add_citations",
@@ -106,14 +106,7 @@ def _reasoning(turn: Turn, index: int, block: Block) -> None:
     turn.trailing.append({"field": field, "text": block.get("thinking", "")})
 
 
-def _foreign(turn: Turn, index: int, block: Block) -> None:
-    kind = str(block.get("type"))
-    if kind == "grounding":
-        return
-    origin = block.get("provider_type")
-    turn.ctx.warn(
-        turn.msg, index, kind, f"dropped a {origin} block: Chat Completions cannot take it back"
-    )
+_foreign = foreign_block_handler("Chat Completions")
 
 
 def provider_handlers(
@@ -165,12 +158,7 @@ def structured_output(body: Block, schema: Any, name: str | None, ctx: FormatCon
     """OpenAIChatModel with a structured model: `response_format`, no tools."""
     if schema is None:
         return
-    if not isinstance(schema, dict):
-        kind = type(schema).__name__
-        raise FormatError("response_schema", f"expected a JSON Schema object, got {kind}")
-    tools, choice = body.pop("tools", None), body.pop("tool_choice", None)
-    if tools is not None or choice is not None:
-        ctx.warn(None, None, "tool", "tools and tool_choice not sent with structured output")
+    without_tools(body, "tool_choice", ctx)
     body["response_format"] = {
         "type": "json_schema",
         "json_schema": {"name": name or "response", "schema": schema, "strict": True},

@@ -42,7 +42,8 @@ from typing import Any
 
 from ..errors import FormatError, ParseError
 from ._base import FormatContext, expect
-from ._turns import Turn
+from ._shared import without_tools
+from ._turns import Turn, foreign_block_handler
 
 __all__ = [
     "CODE_PARTS",
@@ -324,13 +325,7 @@ def format_code(turn: Turn, index: int, block: Block) -> None:
     turn.parts.append(part)
 
 
-def format_foreign(turn: Turn, index: int, block: Block) -> None:
-    """A block Gemini cannot take: grounding silently, anything else with a warning."""
-    kind = str(block.get("type"))
-    if kind == "grounding":
-        return
-    origin = block.get("provider_type")
-    turn.ctx.warn(turn.msg, index, kind, f"dropped a {origin} block: Gemini cannot take it back")
+format_foreign = foreign_block_handler("Gemini")
 
 
 # -- structured output ----------------------------------------------------------------------
@@ -340,12 +335,6 @@ def structured_output(body: Block, schema: Any, ctx: FormatContext) -> None:
     """GeminiChatModel with a structured model: JSON out, no tools."""
     if schema is None:
         return
-    if not isinstance(schema, dict):
-        raise FormatError(
-            "response_schema", f"expected a JSON Schema object, got {type(schema).__name__}"
-        )
-    tools, choice = body.pop("tools", None), body.pop("tool_config", None)
-    if tools is not None or choice is not None:
-        ctx.warn(None, None, "tool", "tools and tool_choice not sent with structured output")
+    without_tools(body, "tool_config", ctx)
     body["response_mime_type"] = "application/json"
     body["response_schema"] = schema
