@@ -226,11 +226,6 @@ class StreamBlocks:
         self._offset = 0
         self.metadata: dict[str, Any] | None = None
 
-    @property
-    def has_calls(self) -> bool:
-        """Whether a client tool call started."""
-        return any(e.block.get("type") == "tool_use" for e in self._entries.values())
-
     def begin(self) -> None:
         """A `message_start`: the blocks that follow come after those seen."""
         self._offset = max(self._entries) + 1 if self._entries else 0
@@ -432,8 +427,7 @@ def _format_server(turn: Turn, index: int, block: Block) -> None:
 
 def _format_tool_use(turn: Turn, index: int, block: Block) -> None:
     _CHAT_BLOCKS["tool_use"](turn, index, block)
-    if isinstance(block.get("caller"), dict):
-        turn.parts[-1]["caller"] = copy_json(block["caller"])
+    _with_caller(turn.parts[-1], block)
 
 
 def _format_grounding(turn: Turn, index: int, block: Block) -> None:
