@@ -26,10 +26,11 @@ from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.results import ParsedResponse
 from agentscope_proto.service import ServerConfig
 from provider_schemas import client
+from transcripts import ROOT, load_events, without_raw_input
 
 from server_harness import RunningServer
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared/provider-transcripts/anthropic"
+TRANSCRIPTS = ROOT / "anthropic"
 needs_transcripts = pytest.mark.skipif(
     not TRANSCRIPTS.is_dir(), reason=f"no recorded transcripts at {TRANSCRIPTS}"
 )
@@ -47,10 +48,6 @@ def _json_files() -> list[Path]:
 
 def _event_files() -> list[Path]:
     return sorted(TRANSCRIPTS.glob("*.events.jsonl")) if TRANSCRIPTS.is_dir() else []
-
-
-def _events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _msg(name: str, role: str, content: Any) -> dict[str, Any]:
@@ -172,10 +169,6 @@ def _as_stream(response: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def _without_raw_input(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in block.items() if k != "raw_input"} for block in content]
-
-
 # -- the recorded transcripts ----------------------------------------------------------
 
 
@@ -199,7 +192,7 @@ def test_a_complete_response_keeps_every_record(path: Path) -> None:
 @needs_transcripts
 @pytest.mark.parametrize("path", _event_files(), ids=lambda p: p.name)
 def test_a_stream_keeps_every_record(path: Path) -> None:
-    events = _events(path)
+    events = load_events(path)
     parser = StreamParser("anthropic", fidelity="provider")
     for event in events:
         snapshot = parser.feed(event)
@@ -222,13 +215,13 @@ def test_streamed_and_complete_parses_agree(path: Path) -> None:
         pytest.skip("an empty response")
     complete = parse("anthropic", response, fidelity="provider")
     streamed = _stream(_as_stream(response), fidelity="provider")
-    assert _without_raw_input(streamed.content) == complete.content
+    assert without_raw_input(streamed.content) == complete.content
     assert streamed.msg.metadata_json == complete.msg.metadata_json
 
 
 @needs_transcripts
 def test_text_on_either_side_of_a_server_tool_stays_apart() -> None:
-    events = _events(TRANSCRIPTS / "vercel-anthropic-anthropic-web-search-tool.1.events.jsonl")
+    events = load_events(TRANSCRIPTS / "vercel-anthropic-anthropic-web-search-tool.1.events.jsonl")
     kept = _stream(events, fidelity="provider").content
     kinds = [e["content_block"]["type"] for e in events if e["type"] == "content_block_start"]
     assert kinds.count("text") > 10
@@ -518,7 +511,7 @@ def test_a_turn_holding_only_server_tool_items_is_not_empty() -> None:
     complete = parse("anthropic", response, fidelity="provider")
     streamed = _stream(_as_stream(response), fidelity="provider")
     assert [b["type"] for b in complete.content] == ["server_tool_use", "server_tool_result"]
-    assert _without_raw_input(streamed.content) == complete.content
+    assert without_raw_input(streamed.content) == complete.content
     assert parse("anthropic", response).content == []
     body = format("anthropic", _next_turn(complete.content), fidelity="provider")
     assert body["messages"][1]["content"] == response["content"]
@@ -631,7 +624,7 @@ def test_a_programmatic_tool_call_keeps_its_caller() -> None:
     complete = parse("anthropic", response, fidelity="provider")
     assert complete.content[1]["caller"] == caller
     streamed = _stream(_as_stream(response), fidelity="provider")
-    assert _without_raw_input(streamed.content) == complete.content
+    assert without_raw_input(streamed.content) == complete.content
     assert "caller" not in parse("anthropic", response).content[0]
     body = format("anthropic", _next_turn(complete.content), fidelity="provider")
     assert body["messages"][1]["content"][1]["caller"] == caller

@@ -21,19 +21,14 @@ import pytest
 from agentscope_proto import StreamParser, parse
 from agentscope_proto.cache import FormatCache
 from agentscope_proto.formatting import format
-from agentscope_proto.options import FormatSettings
 from provider_schemas import client
-from transcripts import Transcript, count_parsed, count_raw
+from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "provider-transcripts"
+TRANSCRIPTS = ROOT
 needs_transcripts = pytest.mark.skipif(
     not TRANSCRIPTS.is_dir(), reason=f"the recorded transcripts ({TRANSCRIPTS}) are absent"
 )
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
-needs_schema_option = pytest.mark.skipif(
-    not hasattr(FormatSettings(), "response_schema"),
-    reason="FormatSettings.response_schema (the foundation's option) is not merged yet",
-)
 
 FIDELITIES = ("agentscope", "provider")
 CHAT = ("openai", "deepseek")
@@ -97,11 +92,6 @@ def _loop(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _load(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((TRANSCRIPTS / name).read_text())
     return data
-
-
-def _events(name: str) -> list[dict[str, Any]]:
-    lines = (TRANSCRIPTS / name).read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
 
 
 # -- citations ---------------------------------------------------------------------------------
@@ -194,7 +184,7 @@ def test_thinking_of_another_provider_is_still_dropped_for_openai() -> None:
 def test_deepseek_tool_loop_from_the_recording_sends_reasoning_back(streamed: bool) -> None:
     name = "deepseek/vercel-deepseek-deepseek-tool-call"
     if streamed:
-        result = _stream("deepseek", _events(f"{name}.events.jsonl"), "provider")
+        result = _stream("deepseek", load_events(TRANSCRIPTS / f"{name}.events.jsonl"), "provider")
     else:
         result = parse("deepseek", _load(f"{name}.json"), fidelity="provider")
     thinking = result.content[0]
@@ -293,7 +283,6 @@ TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "
 USER = [{"name": "user", "role": "user", "content": "Weather in Paris, as JSON."}]
 
 
-@needs_schema_option
 @pytest.mark.parametrize("provider", CHAT)
 @pytest.mark.parametrize("fidelity", FIDELITIES)
 def test_structured_output_request(provider: str, fidelity: str) -> None:
@@ -318,7 +307,6 @@ def test_structured_output_request(provider: str, fidelity: str) -> None:
     assert unnamed.warnings == []
 
 
-@needs_schema_option
 @needs_sdks
 def test_structured_output_bodies_validate() -> None:
     bodies = [
@@ -383,7 +371,7 @@ def test_complete_and_streamed_recordings_agree(folder: str, fidelity: str) -> N
             continue
         pairs += 1
         complete = parse(folder, path.read_text(), fidelity=fidelity)
-        streamed = _stream(folder, _events(f"{folder}/{events.name}"), fidelity)
+        streamed = _stream(folder, load_events(TRANSCRIPTS / f"{folder}/{events.name}"), fidelity)
         shape = [(b["type"], b.get("reasoning_field")) for b in complete.content]
         assert [(b["type"], b.get("reasoning_field")) for b in streamed.content] == shape, path
     assert pairs
@@ -397,7 +385,7 @@ def test_every_chat_transcript_parses(fidelity: str) -> None:
             if path.suffix == ".json":
                 parse(folder, path.read_text(), fidelity=fidelity)
             elif path.name.endswith(".events.jsonl"):
-                _stream(folder, _events(f"{folder}/{path.name}"), fidelity)
+                _stream(folder, load_events(TRANSCRIPTS / f"{folder}/{path.name}"), fidelity)
             else:
                 parser = StreamParser(folder, fidelity=fidelity)
                 parser.feed_bytes(path.read_bytes())

@@ -22,20 +22,15 @@ import pytest
 from agentscope_proto import StreamParser, parse
 from agentscope_proto.errors import ParseError
 from agentscope_proto.formatting import format
-from agentscope_proto.options import FormatSettings
 from provider_schemas import client
-from transcripts import Transcript, count_parsed, count_raw
+from provider_schemas.scenarios import server_result, server_use
+from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "provider-transcripts"
-GEMINI = TRANSCRIPTS / "gemini"
+GEMINI = ROOT / "gemini"
 needs_transcripts = pytest.mark.skipif(
     not GEMINI.is_dir(), reason=f"the recorded Gemini transcripts ({GEMINI}) are absent"
 )
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
-needs_schema_option = pytest.mark.skipif(
-    not hasattr(FormatSettings(), "response_schema"),
-    reason="FormatSettings.response_schema (the foundation's option) is not merged yet",
-)
 
 FIDELITIES = ("agentscope", "provider")
 CODE_SIGNATURE = base64.b64encode(b"code-signature").decode()
@@ -87,7 +82,7 @@ def _code_parts() -> list[dict[str, Any]]:
 
 
 def _events(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (GEMINI / name).read_text().splitlines() if line.strip()]
+    return load_events(GEMINI / name)
 
 
 def _stream(events: list[dict[str, Any]], fidelity: str = "agentscope") -> Any:
@@ -388,22 +383,8 @@ def test_streamed_text_around_code_is_not_glued() -> None:
 def test_other_providers_server_tools_are_dropped_with_a_warning() -> None:
     foreign = [
         {"type": "text", "text": "Searching."},
-        {
-            "type": "server_tool_use",
-            "id": "srvtoolu_1",
-            "name": "web_search",
-            "input": {"query": "euro 2024"},
-            "provider_type": "server_tool_use",
-            "raw": {"type": "server_tool_use", "id": "srvtoolu_1"},
-        },
-        {
-            "type": "server_tool_result",
-            "tool_use_id": "srvtoolu_1",
-            "provider_type": "web_search_tool_result",
-            "output": [],
-            "is_error": False,
-            "raw": {"type": "web_search_tool_result"},
-        },
+        server_use("srvtoolu_1", "web_search", {"query": "euro 2024"}),
+        server_result("web_search_tool_result", "srvtoolu_1", []),
     ]
     body = format("gemini", _assistant_turn(foreign), fidelity="provider")
     assert body["contents"][1]["parts"] == [{"text": "Searching."}]
@@ -431,7 +412,6 @@ SCHEMA = {
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
 
 
-@needs_schema_option
 def test_structured_output_request_as_agentscope_sends_it() -> None:
     msgs = [{"name": "user", "role": "user", "content": "Weather in Paris?"}]
     body = format("gemini", msgs, tools=TOOLS, tool_choice="auto", response_schema=SCHEMA)
@@ -445,7 +425,6 @@ def test_structured_output_request_as_agentscope_sends_it() -> None:
     assert "response_schema" not in provider
 
 
-@needs_schema_option
 @needs_sdks
 def test_structured_output_body_validates() -> None:
     msgs = [{"name": "user", "role": "user", "content": "Weather in Paris?"}]

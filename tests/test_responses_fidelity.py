@@ -18,16 +18,12 @@ import pytest
 
 from agentscope_proto import format, parse
 from agentscope_proto.errors import ParseError, ProviderError
-from agentscope_proto.options import FormatSettings
 from agentscope_proto.parsing import StreamParser
 from provider_schemas import client
+from provider_schemas.scenarios import server_result, server_use
+from transcripts import ROOT, load_events, without_raw_input
 
-TRANSCRIPTS = (
-    Path(__file__).resolve().parents[1].parent
-    / "shared"
-    / "provider-transcripts"
-    / "openai_responses"
-)
+TRANSCRIPTS = ROOT / "openai_responses"
 needs_transcripts = pytest.mark.skipif(
     not TRANSCRIPTS.is_dir(), reason=f"the recorded transcripts are absent ({TRANSCRIPTS})"
 )
@@ -54,10 +50,6 @@ def _load(name: str) -> dict[str, Any]:
     return result
 
 
-def _events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _provider(response: dict[str, Any], **options: Any) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = parse(
         "openai_responses", response, fidelity="provider", **options
@@ -81,10 +73,6 @@ def _next_turn(content: list[dict[str, Any]], **options: Any) -> Any:
         msgs.append({"name": "system", "role": "system", "content": results})
     msgs.append({"name": "user", "role": "user", "content": "And then?"})
     return format("openai_responses", msgs, fidelity="provider", **options)
-
-
-def _without_raw_input(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in block.items() if k != "raw_input"} for block in content]
 
 
 # -- every recorded response ---------------------------------------------------------------
@@ -134,7 +122,7 @@ def test_agentscope_fidelity_keeps_none_of_it(path: Path) -> None:
 def test_stream_agrees_with_the_complete_parse(path: Path) -> None:
     """The stream's final content is the complete parse of the items it streamed
     (`response.output_item.done`), in both fidelities nothing untyped is raised."""
-    events = _events(path)
+    events = load_events(path)
     for fidelity in ("agentscope", "provider"):
         parser = StreamParser("openai_responses", fidelity=fidelity)
         try:
@@ -146,7 +134,7 @@ def test_stream_agrees_with_the_complete_parse(path: Path) -> None:
             return
     done = [e["item"] for e in events if e.get("type") == "response.output_item.done"]
     complete = _provider({"output": done})
-    assert _without_raw_input(final.content) == complete
+    assert without_raw_input(final.content) == complete
 
 
 _OPENAI = [path for path in _COMPLETE if "-xai-" not in path.name]
@@ -272,7 +260,7 @@ def test_separate_messages_stay_separate_text_blocks() -> None:
     response = _load("vercel-openai-openai-phase.1.json")
     texts = [item["content"][0]["text"] for item in response["output"]]
     assert [b["text"] for b in _provider(response)] == texts
-    events = _events(TRANSCRIPTS / "vercel-openai-openai-phase.1.events.jsonl")
+    events = load_events(TRANSCRIPTS / "vercel-openai-openai-phase.1.events.jsonl")
     parser = StreamParser("openai_responses", fidelity="provider")
     for event in events:
         parser.feed(event)
@@ -354,21 +342,8 @@ def test_a_reasoning_item_whose_call_is_dropped_is_dropped_too() -> None:
 def test_other_providers_blocks_are_dropped_with_a_warning() -> None:
     content: list[dict[str, Any]] = [
         {"type": "thinking", "thinking": "Claude's.", "signature": "EqQB"},
-        {
-            "type": "server_tool_use",
-            "id": "srvtoolu_1",
-            "name": "web_search",
-            "input": {"query": "x"},
-            "provider_type": "server_tool_use",
-            "raw": {"type": "server_tool_use", "id": "srvtoolu_1"},
-        },
-        {
-            "type": "server_tool_result",
-            "tool_use_id": "srvtoolu_1",
-            "provider_type": "web_search_tool_result",
-            "output": [],
-            "is_error": False,
-        },
+        server_use("srvtoolu_1", "web_search", {"query": "x"}),
+        server_result("web_search_tool_result", "srvtoolu_1", []),
         {"type": "grounding", "provider_type": "gemini", "sources": [], "queries": []},
         {
             "type": "text",
@@ -429,13 +404,8 @@ _SCHEMA = {
     "required": ["city"],
     "additionalProperties": False,
 }
-needs_schema_option = pytest.mark.skipif(
-    "response_schema" not in FormatSettings.__dataclass_fields__,
-    reason="FormatSettings.response_schema is not on this branch yet",
-)
 
 
-@needs_schema_option
 @pytest.mark.parametrize("fidelity", ["agentscope", "provider"])
 def test_a_response_schema_is_a_strict_json_schema_format(fidelity: str) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]

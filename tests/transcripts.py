@@ -64,6 +64,20 @@ from agentscope_proto.providers import PROVIDERS
 
 REPO = Path(__file__).resolve().parents[1]
 ROOT = REPO.parent / "shared" / "provider-transcripts"
+
+
+def load_events(path: Path) -> list[dict[str, Any]]:
+    """The events of a recorded stream stored one JSON object per line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def without_raw_input(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Blocks without the streamed argument text (`raw_input`), which only a
+    stream's tool calls carry: what a stream and a complete parse share."""
+    return [{k: v for k, v in block.items() if k != "raw_input"} for block in content]
+
+
 PROVIDER_DIRS = ("anthropic", "deepseek", "gemini", "openai", "openai_responses")
 CATEGORIES = (
     "citation",

@@ -78,7 +78,8 @@ _SEARCH_ID = "srvtoolu_01WeB5eArCh"
 _CODE_ID = "srvtoolu_01CoDeExEc"
 
 
-def _server_use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+def server_use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic server tool call as a provider-fidelity parse gives it."""
     raw = {"type": "server_tool_use", "id": call_id, "name": name, "input": args}
     return {
         "type": "server_tool_use",
@@ -90,7 +91,8 @@ def _server_use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def _server_result(kind: str, call_id: str, output: Any) -> dict[str, Any]:
+def server_result(kind: str, call_id: str, output: Any) -> dict[str, Any]:
+    """An Anthropic server tool result as a provider-fidelity parse gives it."""
     raw = {"type": kind, "tool_use_id": call_id, "content": output}
     return {
         "type": "server_tool_result",
@@ -123,8 +125,8 @@ SERVER_TOOL_TURN = [
             {"type": "thinking", "thinking": "", "redacted_data": "EmwKAhgBEgy3va3pzix/LafPsn4="},
             {"type": "thinking", "thinking": "", "signature": "EqQBCkYIARgCKkA="},
             {"type": "text", "text": "Let me search."},
-            _server_use(_SEARCH_ID, "web_search", {"query": "reopens this week"}),
-            _server_result(
+            server_use(_SEARCH_ID, "web_search", {"query": "reopens this week"}),
+            server_result(
                 "web_search_tool_result",
                 _SEARCH_ID,
                 [
@@ -138,8 +140,8 @@ SERVER_TOOL_TURN = [
                 ],
             ),
             {"type": "text", "text": "The museum reopens on Friday.", "citations": [_CITATION]},
-            _server_use(_CODE_ID, "bash_code_execution", {"command": "echo $((6 * 7))"}),
-            _server_result(
+            server_use(_CODE_ID, "bash_code_execution", {"command": "echo $((6 * 7))"}),
+            server_result(
                 "bash_code_execution_tool_result",
                 _CODE_ID,
                 {
