@@ -1,10 +1,11 @@
-"""AgentScope Python 2.x JSON (`Msg.model_dump(mode="json")`) reads correctly.
+"""AgentScope Python 2.x JSON (`Msg.model_dump(mode="json")`) read and written exactly.
 
 The files under tests/fixtures/agentscope2/ were written by AgentScope's own 2.x
-message module (`agentscope.message` at `da00849`, v2.0.x) with deterministic
-id and timestamp factories: `UserMsg`/`AssistantMsg`/`SystemMsg` holding every
-2.x block kind, dumped with `model_dump(mode="json")`. 2.x is read-only: the
-AgentScope dialect writes such a message in its 1.x form.
+message module (v2.0.x) with deterministic id and timestamp factories:
+`UserMsg`/`AssistantMsg`/`SystemMsg` holding every 2.x block kind, dumped with
+`model_dump(mode="json")`. The golden corpus of tests/golden/agentscope2/ is
+checked in tests/test_dialects_agentscope2_golden.py; here, what each field
+becomes and what the writer does with messages from the other dialects.
 """
 
 from __future__ import annotations
@@ -16,14 +17,26 @@ from typing import Any
 import pytest
 
 from agentscope_proto import (
+    ErrorType,
+    FinishedReason,
     MessageFormatError,
     Msg,
+    PermissionBehavior,
     Role,
+    ToolCallState,
     ToolResultState,
     from_dict,
     get_content_blocks,
     get_text_content,
     has_content_blocks,
+    new_data_block,
+    new_hint_block,
+    new_image_block,
+    new_msg,
+    new_text_block,
+    new_thinking_block,
+    new_tool_result_block,
+    new_tool_use_block,
     to_dict,
 )
 from agentscope_proto._json import loads
@@ -46,6 +59,18 @@ def read(name: str) -> Msg:
     return from_dict(load(name))
 
 
+def refusal(data: dict[str, Any]) -> MessageFormatError:
+    with pytest.raises(MessageFormatError) as caught:
+        from_dict(data, dialect="agentscope2")
+    return caught.value
+
+
+def write_refusal(msg: Msg) -> MessageFormatError:
+    with pytest.raises(MessageFormatError) as caught:
+        to_dict(msg, dialect="agentscope2")
+    return caught.value
+
+
 def test_enough_fixtures() -> None:
     assert len(NAMES) >= 6
 
@@ -56,22 +81,28 @@ def test_detected_as_agentscope2(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_common_envelope(name: str) -> None:
+def test_round_trip_is_exact(name: str) -> None:
     data = load(name)
     msg = from_dict(data)
     assert msg == from_dict(data, dialect="agentscope2")
-    assert msg.id == data["id"]
-    assert msg.name == data["name"]
-    assert to_dict(msg)["role"] == data["role"]
+    assert_same(to_dict(msg, dialect="agentscope2"), data)
+    assert_same(to_dict(Msg.FromString(msg.SerializeToString()), dialect="agentscope2"), data)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_envelope(name: str) -> None:
+    data = load(name)
+    msg = from_dict(data)
+    assert (msg.id, msg.name) == (data["id"], data["name"])
     # `created_at` is the timestamp, verbatim.
     assert msg.timestamp == data["created_at"]
-    assert to_dict(msg)["metadata"] == data["metadata"]
     assert msg.HasField("metadata_json") is bool(data["metadata"])
-    # Workflow fields are kept as top-level extras, in order.
-    extras = loads(msg.extra_json)
-    assert list(extras) == ["finished_at", "finished_reason", "structured_output", "error"]
-    assert extras == {k: data[k] for k in extras}
     assert msg.HasField("usage") is (data["usage"] is not None)
+    assert msg.HasField("finished_at") is (data["finished_at"] is not None)
+    assert msg.HasField("structured_output_json") is (data["structured_output"] is not None)
+    assert msg.HasField("error") is (data["error"] is not None)
+    # Every key 2.x writes has a typed place: nothing is left over.
+    assert not msg.extra_json
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -80,16 +111,9 @@ def test_agentscope_form_is_stable(name: str) -> None:
     msg = read(name)
     one_x = to_dict(msg)
     assert list(one_x) == ["id", "name", "role", "content", "metadata", "timestamp"]
-    again = from_dict(one_x)
+    again = from_dict(one_x, dialect="agentscope")
     assert list(again.blocks.items) == list(msg.blocks.items)
     assert_same(to_dict(again), one_x)
-    assert_same(to_dict(Msg.FromString(msg.SerializeToString())), one_x)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_java_form_is_stable(name: str) -> None:
-    java = to_dict(read(name), dialect="java")
-    assert_same(to_dict(from_dict(java), dialect="java"), java)
 
 
 def test_user_text() -> None:
@@ -97,7 +121,11 @@ def test_user_text() -> None:
     assert msg.role == Role.ROLE_USER
     assert get_text_content(msg) == "What's the weather in Paris?"
     (text,) = get_content_blocks(msg, "text")
-    assert list(loads(text.extra_json)) == ["id", "created_at", "finished_at"]
+    data = load("user_text")["content"][0]
+    assert (text.id, text.created_at) == (data["id"], data["created_at"])
+    assert data["finished_at"] is None
+    assert not text.HasField("finished_at")
+    assert not text.extra_json
 
 
 def test_system_prompt() -> None:
@@ -106,22 +134,21 @@ def test_system_prompt() -> None:
     assert get_text_content(msg) == "You are a helpful assistant."
 
 
-def test_user_multimodal_data_blocks_become_media() -> None:
+def test_user_multimodal_data_blocks() -> None:
     msg = read("user_multimodal")
     kinds = [b.WhichOneof("block") for b in msg.blocks.items]
-    assert kinds == ["text", "image", "audio", "video", "opaque"]
+    # Images, audio and video are where every reader finds them; a PDF is data.
+    assert kinds == ["text", "image", "audio", "video", "data"]
     image = msg.blocks.items[1].image
     assert image.source.url == "https://example.com/images/cat.png"
     assert image.source.media_type == "image/png"
-    assert loads(image.extra_json)["name"] == "cat.png"
+    assert image.name == "cat.png"
     audio = msg.blocks.items[2].audio
     assert audio.source.media_type == "audio/wav"
     assert audio.source.data.startswith(b"RIFF")
-    # A PDF has no 1.x block kind: it stays a `data` block.
-    pdf = msg.blocks.items[4].opaque
-    assert pdf.block_type == "data"
-    assert loads(pdf.block_json) == load("user_multimodal")["content"][4]
-    assert has_content_blocks(msg, ["image", "audio", "video"])
+    pdf = msg.blocks.items[4].data
+    assert pdf.source.media_type == "application/pdf"
+    assert has_content_blocks(msg, ["image", "audio", "video", "data"])
 
 
 def test_user_multimodal_agentscope_form() -> None:
@@ -136,10 +163,10 @@ def test_user_multimodal_agentscope_form() -> None:
         "id": "00000000000000000000000000000004",
         "name": "cat.png",
         "created_at": "2026-05-30T14:00:02.209458",
-        "finished_at": None,
     }
     # 1.x key order for base64 sources (2.x writes `data` first).
     assert list(blocks[2]["source"]) == ["type", "media_type", "data"]
+    assert blocks[4]["type"] == "data"
 
 
 def test_assistant_tool_calls() -> None:
@@ -154,17 +181,18 @@ def test_assistant_tool_calls() -> None:
         "days": 3,
         "detail": {"hourly": True, "precision": 0.5},
     }
+    # The input text exactly as 2.x held it.
     assert first.raw_input == load("assistant_tool_calls")["content"][2]["input"]
-    assert loads(first.extra_json) == {
-        "state": "pending",
-        "suggested_rules": [],
-        "created_at": "2026-05-30T14:00:09.942561",
-        "finished_at": None,
-    }
+    assert first.state == ToolCallState.TOOL_CALL_STATE_PENDING
+    assert not first.suggested_rules
+    assert first.created_at == "2026-05-30T14:00:09.942561"
+    assert not first.HasField("finished_at")
     # Partial (streaming) arguments: no object yet, the raw text is kept.
     assert loads(second.input_json) == {}
     assert second.raw_input == '{"command": "ls -la'
-    assert loads(second.extra_json)["suggested_rules"][0]["tool_name"] == "Bash"
+    (rule,) = second.suggested_rules
+    assert rule.tool_name == "Bash"
+    assert rule.behavior in set(PermissionBehavior.values()) - {0}
     # Usage: `cache_input_tokens` is the cache read count.
     assert msg.usage.input_tokens == 1200
     assert msg.usage.output_tokens == 85
@@ -176,94 +204,262 @@ def test_assistant_tool_calls() -> None:
 def test_assistant_tool_calls_agentscope_form() -> None:
     blocks = to_dict(read("assistant_tool_calls"))["content"]
     assert [b["type"] for b in blocks] == ["thinking", "text", "tool_use", "tool_use"]
-    assert list(blocks[0]) == ["type", "thinking", "signature", "id", "created_at", "finished_at"]
+    assert list(blocks[0]) == ["type", "thinking", "id", "created_at", "signature"]
     assert list(blocks[2])[:5] == ["type", "id", "name", "input", "raw_input"]
 
 
 def test_assistant_tool_results() -> None:
     msg = read("assistant_tool_results")
-    # Tool results live in assistant messages in 2.x; the role is kept.
     assert msg.role == Role.ROLE_ASSISTANT
     text_result, media_result, denied = get_content_blocks(msg, "tool_result")
     assert text_result.text == "Sunny, 21°C"
     assert text_result.state == ToolResultState.TOOL_RESULT_STATE_SUCCESS
+    assert loads(text_result.metadata_json) == {}
     kinds = [b.WhichOneof("block") for b in media_result.blocks.items]
     assert kinds == ["text", "image"]
     assert media_result.blocks.items[1].image.source.data.startswith(PNG)
-    assert loads(media_result.extra_json)["metadata"] == {"elapsed_ms": 412}
+    assert loads(media_result.metadata_json) == {"elapsed_ms": 412}
     assert denied.state == ToolResultState.TOOL_RESULT_STATE_DENIED
     assert get_text_content(msg) is None
 
 
 def test_assistant_structured_output_and_hint() -> None:
     msg = read("assistant_structured_output")
-    hint = msg.blocks.items[0].opaque
-    assert hint.block_type == "hint"
-    assert loads(hint.block_json)["hint"] == "Keep the answer under 50 words."
-    extras = loads(msg.extra_json)
-    assert extras["finished_reason"] == "completed"
-    assert extras["structured_output"] == {"city": "Paris", "temp_c": 21.5, "ok": True}
+    (hint,) = get_content_blocks(msg, "hint")
+    assert hint.text == "Keep the answer under 50 words."
+    assert msg.finished_reason == FinishedReason.FINISHED_REASON_COMPLETED
+    assert loads(msg.structured_output_json) == {"city": "Paris", "temp_c": 21.5, "ok": True}
     assert get_text_content(msg) == "Done."
 
 
 def test_assistant_error() -> None:
     msg = read("assistant_error")
-    extras = loads(msg.extra_json)
-    assert extras["finished_reason"] == "error"
-    assert extras["error"] == {"type": "rate_limit", "message": "429 Too Many Requests"}
+    assert msg.finished_reason == FinishedReason.FINISHED_REASON_ERROR
+    assert msg.error.type == ErrorType.ERROR_TYPE_RATE_LIMIT
+    assert msg.error.message == "429 Too Many Requests"
     assert get_text_content(msg) == ""
 
 
-def test_tool_call_with_object_input_and_bad_input() -> None:
+def test_tool_call_input_is_the_raw_string() -> None:
     data = load("assistant_tool_calls")
+    # A number JSON cannot hold as a float, invalid JSON, a list: the text is
+    # kept exactly; the 1.x `input` is {} when it is no object the schema holds.
+    for text in ('{"n": 1e400}', '{"a": 1, "a": 2}', "[1, 2]", "", "not json"):
+        data["content"][2]["input"] = text
+        msg = from_dict(data)
+        call = get_content_blocks(msg, "tool_use")[0]
+        assert call.raw_input == text
+        assert loads(call.input_json) == {}
+        assert_same(to_dict(msg, dialect="agentscope2"), data)
+    # 2.x refuses an object: its input is the text the model streamed.
     data["content"][2]["input"] = {"city": "Paris"}
-    call = get_content_blocks(from_dict(data), "tool_use")[0]
-    assert loads(call.input_json) == {"city": "Paris"}
-    assert not call.HasField("raw_input")
-    data["content"][2]["input"] = 7
-    with pytest.raises(MessageFormatError) as caught:
-        from_dict(data)
-    assert caught.value.path == "content[2].input"
+    assert refusal(data).path == "content[2].input"
 
 
-def test_non_object_json_input_is_kept_raw() -> None:
+def test_non_canonical_base64_is_kept_as_given() -> None:
+    data = load("user_multimodal")
+    for text in ("UklGR", "UklG\nRg==", "!!not base64!!"):
+        data["content"][2]["source"]["data"] = text
+        msg = from_dict(data)
+        assert msg.blocks.items[2].audio.source.base64_text == text
+        assert_same(to_dict(msg, dialect="agentscope2"), data)
+
+
+def test_thinking_extras_in_their_order() -> None:
     data = load("assistant_tool_calls")
-    data["content"][2]["input"] = "[1, 2]"
-    call = get_content_blocks(from_dict(data), "tool_use")[0]
-    assert loads(call.input_json) == {}
-    assert call.raw_input == "[1, 2]"
+    thinking = data["content"][0]
+    thinking.pop("signature")
+    thinking.update(
+        {"reasoning_item_raw": {"id": "rs_1"}, "redacted_thinking_data": "abc", "x": [1]}
+    )
+    thinking["reasoning_item_id"] = "rs_1"
+    msg = from_dict(data)
+    block = get_content_blocks(msg, "thinking")[0]
+    assert (block.redacted_data, block.reasoning_id) == ("abc", "rs_1")
+    assert_same(to_dict(msg, dialect="agentscope2"), data)
+    # A key named like the typed field stays what it was.
+    thinking["redacted_data"] = "other"
+    assert_same(to_dict(from_dict(data), dialect="agentscope2"), data)
+
+
+def test_unknown_keys_are_kept_but_not_written() -> None:
+    data = load("user_text")
+    with_extras = {**data, "timestamp_x": 1, "content": [{**data["content"][0], "cache": 1}]}
+    msg = from_dict(with_extras, dialect="agentscope2")
+    assert loads(msg.extra_json) == {"timestamp_x": 1}
+    # 2.x drops them when it validates: so does its dump.
+    assert_same(to_dict(msg, dialect="agentscope2"), data)
 
 
 @pytest.mark.parametrize(
     ("change", "path"),
     [
         ({"role": "tool"}, "role"),
-        ({"content": 3}, "content"),
+        ({"role": "User"}, "role"),
+        ({"content": "hi"}, "content"),
+        ({"content": None}, "content"),
         ({"content": [3]}, "content[0]"),
-        ({"usage": {"input_tokens": 1.5}}, "usage.input_tokens"),
+        ({"usage": {"input_tokens": 1.5, "output_tokens": 1}}, "usage.input_tokens"),
+        ({"usage": {"input_tokens": 1}}, "usage.output_tokens"),
         ({"metadata": []}, "metadata"),
+        ({"metadata": None}, "metadata"),
         ({"created_at": 3}, "created_at"),
+        ({"finished_reason": "COMPLETED"}, "finished_reason"),
+        ({"error": {"type": "rate_limit"}}, "error.message"),
         ({"content": [{"type": "tool_call", "name": "f", "input": "{}"}]}, "content[0].id"),
+        ({"content": [{"type": "image", "source": {}}]}, "content[0].type"),
+        ({"content": [{"type": "thinking", "thinking": "x"}]}, "content[0].type"),
         (
-            {
-                "content": [
-                    {"type": "data", "source": {"type": "base64", "media_type": "image/png"}}
-                ]
-            },
+            {"content": [{"type": "data", "source": {"type": "base64", "media_type": "a/b"}}]},
             "content[0].source.data",
+        ),
+        (
+            {"content": [{"type": "data", "source": {"type": "url", "url": "https://a.b/c"}}]},
+            "content[0].source.media_type",
         ),
     ],
 )
-def test_bad_input_names_the_path(change: dict[str, Any], path: str) -> None:
-    data = {**load("user_text"), **change}
-    with pytest.raises(MessageFormatError) as caught:
-        from_dict(data, dialect="agentscope2")
-    assert caught.value.path == path
+def test_refusals_name_the_path(change: dict[str, Any], path: str) -> None:
+    error = refusal({**load("user_text"), **change})
+    assert error.path == path
+    assert error.reason.startswith("AgentScope 2.x refuses this: ")
 
 
-def test_missing_id_and_created_at_are_generated() -> None:
+def test_missing_ids_and_times_are_generated() -> None:
     data = load("user_text")
-    del data["id"], data["created_at"]
+    del data["id"], data["created_at"], data["content"][0]["id"]
     msg = from_dict(data, dialect="agentscope2")
     assert len(msg.id) == 32
     assert msg.timestamp
+    assert len(msg.blocks.items[0].text.id) == 32
+
+
+# --- Writing messages of the other dialects as 2.x ---------------------------
+
+
+def one_x(role: str, *blocks: Any, **fields: Any) -> Msg:
+    return new_msg(
+        "agent", list(blocks), role, id="m1", timestamp="2026-01-01 00:00:00.000", **fields
+    )
+
+
+def test_string_content_and_derived_ids() -> None:
+    msg = new_msg("user", "Hi", "user", id="m1", timestamp="2026-01-01 00:00:00.000")
+    out = to_dict(msg, dialect="agentscope2")
+    (text,) = out["content"]
+    assert list(text) == ["type", "text", "id", "created_at", "finished_at"]
+    assert text["created_at"] == "2026-01-01 00:00:00.000"
+    # Derived from the message id and the block's place: the same every time.
+    assert len(text["id"]) == 32
+    assert to_dict(msg, dialect="agentscope2") == out
+    assert list(out) == [
+        "name",
+        "content",
+        "role",
+        "id",
+        "metadata",
+        "created_at",
+        "usage",
+        "finished_at",
+        "finished_reason",
+        "structured_output",
+        "error",
+    ]
+    # Reading it back keeps the derived ids: it is a 2.x message now.
+    assert_same(to_dict(from_dict(out), dialect="agentscope2"), out)
+
+
+def test_tool_use_becomes_tool_call() -> None:
+    msg = one_x(
+        "assistant",
+        new_tool_use_block("c1", "get_weather", {"city": "Zürich", "n": 2**70}),
+        new_tool_use_block("c2", "f", {}, raw_input='{"a": 1'),
+    )
+    first, second = to_dict(msg, dialect="agentscope2")["content"]
+    assert first["input"] == '{"city": "Zürich", "n": 1180591620717411303424}'
+    assert (first["state"], first["suggested_rules"]) == ("pending", [])
+    # The raw text the model produced wins: it is what 2.x keeps.
+    assert second["input"] == '{"a": 1'
+
+
+def test_tool_results_of_1x_and_java_are_assistant_messages() -> None:
+    for role in ("system", "user", "tool"):
+        msg = one_x(role, new_tool_result_block("c1", "f", None))
+        out = to_dict(msg, dialect="agentscope2")
+        assert out["role"] == "assistant"
+        (result,) = out["content"]
+        assert (result["output"], result["state"], result["metadata"]) == ("", "running", {})
+
+
+def test_media_become_data_blocks() -> None:
+    msg = one_x(
+        "user",
+        new_image_block("https://Example.com/cat.PNG?x=1"),
+        new_image_block(data=PNG, media_type="image/png"),
+        new_data_block(data=b"%PDF-1.7", media_type="application/pdf", name="r.pdf"),
+    )
+    url, inline, pdf = to_dict(msg, dialect="agentscope2")["content"]
+    # The media type follows from the extension; the URL as 2.x normalizes it.
+    assert url["source"]["media_type"] == "image/png"
+    assert [b["type"] for b in (url, inline, pdf)] == ["data", "data", "data"]
+    assert list(inline["source"]) == ["type", "data", "media_type"]
+    assert pdf["name"] == "r.pdf"
+    unknown = one_x("user", new_image_block("https://example.com/picture"))
+    assert write_refusal(unknown).path == "content[0].source.media_type"
+
+
+def test_hint_blocks() -> None:
+    msg = one_x("assistant", new_hint_block("be brief", source="system"))
+    (hint,) = to_dict(msg, dialect="agentscope2")["content"]
+    assert hint["hint"] == "be brief"
+    assert hint["source"] == "system"
+    # 2.x stamps a hint finished when it is made.
+    assert hint["finished_at"] == hint["created_at"]
+
+
+def test_what_2x_cannot_hold_is_refused() -> None:
+    cases = [
+        (one_x("user", new_thinking_block("hmm")), "content[0].type"),
+        (one_x("user", new_tool_use_block("c", "f", {})), "content[0].type"),
+        (one_x("system", new_text_block("x"), new_hint_block("h")), "content[1].type"),
+        (new_msg("a", "x", "user", id="m"), None),
+    ]
+    for msg, path in cases[:3]:
+        error = write_refusal(msg)
+        assert error.path == path
+        assert error.reason.startswith("AgentScope 2.x refuses this: ")
+    no_id = cases[3][0]
+    no_id.ClearField("id")
+    assert write_refusal(no_id).path == "id"
+    opaque = from_dict(
+        {
+            "id": "1",
+            "name": "a",
+            "role": "assistant",
+            "content": [{"type": "reasoning"}],
+            "metadata": {},
+            "timestamp": "t",
+        },
+        dialect="agentscope",
+    )
+    assert write_refusal(opaque).path == "content[0].type"
+
+
+def test_envelope_fields_written() -> None:
+    msg = one_x("assistant", new_text_block("x"))
+    msg.finished_at = "2026-01-01T00:00:01"
+    msg.finished_reason = FinishedReason.FINISHED_REASON_ERROR
+    msg.error.type = ErrorType.ERROR_TYPE_UNSPECIFIED
+    msg.error.message = "boom"
+    msg.structured_output_json = '{"b":1,"a":[0.1,-0.0]}'
+    msg.usage.input_tokens = 3
+    out = to_dict(msg, dialect="agentscope2")
+    assert out["finished_reason"] == "error"
+    assert out["error"] == {"type": "unknown", "message": "boom"}
+    assert list(out["structured_output"]) == ["b", "a"]
+    assert out["usage"] == {
+        "input_tokens": 3,
+        "output_tokens": 0,
+        "cache_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }

@@ -7,17 +7,25 @@ from agentscope_proto.message import (
     Citation,
     ContentBlock,
     ContentBlocks,
+    DataBlock,
+    ErrorType,
+    FinishedReason,
     GroundingBlock,
     GroundingSource,
+    HintBlock,
     ImageBlock,
     MediaSource,
     Msg,
     OpaqueBlock,
+    PermissionBehavior,
+    PermissionRule,
+    ReplyError,
     Role,
     ServerToolResultBlock,
     ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
+    ToolCallState,
     ToolResultBlock,
     ToolResultState,
     ToolUseBlock,
@@ -129,7 +137,44 @@ def _every_kind() -> Msg:
             )
         ),
         ContentBlock(
-            opaque=OpaqueBlock(block_type="hint", block_json='{"type":"hint","hint":"x"}')
+            opaque=OpaqueBlock(block_type="reasoning", block_json='{"type":"reasoning","x":1}')
+        ),
+        ContentBlock(
+            data=DataBlock(
+                id="d1",
+                source=MediaSource(data=b"%PDF-1.7", media_type="application/pdf"),
+                name="r.pdf",
+                created_at="2026-05-30T14:00:02.209458",
+            )
+        ),
+        ContentBlock(
+            data=DataBlock(source=MediaSource(base64_text="JVBER", media_type="application/pdf"))
+        ),
+        ContentBlock(hint=HintBlock(text="be brief", id="h1", source="system", finished_at="t")),
+        ContentBlock(hint=HintBlock(blocks=ContentBlocks(items=[ContentBlock(text=TextBlock())]))),
+        ContentBlock(
+            tool_use=ToolUseBlock(
+                id="call_9",
+                name="Bash",
+                input_json="{}",
+                raw_input="",
+                state=ToolCallState.TOOL_CALL_STATE_ASKING,
+                suggested_rules=[
+                    PermissionRule(
+                        tool_name="Bash",
+                        rule_content="npm install",
+                        behavior=PermissionBehavior.PERMISSION_BEHAVIOR_ALLOW,
+                        source="userSettings",
+                    )
+                ],
+                created_at="c",
+                finished_at="f",
+            )
+        ),
+        ContentBlock(
+            tool_result=ToolResultBlock(
+                id="call_9", name="Bash", text="", metadata_json='{"a":1}', created_at="c"
+            )
         ),
     ]
     return Msg(
@@ -141,7 +186,11 @@ def _every_kind() -> Msg:
         timestamp="2026-11-22 03:16:25.065",
         invocation_id="chatcmpl-1",
         usage=Usage(input_tokens=10, output_tokens=0, cache_read_input_tokens=3, time_seconds=0.25),
-        extra_json='{"finished_reason":"completed"}',
+        finished_at="2026-11-22 03:16:26.000",
+        finished_reason=FinishedReason.FINISHED_REASON_ERROR,
+        structured_output_json='{"b":1,"a":2}',
+        error=ReplyError(type=ErrorType.ERROR_TYPE_RATE_LIMIT, message="429"),
+        extra_json='{"trace":"x"}',
     )
 
 
@@ -163,7 +212,8 @@ def test_every_block_kind_and_source_kind_is_present() -> None:
     sources |= {
         b.audio.source.WhichOneof("source") for b in msg.blocks.items if b.HasField("audio")
     }
-    assert sources == {"url", "data"}
+    sources |= {b.data.source.WhichOneof("source") for b in msg.blocks.items if b.HasField("data")}
+    assert sources == {"url", "data", "base64_text"}
 
 
 def test_string_content_and_empty_string_are_distinct_from_blocks() -> None:

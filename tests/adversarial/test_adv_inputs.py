@@ -218,14 +218,19 @@ def test_message_json_edge_cases_are_message_format_errors() -> None:
         from_dict({**base, "name": "\ud83e"})
 
 
-def test_invalid_base64_is_a_message_format_error() -> None:
+def test_base64_text_that_is_not_canonical_is_kept_as_given() -> None:
+    # AgentScope (1.x and 2.x) keeps a source's `data` string unchecked.
     for data in ["####", "QUJD=", "QUJ", "A" * 5 + "\n", "QUJD\x00"]:
         block = {
             "type": "image",
             "source": {"type": "base64", "media_type": "image/png", "data": data},
         }
-        with pytest.raises(errors.MessageFormatError, match=r"content\[0\]\.source\.data"):
-            from_dict({"name": "u", "role": "user", "content": [block]})
+        msg = from_dict({"name": "u", "role": "user", "content": [block]})
+        assert msg.blocks.items[0].image.source.base64_text == data
+        assert to_dict(msg)["content"] == [block]
+    with pytest.raises(errors.MessageFormatError, match=r"content\[0\]\.source\.data"):
+        block["source"]["data"] = 7
+        from_dict({"name": "u", "role": "user", "content": [block]})
 
 
 # -- from_dict: wrong types everywhere, unknown kinds, size and depth ---------------

@@ -2,9 +2,9 @@
 
 Three dialects: `"agentscope"` (Python 1.x `Msg.to_dict()`, the default, read
 and written), `"java"` (agentscope-java's Jackson JSON, read and written) and
-`"agentscope2"` (Python 2.x `model_dump(mode="json")`, read only). One module
-per dialect; `detect` picks one per message. The rules of each are in
-docs/dialects.md.
+`"agentscope2"` (Python 2.x `model_dump(mode="json")`, read and written). One
+module per dialect; `detect` picks one per message. The rules of each, and how
+a message converts between them, are in docs/dialects.md.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import MessageFormatError
 from ._common import type_name
 from .agentscope import from_agentscope, to_agentscope
-from .agentscope2 import from_agentscope2
+from .agentscope2 import from_agentscope2, to_agentscope2
 from .detect import Dialect, detect_dialect
 from .java import from_java, to_java
 
@@ -35,14 +35,13 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], Msg]] = {
 _WRITERS: dict[str, Callable[[Msg], dict[str, Any]]] = {
     "agentscope": to_agentscope,
     "java": to_java,
+    "agentscope2": to_agentscope2,
 }
 
 
 def _check_dialect(dialect: Any, allowed: Mapping[str, Any]) -> None:
     if dialect not in allowed:
-        if dialect in _DIALECTS:
-            raise ValueError(f"dialect {dialect!r} is read-only; write 'agentscope' or 'java'")
-        raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(allowed)}")
+        raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(_DIALECTS)}")
 
 
 def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
@@ -50,10 +49,11 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
 
     `dialect` is `"agentscope"` (Python 1.x `Msg.to_dict()`), `"java"`
     (agentscope-java's Jackson JSON), `"agentscope2"` (Python 2.x
-    `model_dump(mode="json")`) or None to detect it (`detect_dialect`). In the
-    1.x dialect a missing id or timestamp is generated as AgentScope does; the
-    Java dialect refuses what agentscope-java's reader refuses. Raises
-    `MessageFormatError` naming the offending path.
+    `model_dump(mode="json")`) or None to detect it (`detect_dialect`). A
+    missing id or timestamp is generated as that AgentScope does; the Java and
+    2.x dialects refuse what agentscope-java's reader and 2.x's
+    `model_validate` refuse. Raises `MessageFormatError` naming the offending
+    path.
     """
     if dialect is not None:
         _check_dialect(dialect, _READERS)
@@ -74,14 +74,15 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
 
 
 def to_dict(msg: Msg, dialect: Dialect = "agentscope") -> dict[str, Any]:
-    """The message as AgentScope's `Msg.to_dict()` or agentscope-java's Jackson writes it.
+    """The message as AgentScope 1.x's `Msg.to_dict()`, agentscope-java's
+    Jackson or AgentScope 2.x's `model_dump(mode="json")` writes it.
 
     In the `"agentscope"` dialect the dict omits `invocation_id`, usage and
-    top-level keys AgentScope 1.x does not know, like AgentScope; they stay on
-    the `Msg`. `"java"` writes what agentscope-java writes and raises
-    `MessageFormatError` (naming the path and Java's rule) for a message Java
-    would refuse and no mapping keeps (docs/dialects.md). `"agentscope2"` is
-    read-only.
+    the fields AgentScope 1.x does not know, like AgentScope; they stay on the
+    `Msg`. `"java"` and `"agentscope2"` write what agentscope-java and 2.x
+    write, map what the target says differently, and raise
+    `MessageFormatError` (naming the path and the target's rule) for what it
+    would refuse (docs/dialects.md has the conversion table).
     """
     _check_dialect(dialect, _WRITERS)
     return _WRITERS[dialect](msg)

@@ -1,117 +1,795 @@
-"""AgentScope Python 2.x: `Msg.model_dump(mode="json")`, read only.
+"""AgentScope Python 2.x: `Msg.model_dump(mode="json")`, read and written exactly.
 
-Blocks are rewritten into their 1.x shape (`tool_call` -> `tool_use`, media
-`data` -> image/audio/video) with every other key kept as an extra key.
+Reading validates as 2.x's `Msg.model_validate` does (pydantic 2 in lax mode:
+`"5"`, `7.0` and `true` are integers, a block without `type` is the first kind
+its fields fit, missing ids and timestamps are generated) and refuses what it
+refuses, naming the path and the rule; unknown keys, which 2.x drops, are kept
+(in `extra_json`) but not written back. Writing gives what `model_dump` gives
+for the 2.x message holding the same content, and refuses, like 2.x's
+validation, what a 2.x message cannot hold. The rules and the conversion table
+of every dialect pair are in docs/dialects.md.
+
+Blocks pass through the codec's dict shape (`message/_codec.py`), as in the
+other dialects: 2.x `tool_call` is `tool_use` there (its `input` string the
+`raw_input`), a `data` block of an image, audio or video is that media block,
+and the thinking keys `redacted_thinking_data` and `reasoning_item_id` are the
+typed `redacted_data` and `reasoning_id`.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import _json
-from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, Msg
-from ..errors import MessageFormatError
-from ..message._codec import block_from_dict
-from ..message.helpers import new_timestamp
-from ._common import (
-    optional_str,
-    read_head,
-    rebuild,
-    set_extras,
-    set_metadata,
-    set_usage,
-    type_name,
-    with_output,
+from .._generated.agentscope.message.v1.message_pb2 import (
+    ContentBlock,
+    ErrorType,
+    FinishedReason,
+    Msg,
+    OpaqueBlock,
+    Role,
+    ToolResultBlock,
 )
+from ..errors import MessageFormatError
+from ..message._codec import block_from_dict, block_to_dict, unwrap
+from ..message._fields import BEHAVIORS, CALL_STATES, RESULT_STATES, load_object
+from ._common import type_name
+from ._url import normalize_url
 
-__all__ = ["AS2_BLOCK_TYPES", "AS2_TOP_KEYS", "AS2_USAGE_KEYS", "from_agentscope2"]
+__all__ = [
+    "AS2_BLOCK_TYPES",
+    "AS2_TOP_KEYS",
+    "AS2_USAGE_KEYS",
+    "from_agentscope2",
+    "to_agentscope2",
+]
 
-_AS2_MSG_KEYS = frozenset({"id", "name", "role", "content", "metadata", "created_at", "usage"})
 AS2_TOP_KEYS = ("created_at", "finished_at", "finished_reason", "structured_output", "error")
 AS2_BLOCK_TYPES = frozenset({"tool_call", "data", "hint"})
-_AS2_USAGE = (
+# (2.x usage key, `Usage` field), in 2.x's order.
+_USAGE = (
     ("input_tokens", "input_tokens"),
     ("output_tokens", "output_tokens"),
     ("cache_input_tokens", "cache_read_input_tokens"),
     ("cache_creation_input_tokens", "cache_creation_input_tokens"),
 )
-AS2_USAGE_KEYS = frozenset(key for key, _ in _AS2_USAGE)
-
-
-def _as2_media_kind(source: Any) -> str | None:
-    """`image`, `audio` or `video` for a data block's source, else None."""
-    if not isinstance(source, Mapping):
-        return None
-    media_type = source.get("media_type")
-    if not isinstance(media_type, str):
-        return None
-    kind = media_type.split("/", 1)[0].strip().lower()
-    return kind if kind in {"image", "audio", "video"} else None
-
-
-def _as2_source(source: Mapping[str, Any]) -> dict[str, Any]:
-    """A 2.x source in 1.x key order (2.x writes `data` before `media_type`)."""
-    kind = source.get("type")
-    first = ("type", "media_type", "data") if kind == "base64" else ("type", "url", "media_type")
-    return rebuild({k: source[k] for k in first if k in source}, source, set(first))
-
-
-def _as2_tool_call(data: Mapping[str, Any], path: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "tool_use"}
-    out.update({key: data[key] for key in ("id", "name") if key in data})
-    raw = data.get("input")
-    if isinstance(raw, str):
-        try:
-            parsed = _json.loads(raw)
-        except MessageFormatError:
-            parsed = None
-        out["input"] = parsed if isinstance(parsed, dict) else {}
-        out["raw_input"] = raw
-    elif isinstance(raw, Mapping):
-        out["input"] = raw
-    else:
-        raise MessageFormatError(f"{path}.input", f"expected a JSON string, got {type_name(raw)}")
-    return rebuild(out, data, {"type", "id", "name", "input"})
-
-
-# 2.x blocks whose keys are put in 1.x order (modelled keys first, then the
-# rest as extra keys, so that no `key_order` is needed).
-_AS2_FIRST: dict[str, tuple[str, ...]] = {
-    "text": ("type", "text"),
-    "thinking": ("type", "thinking", "signature"),
-    "tool_result": ("type", "id", "name", "output", "state"),
+AS2_USAGE_KEYS = frozenset(key for key, _ in _USAGE)
+_MSG_KEYS = frozenset(
+    {"name", "content", "role", "id", "metadata", "created_at", "usage", *AS2_TOP_KEYS}
+)
+_ROLES = {"user": Role.ROLE_USER, "assistant": Role.ROLE_ASSISTANT, "system": Role.ROLE_SYSTEM}
+# What each role may hold (2.x's validator after the fields).
+_ROLE_KINDS = {"user": frozenset({"text", "data"}), "system": frozenset({"text"})}
+_FINISHED = {
+    "completed": FinishedReason.FINISHED_REASON_COMPLETED,
+    "interrupted": FinishedReason.FINISHED_REASON_INTERRUPTED,
+    "exceed_max_iters": FinishedReason.FINISHED_REASON_EXCEED_MAX_ITERS,
+    "error": FinishedReason.FINISHED_REASON_ERROR,
 }
+_FINISHED_NAMES = {number: name for name, number in _FINISHED.items()}
+_ERROR_TYPES = {
+    name.removeprefix("ERROR_TYPE_").lower(): number for name, number in ErrorType.items() if number
+} | {"unknown": ErrorType.ERROR_TYPE_UNSPECIFIED}
+_ERROR_NAMES = {number: name for name, number in _ERROR_TYPES.items()}
+# 2.x thinking keys with a typed place under another name.
+_THINKING_RENAMES = {"redacted_thinking_data": "redacted_data", "reasoning_item_id": "reasoning_id"}
+_MEDIA_KINDS = ("image", "audio", "video")
 
 
-def _as2_block(item: Any, path: str) -> ContentBlock | None:
+# --- Pydantic's lax mode, for the value kinds 2.x's models use ----------------
+
+
+class _Missing:
+    """A key that was not given."""
+
+
+_MISSING = _Missing()
+
+
+def _fail(path: str, reason: str) -> MessageFormatError:
+    return MessageFormatError(path, f"AgentScope 2.x refuses this: {reason}")
+
+
+def _str(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, f"expected a string, got {type_name(value)}")
+    return value
+
+
+def _opt_str(value: Any, path: str) -> str | None:
+    return None if value is None else _str(value, path)
+
+
+def _int(value: Any, path: str) -> int:
+    """An integer as pydantic's lax mode reads one: ints, bools, integral floats
+    and numeric strings."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _fail(path, "expected a finite number")
+        if not value.is_integer():
+            raise _fail(path, "expected an integer, got a number with a fractional part")
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            number = float(text)
+        except ValueError:
+            raise _fail(path, f"expected an integer, got the string {value!r}") from None
+        if not number.is_integer():
+            raise _fail(path, "expected an integer, got a number with a fractional part")
+        return int(number)
+    raise _fail(path, f"expected an integer, got {type_name(value)}")
+
+
+def _dict(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected an object, got {type_name(value)}")
+    return dict(value)
+
+
+def _choice(names: Mapping[str, Any], what: str) -> Callable[[Any, str], Any]:
+    def read(value: Any, path: str) -> Any:
+        if not isinstance(value, str) or value not in names:
+            expected = ", ".join(map(repr, names))
+            raise _fail(path, f"{what} is one of {expected}, got {value!r}")
+        return value
+
+    return read
+
+
+# --- Reading -----------------------------------------------------------------
+
+# A model's declared keys: (key, reader, default), where a default of
+# `_MISSING` makes the key required and a callable default is a factory.
+_Field = tuple[str, Callable[[Any, str], Any], Any]
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _new_timestamp() -> str:
+    # 2.x's default factory: `datetime.now().isoformat()`.
+    from datetime import datetime
+
+    return datetime.now().isoformat()
+
+
+def _rules(value: Any, path: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise _fail(path, f"expected a list, got {type_name(value)}")
+    return [_model(_RULE, item, f"{path}[{i}]") for i, item in enumerate(value)]
+
+
+def _source(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected a source object, got {type_name(value)}")
+    kind = value.get("type", _MISSING)
+    if kind == "base64" or (kind is _MISSING and "data" in value and "url" not in value):
+        return _model(_BASE64, value, path)
+    if kind == "url" or kind is _MISSING:
+        source = _model(_URL, value, path)
+        try:
+            source["url"] = normalize_url(source["url"])
+        except ValueError as exc:
+            raise _fail(f"{path}.url", str(exc)) from None
+        return source
+    raise _fail(f"{path}.type", f"a source is 'base64' or 'url', got {kind!r}")
+
+
+def _items(kinds: tuple[str, ...]) -> Callable[[Any, str], Any]:
+    """A string, or a list of blocks of `kinds` (a hint, a tool result's output)."""
+
+    def read(value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, list):
+            raise _fail(path, f"expected a string or a list of blocks, got {type_name(value)}")
+        return [_block(item, f"{path}[{i}]", kinds) for i, item in enumerate(value)]
+
+    return read
+
+
+def _literal(kind: str) -> Callable[[Any, str], str]:
+    def read(value: Any, path: str) -> str:
+        if value != kind or not isinstance(value, str):
+            raise _fail(path, f"expected {kind!r}, got {value!r}")
+        return kind
+
+    return read
+
+
+_RULE: tuple[_Field, ...] = (
+    ("tool_name", _str, _MISSING),
+    ("rule_content", _opt_str, _MISSING),
+    ("behavior", _choice(BEHAVIORS.numbers, "a permission behavior"), _MISSING),
+    ("source", _str, _MISSING),
+)
+_BASE64: tuple[_Field, ...] = (
+    ("type", _literal("base64"), "base64"),
+    ("data", _str, _MISSING),
+    ("media_type", _str, _MISSING),
+)
+_URL: tuple[_Field, ...] = (
+    ("type", _literal("url"), "url"),
+    ("url", _str, _MISSING),
+    ("media_type", _str, _MISSING),
+)
+_TIMES: tuple[_Field, ...] = (
+    ("created_at", _str, _new_timestamp),
+    ("finished_at", _opt_str, None),
+)
+_PARTS = ("text", "data")
+# Each block model's declared keys, `type` first, in 2.x's order (the order
+# `model_dump` writes them in). The union tries them in this order.
+_BLOCKS: dict[str, tuple[_Field, ...]] = {
+    "text": (("text", _str, _MISSING), ("id", _str, _new_id), *_TIMES),
+    "thinking": (("thinking", _str, _MISSING), ("id", _str, _new_id), *_TIMES),
+    "hint": (
+        ("hint", _items(_PARTS), _MISSING),
+        ("id", _str, _new_id),
+        ("source", _opt_str, None),
+        ("created_at", _str, _new_timestamp),
+        ("finished_at", _opt_str, _new_timestamp),
+    ),
+    "tool_call": (
+        ("id", _str, _MISSING),
+        ("name", _str, _MISSING),
+        ("input", _str, _MISSING),
+        ("state", _choice(CALL_STATES.numbers, "a tool call state"), "pending"),
+        ("suggested_rules", _rules, list),
+        *_TIMES,
+    ),
+    "tool_result": (
+        ("id", _str, _MISSING),
+        ("name", _str, _MISSING),
+        ("output", _items(_PARTS), _MISSING),
+        ("state", _choice(RESULT_STATES.numbers, "a tool result state"), "running"),
+        ("metadata", _dict, dict),
+        *_TIMES,
+    ),
+    "data": (
+        ("id", _str, _new_id),
+        ("source", _source, _MISSING),
+        ("name", _opt_str, None),
+        *_TIMES,
+    ),
+}
+_ALL_KINDS = tuple(_BLOCKS)
+
+
+def _model(fields: tuple[_Field, ...], data: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The declared keys of one model, read and defaulted, in its order."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, f"expected an object, got {type_name(data)}")
+    out: dict[str, Any] = {}
+    for key, read, default in fields:
+        value = data.get(key, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise _fail(f"{path}.{key}", "missing")
+            out[key] = default() if callable(default) else default
+        else:
+            out[key] = read(value, f"{path}.{key}")
+    return out
+
+
+def _block_of(kind: str, item: Mapping[str, Any], path: str) -> dict[str, Any]:
+    out = {"type": kind, **_model(_BLOCKS[kind], item, path)}
+    if kind == "thinking":
+        # The one model that keeps unknown keys, after its own, in their order.
+        out.update((k, v) for k, v in item.items() if k not in out)
+    return out
+
+
+def _block(item: Any, path: str, kinds: tuple[str, ...] = _ALL_KINDS) -> dict[str, Any]:
+    """One 2.x block, validated as 2.x's union of block models validates it."""
     if not isinstance(item, Mapping):
-        raise MessageFormatError(path, f"expected a block object, got {type_name(item)}")
-    kind = item.get("type")
+        raise _fail(path, f"expected a block object, got {type_name(item)}")
+    kind = item.get("type", _MISSING)
+    if kind is not _MISSING:
+        if not isinstance(kind, str) or kind not in kinds:
+            raise _fail(
+                f"{path}.type", f"unknown block type {kind!r} here (expected one of {list(kinds)})"
+            )
+        return _block_of(kind, item, path)
+    # No `type`: every model has it as a default, so pydantic's smart union
+    # takes the model that validates with the most keys given, the first of
+    # equals in union order.
+    best: tuple[int, dict[str, Any]] | None = None
+    first_error: MessageFormatError | None = None
+    for candidate in kinds:
+        try:
+            block = _block_of(candidate, item, path)
+        except MessageFormatError as exc:
+            first_error = first_error or exc
+            continue
+        declared = {key for key, _, _ in _BLOCKS[candidate]}
+        given = sum(1 for key in item if key in declared or candidate == "thinking")
+        if best is None or given > best[0]:
+            best = (given, block)
+    if best is None:
+        raise first_error or _fail(path, "matches no block kind")
+    return best[1]
+
+
+def _call_input(raw: str) -> dict[str, Any]:
+    """A tool call's arguments as a dict: the object its text holds, if the
+    schema can hold it exactly, else `{}` (AgentScope's rule for unparsable
+    arguments); the text itself is kept as `raw_input`."""
+    try:
+        value = _json.loads(raw, "input")
+        if isinstance(value, dict):
+            _json.dumps(value, "input")
+            return value
+    except MessageFormatError:
+        pass
+    return {}
+
+
+def _media_kind(source: Mapping[str, Any]) -> str | None:
+    kind = source["media_type"].split("/", 1)[0].strip().lower()
+    return kind if kind in _MEDIA_KINDS else None
+
+
+def _codec_source(source: Mapping[str, Any]) -> dict[str, Any]:
+    if source["type"] == "base64":
+        return {"type": "base64", "media_type": source["media_type"], "data": source["data"]}
+    return {"type": "url", "url": source["url"], "media_type": source["media_type"]}
+
+
+def _drop_none(block: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """2.x's `None` defaults are absent keys in the codec's shape."""
+    for key in keys:
+        if block.get(key) is None:
+            block.pop(key, None)
+    return block
+
+
+def _to_codec(block: dict[str, Any]) -> dict[str, Any]:
+    """A validated 2.x block in the codec's dict shape."""
+    kind = block["type"]
     if kind == "tool_call":
-        return block_from_dict(_as2_tool_call(item, path), path)
+        out = {
+            "type": "tool_use",
+            "id": block["id"],
+            "name": block["name"],
+            "input": _call_input(block["input"]),
+            "raw_input": block["input"],
+            "state": block["state"],
+            "suggested_rules": block["suggested_rules"],
+            "created_at": block["created_at"],
+            "finished_at": block["finished_at"],
+        }
+        if not out["suggested_rules"]:
+            del out["suggested_rules"]
+        return _drop_none(out, ("finished_at",))
     if kind == "data":
-        media = _as2_media_kind(item.get("source"))
+        source = block["source"]
+        media = _media_kind(source)
+        out = {"type": media or "data"}
         if media is None:
-            return block_from_dict(item, path)
-        data = {"type": media, "source": _as2_source(item["source"])}
-        return block_from_dict(rebuild(data, item, {"type", "source"}), path)
-    first = _AS2_FIRST.get(kind) if isinstance(kind, str) else None
-    if first is None:
-        return block_from_dict(item, path)
-    data = rebuild({k: item[k] for k in first if k in item}, item, set(first))
-    if kind == "tool_result":
-        return with_output(data, path, _as2_block)
-    return block_from_dict(data, path)
+            out["id"] = block["id"]
+            out["source"] = _codec_source(source)
+        else:
+            out["source"] = _codec_source(source)
+            out["id"] = block["id"]
+        out.update((k, block[k]) for k in ("name", "created_at", "finished_at"))
+        return _drop_none(out, ("name", "finished_at"))
+    if kind in ("hint", "tool_result"):
+        key = "hint" if kind == "hint" else "output"
+        if isinstance(block[key], list):
+            block = {**block, key: [_to_codec(item) for item in block[key]]}
+        return _drop_none(dict(block), ("source", "finished_at"))
+    if kind == "thinking":
+        renamed = {
+            _THINKING_RENAMES.get(k, k)
+            if k in _THINKING_RENAMES and _THINKING_RENAMES[k] not in block
+            else k: v
+            for k, v in block.items()
+        }
+        return _drop_none(renamed, ("finished_at",))
+    return _drop_none(dict(block), ("finished_at",))
+
+
+def _check_role(role: str, blocks: list[dict[str, Any]]) -> None:
+    allowed = _ROLE_KINDS.get(role)
+    if allowed is None:
+        return
+    for index, block in enumerate(blocks):
+        if block["type"] not in allowed:
+            names = " and ".join(sorted(allowed))
+            raise _fail(
+                f"content[{index}].type",
+                f"a {role} message holds only {names} blocks, not {block['type']!r}",
+            )
+
+
+def _usage(value: Any, msg: Msg) -> None:
+    if value is None:
+        return
+    usage = _dict(value, "usage")
+    counts = {}
+    for key, _ in _USAGE:
+        if key in usage:
+            counts[key] = _int(usage[key], f"usage.{key}")
+        elif key in ("input_tokens", "output_tokens"):
+            raise _fail(f"usage.{key}", "missing")
+        else:
+            counts[key] = 0
+    for key, field in _USAGE:
+        if not -(2**63) <= counts[key] < 2**63:
+            raise MessageFormatError(f"usage.{key}", f"{counts[key]} does not fit in 64 bits")
+        setattr(msg.usage, field, counts[key])
+
+
+def _error(value: Any, msg: Msg) -> None:
+    if value is None:
+        return
+    error = _dict(value, "error")
+    kind = _choice(_ERROR_TYPES, "an error type")(error.get("type", "unknown"), "error.type")
+    if "message" not in error:
+        raise _fail("error.message", "missing")
+    msg.error.type = _ERROR_TYPES[kind]
+    msg.error.message = _str(error["message"], "error.message")
 
 
 def from_agentscope2(data: Mapping[str, Any]) -> Msg:
-    # 2.x ids are uuid4 hex strings.
-    msg = read_head(data, any_case=True, read_block=_as2_block, new_id=lambda: uuid.uuid4().hex)
-    set_metadata(msg, data.get("metadata"))
-    created_at = optional_str(data, "created_at")
-    msg.timestamp = created_at or optional_str(data, "timestamp") or new_timestamp()
-    set_usage(msg, data.get("usage"), _AS2_USAGE)
-    set_extras(msg, data, _AS2_MSG_KEYS | ({"timestamp"} if created_at is None else set()))
+    for key in ("name", "content", "role"):
+        if key not in data:
+            raise _fail(key, "missing")
+    msg = Msg(name=_str(data["name"], "name"))
+    content = data["content"]
+    if not isinstance(content, list):
+        raise _fail("content", f"content is a list of blocks, got {type_name(content)}")
+    blocks = [_block(item, f"content[{i}]") for i, item in enumerate(content)]
+    role = data["role"]
+    if not isinstance(role, str) or role not in _ROLES:
+        raise _fail("role", f"expected one of 'user', 'assistant', 'system', got {role!r}")
+    msg.role = _ROLES[role]
+    msg.id = _str(data["id"], "id") if "id" in data else _new_id()
+    metadata = _dict(data.get("metadata", {}), "metadata")
+    if metadata:
+        msg.metadata_json = _json.dumps(metadata, "metadata")
+    msg.timestamp = (
+        _str(data["created_at"], "created_at") if "created_at" in data else (_new_timestamp())
+    )
+    _usage(data.get("usage"), msg)
+    if (finished_at := _opt_str(data.get("finished_at"), "finished_at")) is not None:
+        msg.finished_at = finished_at
+    reason = data.get("finished_reason")
+    if reason is not None:
+        msg.finished_reason = _FINISHED[
+            _choice(_FINISHED, "a finished reason")(reason, "finished_reason")
+        ]
+    structured = data.get("structured_output")
+    if structured is not None:
+        msg.structured_output_json = _json.dumps(
+            _dict(structured, "structured_output"), "structured_output"
+        )
+    _error(data.get("error"), msg)
+    _check_role(role, blocks)
+    msg.blocks.SetInParent()
+    items = msg.blocks.items
+    for index, block in enumerate(blocks):
+        items.append(block_from_dict(_to_codec(block), f"content[{index}]"))
+    extras = {k: v for k, v in data.items() if k not in _MSG_KEYS}
+    if extras:
+        msg.extra_json = _json.dumps(extras, "")
     return msg
+
+
+# --- Writing -----------------------------------------------------------------
+
+
+class _Writer:
+    """Writes one message's blocks; ids and times a block lacks are derived
+    from the message (docs/dialects.md)."""
+
+    def __init__(self, msg: Msg) -> None:
+        if not msg.HasField("id"):
+            raise _fail("id", "a message needs an id")
+        self.msg_id = msg.id
+        self.created_at = msg.timestamp
+
+    def block_id(self, path: str) -> str:
+        # Derived, not random: the same message converts to the same 2.x dict.
+        return uuid.uuid5(uuid.NAMESPACE_URL, f"agentscope-proto:{self.msg_id}:{path}").hex
+
+    def times(self, data: Mapping[str, Any], finished: Any = None) -> dict[str, Any]:
+        return {
+            "created_at": data.get("created_at", self.created_at),
+            "finished_at": data.get("finished_at", finished),
+        }
+
+    def media(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        kind = data["type"]
+        source = data["source"]
+        media_type = source.get("media_type")
+        if source["type"] == "base64":
+            out = {"type": "base64", "data": source["data"], "media_type": media_type}
+        else:
+            url = _local_url(source["url"], f"{path}.source.url")
+            if media_type is None:
+                media_type = _guess_media_type(kind, url, f"{path}.source.media_type")
+            out = {"type": "url", "url": url, "media_type": media_type}
+        if not isinstance(media_type, str):
+            raise _fail(f"{path}.source.media_type", "a source needs a media type")
+        return {
+            "type": "data",
+            "id": data.get("id") or self.block_id(path),
+            "source": out,
+            "name": data.get("name"),
+            **self.times(data),
+        }
+
+    def parts(self, value: Any, path: str) -> Any:
+        """A hint or a tool result's output: a string, or text and data blocks."""
+        if isinstance(value, str):
+            return value
+        out = []
+        for index, item in enumerate(value):
+            where = f"{path}[{index}]"
+            kind = item["type"]
+            if kind == "text":
+                out.append(self.text(item, where))
+            elif kind in (*_MEDIA_KINDS, "data"):
+                out.append(self.media(item, where))
+            else:
+                raise _fail(f"{where}.type", f"only text and data blocks may be here, not {kind!r}")
+        return out
+
+    def text(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        return {
+            "type": "text",
+            "text": data["text"],
+            "id": data.get("id") or self.block_id(path),
+            **self.times(data),
+        }
+
+    def thinking(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        out = {
+            "type": "thinking",
+            "thinking": data["thinking"],
+            "id": data.get("id") or self.block_id(path),
+            **self.times(data),
+        }
+        extras = [k for k in data if k not in out]
+        taken = set(extras)
+        for key in extras:
+            name = key
+            for as2, codec in _THINKING_RENAMES.items():
+                if key == codec and as2 not in taken:
+                    name = as2
+            out[name] = data[key]
+        return out
+
+    def tool_call(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        for key in ("id", "name"):
+            if not isinstance(data.get(key), str):
+                raise _fail(f"{path}.{key}", f"a tool call's {key} is a string")
+        raw = data.get("raw_input")
+        if not isinstance(raw, str):
+            # AgentScope 2.x writes a call's arguments as json.dumps does.
+            raw = json.dumps(data["input"], ensure_ascii=False)
+        rules = data.get("suggested_rules", [])
+        if not isinstance(rules, list) or any(not isinstance(r, dict) for r in rules):
+            raise _fail(f"{path}.suggested_rules", "expected a list of permission rules")
+        return {
+            "type": "tool_call",
+            "id": data["id"],
+            "name": data["name"],
+            "input": raw,
+            "state": _enum_value(
+                data.get("state", "pending"), CALL_STATES.numbers, f"{path}.state"
+            ),
+            "suggested_rules": [
+                _model(_RULE, r, f"{path}.suggested_rules[{i}]") for i, r in enumerate(rules)
+            ],
+            **self.times(data),
+        }
+
+    def tool_result(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        for key in ("id", "name"):
+            if not isinstance(data.get(key), str):
+                raise _fail(f"{path}.{key}", f"a tool result's {key} is a string")
+        output = data["output"]
+        metadata = data.get("metadata", {})
+        if not isinstance(metadata, dict):
+            raise _fail(f"{path}.metadata", f"expected an object, got {type_name(metadata)}")
+        return {
+            "type": "tool_result",
+            "id": data["id"],
+            "name": data["name"],
+            # AgentScope 1.x's `None` output: no output, which 2.x says with "".
+            "output": "" if output is None else self.parts(output, f"{path}.output"),
+            "state": _enum_value(
+                data.get("state", "running"), RESULT_STATES.numbers, f"{path}.state"
+            ),
+            "metadata": metadata,
+            **self.times(data),
+        }
+
+    def hint(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+        source = data.get("source")
+        if source is not None and not isinstance(source, str):
+            raise _fail(f"{path}.source", f"a hint's source is a string, got {type_name(source)}")
+        times = self.times(data)
+        if "finished_at" not in data:
+            # 2.x stamps a hint finished when it is made.
+            times["finished_at"] = times["created_at"]
+        return {
+            "type": "hint",
+            "hint": self.parts(data["hint"], f"{path}.hint"),
+            "id": data.get("id") or self.block_id(path),
+            "source": source,
+            **times,
+        }
+
+    def block(self, block: ContentBlock, path: str) -> dict[str, Any]:
+        inner = unwrap(block)
+        if isinstance(inner, OpaqueBlock):
+            raise _fail(f"{path}.type", f"AgentScope 2.x has no {inner.block_type!r} block")
+        data = block_to_dict(inner)
+        kind = data["type"]
+        if kind == "text":
+            return self.text(data, path)
+        if kind == "thinking":
+            return self.thinking(data, path)
+        if kind == "tool_use":
+            return self.tool_call(data, path)
+        if isinstance(inner, ToolResultBlock):
+            return self.tool_result(data, path)
+        if kind == "hint":
+            return self.hint(data, path)
+        if kind in (*_MEDIA_KINDS, "data"):
+            return self.media(data, path)
+        raise _fail(f"{path}.type", f"AgentScope 2.x has no {kind!r} block")
+
+
+def _enum_value(value: Any, names: Mapping[str, Any], path: str) -> str:
+    if not isinstance(value, str) or value.lower() not in names:
+        raise _fail(path, f"expected one of {', '.join(map(repr, names))}, got {value!r}")
+    return value.lower()
+
+
+# Media types by URL extension, for a 1.x or Java URL source that has none
+# (2.x requires one); the kind of block must agree with the type.
+_EXTENSIONS = {
+    "image": {
+        "png": "image/png",
+        "jpg": "image/jpeg",
+        "jpeg": "image/jpeg",
+        "gif": "image/gif",
+        "webp": "image/webp",
+        "bmp": "image/bmp",
+        "tif": "image/tiff",
+        "tiff": "image/tiff",
+        "heic": "image/heic",
+        "heif": "image/heif",
+    },
+    "audio": {
+        "mp3": "audio/mpeg",
+        "wav": "audio/wav",
+        "ogg": "audio/ogg",
+        "flac": "audio/flac",
+        "aac": "audio/aac",
+        "m4a": "audio/mp4",
+        "opus": "audio/opus",
+        "webm": "audio/webm",
+    },
+    "video": {
+        "mp4": "video/mp4",
+        "mov": "video/quicktime",
+        "webm": "video/webm",
+        "mkv": "video/x-matroska",
+        "avi": "video/x-msvideo",
+        "mpeg": "video/mpeg",
+        "mpg": "video/mpeg",
+        "3gp": "video/3gpp",
+    },
+}
+
+
+def _guess_media_type(kind: str, url: str, path: str) -> str:
+    stem = url.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
+    extension = stem.rsplit(".", 1)[-1].lower() if "." in stem else ""
+    found = _EXTENSIONS.get(kind, {}).get(extension)
+    if found is None:
+        raise _fail(path, "a URL source needs a media type, and none follows from the URL")
+    return found
+
+
+def _local_url(url: str, path: str) -> str:
+    """The URL as 2.x holds it: normalized; an absolute local path (which 1.x
+    allows) as a `file://` URL."""
+    if url.startswith("/"):
+        from urllib.parse import quote
+
+        url = "file://" + quote(url)
+    try:
+        return normalize_url(url)
+    except ValueError as exc:
+        raise _fail(path, str(exc)) from None
+
+
+def _role(msg: Msg, blocks: list[dict[str, Any]]) -> str:
+    if msg.role == Role.ROLE_ASSISTANT:
+        return "assistant"
+    if msg.role not in (Role.ROLE_USER, Role.ROLE_SYSTEM, Role.ROLE_TOOL):
+        raise _fail("role", "a message needs a role")
+    kinds = [block["type"] for block in blocks]
+    if msg.role == Role.ROLE_TOOL or (kinds and all(kind == "tool_result" for kind in kinds)):
+        # 2.x keeps tool results in the assistant's messages; a tool message
+        # (Java) or a 1.x user/system message of tool results is one.
+        return "assistant"
+    role = "user" if msg.role == Role.ROLE_USER else "system"
+    _check_role(role, blocks)
+    return role
+
+
+def to_agentscope2(msg: Msg) -> dict[str, Any]:
+    if not msg.HasField("name"):
+        raise _fail("name", "a message needs a name")
+    writer = _Writer(msg)
+    if msg.WhichOneof("content") == "text":
+        content = [writer.text({"text": msg.text}, "content[0]")]
+    else:
+        content = [writer.block(b, f"content[{i}]") for i, b in enumerate(msg.blocks.items)]
+    out: dict[str, Any] = {
+        "name": msg.name,
+        "content": content,
+        "role": _role(msg, content),
+        "id": msg.id,
+        "metadata": load_object(msg.metadata_json, "metadata")
+        if msg.HasField("metadata_json")
+        else {},
+        "created_at": msg.timestamp,
+        "usage": _write_usage(msg),
+        "finished_at": msg.finished_at if msg.HasField("finished_at") else None,
+        "finished_reason": _write_finished(msg),
+        "structured_output": (
+            load_object(msg.structured_output_json, "structured_output_json")
+            if msg.HasField("structured_output_json")
+            else None
+        ),
+        "error": _write_error(msg),
+    }
+    return out
+
+
+def _write_usage(msg: Msg) -> dict[str, int] | None:
+    if not msg.HasField("usage"):
+        return None
+    return {key: getattr(msg.usage, field) for key, field in _USAGE}
+
+
+def _write_finished(msg: Msg) -> str | None:
+    if not msg.finished_reason:
+        return None
+    name = _FINISHED_NAMES.get(msg.finished_reason)
+    if name is None:
+        raise MessageFormatError(
+            "finished_reason", f"unknown finished reason {msg.finished_reason}"
+        )
+    return name
+
+
+def _write_error(msg: Msg) -> dict[str, str] | None:
+    if not msg.HasField("error"):
+        return None
+    name = _ERROR_NAMES.get(msg.error.type)
+    if name is None:
+        raise MessageFormatError("error.type", f"unknown error type {msg.error.type}")
+    return {"type": name, "message": msg.error.message}

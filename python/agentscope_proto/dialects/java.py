@@ -169,14 +169,24 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-def _read_opaque(kind: str, data: Mapping[str, Any], path: str) -> Mapping[str, Any]:
-    """A hint or data block: kept verbatim once Java's reader would take it."""
+def _check_hint_or_data(kind: str, data: Mapping[str, Any], path: str) -> None:
+    """Refuse a hint or data block Java's reader would refuse."""
     for key in ("id", "hint", "source") if kind == "hint" else ("id", "name"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise rules.refuse(f"{path}.{key}", f"expected a string, got {type_name(data[key])}")
     if kind == "data":
         _java_source(data.get("source"), f"{path}.source")
-    return data
+
+
+def _read_hint_or_data(kind: str, data: Mapping[str, Any], path: str) -> ContentBlock:
+    _check_hint_or_data(kind, data, path)
+    if kind == "hint":
+        return block_from_dict(data, path)
+    # A URL source's `mime_type` is its media type, as in the media blocks.
+    return block_from_dict(
+        {k: (_source(k, v, data, path)[0][1] if k == "source" else v) for k, v in data.items()},
+        path,
+    )
 
 
 def _read_block(item: Any, path: str) -> ContentBlock | None:
@@ -187,7 +197,7 @@ def _read_block(item: Any, path: str) -> ContentBlock | None:
         raise MessageFormatError(path, f"expected a block object, got {type_name(item)}")
     kind = rules.check_kind(item.get("type"), path)
     if kind in ("hint", "data"):
-        return block_from_dict(_read_opaque(kind, item, path), path)
+        return _read_hint_or_data(kind, item, path)
     read = _READ[kind]
     knobs = rules.KNOBS.get(kind, ())
     knob_keys = {name for camel, snake, _ in knobs for name in (camel, snake)}
@@ -296,10 +306,8 @@ def _java_source(source: Any, path: str) -> dict[str, Any]:
     return out
 
 
-def _opaque_to_java(kind: str, data: Mapping[str, Any], path: str) -> dict[str, Any]:
-    if kind not in ("hint", "data"):
-        rules.check_kind(kind, path)
-    _read_opaque(kind, data, path)
+def _hint_or_data(kind: str, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+    _check_hint_or_data(kind, data, path)
     if kind == "hint":
         return {"type": kind, **{key: data.get(key) for key in ("id", "hint", "source")}}
     # DataBlock is NON_NULL; Java gives a block without an id a fresh one.
@@ -366,9 +374,12 @@ def _tool_result(inner: ToolResultBlock, data: Mapping[str, Any], path: str) -> 
 def _block(block: ContentBlock, path: str) -> dict[str, Any]:
     inner = unwrap(block)
     data = block_to_dict(inner)
-    if isinstance(inner, OpaqueBlock):
-        return _opaque_to_java(inner.block_type, data, path)
     kind = data["type"]
+    if isinstance(inner, OpaqueBlock):
+        # Java has no class for any other kind: refused as Java refuses it.
+        rules.check_kind(kind, path)
+    if kind in ("hint", "data"):
+        return _hint_or_data(kind, data, path)
     if kind == "text":
         return {"type": "text", "text": data["text"]}
     if kind == "thinking":

@@ -26,6 +26,8 @@ two directions cannot drift apart.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeAlias
 
@@ -34,7 +36,9 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
     ContentBlocks,
+    DataBlock,
     GroundingBlock,
+    HintBlock,
     ImageBlock,
     MediaSource,
     OpaqueBlock,
@@ -53,19 +57,24 @@ from ._fields import (
     citation_dicts,
     dump_citations,
     dump_queries,
+    dump_rules,
     dump_sources,
     load_citations,
     load_object,
     load_queries,
+    load_rules,
     load_sources,
     read_b64,
     read_bool,
+    read_call_state,
     read_json,
     read_object,
     read_state,
     read_str,
+    rule_dicts,
     source_dicts,
     write_b64,
+    write_call_state,
     write_state,
 )
 
@@ -87,14 +96,16 @@ AnyBlock: TypeAlias = (
     | ImageBlock
     | AudioBlock
     | VideoBlock
+    | DataBlock
+    | HintBlock
     | ServerToolUseBlock
     | ServerToolResultBlock
     | GroundingBlock
     | OpaqueBlock
 )
 
-# Media kinds allowed inside a tool result's block list.
-RESULT_KINDS = frozenset({"text", "image", "audio", "video"})
+# Kinds allowed inside a tool result's block list and a hint's.
+RESULT_KINDS = frozenset({"text", "image", "audio", "video", "data"})
 
 
 class _Key(NamedTuple):
@@ -161,16 +172,13 @@ def _load_source(message: Any, value: Any, path: str) -> None:
 
 
 def _dump_source(message: Any) -> dict[str, Any]:
-    source = message.source
-    which = source.WhichOneof("source")
-    if which is None:
-        raise MessageFormatError("source", "media source has neither url nor data")
-    kind = "url" if which == "url" else "base64"
-    return _emit(kind, source, _SOURCE_PLANS[kind])
+    return _source_dict(message.source)
 
 
-def _load_output(message: ToolResultBlock, value: Any, path: str) -> None:
-    if value is None:
+def _load_list(message: Any, value: Any, path: str) -> None:
+    """A tool result's `output` or a hint's `hint`: a string or a block list
+    (`null` output is none)."""
+    if value is None and isinstance(message, ToolResultBlock):
         return
     if isinstance(value, str):
         message.text = value
@@ -178,18 +186,43 @@ def _load_output(message: ToolResultBlock, value: Any, path: str) -> None:
         message.blocks.SetInParent()
         blocks_from_list(value, path, message.blocks.items, allowed=RESULT_KINDS)
     else:
-        raise MessageFormatError(
-            path, f"expected a string, a list or null, got {type(value).__name__}"
+        expected = (
+            "a string, a list or null"
+            if isinstance(message, ToolResultBlock)
+            else ("a string or a list")
         )
+        raise MessageFormatError(path, f"expected {expected}, got {type(value).__name__}")
 
 
-def _dump_output(message: ToolResultBlock) -> str | list[dict[str, Any]] | None:
-    which = message.WhichOneof("output")
+def _dump_list(message: Any) -> Any:
+    which = message.WhichOneof("output" if isinstance(message, ToolResultBlock) else "hint")
     if which == "text":
         return message.text
     if which == "blocks":
         return blocks_to_list(message.blocks.items)
     return None
+
+
+def _load_b64(message: MediaSource, value: Any, path: str) -> None:
+    """Base64 `data`: the bytes when the text is their canonical encoding, else
+    the text itself (AgentScope keeps the string as given)."""
+    if not isinstance(value, str):
+        raise MessageFormatError(path, f"expected base64 text, got {type(value).__name__}")
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        message.base64_text = value
+        return
+    if base64.b64encode(data).decode("ascii") == value:
+        message.data = data
+    else:
+        message.base64_text = value
+
+
+def _dump_b64(message: MediaSource) -> str:
+    if message.WhichOneof("source") == "base64_text":
+        return message.base64_text
+    return write_b64(message.data)
 
 
 _SIGNATURE = _scalar(
@@ -198,6 +231,17 @@ _SIGNATURE = _scalar(
 _ID = _scalar("id", "id")._replace(nullable=True)
 _NAME = _scalar("name", "name")._replace(nullable=True)
 _SOURCE = _Key("source", load=_load_source, dump=_dump_source)
+
+
+def _optional(key: str) -> _Key:
+    """A string key the block may lack; a non-string value stays an extra key."""
+    return _scalar(key, key, presence=True, soft=True)
+
+
+# AgentScope 2.x's bookkeeping of every block (docs/dialects.md).
+_BLOCK_ID = _optional("id")
+_TIMES = (_optional("created_at"), _optional("finished_at"))
+_MEDIA = (_SOURCE, _BLOCK_ID, _optional("name"), *_TIMES)
 _RAW = _json_key("raw", "raw_json", read_object)
 _PROVIDER_TYPE = _lenient("provider_type", "provider_type")
 
@@ -206,31 +250,47 @@ _KEYS: dict[str, tuple[_Key, ...]] = {
         _scalar("text", "text"),
         _SIGNATURE,
         _Key("citations", optional=True, soft=True, load=load_citations, dump=dump_citations),
+        _BLOCK_ID,
+        *_TIMES,
     ),
     "thinking": (
         _scalar("thinking", "thinking"),
-        _scalar("signature", "signature", presence=True, soft=True),
+        _optional("signature"),
         _SIGNATURE,
-        _scalar("redacted_data", "redacted_data", presence=True, soft=True),
-        _scalar("encrypted_content", "encrypted_content", presence=True, soft=True),
-        _scalar("reasoning_id", "reasoning_id", presence=True, soft=True),
+        _optional("redacted_data"),
+        _optional("encrypted_content"),
+        _optional("reasoning_id"),
+        _BLOCK_ID,
+        *_TIMES,
     ),
     "tool_use": (
         _ID,
         _NAME,
         _scalar("input", "input_json", read_json, _json.loads),
-        _scalar("raw_input", "raw_input", presence=True, soft=True),
+        _optional("raw_input"),
         _SIGNATURE,
+        _scalar("state", "state", read_call_state, write_call_state, presence=True, soft=True),
+        _Key("suggested_rules", optional=True, soft=True, load=load_rules, dump=dump_rules),
+        *_TIMES,
     ),
     "tool_result": (
         _ID,
         _NAME,
-        _Key("output", load=_load_output, dump=_dump_output),
+        _Key("output", load=_load_list, dump=_dump_list),
         _scalar("state", "state", read_state, write_state, presence=True, soft=True),
+        _json_key("metadata", "metadata_json", read_object),
+        *_TIMES,
     ),
-    "image": (_SOURCE,),
-    "audio": (_SOURCE,),
-    "video": (_SOURCE,),
+    "image": _MEDIA,
+    "audio": _MEDIA,
+    "video": _MEDIA,
+    "data": (_BLOCK_ID, _SOURCE, _optional("name"), *_TIMES),
+    "hint": (
+        _Key("hint", load=_load_list, dump=_dump_list),
+        _BLOCK_ID,
+        _optional("source"),
+        *_TIMES,
+    ),
     "server_tool_use": (
         _lenient("id", "id"),
         _lenient("name", "name"),
@@ -253,8 +313,8 @@ _KEYS: dict[str, tuple[_Key, ...]] = {
     ),
 }
 _SOURCE_KEYS: dict[str, tuple[_Key, ...]] = {
-    "url": (_scalar("url", "url"), _scalar("media_type", "media_type", presence=True, soft=True)),
-    "base64": (_scalar("media_type", "media_type"), _scalar("data", "data", read_b64, write_b64)),
+    "url": (_scalar("url", "url"), _optional("media_type")),
+    "base64": (_scalar("media_type", "media_type"), _Key("data", load=_load_b64, dump=_dump_b64)),
 }
 _CLASSES: dict[str, type[AnyBlock]] = {
     "text": TextBlock,
@@ -264,10 +324,14 @@ _CLASSES: dict[str, type[AnyBlock]] = {
     "image": ImageBlock,
     "audio": AudioBlock,
     "video": VideoBlock,
+    "data": DataBlock,
+    "hint": HintBlock,
     "server_tool_use": ServerToolUseBlock,
     "server_tool_result": ServerToolResultBlock,
     "grounding": GroundingBlock,
 }
+# Kinds the schema modelled after carrying them as opaque blocks.
+_LATER_KINDS = frozenset({"data", "hint"})
 _KIND_OF_CLASS: dict[type[Any], str] = {cls: kind for kind, cls in _CLASSES.items()}
 # Modelled keys whose `null` an extra key may carry, per kind.
 _NULLABLE: dict[str, frozenset[str]] = {
@@ -332,6 +396,8 @@ def _result_blocks(blocks: ContentBlocks) -> list[dict[str, Any]]:
 _COMPOSITE_FIELDS: dict[str, tuple[tuple[str, Callable[[Any], Any] | None], ...]] = {
     "source": (("source", _source_dict),),
     "output": (("text", None), ("blocks", _result_blocks)),
+    "hint": (("text", None), ("blocks", _result_blocks)),
+    "suggested_rules": (("suggested_rules", rule_dicts),),
     "citations": (("citations", citation_dicts),),
     "sources": (("sources", source_dicts),),
     "queries": (("queries", list),),
@@ -450,6 +516,10 @@ def _opaque_to_dict(block: OpaqueBlock) -> dict[str, Any]:
             "block_json", f"expected a JSON object of type {block.block_type!r}"
         )
     if block.block_type in _KEYS:
+        if block.block_type in _LATER_KINDS:
+            # Sent as opaque by a peer on a schema older than the kind: given
+            # the checks of its typed form.
+            return block_to_dict(unwrap(block_from_dict(value, "block_json")))
         # Modelled kinds are always typed blocks; an opaque "text" or "image"
         # would reach the formatters without the checks its typed form gets.
         raise MessageFormatError("block_json", f"{block.block_type!r} blocks cannot be opaque")

@@ -22,6 +22,9 @@ from .. import _json
 from .._generated.agentscope.message.v1.message_pb2 import (
     Citation,
     GroundingSource,
+    PermissionBehavior,
+    PermissionRule,
+    ToolCallState,
     ToolResultState,
 )
 from ..errors import MessageFormatError
@@ -32,19 +35,24 @@ __all__ = [
     "citation_dicts",
     "dump_citations",
     "dump_queries",
+    "dump_rules",
     "dump_sources",
     "load_citations",
     "load_object",
     "load_queries",
+    "load_rules",
     "load_sources",
     "read_b64",
     "read_bool",
+    "read_call_state",
     "read_json",
     "read_object",
     "read_state",
     "read_str",
+    "rule_dicts",
     "source_dicts",
     "write_b64",
+    "write_call_state",
     "write_state",
 ]
 
@@ -69,26 +77,94 @@ def read_bool(value: Any) -> bool:
     return value
 
 
-_STATES = {
-    name.removeprefix("TOOL_RESULT_STATE_").lower(): number
-    for name, number in ToolResultState.items()
-    if number
-}
-_STATE_NAMES: dict[int, str] = {number: name for name, number in _STATES.items()}
+class _EnumNames:
+    """An enum's values under AgentScope's lower-case names (`"success"` for
+    `TOOL_RESULT_STATE_SUCCESS`), both ways."""
+
+    def __init__(self, enum: Any, prefix: str, what: str) -> None:
+        self.numbers: dict[str, int] = {
+            name.removeprefix(prefix).lower(): number for name, number in enum.items() if number
+        }
+        self.names: dict[int, str] = {number: name for name, number in self.numbers.items()}
+        self.what = what
+
+    def read(self, value: Any) -> int:
+        if not isinstance(value, str) or value not in self.numbers:
+            raise Misfit(f"unknown {self.what} {value!r}")
+        return self.numbers[value]
+
+    def write(self, value: int, path: str) -> str:
+        # A newer schema's value (or any number sent over the wire) has no name here.
+        name = self.names.get(value)
+        if name is None:
+            raise MessageFormatError(path, f"unknown {self.what} {value}")
+        return name
+
+
+RESULT_STATES = _EnumNames(ToolResultState, "TOOL_RESULT_STATE_", "tool result state")
+CALL_STATES = _EnumNames(ToolCallState, "TOOL_CALL_STATE_", "tool call state")
+BEHAVIORS = _EnumNames(PermissionBehavior, "PERMISSION_BEHAVIOR_", "permission behavior")
 
 
 def read_state(value: Any) -> int:
-    if not isinstance(value, str) or value not in _STATES:
-        raise Misfit(f"unknown tool result state {value!r}")
-    return _STATES[value]
+    return RESULT_STATES.read(value)
 
 
 def write_state(value: int) -> str:
-    # A newer schema's state (or any number sent over the wire) has no name here.
-    name = _STATE_NAMES.get(value)
-    if name is None:
-        raise MessageFormatError("state", f"unknown tool result state {value}")
-    return name
+    return RESULT_STATES.write(value, "state")
+
+
+def read_call_state(value: Any) -> int:
+    return CALL_STATES.read(value)
+
+
+def write_call_state(value: int) -> str:
+    return CALL_STATES.write(value, "state")
+
+
+_RULE_KEYS = ["tool_name", "rule_content", "behavior", "source"]
+
+
+def load_rules(message: Any, value: Any, path: str) -> None:
+    """A tool call's `suggested_rules`: AgentScope 2.x permission rules.
+
+    Only rules of exactly 2.x's shape and key order are typed, so that each
+    comes back the same; anything else keeps the list as an extra key.
+    """
+    if type(value) is not list or not value:
+        # An empty list stays an extra key: an empty field is an absent key.
+        raise Misfit("expected a non-empty list of permission rules")
+    rules = []
+    for item in value:
+        if type(item) is not dict or list(item) != _RULE_KEYS:
+            raise Misfit("expected rules of the form {tool_name, rule_content, behavior, source}")
+        tool_name, content, source = item["tool_name"], item["rule_content"], item["source"]
+        if not (isinstance(tool_name, str) and isinstance(source, str)):
+            raise Misfit("a rule's tool_name and source are strings")
+        if content is not None and not isinstance(content, str):
+            raise Misfit("a rule's rule_content is a string or null")
+        behavior = PermissionBehavior.ValueType(BEHAVIORS.read(item["behavior"]))
+        rule = PermissionRule(tool_name=tool_name, behavior=behavior, source=source)
+        if content is not None:
+            rule.rule_content = content
+        rules.append(rule)
+    message.suggested_rules.extend(rules)
+
+
+def rule_dicts(rules: Any, path: str = "suggested_rules") -> list[dict[str, Any]]:
+    return [
+        {
+            "tool_name": rule.tool_name,
+            "rule_content": rule.rule_content if rule.HasField("rule_content") else None,
+            "behavior": BEHAVIORS.write(rule.behavior, f"{path}[{index}].behavior"),
+            "source": rule.source,
+        }
+        for index, rule in enumerate(rules)
+    ]
+
+
+def dump_rules(message: Any) -> Any:
+    return rule_dicts(message.suggested_rules) if message.suggested_rules else ABSENT
 
 
 def read_b64(value: Any) -> bytes:

@@ -16,7 +16,9 @@ from .. import _json
 from .._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
+    DataBlock,
     GroundingBlock,
+    HintBlock,
     ImageBlock,
     MediaSource,
     Msg,
@@ -40,6 +42,8 @@ __all__ = [
     "get_text_content",
     "has_content_blocks",
     "new_audio_block",
+    "new_data_block",
+    "new_hint_block",
     "new_id",
     "new_image_block",
     "new_msg",
@@ -59,6 +63,8 @@ BlockType = Literal[
     "image",
     "audio",
     "video",
+    "data",
+    "hint",
     "server_tool_use",
     "server_tool_result",
     "grounding",
@@ -177,11 +183,11 @@ def new_tool_use_block(
 def new_tool_result_block(
     id: str,
     name: str,
-    output: str | Iterable[TextBlock | ImageBlock | AudioBlock | VideoBlock] | None,
+    output: str | Iterable[TextBlock | MediaBlock | DataBlock] | None,
     *,
     state: ToolResultState.ValueType = ToolResultState.TOOL_RESULT_STATE_UNSPECIFIED,
 ) -> ToolResultBlock:
-    """A tool result whose output is a string, a list of text/media blocks, or None."""
+    """A tool result whose output is a string, a list of text and media blocks, or None."""
     block = ToolResultBlock(id=id, name=name, state=state)
     if isinstance(output, str):
         block.text = output
@@ -227,6 +233,35 @@ def new_video_block(
     return VideoBlock(source=_source(url, data, media_type))
 
 
+def new_data_block(
+    url: str | None = None,
+    *,
+    data: bytes | None = None,
+    media_type: str | None = None,
+    name: str | None = None,
+) -> DataBlock:
+    """Media of any type (a PDF, say) from a URL, or from bytes plus their media type."""
+    block = DataBlock(source=_source(url, data, media_type))
+    if name is not None:
+        block.name = name
+    return block
+
+
+def new_hint_block(
+    hint: str | Iterable[TextBlock | MediaBlock | DataBlock], *, source: str | None = None
+) -> HintBlock:
+    """An instruction for the model inside an agent's loop: text, or text and media blocks."""
+    block = HintBlock()
+    if isinstance(hint, str):
+        block.text = hint
+    else:
+        block.blocks.SetInParent()
+        block.blocks.items.extend(wrap(b) for b in hint)
+    if source is not None:
+        block.source = source
+    return block
+
+
 def new_image_block_from_base64(data: str, media_type: str) -> ImageBlock:
     """An image from base64 text, as AgentScope's `Base64Source` holds it."""
     return new_image_block(data=base64.b64decode(data, validate=True), media_type=media_type)
@@ -264,6 +299,10 @@ def get_content_blocks(msg: Msg, block_type: Literal["image"]) -> list[ImageBloc
 def get_content_blocks(msg: Msg, block_type: Literal["audio"]) -> list[AudioBlock]: ...
 @overload
 def get_content_blocks(msg: Msg, block_type: Literal["video"]) -> list[VideoBlock]: ...
+@overload
+def get_content_blocks(msg: Msg, block_type: Literal["data"]) -> list[DataBlock]: ...
+@overload
+def get_content_blocks(msg: Msg, block_type: Literal["hint"]) -> list[HintBlock]: ...
 @overload
 def get_content_blocks(
     msg: Msg, block_type: Literal["server_tool_use"]

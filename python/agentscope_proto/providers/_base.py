@@ -31,7 +31,7 @@ from ..options import DEFAULT_HISTORY_PROMPT, FormatSettings, ParseSettings
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
     "MEDIA_DIR",
-    "PROVIDER_ONLY_KINDS",
+    "UNKNOWN_TO_AGENTSCOPE",
     "FormatContext",
     "MsgView",
     "ParseSettings",
@@ -73,9 +73,12 @@ def log_safe(text: str) -> str:
     return text.translate(_LOG_ESCAPES)
 
 
-# Block kinds only provider-fidelity parsing makes (server tools, grounding):
-# unknown to AgentScope, so its formatters drop them like any unknown kind.
-PROVIDER_ONLY_KINDS = frozenset({"server_tool_use", "server_tool_result", "grounding"})
+# Block kinds AgentScope 1.0.21's formatters do not know, so they drop them
+# like any unknown kind: those only provider-fidelity parsing makes (server
+# tools, grounding), and AgentScope 2.x's and agentscope-java's data and hint.
+UNKNOWN_TO_AGENTSCOPE = frozenset(
+    {"server_tool_use", "server_tool_result", "grounding", "data", "hint"}
+)
 
 # Where AgentScope would have written base64 tool-result media. Resolved once at
 # import: tempfile probes the file system the first time it is asked.

@@ -16,7 +16,7 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
-    PROVIDER_ONLY_KINDS,
+    UNKNOWN_TO_AGENTSCOPE,
     FormatContext,
     MsgView,
     expect,
@@ -523,7 +523,7 @@ class _Anthropic:
     options = frozenset({"conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result", "image"})
     # Audio and video are warned about and skipped (though tool results carry them).
-    dropped_blocks = frozenset({"audio", "video", "opaque"}) | PROVIDER_ONLY_KINDS
+    dropped_blocks = frozenset({"audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
 
     def format_messages(

@@ -15,7 +15,7 @@ from ..errors import FormatError, ParseError, ProviderError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
-    PROVIDER_ONLY_KINDS,
+    UNKNOWN_TO_AGENTSCOPE,
     FormatContext,
     MsgView,
     expect,
@@ -536,7 +536,7 @@ class _DashScope:
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
     # Thinking and unknown blocks: warned about and skipped by the chat
     # formatter, skipped silently in multi-agent history.
-    dropped_blocks = frozenset({"thinking", "opaque"}) | PROVIDER_ONLY_KINDS
+    dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
 
     def format_messages(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
-from ._base import PROVIDER_ONLY_KINDS, FormatContext, MsgView
+from ._base import UNKNOWN_TO_AGENTSCOPE, FormatContext, MsgView
 from ._shared import (
     format_multi_agent,
     history_prompt,
@@ -92,7 +92,7 @@ class _DeepSeek(OpenAIChat):
     enum = PROVIDER_DEEPSEEK
     options = frozenset({"conversation_history_prompt", "response_schema", "response_schema_name"})
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
-    dropped_blocks = frozenset({"image", "audio", "video", "opaque"}) | PROVIDER_ONLY_KINDS
+    dropped_blocks = frozenset({"image", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

@@ -24,7 +24,7 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
-    PROVIDER_ONLY_KINDS,
+    UNKNOWN_TO_AGENTSCOPE,
     FormatContext,
     MsgView,
     expect,
@@ -498,7 +498,7 @@ class _Gemini:
         }
     )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
-    dropped_blocks = frozenset({"thinking", "opaque"}) | PROVIDER_ONLY_KINDS
+    dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
 
     def format_messages(

@@ -13,7 +13,7 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
-    PROVIDER_ONLY_KINDS,
+    UNKNOWN_TO_AGENTSCOPE,
     FormatContext,
     MsgView,
     expect,
@@ -306,7 +306,7 @@ class _Ollama:
     enum = PROVIDER_OLLAMA
     options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image"})
-    dropped_blocks = frozenset({"thinking", "audio", "video", "opaque"}) | PROVIDER_ONLY_KINDS
+    dropped_blocks = frozenset({"thinking", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "ndjson"
 
     def format_messages(

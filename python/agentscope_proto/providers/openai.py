@@ -25,7 +25,7 @@ from ..errors import ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse
 from ._base import (
-    PROVIDER_ONLY_KINDS,
+    UNKNOWN_TO_AGENTSCOPE,
     FormatContext,
     MsgView,
     expect,
@@ -497,7 +497,7 @@ class OpenAIChat:
         }
     )
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
-    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
+    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
 
     def format_messages(

@@ -25,7 +25,7 @@ from ..errors import FormatError, ParseError, ToolChoiceError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
 from ._base import (
-    PROVIDER_ONLY_KINDS,
+    UNKNOWN_TO_AGENTSCOPE,
     FormatContext,
     MsgView,
     expect,
@@ -447,7 +447,7 @@ class _OpenAIResponses:
     # The chat formatter warns and skips these; multi-agent history skips them
     # silently. In provider fidelity the chat formatter gives back thinking
     # and server-tool blocks of this API (`_fidelity/responses_turns.py`).
-    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | PROVIDER_ONLY_KINDS
+    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
 
     def format_messages(

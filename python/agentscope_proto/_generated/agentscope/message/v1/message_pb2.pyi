@@ -73,6 +73,172 @@ role; its JSON dialect cannot express this value.
 """
 Global___Role: _TypeAlias = Role  # noqa: Y015
 
+class _FinishedReason:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FinishedReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FinishedReason.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FINISHED_REASON_UNSPECIFIED: _FinishedReason.ValueType  # 0
+    """Not reported: the reply is still running, or the producer does not say."""
+    FINISHED_REASON_COMPLETED: _FinishedReason.ValueType  # 1
+    """The agent finished its reply (`"completed"`)."""
+    FINISHED_REASON_INTERRUPTED: _FinishedReason.ValueType  # 2
+    """The reply was interrupted by the user or the caller (`"interrupted"`)."""
+    FINISHED_REASON_EXCEED_MAX_ITERS: _FinishedReason.ValueType  # 3
+    """The agent stopped after its maximum number of reasoning-acting
+    iterations (`"exceed_max_iters"`).
+    """
+    FINISHED_REASON_ERROR: _FinishedReason.ValueType  # 4
+    """The reply failed; `Msg.error` says why (`"error"`)."""
+
+class FinishedReason(_FinishedReason, metaclass=_FinishedReasonEnumTypeWrapper):
+    """Why a reply ended (AgentScope 2.x `ReplyFinishedReason`)."""
+
+FINISHED_REASON_UNSPECIFIED: FinishedReason.ValueType  # 0
+"""Not reported: the reply is still running, or the producer does not say."""
+FINISHED_REASON_COMPLETED: FinishedReason.ValueType  # 1
+"""The agent finished its reply (`"completed"`)."""
+FINISHED_REASON_INTERRUPTED: FinishedReason.ValueType  # 2
+"""The reply was interrupted by the user or the caller (`"interrupted"`)."""
+FINISHED_REASON_EXCEED_MAX_ITERS: FinishedReason.ValueType  # 3
+"""The agent stopped after its maximum number of reasoning-acting
+iterations (`"exceed_max_iters"`).
+"""
+FINISHED_REASON_ERROR: FinishedReason.ValueType  # 4
+"""The reply failed; `Msg.error` says why (`"error"`)."""
+Global___FinishedReason: _TypeAlias = FinishedReason  # noqa: Y015
+
+class _ErrorType:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ErrorTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorType.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ERROR_TYPE_UNSPECIFIED: _ErrorType.ValueType  # 0
+    """Not classified. AgentScope 2.x writes it as `"unknown"`."""
+    ERROR_TYPE_AUTHENTICATION: _ErrorType.ValueType  # 1
+    """Credentials missing or wrong (HTTP 401; `"authentication"`)."""
+    ERROR_TYPE_PERMISSION: _ErrorType.ValueType  # 2
+    """Authenticated but not allowed (HTTP 403; `"permission"`)."""
+    ERROR_TYPE_RATE_LIMIT: _ErrorType.ValueType  # 3
+    """Rate or quota exceeded (HTTP 429; `"rate_limit"`)."""
+    ERROR_TYPE_INVALID_REQUEST: _ErrorType.ValueType  # 4
+    """The request was malformed (HTTP 400/422; `"invalid_request"`)."""
+    ERROR_TYPE_UPSTREAM: _ErrorType.ValueType  # 5
+    """An upstream service failed (HTTP 5xx; `"upstream"`)."""
+    ERROR_TYPE_CONNECTION: _ErrorType.ValueType  # 6
+    """A network error or timeout, no HTTP status (`"connection"`)."""
+    ERROR_TYPE_INTERNAL: _ErrorType.ValueType  # 7
+    """A bug or an otherwise unexpected exception (`"internal"`)."""
+    ERROR_TYPE_SETUP: _ErrorType.ValueType  # 8
+    """The run failed before the agent replied at all: building the agent,
+    its tools or its model (`"setup"`).
+    """
+
+class ErrorType(_ErrorType, metaclass=_ErrorTypeEnumTypeWrapper):
+    """What kind of failure ended a reply (AgentScope 2.x `ErrorType`). Not
+    specific to models: any upstream service reached during a reply counts.
+    """
+
+ERROR_TYPE_UNSPECIFIED: ErrorType.ValueType  # 0
+"""Not classified. AgentScope 2.x writes it as `"unknown"`."""
+ERROR_TYPE_AUTHENTICATION: ErrorType.ValueType  # 1
+"""Credentials missing or wrong (HTTP 401; `"authentication"`)."""
+ERROR_TYPE_PERMISSION: ErrorType.ValueType  # 2
+"""Authenticated but not allowed (HTTP 403; `"permission"`)."""
+ERROR_TYPE_RATE_LIMIT: ErrorType.ValueType  # 3
+"""Rate or quota exceeded (HTTP 429; `"rate_limit"`)."""
+ERROR_TYPE_INVALID_REQUEST: ErrorType.ValueType  # 4
+"""The request was malformed (HTTP 400/422; `"invalid_request"`)."""
+ERROR_TYPE_UPSTREAM: ErrorType.ValueType  # 5
+"""An upstream service failed (HTTP 5xx; `"upstream"`)."""
+ERROR_TYPE_CONNECTION: ErrorType.ValueType  # 6
+"""A network error or timeout, no HTTP status (`"connection"`)."""
+ERROR_TYPE_INTERNAL: ErrorType.ValueType  # 7
+"""A bug or an otherwise unexpected exception (`"internal"`)."""
+ERROR_TYPE_SETUP: ErrorType.ValueType  # 8
+"""The run failed before the agent replied at all: building the agent,
+its tools or its model (`"setup"`).
+"""
+Global___ErrorType: _TypeAlias = ErrorType  # noqa: Y015
+
+class _ToolCallState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ToolCallStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ToolCallState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOOL_CALL_STATE_UNSPECIFIED: _ToolCallState.ValueType  # 0
+    """Not reported (AgentScope 1.x never reports it)."""
+    TOOL_CALL_STATE_PENDING: _ToolCallState.ValueType  # 1
+    """Not yet checked by the permission system (`"pending"`)."""
+    TOOL_CALL_STATE_ASKING: _ToolCallState.ValueType  # 2
+    """Waiting for the user to confirm it (`"asking"`)."""
+    TOOL_CALL_STATE_ALLOWED: _ToolCallState.ValueType  # 3
+    """Allowed, waiting to run (`"allowed"`)."""
+    TOOL_CALL_STATE_SUBMITTED: _ToolCallState.ValueType  # 4
+    """Handed to the caller to run; its result comes back as an external
+    execution result (`"submitted"`).
+    """
+    TOOL_CALL_STATE_FINISHED: _ToolCallState.ValueType  # 5
+    """Done: it ran, or was denied (`"finished"`)."""
+
+class ToolCallState(_ToolCallState, metaclass=_ToolCallStateEnumTypeWrapper):
+    """Where a tool call stands in an agent's permission flow (AgentScope 2.x
+    `ToolCallState`, agentscope-java's tool-use `state`).
+    """
+
+TOOL_CALL_STATE_UNSPECIFIED: ToolCallState.ValueType  # 0
+"""Not reported (AgentScope 1.x never reports it)."""
+TOOL_CALL_STATE_PENDING: ToolCallState.ValueType  # 1
+"""Not yet checked by the permission system (`"pending"`)."""
+TOOL_CALL_STATE_ASKING: ToolCallState.ValueType  # 2
+"""Waiting for the user to confirm it (`"asking"`)."""
+TOOL_CALL_STATE_ALLOWED: ToolCallState.ValueType  # 3
+"""Allowed, waiting to run (`"allowed"`)."""
+TOOL_CALL_STATE_SUBMITTED: ToolCallState.ValueType  # 4
+"""Handed to the caller to run; its result comes back as an external
+execution result (`"submitted"`).
+"""
+TOOL_CALL_STATE_FINISHED: ToolCallState.ValueType  # 5
+"""Done: it ran, or was denied (`"finished"`)."""
+Global___ToolCallState: _TypeAlias = ToolCallState  # noqa: Y015
+
+class _PermissionBehavior:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PermissionBehaviorEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PermissionBehavior.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PERMISSION_BEHAVIOR_UNSPECIFIED: _PermissionBehavior.ValueType  # 0
+    """Not given."""
+    PERMISSION_BEHAVIOR_ALLOW: _PermissionBehavior.ValueType  # 1
+    """Run it without asking (`"allow"`)."""
+    PERMISSION_BEHAVIOR_DENY: _PermissionBehavior.ValueType  # 2
+    """Refuse it (`"deny"`)."""
+    PERMISSION_BEHAVIOR_ASK: _PermissionBehavior.ValueType  # 3
+    """Ask the user (`"ask"`)."""
+    PERMISSION_BEHAVIOR_PASSTHROUGH: _PermissionBehavior.ValueType  # 4
+    """Leave the decision to the next rule (`"passthrough"`)."""
+
+class PermissionBehavior(_PermissionBehavior, metaclass=_PermissionBehaviorEnumTypeWrapper):
+    """What a permission rule does with a matching tool call (AgentScope 2.x
+    `PermissionBehavior`).
+    """
+
+PERMISSION_BEHAVIOR_UNSPECIFIED: PermissionBehavior.ValueType  # 0
+"""Not given."""
+PERMISSION_BEHAVIOR_ALLOW: PermissionBehavior.ValueType  # 1
+"""Run it without asking (`"allow"`)."""
+PERMISSION_BEHAVIOR_DENY: PermissionBehavior.ValueType  # 2
+"""Refuse it (`"deny"`)."""
+PERMISSION_BEHAVIOR_ASK: PermissionBehavior.ValueType  # 3
+"""Ask the user (`"ask"`)."""
+PERMISSION_BEHAVIOR_PASSTHROUGH: PermissionBehavior.ValueType  # 4
+"""Leave the decision to the next rule (`"passthrough"`)."""
+Global___PermissionBehavior: _TypeAlias = PermissionBehavior  # noqa: Y015
+
 class _ToolResultState:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -124,6 +290,10 @@ class Msg(_message.Message):
     TIMESTAMP_FIELD_NUMBER: _builtins.int
     INVOCATION_ID_FIELD_NUMBER: _builtins.int
     USAGE_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_REASON_FIELD_NUMBER: _builtins.int
+    STRUCTURED_OUTPUT_JSON_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Unique message id, treated as an opaque string (AgentScope Python uses a
@@ -146,8 +316,10 @@ class Msg(_message.Message):
     Python).
     """
     timestamp: _builtins.str
-    """Creation time exactly as the producer wrote it: AgentScope's local wall
-    clock time `YYYY-MM-DD HH:MM:SS.mmm` (no zone) or an ISO-8601 instant.
+    """Creation time exactly as the producer wrote it (AgentScope 1.x and Java
+    `timestamp`, AgentScope 2.x `created_at`): AgentScope 1.x's local wall
+    clock time `YYYY-MM-DD HH:MM:SS.mmm` (no zone), 2.x's ISO-8601 local
+    time, or an ISO-8601 instant.
     Kept as text because the local form has no zone and must be written back
     byte for byte.
     """
@@ -155,10 +327,24 @@ class Msg(_message.Message):
     """Id of the model API call that produced this message (AgentScope Python's
     `invocation_id`). Unset when there was none.
     """
+    finished_at: _builtins.str
+    """When the message was complete, as the producer wrote it (AgentScope 2.x
+    `finished_at`, the same clock and form as `timestamp`). Unset while a
+    reply is still streaming, or when the producer does not record it.
+    """
+    finished_reason: Global___FinishedReason.ValueType
+    """Why the reply this message holds ended (AgentScope 2.x
+    `finished_reason`). Unspecified when not reported.
+    """
+    structured_output_json: _builtins.str
+    """The reply's structured output, as a UTF-8 JSON object, keys in their
+    original order (AgentScope 2.x `structured_output`, filled when the
+    caller asked for a JSON schema). Unset when there is none.
+    """
     extra_json: _builtins.str
     """Top-level keys of the source JSON that this schema does not model, as a
-    UTF-8 JSON object in their original order (e.g. AgentScope 2.x
-    `finished_reason`). Empty when there were none.
+    UTF-8 JSON object in their original order (e.g. a key a newer AgentScope
+    adds). Empty when there were none.
     """
     @_builtins.property
     def blocks(self) -> Global___ContentBlocks:
@@ -168,6 +354,12 @@ class Msg(_message.Message):
     def usage(self) -> Global___Usage:
         """Token usage of the model call that produced this message, when known
         (agentscope-java and AgentScope 2.x carry it on the message).
+        """
+
+    @_builtins.property
+    def error(self) -> Global___ReplyError:
+        """What ended the reply with an error (AgentScope 2.x `error`; set when
+        `finished_reason` is FINISHED_REASON_ERROR).
         """
 
     def __init__(
@@ -182,12 +374,18 @@ class Msg(_message.Message):
         timestamp: _builtins.str = ...,
         invocation_id: _builtins.str | None = ...,
         usage: Global___Usage | None = ...,
+        finished_at: _builtins.str | None = ...,
+        finished_reason: Global___FinishedReason.ValueType = ...,
+        structured_output_json: _builtins.str | None = ...,
+        error: Global___ReplyError | None = ...,
         extra_json: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_id", b"_id", "_invocation_id", b"_invocation_id", "_metadata_json", b"_metadata_json", "_name", b"_name", "blocks", b"blocks", "content", b"content", "id", b"id", "invocation_id", b"invocation_id", "metadata_json", b"metadata_json", "name", b"name", "text", b"text", "usage", b"usage"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at", "_id", b"_id", "_invocation_id", b"_invocation_id", "_metadata_json", b"_metadata_json", "_name", b"_name", "_structured_output_json", b"_structured_output_json", "blocks", b"blocks", "content", b"content", "error", b"error", "finished_at", b"finished_at", "id", b"id", "invocation_id", b"invocation_id", "metadata_json", b"metadata_json", "name", b"name", "structured_output_json", b"structured_output_json", "text", b"text", "usage", b"usage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_id", b"_id", "_invocation_id", b"_invocation_id", "_metadata_json", b"_metadata_json", "_name", b"_name", "blocks", b"blocks", "content", b"content", "extra_json", b"extra_json", "id", b"id", "invocation_id", b"invocation_id", "metadata_json", b"metadata_json", "name", b"name", "role", b"role", "text", b"text", "timestamp", b"timestamp", "usage", b"usage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at", "_id", b"_id", "_invocation_id", b"_invocation_id", "_metadata_json", b"_metadata_json", "_name", b"_name", "_structured_output_json", b"_structured_output_json", "blocks", b"blocks", "content", b"content", "error", b"error", "extra_json", b"extra_json", "finished_at", b"finished_at", "finished_reason", b"finished_reason", "id", b"id", "invocation_id", b"invocation_id", "metadata_json", b"metadata_json", "name", b"name", "role", b"role", "structured_output_json", b"structured_output_json", "text", b"text", "timestamp", b"timestamp", "usage", b"usage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
     _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
     _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
     _WhichOneofReturnType__invocation_id: _TypeAlias = _typing.Literal["invocation_id"]  # noqa: Y015
@@ -196,8 +394,12 @@ class Msg(_message.Message):
     _WhichOneofArgType__metadata_json: _TypeAlias = _typing.Literal["_metadata_json", b"_metadata_json"]  # noqa: Y015
     _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
     _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__structured_output_json: _TypeAlias = _typing.Literal["structured_output_json"]  # noqa: Y015
+    _WhichOneofArgType__structured_output_json: _TypeAlias = _typing.Literal["_structured_output_json", b"_structured_output_json"]  # noqa: Y015
     _WhichOneofReturnType_content: _TypeAlias = _typing.Literal["text", "blocks"]  # noqa: Y015
     _WhichOneofArgType_content: _TypeAlias = _typing.Literal["content", b"content"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
     @_typing.overload
@@ -207,9 +409,39 @@ class Msg(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__structured_output_json) -> _WhichOneofReturnType__structured_output_json | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_content) -> _WhichOneofReturnType_content | None: ...
 
 Global___Msg: _TypeAlias = Msg  # noqa: Y015
+
+@_typing.final
+class ReplyError(_message.Message):
+    """A fatal error that ended a reply, fit to show to a user (AgentScope 2.x
+    `ErrorInfo`). Never a traceback.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    type: Global___ErrorType.ValueType
+    """The classification, stable across versions: clients localize from it."""
+    message: _builtins.str
+    """A short, sanitized, human-readable description."""
+    def __init__(
+        self,
+        *,
+        type: Global___ErrorType.ValueType = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplyError: _TypeAlias = ReplyError  # noqa: Y015
 
 @_typing.final
 class ContentBlocks(_message.Message):
@@ -241,6 +473,11 @@ Global___ContentBlocks: _TypeAlias = ContentBlocks  # noqa: Y015
 class ContentBlock(_message.Message):
     """One piece of message content. Readers must tolerate an unset `block`: that
     is how a reader built from an older schema sees a block kind added later.
+
+    AgentScope 2.x gives every block an id and creation and completion times;
+    each kind that has them carries them in its own `id`, `created_at` and
+    `finished_at` fields (a tool call's id is its call id), so a typed block
+    taken out of its message keeps them.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -252,6 +489,8 @@ class ContentBlock(_message.Message):
     IMAGE_FIELD_NUMBER: _builtins.int
     AUDIO_FIELD_NUMBER: _builtins.int
     VIDEO_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    HINT_FIELD_NUMBER: _builtins.int
     SERVER_TOOL_USE_FIELD_NUMBER: _builtins.int
     SERVER_TOOL_RESULT_FIELD_NUMBER: _builtins.int
     GROUNDING_FIELD_NUMBER: _builtins.int
@@ -283,6 +522,22 @@ class ContentBlock(_message.Message):
     @_builtins.property
     def video(self) -> Global___VideoBlock:
         """A video clip."""
+
+    @_builtins.property
+    def data(self) -> Global___DataBlock:
+        """Media of any type given as data (agentscope-java and AgentScope 2.x
+        `data`), e.g. a PDF. AgentScope 2.x images, audio and video arrive as
+        ImageBlock, AudioBlock and VideoBlock instead, so that every reader
+        finds an image in one place; this kind holds the other media types and
+        agentscope-java's data blocks, which Java tells apart from its images.
+        """
+
+    @_builtins.property
+    def hint(self) -> Global___HintBlock:
+        """An instruction for the model inside an agent's reasoning loop
+        (AgentScope 2.x and agentscope-java `hint`), sent to the model as a
+        user turn. AgentScope 1.x formatters do not know it and drop it.
+        """
 
     @_builtins.property
     def server_tool_use(self) -> Global___ServerToolUseBlock:
@@ -317,16 +572,18 @@ class ContentBlock(_message.Message):
         image: Global___ImageBlock | None = ...,
         audio: Global___AudioBlock | None = ...,
         video: Global___VideoBlock | None = ...,
+        data: Global___DataBlock | None = ...,
+        hint: Global___HintBlock | None = ...,
         server_tool_use: Global___ServerToolUseBlock | None = ...,
         server_tool_result: Global___ServerToolResultBlock | None = ...,
         grounding: Global___GroundingBlock | None = ...,
         opaque: Global___OpaqueBlock | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "grounding", b"grounding", "image", b"image", "opaque", b"opaque", "server_tool_result", b"server_tool_result", "server_tool_use", b"server_tool_use", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "data", b"data", "grounding", b"grounding", "hint", b"hint", "image", b"image", "opaque", b"opaque", "server_tool_result", b"server_tool_result", "server_tool_use", b"server_tool_use", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "grounding", b"grounding", "image", b"image", "opaque", b"opaque", "server_tool_result", b"server_tool_result", "server_tool_use", b"server_tool_use", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "block", b"block", "data", b"data", "grounding", b"grounding", "hint", b"hint", "image", b"image", "opaque", b"opaque", "server_tool_result", b"server_tool_result", "server_tool_use", b"server_tool_use", "text", b"text", "thinking", b"thinking", "tool_result", b"tool_result", "tool_use", b"tool_use", "video", b"video"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_block: _TypeAlias = _typing.Literal["text", "thinking", "tool_use", "tool_result", "image", "audio", "video", "server_tool_use", "server_tool_result", "grounding", "opaque"]  # noqa: Y015
+    _WhichOneofReturnType_block: _TypeAlias = _typing.Literal["text", "thinking", "tool_use", "tool_result", "image", "audio", "video", "data", "hint", "server_tool_use", "server_tool_result", "grounding", "opaque"]  # noqa: Y015
     _WhichOneofArgType_block: _TypeAlias = _typing.Literal["block", b"block"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_block) -> _WhichOneofReturnType_block | None: ...
 
@@ -371,6 +628,9 @@ class TextBlock(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     THOUGHT_SIGNATURE_FIELD_NUMBER: _builtins.int
     CITATIONS_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
     text: _builtins.str
@@ -378,6 +638,18 @@ class TextBlock(_message.Message):
     thought_signature: _builtins.bytes
     """Gemini's opaque thought signature attached to this part (AgentScope's
     `thought_signature` key, base64 in JSON). Must be sent back unchanged.
+    """
+    id: _builtins.str
+    """The block's id (AgentScope 2.x: 32 hex digits). Unset when the producer
+    gives blocks no id (AgentScope 1.x).
+    """
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it (AgentScope 2.x
+    `created_at`).
+    """
+    finished_at: _builtins.str
+    """When the block was complete (AgentScope 2.x `finished_at`); unset while
+    it streams or when not recorded.
     """
     extra_json: _builtins.str
     """Keys of the block dict not modelled above, as a UTF-8 JSON object in
@@ -403,15 +675,31 @@ class TextBlock(_message.Message):
         text: _builtins.str = ...,
         thought_signature: _builtins.bytes | None = ...,
         citations: _abc.Iterable[Global___Citation] | None = ...,
+        id: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_thought_signature", b"_thought_signature", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "thought_signature", b"thought_signature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature", "citations", b"citations", "extra_json", b"extra_json", "key_order", b"key_order", "text", b"text", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_thought_signature", b"_thought_signature", "citations", b"citations", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "key_order", b"key_order", "text", b"text", "thought_signature", b"thought_signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
+    _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
     _WhichOneofReturnType__thought_signature: _TypeAlias = _typing.Literal["thought_signature"]  # noqa: Y015
     _WhichOneofArgType__thought_signature: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__thought_signature) -> _WhichOneofReturnType__thought_signature | None: ...
 
 Global___TextBlock: _TypeAlias = TextBlock  # noqa: Y015
@@ -428,6 +716,9 @@ class ThinkingBlock(_message.Message):
     REDACTED_DATA_FIELD_NUMBER: _builtins.int
     ENCRYPTED_CONTENT_FIELD_NUMBER: _builtins.int
     REASONING_ID_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
     thinking: _builtins.str
@@ -448,6 +739,12 @@ class ThinkingBlock(_message.Message):
     """
     reasoning_id: _builtins.str
     """OpenAI Responses reasoning item id (`rs_...`), sent back with the item."""
+    id: _builtins.str
+    """The block's id (AgentScope 2.x). Unset when the producer gives none."""
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete; unset while it streams or when not recorded."""
     extra_json: _builtins.str
     """Keys of the block dict not modelled above, as a UTF-8 JSON object in
     their original order (e.g. agentscope-java `metadata`). Empty when none.
@@ -467,15 +764,24 @@ class ThinkingBlock(_message.Message):
         redacted_data: _builtins.str | None = ...,
         encrypted_content: _builtins.str | None = ...,
         reasoning_id: _builtins.str | None = ...,
+        id: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_encrypted_content", b"_encrypted_content", "_reasoning_id", b"_reasoning_id", "_redacted_data", b"_redacted_data", "_signature", b"_signature", "_thought_signature", b"_thought_signature", "encrypted_content", b"encrypted_content", "reasoning_id", b"reasoning_id", "redacted_data", b"redacted_data", "signature", b"signature", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_encrypted_content", b"_encrypted_content", "_finished_at", b"_finished_at", "_id", b"_id", "_reasoning_id", b"_reasoning_id", "_redacted_data", b"_redacted_data", "_signature", b"_signature", "_thought_signature", b"_thought_signature", "created_at", b"created_at", "encrypted_content", b"encrypted_content", "finished_at", b"finished_at", "id", b"id", "reasoning_id", b"reasoning_id", "redacted_data", b"redacted_data", "signature", b"signature", "thought_signature", b"thought_signature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_encrypted_content", b"_encrypted_content", "_reasoning_id", b"_reasoning_id", "_redacted_data", b"_redacted_data", "_signature", b"_signature", "_thought_signature", b"_thought_signature", "encrypted_content", b"encrypted_content", "extra_json", b"extra_json", "key_order", b"key_order", "reasoning_id", b"reasoning_id", "redacted_data", b"redacted_data", "signature", b"signature", "thinking", b"thinking", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_encrypted_content", b"_encrypted_content", "_finished_at", b"_finished_at", "_id", b"_id", "_reasoning_id", b"_reasoning_id", "_redacted_data", b"_redacted_data", "_signature", b"_signature", "_thought_signature", b"_thought_signature", "created_at", b"created_at", "encrypted_content", b"encrypted_content", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "key_order", b"key_order", "reasoning_id", b"reasoning_id", "redacted_data", b"redacted_data", "signature", b"signature", "thinking", b"thinking", "thought_signature", b"thought_signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
     _WhichOneofReturnType__encrypted_content: _TypeAlias = _typing.Literal["encrypted_content"]  # noqa: Y015
     _WhichOneofArgType__encrypted_content: _TypeAlias = _typing.Literal["_encrypted_content", b"_encrypted_content"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
+    _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
     _WhichOneofReturnType__reasoning_id: _TypeAlias = _typing.Literal["reasoning_id"]  # noqa: Y015
     _WhichOneofArgType__reasoning_id: _TypeAlias = _typing.Literal["_reasoning_id", b"_reasoning_id"]  # noqa: Y015
     _WhichOneofReturnType__redacted_data: _TypeAlias = _typing.Literal["redacted_data"]  # noqa: Y015
@@ -485,7 +791,13 @@ class ThinkingBlock(_message.Message):
     _WhichOneofReturnType__thought_signature: _TypeAlias = _typing.Literal["thought_signature"]  # noqa: Y015
     _WhichOneofArgType__thought_signature: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature"]  # noqa: Y015
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__encrypted_content) -> _WhichOneofReturnType__encrypted_content | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__reasoning_id) -> _WhichOneofReturnType__reasoning_id | None: ...
     @_typing.overload
@@ -508,6 +820,10 @@ class ToolUseBlock(_message.Message):
     INPUT_JSON_FIELD_NUMBER: _builtins.int
     RAW_INPUT_FIELD_NUMBER: _builtins.int
     THOUGHT_SIGNATURE_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    SUGGESTED_RULES_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
     id: _builtins.str
@@ -526,10 +842,24 @@ class ToolUseBlock(_message.Message):
     """
     thought_signature: _builtins.bytes
     """Gemini's opaque thought signature for this call (base64 in JSON)."""
+    state: Global___ToolCallState.ValueType
+    """Where the call stands in the agent's permission flow (AgentScope 2.x
+    and agentscope-java `state`). Unspecified when not reported.
+    """
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete; unset while it streams or when not recorded."""
     extra_json: _builtins.str
     """Keys of the block dict not modelled above, as a UTF-8 JSON object in
     their original order. Empty when none.
     """
+    @_builtins.property
+    def suggested_rules(self) -> _containers.RepeatedCompositeFieldContainer[Global___PermissionRule]:
+        """Permission rules the agent suggests when it asks the user to confirm
+        the call (AgentScope 2.x `suggested_rules`), kept across requests.
+        """
+
     @_builtins.property
     def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The block dict's keys in their original order, set only when that order
@@ -544,23 +874,75 @@ class ToolUseBlock(_message.Message):
         input_json: _builtins.str = ...,
         raw_input: _builtins.str | None = ...,
         thought_signature: _builtins.bytes | None = ...,
+        state: Global___ToolCallState.ValueType = ...,
+        suggested_rules: _abc.Iterable[Global___PermissionRule] | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_raw_input", b"_raw_input", "_thought_signature", b"_thought_signature", "raw_input", b"raw_input", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_raw_input", b"_raw_input", "_thought_signature", b"_thought_signature", "created_at", b"created_at", "finished_at", b"finished_at", "raw_input", b"raw_input", "thought_signature", b"thought_signature"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_raw_input", b"_raw_input", "_thought_signature", b"_thought_signature", "extra_json", b"extra_json", "id", b"id", "input_json", b"input_json", "key_order", b"key_order", "name", b"name", "raw_input", b"raw_input", "thought_signature", b"thought_signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_raw_input", b"_raw_input", "_thought_signature", b"_thought_signature", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "input_json", b"input_json", "key_order", b"key_order", "name", b"name", "raw_input", b"raw_input", "state", b"state", "suggested_rules", b"suggested_rules", "thought_signature", b"thought_signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
     _WhichOneofReturnType__raw_input: _TypeAlias = _typing.Literal["raw_input"]  # noqa: Y015
     _WhichOneofArgType__raw_input: _TypeAlias = _typing.Literal["_raw_input", b"_raw_input"]  # noqa: Y015
     _WhichOneofReturnType__thought_signature: _TypeAlias = _typing.Literal["thought_signature"]  # noqa: Y015
     _WhichOneofArgType__thought_signature: _TypeAlias = _typing.Literal["_thought_signature", b"_thought_signature"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__raw_input) -> _WhichOneofReturnType__raw_input | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__thought_signature) -> _WhichOneofReturnType__thought_signature | None: ...
 
 Global___ToolUseBlock: _TypeAlias = ToolUseBlock  # noqa: Y015
+
+@_typing.final
+class PermissionRule(_message.Message):
+    """A rule of an agent's permission system (AgentScope 2.x `PermissionRule`),
+    e.g. "allow Bash commands matching `npm install`".
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_NAME_FIELD_NUMBER: _builtins.int
+    RULE_CONTENT_FIELD_NUMBER: _builtins.int
+    BEHAVIOR_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    tool_name: _builtins.str
+    """The tool it applies to (`"Bash"`, `"Write"`, ...)."""
+    rule_content: _builtins.str
+    """The tool-specific pattern it matches (a command substring, a path glob,
+    ...); unset to match every call of the tool.
+    """
+    behavior: Global___PermissionBehavior.ValueType
+    """What it does with a matching call."""
+    source: _builtins.str
+    """Where it came from (`"userSettings"`, `"projectSettings"`, ...)."""
+    def __init__(
+        self,
+        *,
+        tool_name: _builtins.str = ...,
+        rule_content: _builtins.str | None = ...,
+        behavior: Global___PermissionBehavior.ValueType = ...,
+        source: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rule_content", b"_rule_content", "rule_content", b"rule_content"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rule_content", b"_rule_content", "behavior", b"behavior", "rule_content", b"rule_content", "source", b"source", "tool_name", b"tool_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__rule_content: _TypeAlias = _typing.Literal["rule_content"]  # noqa: Y015
+    _WhichOneofArgType__rule_content: _TypeAlias = _typing.Literal["_rule_content", b"_rule_content"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rule_content) -> _WhichOneofReturnType__rule_content | None: ...
+
+Global___PermissionRule: _TypeAlias = PermissionRule  # noqa: Y015
 
 @_typing.final
 class Citation(_message.Message):
@@ -855,6 +1237,9 @@ class ToolResultBlock(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     BLOCKS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    METADATA_JSON_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
     id: _builtins.str
@@ -867,13 +1252,26 @@ class ToolResultBlock(_message.Message):
     """The output as one string."""
     state: Global___ToolResultState.ValueType
     """Outcome of the call, when the producer reports one."""
+    metadata_json: _builtins.str
+    """The result's metadata as a UTF-8 JSON object, keys in their original
+    order (AgentScope 2.x and agentscope-java `metadata`). Unset when the
+    producer has none.
+    """
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete; unset while the tool runs or when not
+    recorded.
+    """
     extra_json: _builtins.str
     """Keys of the block dict not modelled above, as a UTF-8 JSON object in
     their original order. Empty when none.
     """
     @_builtins.property
     def blocks(self) -> Global___ContentBlocks:
-        """The output as a list of text, image, audio and video blocks."""
+        """The output as a list of text and media (image, audio, video, data)
+        blocks.
+        """
 
     @_builtins.property
     def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -889,15 +1287,31 @@ class ToolResultBlock(_message.Message):
         text: _builtins.str = ...,
         blocks: Global___ContentBlocks | None = ...,
         state: Global___ToolResultState.ValueType = ...,
+        metadata_json: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["blocks", b"blocks", "output", b"output", "text", b"text"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_metadata_json", b"_metadata_json", "blocks", b"blocks", "created_at", b"created_at", "finished_at", b"finished_at", "metadata_json", b"metadata_json", "output", b"output", "text", b"text"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocks", b"blocks", "extra_json", b"extra_json", "id", b"id", "key_order", b"key_order", "name", b"name", "output", b"output", "state", b"state", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_metadata_json", b"_metadata_json", "blocks", b"blocks", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "key_order", b"key_order", "metadata_json", b"metadata_json", "name", b"name", "output", b"output", "state", b"state", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__metadata_json: _TypeAlias = _typing.Literal["metadata_json"]  # noqa: Y015
+    _WhichOneofArgType__metadata_json: _TypeAlias = _typing.Literal["_metadata_json", b"_metadata_json"]  # noqa: Y015
     _WhichOneofReturnType_output: _TypeAlias = _typing.Literal["text", "blocks"]  # noqa: Y015
     _WhichOneofArgType_output: _TypeAlias = _typing.Literal["output", b"output"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__metadata_json) -> _WhichOneofReturnType__metadata_json | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_output) -> _WhichOneofReturnType_output | None: ...
 
 Global___ToolResultBlock: _TypeAlias = ToolResultBlock  # noqa: Y015
@@ -910,6 +1324,7 @@ class MediaSource(_message.Message):
 
     URL_FIELD_NUMBER: _builtins.int
     DATA_FIELD_NUMBER: _builtins.int
+    BASE64_TEXT_FIELD_NUMBER: _builtins.int
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
@@ -922,6 +1337,13 @@ class MediaSource(_message.Message):
     data: _builtins.bytes
     """The media bytes (`{"type": "base64", "data": ...}` in JSON, where they
     are base64 text). Raw bytes on the wire.
+    """
+    base64_text: _builtins.str
+    """The base64 text exactly as the producer gave it, set instead of
+    `data` only when it is not the canonical base64 of any bytes (padding
+    missing, line breaks, invalid characters): AgentScope 2.x keeps a
+    source's `data` string unchecked, and it must come back unchanged.
+    Formatters refuse it where they would decode it.
     """
     media_type: _builtins.str
     """IANA media type, e.g. `image/png`. Always present for inline data;
@@ -943,17 +1365,18 @@ class MediaSource(_message.Message):
         *,
         url: _builtins.str = ...,
         data: _builtins.bytes = ...,
+        base64_text: _builtins.str = ...,
         media_type: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_media_type", b"_media_type", "data", b"data", "media_type", b"media_type", "source", b"source", "url", b"url"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_media_type", b"_media_type", "base64_text", b"base64_text", "data", b"data", "media_type", b"media_type", "source", b"source", "url", b"url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_media_type", b"_media_type", "data", b"data", "extra_json", b"extra_json", "key_order", b"key_order", "media_type", b"media_type", "source", b"source", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_media_type", b"_media_type", "base64_text", b"base64_text", "data", b"data", "extra_json", b"extra_json", "key_order", b"key_order", "media_type", b"media_type", "source", b"source", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__media_type: _TypeAlias = _typing.Literal["media_type"]  # noqa: Y015
     _WhichOneofArgType__media_type: _TypeAlias = _typing.Literal["_media_type", b"_media_type"]  # noqa: Y015
-    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["url", "data"]  # noqa: Y015
+    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["url", "data", "base64_text"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__media_type) -> _WhichOneofReturnType__media_type | None: ...
@@ -969,8 +1392,22 @@ class ImageBlock(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SOURCE_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The block's id (AgentScope 2.x data blocks have one). Unset when the
+    producer gives none.
+    """
+    name: _builtins.str
+    """A name for the media, e.g. its file name (AgentScope 2.x `name`)."""
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete; unset when not recorded."""
     extra_json: _builtins.str
     """Keys of the block dict not modelled above (e.g. agentscope-java
     `min_pixels`), as a UTF-8 JSON object in their original order.
@@ -989,14 +1426,33 @@ class ImageBlock(_message.Message):
         self,
         *,
         source: Global___MediaSource | None = ...,
+        id: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "name", b"name", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["extra_json", b"extra_json", "key_order", b"key_order", "source", b"source"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "key_order", b"key_order", "name", b"name", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
+    _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
 
 Global___ImageBlock: _TypeAlias = ImageBlock  # noqa: Y015
 
@@ -1007,8 +1463,22 @@ class AudioBlock(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SOURCE_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The block's id (AgentScope 2.x data blocks have one). Unset when the
+    producer gives none.
+    """
+    name: _builtins.str
+    """A name for the media, e.g. its file name (AgentScope 2.x `name`)."""
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete; unset when not recorded."""
     extra_json: _builtins.str
     """Keys of the block dict not modelled above, as a UTF-8 JSON object in
     their original order.
@@ -1027,14 +1497,33 @@ class AudioBlock(_message.Message):
         self,
         *,
         source: Global___MediaSource | None = ...,
+        id: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "name", b"name", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["extra_json", b"extra_json", "key_order", b"key_order", "source", b"source"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "key_order", b"key_order", "name", b"name", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
+    _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
 
 Global___AudioBlock: _TypeAlias = AudioBlock  # noqa: Y015
 
@@ -1045,8 +1534,22 @@ class VideoBlock(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SOURCE_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
     EXTRA_JSON_FIELD_NUMBER: _builtins.int
     KEY_ORDER_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The block's id (AgentScope 2.x data blocks have one). Unset when the
+    producer gives none.
+    """
+    name: _builtins.str
+    """A name for the media, e.g. its file name (AgentScope 2.x `name`)."""
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete; unset when not recorded."""
     extra_json: _builtins.str
     """Keys of the block dict not modelled above (e.g. agentscope-java `fps`),
     as a UTF-8 JSON object in their original order.
@@ -1065,16 +1568,192 @@ class VideoBlock(_message.Message):
         self,
         *,
         source: Global___MediaSource | None = ...,
+        id: _builtins.str | None = ...,
+        name: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
         extra_json: _builtins.str = ...,
         key_order: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "name", b"name", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["extra_json", b"extra_json", "key_order", b"key_order", "source", b"source"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "key_order", b"key_order", "name", b"name", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
+    _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
 
 Global___VideoBlock: _TypeAlias = VideoBlock  # noqa: Y015
+
+@_typing.final
+class DataBlock(_message.Message):
+    """Media of any type given as data (`{"type": "data", ...}`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    EXTRA_JSON_FIELD_NUMBER: _builtins.int
+    KEY_ORDER_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The block's id. Unset when the producer gives none."""
+    name: _builtins.str
+    """A name for the media, e.g. its file name."""
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete; unset while it streams or when not
+    recorded.
+    """
+    extra_json: _builtins.str
+    """Keys of the block dict not modelled above, as a UTF-8 JSON object in
+    their original order. Empty when none.
+    """
+    @_builtins.property
+    def source(self) -> Global___MediaSource:
+        """Where the media comes from; `media_type` says what it is (e.g.
+        `application/pdf`).
+        """
+
+    @_builtins.property
+    def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The block dict's keys in their original order, set only when that order
+        differs from the canonical one or a modelled key was absent.
+        """
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str | None = ...,
+        source: Global___MediaSource | None = ...,
+        name: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
+        extra_json: _builtins.str = ...,
+        key_order: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "name", b"name", "source", b"source"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_name", b"_name", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "id", b"id", "key_order", b"key_order", "name", b"name", "source", b"source"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
+    _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
+    _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
+    _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+
+Global___DataBlock: _TypeAlias = DataBlock  # noqa: Y015
+
+@_typing.final
+class HintBlock(_message.Message):
+    """An instruction for the model inside an agent's reasoning loop
+    (`{"type": "hint", ...}`), e.g. a reminder or a background tool's result.
+    AgentScope 2.x sends it to the model as a user turn of its own.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    BLOCKS_FIELD_NUMBER: _builtins.int
+    ID_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    EXTRA_JSON_FIELD_NUMBER: _builtins.int
+    KEY_ORDER_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The hint as one string."""
+    id: _builtins.str
+    """The block's id. Unset when the producer gives none."""
+    source: _builtins.str
+    """Who or what the hint comes from (a team member's name, `"system"`,
+    ...); unset when not said. A string, unlike a media block's `source`.
+    """
+    created_at: _builtins.str
+    """When the block was created, as the producer wrote it."""
+    finished_at: _builtins.str
+    """When the block was complete (AgentScope 2.x sets it on creation)."""
+    extra_json: _builtins.str
+    """Keys of the block dict not modelled above, as a UTF-8 JSON object in
+    their original order. Empty when none.
+    """
+    @_builtins.property
+    def blocks(self) -> Global___ContentBlocks:
+        """The hint as a list of text and media (image, audio, video, data)
+        blocks.
+        """
+
+    @_builtins.property
+    def key_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The block dict's keys in their original order, set only when that order
+        differs from the canonical one or a modelled key was absent.
+        """
+
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        blocks: Global___ContentBlocks | None = ...,
+        id: _builtins.str | None = ...,
+        source: _builtins.str | None = ...,
+        created_at: _builtins.str | None = ...,
+        finished_at: _builtins.str | None = ...,
+        extra_json: _builtins.str = ...,
+        key_order: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_source", b"_source", "blocks", b"blocks", "created_at", b"created_at", "finished_at", b"finished_at", "hint", b"hint", "id", b"id", "source", b"source", "text", b"text"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_created_at", b"_created_at", "_finished_at", b"_finished_at", "_id", b"_id", "_source", b"_source", "blocks", b"blocks", "created_at", b"created_at", "extra_json", b"extra_json", "finished_at", b"finished_at", "hint", b"hint", "id", b"id", "key_order", b"key_order", "source", b"source", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__created_at: _TypeAlias = _typing.Literal["created_at"]  # noqa: Y015
+    _WhichOneofArgType__created_at: _TypeAlias = _typing.Literal["_created_at", b"_created_at"]  # noqa: Y015
+    _WhichOneofReturnType__finished_at: _TypeAlias = _typing.Literal["finished_at"]  # noqa: Y015
+    _WhichOneofArgType__finished_at: _TypeAlias = _typing.Literal["_finished_at", b"_finished_at"]  # noqa: Y015
+    _WhichOneofReturnType__id: _TypeAlias = _typing.Literal["id"]  # noqa: Y015
+    _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
+    _WhichOneofReturnType__source: _TypeAlias = _typing.Literal["source"]  # noqa: Y015
+    _WhichOneofArgType__source: _TypeAlias = _typing.Literal["_source", b"_source"]  # noqa: Y015
+    _WhichOneofReturnType_hint: _TypeAlias = _typing.Literal["text", "blocks"]  # noqa: Y015
+    _WhichOneofArgType_hint: _TypeAlias = _typing.Literal["hint", b"hint"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__created_at) -> _WhichOneofReturnType__created_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__finished_at) -> _WhichOneofReturnType__finished_at | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__source) -> _WhichOneofReturnType__source | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_hint) -> _WhichOneofReturnType_hint | None: ...
+
+Global___HintBlock: _TypeAlias = HintBlock  # noqa: Y015
 
 @_typing.final
 class Usage(_message.Message):
@@ -1095,7 +1774,9 @@ class Usage(_message.Message):
     output_tokens: _builtins.int
     """Generated tokens, reasoning included where the provider counts it so."""
     cache_read_input_tokens: _builtins.int
-    """Prompt tokens served from the provider's cache."""
+    """Prompt tokens served from the provider's cache (AgentScope 2.x
+    `cache_input_tokens`, agentscope-java `cachedTokens`).
+    """
     cache_creation_input_tokens: _builtins.int
     """Prompt tokens written to the provider's cache."""
     reasoning_tokens: _builtins.int
