@@ -116,8 +116,24 @@ check: check-generated lint breaking test ## The test command: generated code, l
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra
-ci-extra: test-oldest test-schemas bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the body validator, bench, fuzz and soak smoke runs
+ci-extra: test-oldest test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
 	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
+
+# AgentScope 2.x (its own venv, never a dependency): the tests that need the
+# real thing (tests/agentscope2/: conversion from and to its objects, hosted
+# agents) run there; the main suite does not collect them.
+AS2 := .venv-as2
+
+$(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
+	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
+	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
+		-e '.[http]' 'pytest>=8' 'hypothesis>=6.100'
+	$(Q)touch $@
+
+.PHONY: test-agentscope2
+test-agentscope2: $(AS2)/.installed ## The tests against the real AgentScope 2.x (own venv, tests/agentscope2/)
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(AS2)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/as2 tests/agentscope2
 
 .PHONY: golden
 golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)

@@ -1,52 +1,65 @@
-"""Conversion from and to real AgentScope 1.x `agentscope.message.Msg` objects.
+"""Conversion from and to real AgentScope `agentscope.message.Msg` objects.
 
 Needs AgentScope itself, which is an optional extra:
-`pip install "agentscope-proto[agentscope]"` (AgentScope 1.0.16 to 1.x). It is
-imported on first use, so this module imports without it.
+`pip install "agentscope-proto[agentscope]"` (AgentScope 2.x where the Python
+allows it, else 1.x; `[agentscope1]` asks for 1.x). It is imported on first
+use, so this module imports without it, and the conversion follows whichever
+major version is installed.
 
-The conversion goes through AgentScope's own `Msg.to_dict()` and
-`Msg.from_dict()`, so it is exactly as lossless as `from_dict`/`to_dict`; in
-addition `invocation_id`, which AgentScope's `to_dict()` leaves out, is carried
-both ways.
+The conversion goes through AgentScope's own JSON: 2.x's `model_dump(mode=
+"json")`/`model_validate`, 1.x's `to_dict()`/`from_dict()` (plus
+`invocation_id`, which 1.x's `to_dict()` leaves out). So it is exactly as
+lossless as `from_dict`/`to_dict` in that dialect: a 2.x message comes back
+with `model_dump` equal, a 1.x message with `to_dict` equal.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from typing import Any
 
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .dialects import from_dict, to_dict
 
-__all__ = ["from_agentscope", "to_agentscope"]
+__all__ = ["agentscope_major", "from_agentscope", "to_agentscope"]
 
 _INSTALL = 'pip install "agentscope-proto[agentscope]"'
 
 
-def _agentscope_msg() -> type[Any]:
-    """AgentScope's `Msg` class, imported on first use."""
+def agentscope_major() -> int:
+    """The major version of the installed AgentScope (1 or 2)."""
     try:
-        module = importlib.import_module("agentscope.message")
-    except ImportError as exc:
+        version = importlib.metadata.version("agentscope")
+    except importlib.metadata.PackageNotFoundError:
         raise ImportError(
-            f"converting to and from agentscope.message.Msg needs AgentScope 1.x: {_INSTALL}"
-        ) from exc
-    cls: type[Any] = module.Msg
-    if not callable(getattr(cls, "from_dict", None)):
+            f"converting to and from agentscope.message.Msg needs AgentScope: {_INSTALL}"
+        ) from None
+    major = int(version.split(".", 1)[0])
+    if major not in (1, 2):
         raise ImportError(
-            "the installed AgentScope is not 1.x (its Msg has no from_dict); "
-            f"agentscope_proto.interop supports AgentScope 1.0.16 to 1.x: {_INSTALL}"
+            f"AgentScope {version} is installed; agentscope_proto.interop supports 1.x and 2.x"
         )
-    return cls
+    return major
+
+
+def _agentscope_msg() -> tuple[type[Any], int]:
+    """AgentScope's `Msg` class and its major version, imported on first use."""
+    major = agentscope_major()
+    cls: type[Any] = importlib.import_module("agentscope.message").Msg
+    return cls, major
 
 
 def to_agentscope(msg: Msg) -> Any:
-    """The message as an `agentscope.message.Msg` (AgentScope 1.x).
+    """The message as an `agentscope.message.Msg` of the installed AgentScope.
 
-    A `ROLE_TOOL` message becomes a `"system"` message, AgentScope 1.x's
-    convention for tool results.
+    For 2.x it is what `to_dict(msg, dialect="agentscope2")` describes (a
+    message 2.x cannot hold raises `MessageFormatError`, as that does); for
+    1.x a `ROLE_TOOL` message becomes a `"system"` one, 1.x's convention.
     """
-    cls = _agentscope_msg()
+    cls, major = _agentscope_msg()
+    if major == 2:
+        return cls.model_validate(to_dict(msg, dialect="agentscope2"))
     data = to_dict(msg)
     if msg.HasField("invocation_id"):
         data["invocation_id"] = msg.invocation_id
@@ -54,14 +67,16 @@ def to_agentscope(msg: Msg) -> Any:
 
 
 def from_agentscope(obj: Any) -> Msg:
-    """A `Msg` from an `agentscope.message.Msg` (AgentScope 1.x).
+    """A `Msg` from an `agentscope.message.Msg` of the installed AgentScope.
 
     Raises `TypeError` for anything else and `MessageFormatError` if the
     object holds content that is not valid AgentScope JSON.
     """
-    cls = _agentscope_msg()
+    cls, major = _agentscope_msg()
     if not isinstance(obj, cls):
         raise TypeError(f"expected an agentscope.message.Msg, got {type(obj).__name__}")
+    if major == 2:
+        return from_dict(obj.model_dump(mode="json"), dialect="agentscope2")
     data = obj.to_dict()
     invocation_id = getattr(obj, "invocation_id", None)
     if invocation_id is not None:
