@@ -143,6 +143,12 @@ golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 	.venv-golden/bin/python tests/golden/make_formatters.py
 	.venv-golden/bin/python tests/golden/make_parsers.py
 
+.PHONY: golden-agentscope2
+golden-agentscope2: ## Regenerate tests/golden/agentscope2/ from the real agentscope==2.0.11 (own venv)
+	test -x .venv-golden2/bin/python || $(PYTHON) -m venv .venv-golden2
+	.venv-golden2/bin/python -m pip install --quiet -r tests/agentscope2/requirements.txt
+	.venv-golden2/bin/python tests/golden/make_agentscope2.py
+
 # The provider SDKs whose request types tests/provider_schemas/ validates
 # bodies against, in their own venv (the tests that need it skip without it).
 SCHEMAS := .venv-schemas
