@@ -228,8 +228,8 @@ def test_base64_text_that_is_not_canonical_is_kept_as_given() -> None:
         msg = from_dict({"name": "u", "role": "user", "content": [block]})
         assert msg.blocks.items[0].image.source.base64_text == data
         assert to_dict(msg)["content"] == [block]
+    block["source"]["data"] = 7
     with pytest.raises(errors.MessageFormatError, match=r"content\[0\]\.source\.data"):
-        block["source"]["data"] = 7
         from_dict({"name": "u", "role": "user", "content": [block]})
 
 

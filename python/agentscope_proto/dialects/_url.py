@@ -18,6 +18,8 @@ than a guess.
 
 from __future__ import annotations
 
+import unicodedata
+
 __all__ = ["UnsupportedURLError", "normalize_url"]
 
 
@@ -498,16 +500,32 @@ def _domain_to_ascii(data: bytes) -> str:
         )
     labels = data.decode("ascii").split(".")
     for label in labels:
-        if label[:4].lower() == "xn--":
-            if label.endswith("-"):
-                raise _invalid("invalid international domain name")
-            raise UnsupportedURLError(
-                f"invalid URL: the punycode label {label!r} needs UTS #46 validation, "
-                "which is not implemented"
-            )
+        if label[:4].lower() == "xn--" and not _valid_punycode(_ascii_lower(label[4:])):
+            raise _invalid("invalid international domain name")
         if any(char in _FORBIDDEN_DOMAIN for char in label):
             raise _invalid("invalid international domain name")
     return ".".join(_ascii_lower(label) for label in labels)
+
+
+def _valid_punycode(payload: str) -> bool:
+    """Whether an ASCII `xn--` label's payload is one UTS #46 would keep: it
+    decodes to a non-ASCII label of letters, marks, digits and hyphens in
+    normal form that encodes back to it. (The exact check needs the UTS #46
+    tables: a label with symbols, an emoji say, is refused here though
+    pydantic may take it; the labels pydantic writes for a host in a script's
+    letters read back unchanged.)"""
+    try:
+        decoded = payload.encode("ascii").decode("punycode")
+    except UnicodeError:
+        return False
+    return (
+        bool(decoded)
+        and not decoded.isascii()
+        and decoded == unicodedata.normalize("NFC", decoded)
+        and decoded == decoded.lower()
+        and all(c == "-" or unicodedata.category(c)[0] in "LMN" for c in decoded)
+        and decoded.encode("punycode").decode("ascii") == payload
+    )
 
 
 def _ascii_lower(text: str) -> str:

@@ -19,9 +19,11 @@ typed `redacted_data` and `reasoning_id`.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from .. import _json
 from .._generated.agentscope.message.v1.message_pb2 import (
@@ -87,59 +89,74 @@ class _Missing:
 
 
 _MISSING = _Missing()
+_I64 = 2**63 - 1
+# A string pydantic reads as an integer: ASCII digits (single underscores
+# between them), a sign, and zeros after a decimal point.
+_INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*(?:\.0+)?")
 
 
 def _fail(path: str, reason: str) -> MessageFormatError:
     return MessageFormatError(path, f"AgentScope 2.x refuses this: {reason}")
 
 
-def _str(value: Any, path: str) -> str:
+class _Tally:
+    """How many declared keys a validation used, nested models included: how
+    pydantic's smart union chooses among the models a value fits."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+class _Reader(Protocol):
+    """A reader of one value: the value as 2.x holds it; nested models count
+    their keys in `tally`."""
+
+    def __call__(self, value: Any, path: str, tally: _Tally | None = None, /) -> Any: ...
+
+
+def _str(value: Any, path: str, tally: _Tally | None = None) -> str:
     if not isinstance(value, str):
         raise _fail(path, f"expected a string, got {type_name(value)}")
     return value
 
 
-def _opt_str(value: Any, path: str) -> str | None:
+def _opt_str(value: Any, path: str, tally: _Tally | None = None) -> str | None:
     return None if value is None else _str(value, path)
 
 
-def _int(value: Any, path: str) -> int:
+def _int(value: Any, path: str, tally: _Tally | None = None) -> int:
     """An integer as pydantic's lax mode reads one: ints, bools, integral floats
-    and numeric strings."""
+    within 64 bits, and integer strings."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise _fail(path, "expected a finite number")
+        if value != value:
+            raise _fail(path, "expected an integer, got NaN")
+        if abs(value) > _I64:
+            raise _fail(path, "an integer that exceeds the maximum size")
         if not value.is_integer():
             raise _fail(path, "expected an integer, got a number with a fractional part")
         return int(value)
     if isinstance(value, str):
         text = value.strip()
-        try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            number = float(text)
-        except ValueError:
-            raise _fail(path, f"expected an integer, got the string {value!r}") from None
-        if not number.is_integer():
-            raise _fail(path, "expected an integer, got a number with a fractional part")
-        return int(number)
+        if not _INT_TEXT.fullmatch(text):
+            raise _fail(path, f"expected an integer, got the string {value!r}")
+        return int(text.split(".", 1)[0])
     raise _fail(path, f"expected an integer, got {type_name(value)}")
 
 
-def _dict(value: Any, path: str) -> dict[str, Any]:
+def _dict(value: Any, path: str, tally: _Tally | None = None) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise _fail(path, f"expected an object, got {type_name(value)}")
     return dict(value)
 
 
-def _choice(names: Mapping[str, Any], what: str) -> Callable[[Any, str], Any]:
-    def read(value: Any, path: str) -> Any:
+def _choice(names: Mapping[str, Any], what: str) -> _Reader:
+    def read(value: Any, path: str, tally: _Tally | None = None) -> Any:
         if not isinstance(value, str) or value not in names:
             expected = ", ".join(map(repr, names))
             raise _fail(path, f"{what} is one of {expected}, got {value!r}")
@@ -152,7 +169,7 @@ def _choice(names: Mapping[str, Any], what: str) -> Callable[[Any, str], Any]:
 
 # A model's declared keys: (key, reader, default), where a default of
 # `_MISSING` makes the key required and a callable default is a factory.
-_Field = tuple[str, Callable[[Any, str], Any], Any]
+_Field = tuple[str, _Reader, Any]
 
 
 def _new_id() -> str:
@@ -160,54 +177,55 @@ def _new_id() -> str:
 
 
 def _new_timestamp() -> str:
-    # 2.x's default factory: `datetime.now().isoformat()`.
-    from datetime import datetime
-
+    # 2.x's default factory.
     return datetime.now().isoformat()
 
 
-def _rules(value: Any, path: str) -> list[dict[str, Any]]:
-    if not isinstance(value, list):
-        raise _fail(path, f"expected a list, got {type_name(value)}")
-    return [_model(_RULE, item, f"{path}[{i}]") for i, item in enumerate(value)]
+def _model(
+    fields: tuple[_Field, ...], data: Any, path: str, tally: _Tally | None = None
+) -> dict[str, Any]:
+    """The declared keys of one model, read and defaulted, in its order."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, f"expected an object, got {type_name(data)}")
+    tally = tally or _Tally()
+    out: dict[str, Any] = {}
+    for key, read, default in fields:
+        value = data.get(key, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise _fail(f"{path}.{key}", "missing")
+            out[key] = default() if callable(default) else default
+        else:
+            out[key] = read(value, f"{path}.{key}", tally)
+            tally.count += 1
+    return out
 
 
-def _source(value: Any, path: str) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _fail(path, f"expected a source object, got {type_name(value)}")
-    kind = value.get("type", _MISSING)
-    if kind == "base64" or (kind is _MISSING and "data" in value and "url" not in value):
-        return _model(_BASE64, value, path)
-    if kind == "url" or kind is _MISSING:
-        source = _model(_URL, value, path)
+def _union(
+    choices: tuple[str, ...],
+    fields: Mapping[str, tuple[_Field, ...]],
+    data: Mapping[str, Any],
+    path: str,
+    tally: _Tally,
+    build: Callable[[str, dict[str, Any], str], dict[str, Any]],
+) -> dict[str, Any]:
+    """Pydantic's smart union over models that all default their `type`: the
+    one that validates with the most keys used, the first of equals."""
+    best: tuple[int, dict[str, Any]] | None = None
+    first_error: MessageFormatError | None = None
+    for choice in choices:
+        mine = _Tally()
         try:
-            source["url"] = normalize_url(source["url"])
-        except ValueError as exc:
-            raise _fail(f"{path}.url", str(exc)) from None
-        return source
-    raise _fail(f"{path}.type", f"a source is 'base64' or 'url', got {kind!r}")
-
-
-def _items(kinds: tuple[str, ...]) -> Callable[[Any, str], Any]:
-    """A string, or a list of blocks of `kinds` (a hint, a tool result's output)."""
-
-    def read(value: Any, path: str) -> Any:
-        if isinstance(value, str):
-            return value
-        if not isinstance(value, list):
-            raise _fail(path, f"expected a string or a list of blocks, got {type_name(value)}")
-        return [_block(item, f"{path}[{i}]", kinds) for i, item in enumerate(value)]
-
-    return read
-
-
-def _literal(kind: str) -> Callable[[Any, str], str]:
-    def read(value: Any, path: str) -> str:
-        if value != kind or not isinstance(value, str):
-            raise _fail(path, f"expected {kind!r}, got {value!r}")
-        return kind
-
-    return read
+            value = build(choice, _model(fields[choice], data, path, mine), path)
+        except MessageFormatError as exc:
+            first_error = first_error or exc
+            continue
+        if best is None or mine.count > best[0]:
+            best = (mine.count, value)
+    if best is None:
+        raise first_error or _fail(path, "fits no model")
+    tally.count += best[0]
+    return best[1]
 
 
 _RULE: tuple[_Field, ...] = (
@@ -216,28 +234,63 @@ _RULE: tuple[_Field, ...] = (
     ("behavior", _choice(BEHAVIORS.numbers, "a permission behavior"), _MISSING),
     ("source", _str, _MISSING),
 )
-_BASE64: tuple[_Field, ...] = (
-    ("type", _literal("base64"), "base64"),
-    ("data", _str, _MISSING),
-    ("media_type", _str, _MISSING),
-)
-_URL: tuple[_Field, ...] = (
-    ("type", _literal("url"), "url"),
-    ("url", _str, _MISSING),
-    ("media_type", _str, _MISSING),
-)
+# A source's declared keys but `type`; the union tries base64 first.
+_SOURCES: dict[str, tuple[_Field, ...]] = {
+    "base64": (("data", _str, _MISSING), ("media_type", _str, _MISSING)),
+    "url": (("url", _str, _MISSING), ("media_type", _str, _MISSING)),
+}
+
+
+def _rules(value: Any, path: str, tally: _Tally | None = None) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise _fail(path, f"expected a list, got {type_name(value)}")
+    return [_model(_RULE, item, f"{path}[{i}]", tally) for i, item in enumerate(value)]
+
+
+def _with_url(kind: str, source: dict[str, Any], path: str) -> dict[str, Any]:
+    """A source with its URL as 2.x's `AnyUrl` holds it (normalized)."""
+    if kind == "url":
+        try:
+            source["url"] = normalize_url(source["url"])
+        except ValueError as exc:
+            raise _fail(f"{path}.url", str(exc)) from None
+    return {"type": kind, **{k: v for k, v in source.items() if k != "type"}}
+
+
+def _source(value: Any, path: str, tally: _Tally | None = None) -> dict[str, Any]:
+    tally = tally or _Tally()
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected a source object, got {type_name(value)}")
+    kind = value.get("type", _MISSING)
+    if kind is _MISSING:
+        return _union(tuple(_SOURCES), _SOURCES, value, path, tally, _with_url)
+    if not isinstance(kind, str) or kind not in _SOURCES:
+        raise _fail(f"{path}.type", f"a source is 'base64' or 'url', got {kind!r}")
+    return _with_url(kind, _model(_SOURCES[kind], value, path, tally), path)
+
+
+def _parts(value: Any, path: str, tally: _Tally | None = None) -> Any:
+    tally = tally or _Tally()
+    """A hint or a tool result's output: a string, or text and data blocks."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise _fail(path, f"expected a string or a list of blocks, got {type_name(value)}")
+    return [_block(item, f"{path}[{i}]", tally, _PARTS) for i, item in enumerate(value)]
+
+
 _TIMES: tuple[_Field, ...] = (
     ("created_at", _str, _new_timestamp),
     ("finished_at", _opt_str, None),
 )
 _PARTS = ("text", "data")
-# Each block model's declared keys, `type` first, in 2.x's order (the order
-# `model_dump` writes them in). The union tries them in this order.
+# Each block model's declared keys but `type`, in 2.x's order (the order
+# `model_dump` writes them in). The union tries the models in this order.
 _BLOCKS: dict[str, tuple[_Field, ...]] = {
     "text": (("text", _str, _MISSING), ("id", _str, _new_id), *_TIMES),
     "thinking": (("thinking", _str, _MISSING), ("id", _str, _new_id), *_TIMES),
     "hint": (
-        ("hint", _items(_PARTS), _MISSING),
+        ("hint", _parts, _MISSING),
         ("id", _str, _new_id),
         ("source", _opt_str, None),
         ("created_at", _str, _new_timestamp),
@@ -254,7 +307,7 @@ _BLOCKS: dict[str, tuple[_Field, ...]] = {
     "tool_result": (
         ("id", _str, _MISSING),
         ("name", _str, _MISSING),
-        ("output", _items(_PARTS), _MISSING),
+        ("output", _parts, _MISSING),
         ("state", _choice(RESULT_STATES.numbers, "a tool result state"), "running"),
         ("metadata", _dict, dict),
         *_TIMES,
@@ -269,59 +322,33 @@ _BLOCKS: dict[str, tuple[_Field, ...]] = {
 _ALL_KINDS = tuple(_BLOCKS)
 
 
-def _model(fields: tuple[_Field, ...], data: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """The declared keys of one model, read and defaulted, in its order."""
-    if not isinstance(data, Mapping):
-        raise _fail(path, f"expected an object, got {type_name(data)}")
-    out: dict[str, Any] = {}
-    for key, read, default in fields:
-        value = data.get(key, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise _fail(f"{path}.{key}", "missing")
-            out[key] = default() if callable(default) else default
-        else:
-            out[key] = read(value, f"{path}.{key}")
-    return out
+def _with_type(data: Mapping[str, Any]) -> Callable[[str, dict[str, Any], str], dict[str, Any]]:
+    def build(kind: str, fields: dict[str, Any], path: str) -> dict[str, Any]:
+        out = {"type": kind, **fields}
+        if kind == "thinking":
+            # The one model that keeps unknown keys, after its own, in their order.
+            out.update((k, v) for k, v in data.items() if k not in out)
+        return out
+
+    return build
 
 
-def _block_of(kind: str, item: Mapping[str, Any], path: str) -> dict[str, Any]:
-    out = {"type": kind, **_model(_BLOCKS[kind], item, path)}
-    if kind == "thinking":
-        # The one model that keeps unknown keys, after its own, in their order.
-        out.update((k, v) for k, v in item.items() if k not in out)
-    return out
-
-
-def _block(item: Any, path: str, kinds: tuple[str, ...] = _ALL_KINDS) -> dict[str, Any]:
+def _block(
+    item: Any, path: str, tally: _Tally, kinds: tuple[str, ...] = _ALL_KINDS
+) -> dict[str, Any]:
     """One 2.x block, validated as 2.x's union of block models validates it."""
     if not isinstance(item, Mapping):
         raise _fail(path, f"expected a block object, got {type_name(item)}")
     kind = item.get("type", _MISSING)
-    if kind is not _MISSING:
-        if not isinstance(kind, str) or kind not in kinds:
-            raise _fail(
-                f"{path}.type", f"unknown block type {kind!r} here (expected one of {list(kinds)})"
-            )
-        return _block_of(kind, item, path)
-    # No `type`: every model has it as a default, so pydantic's smart union
-    # takes the model that validates with the most keys given, the first of
-    # equals in union order.
-    best: tuple[int, dict[str, Any]] | None = None
-    first_error: MessageFormatError | None = None
-    for candidate in kinds:
-        try:
-            block = _block_of(candidate, item, path)
-        except MessageFormatError as exc:
-            first_error = first_error or exc
-            continue
-        declared = {key for key, _, _ in _BLOCKS[candidate]}
-        given = sum(1 for key in item if key in declared or candidate == "thinking")
-        if best is None or given > best[0]:
-            best = (given, block)
-    if best is None:
-        raise first_error or _fail(path, "matches no block kind")
-    return best[1]
+    if kind is _MISSING:
+        # Every model defaults its `type`, so the union decides by the keys.
+        return _union(kinds, _BLOCKS, item, path, tally, _with_type(item))
+    if not isinstance(kind, str) or kind not in kinds:
+        raise _fail(
+            f"{path}.type", f"unknown block type {kind!r} here (expected one of {list(kinds)})"
+        )
+    tally.count += 1
+    return _with_type(item)(kind, _model(_BLOCKS[kind], item, path, tally), path)
 
 
 def _call_input(raw: str) -> dict[str, Any]:
@@ -352,8 +379,8 @@ def _codec_source(source: Mapping[str, Any]) -> dict[str, Any]:
 def _drop_none(block: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """2.x's `None` defaults are absent keys in the codec's shape."""
     for key in keys:
-        if block.get(key) is None:
-            block.pop(key, None)
+        if key in block and block[key] is None:
+            del block[key]
     return block
 
 
@@ -379,22 +406,21 @@ def _to_codec(block: dict[str, Any]) -> dict[str, Any]:
         source = block["source"]
         media = _media_kind(source)
         out = {"type": media or "data"}
-        if media is None:
-            out["id"] = block["id"]
-            out["source"] = _codec_source(source)
-        else:
-            out["source"] = _codec_source(source)
-            out["id"] = block["id"]
+        # Each kind's own key order: a media block's `source` comes first.
+        order = ("source", "id") if media else ("id", "source")
+        out.update((key, _codec_source(source) if key == "source" else block[key]) for key in order)
         out.update((k, block[k]) for k in ("name", "created_at", "finished_at"))
         return _drop_none(out, ("name", "finished_at"))
     if kind in ("hint", "tool_result"):
         key = "hint" if kind == "hint" else "output"
-        if isinstance(block[key], list):
-            block = {**block, key: [_to_codec(item) for item in block[key]]}
-        return _drop_none(dict(block), ("source", "finished_at"))
+        out = dict(block)
+        if isinstance(out[key], list):
+            out[key] = [_to_codec(item) for item in out[key]]
+        # A hint's `finished_at` defaults to a time: its `None` is said.
+        return _drop_none(out, ("source",) if kind == "hint" else ("finished_at",))
     if kind == "thinking":
         renamed = {
-            _THINKING_RENAMES.get(k, k)
+            _THINKING_RENAMES[k]
             if k in _THINKING_RENAMES and _THINKING_RENAMES[k] not in block
             else k: v
             for k, v in block.items()
@@ -430,6 +456,7 @@ def _usage(value: Any, msg: Msg) -> None:
             counts[key] = 0
     for key, field in _USAGE:
         if not -(2**63) <= counts[key] < 2**63:
+            # 2.x takes any integer; the schema's counts are 64-bit.
             raise MessageFormatError(f"usage.{key}", f"{counts[key]} does not fit in 64 bits")
         setattr(msg.usage, field, counts[key])
 
@@ -453,7 +480,8 @@ def from_agentscope2(data: Mapping[str, Any]) -> Msg:
     content = data["content"]
     if not isinstance(content, list):
         raise _fail("content", f"content is a list of blocks, got {type_name(content)}")
-    blocks = [_block(item, f"content[{i}]") for i, item in enumerate(content)]
+    tally = _Tally()
+    blocks = [_block(item, f"content[{i}]", tally) for i, item in enumerate(content)]
     role = data["role"]
     if not isinstance(role, str) or role not in _ROLES:
         raise _fail("role", f"expected one of 'user', 'assistant', 'system', got {role!r}")
@@ -462,9 +490,8 @@ def from_agentscope2(data: Mapping[str, Any]) -> Msg:
     metadata = _dict(data.get("metadata", {}), "metadata")
     if metadata:
         msg.metadata_json = _json.dumps(metadata, "metadata")
-    msg.timestamp = (
-        _str(data["created_at"], "created_at") if "created_at" in data else (_new_timestamp())
-    )
+    created_at = data.get("created_at", _MISSING)
+    msg.timestamp = _new_timestamp() if created_at is _MISSING else _str(created_at, "created_at")
     _usage(data.get("usage"), msg)
     if (finished_at := _opt_str(data.get("finished_at"), "finished_at")) is not None:
         msg.finished_at = finished_at
@@ -475,9 +502,8 @@ def from_agentscope2(data: Mapping[str, Any]) -> Msg:
         ]
     structured = data.get("structured_output")
     if structured is not None:
-        msg.structured_output_json = _json.dumps(
-            _dict(structured, "structured_output"), "structured_output"
-        )
+        value = _dict(structured, "structured_output")
+        msg.structured_output_json = _json.dumps(value, "structured_output")
     _error(data.get("error"), msg)
     _check_role(role, blocks)
     msg.blocks.SetInParent()
@@ -528,7 +554,7 @@ class _Writer:
             raise _fail(f"{path}.source.media_type", "a source needs a media type")
         return {
             "type": "data",
-            "id": data.get("id") or self.block_id(path),
+            "id": data["id"] if "id" in data else self.block_id(path),
             "source": out,
             "name": data.get("name"),
             **self.times(data),
@@ -554,7 +580,7 @@ class _Writer:
         return {
             "type": "text",
             "text": data["text"],
-            "id": data.get("id") or self.block_id(path),
+            "id": data["id"] if "id" in data else self.block_id(path),
             **self.times(data),
         }
 
@@ -562,7 +588,7 @@ class _Writer:
         out = {
             "type": "thinking",
             "thinking": data["thinking"],
-            "id": data.get("id") or self.block_id(path),
+            "id": data["id"] if "id" in data else self.block_id(path),
             **self.times(data),
         }
         extras = [k for k in data if k not in out]
@@ -632,7 +658,7 @@ class _Writer:
         return {
             "type": "hint",
             "hint": self.parts(data["hint"], f"{path}.hint"),
-            "id": data.get("id") or self.block_id(path),
+            "id": data["id"] if "id" in data else self.block_id(path),
             "source": source,
             **times,
         }
