@@ -340,11 +340,14 @@ def test_nothing_left_to_send_is_an_error_in_provider_fidelity(
     assert provider in caught.value.reason
 
 
-def test_a_system_prompt_alone_is_nothing_to_send_to_claude_or_gemini() -> None:
+def test_a_system_prompt_alone_is_nothing_to_send_to_claude() -> None:
+    """Claude takes the system prompt apart from `messages`, which stays empty
+    (AgentScope's body); Gemini gets it as a user turn."""
     msgs = [_msg("system", "system", "Be brief.")]
-    for provider in ("anthropic", "gemini"):
-        with pytest.raises(FormatError, match="nothing to send"):
-            format(provider, msgs, fidelity="provider")
+    assert format("anthropic", msgs)["messages"] == []
+    with pytest.raises(FormatError, match=r"^messages: nothing to send"):
+        format("anthropic", msgs, fidelity="provider")
+    assert format("gemini", msgs, fidelity="provider")["contents"]
 
 
 def test_an_empty_list_stays_where_the_api_takes_one() -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "StreamState",
     "expect",
     "group_messages",
+    "nothing_to_send",
     "raise_for_error_body",
     "tool_result_to_text",
     "warning_log_level",
@@ -421,6 +422,14 @@ class Provider(Protocol):
     def stream(self, options: ParseSettings) -> StreamState:
         """A fresh state for parsing one streamed response."""
         ...
+
+
+def nothing_to_send(provider: str) -> str:
+    """Why a body whose message list came out empty cannot go to `provider`."""
+    return (
+        "nothing to send: every message formatted to nothing, and the "
+        f"{provider} API needs at least one message"
+    )
 
 
 def raise_format(

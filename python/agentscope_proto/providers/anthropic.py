@@ -20,6 +20,7 @@ from ._base import (
     FormatContext,
     MsgView,
     expect,
+    nothing_to_send,
     raise_for_error_body,
 )
 from ._shared import (
@@ -547,7 +548,7 @@ class _Anthropic:
             body["tool_choice"] = _format_tool_choice(tool_choice, tools)
         if not messages:
             # AgentScope fails reading messages[0] (IndexError).
-            raise FormatError("messages", "nothing to send: every message formatted to nothing")
+            raise FormatError("messages", nothing_to_send(self.name))
         if messages[0]["role"] == "system":
             # Anthropic takes the system prompt apart from the messages.
             body["system"] = messages[0]["content"]
