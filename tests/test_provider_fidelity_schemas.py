@@ -1,7 +1,9 @@
 """Provider fidelity's acceptance: every golden formatter conversation and every
-realistic scenario, formatted with `fidelity="provider"`, validates against the
-provider's own request schema (tests/provider_schemas/) with 0 violations; and
-the default and explicit `fidelity="agentscope"` bodies stay AgentScope's.
+realistic scenario, formatted with `fidelity="provider"` and the model call's
+parameters (`request={"model": ..., "max_output_tokens": ...}`), validates
+against the provider's own SDK request type (tests/provider_schemas/) with 0
+violations and nothing added by the validator; and the default and explicit
+`fidelity="agentscope"` bodies stay AgentScope's.
 
 The schema checks run the validator in .venv-schemas (`make schemas-venv`) and
 skip without it, as tests/test_provider_schemas.py does.
@@ -18,6 +20,7 @@ from agentscope_proto.formatting import FormattedBody, FormatWarning, format
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.providers._fidelity import provider_fidelity
 from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 from provider_schemas.scenarios import SCENARIOS
 
 from golden_data import GOLDEN, decode, formatter_cases, golden_providers
@@ -33,7 +36,7 @@ _GOLDEN = [
 ]
 
 
-def _golden(provider: str, case: dict[str, Any], **fidelity: str) -> FormattedBody:
+def _golden(provider: str, case: dict[str, Any], **extra: Any) -> FormattedBody:
     return format(
         provider,
         case["msgs"],
@@ -42,15 +45,16 @@ def _golden(provider: str, case: dict[str, Any], **fidelity: str) -> FormattedBo
         tool_choice=case["tool_choice"],
         media_root=GOLDEN,
         **case["options"],
-        **fidelity,
+        **extra,
     )
 
 
 def _provider_body(provider: str, case: dict[str, Any]) -> FormattedBody | None:
-    """The golden conversation in provider fidelity; None where it is refused
+    """The golden conversation in provider fidelity, with the model and an
+    output budget as a real request has them; None where it is refused
     because no message is left and the provider's API needs one."""
     try:
-        return _golden(provider, case, fidelity="provider")
+        return _golden(provider, case, fidelity="provider", request=REQUESTS[provider])
     except FormatError as exc:
         if not exc.reason.startswith("nothing to send"):
             raise
@@ -65,7 +69,9 @@ def _provider_bodies() -> list[tuple[str, str, FormattedBody]]:
     ]
     for name, (msgs, tools) in SCENARIOS.items():
         for provider in PROVIDERS:
-            body = format(provider, msgs, tools=tools, fidelity="provider")
+            body = format(
+                provider, msgs, tools=tools, fidelity="provider", request=REQUESTS[provider]
+            )
             bodies.append((provider, f"scenario/{name}", body))
     return bodies
 
@@ -97,7 +103,7 @@ def test_the_validator_rejects_the_same_scenarios_in_parity(
 ) -> None:
     """The scenarios are hard: parity bodies of them fail, so passing means something."""
     parity = [
-        (provider, dict(format(provider, msgs, tools=tools)))
+        (provider, dict(format(provider, msgs, tools=tools, request=REQUESTS[provider])))
         for msgs, tools in SCENARIOS.values()
         for provider in ("anthropic", "openai", "openai_responses", "ollama")
     ]
