@@ -110,6 +110,51 @@ def test_the_validator_rejects_the_same_scenarios_in_parity(
     assert all(client.validate_many(parity))
 
 
+# Every request parameter, with values each provider's API takes.
+_EVERY_PARAMETER = {
+    "max_output_tokens": 2048,
+    "temperature": 0.2,
+    "top_p": 0.9,
+    "stop": ["END"],
+    "seed": 7,
+}
+
+
+@needs_sdks
+@pytest.mark.parametrize("stream", [True, False])
+def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
+    """Each provider's request fields, all given at once (streamed or not) with
+    `extra_body` holding one of the provider's own, land where its SDK request
+    type has them."""
+    own = {
+        "openai": {"stream_options": {"include_usage": True}} if stream else {"user": "u1"},
+        "deepseek": {"thinking": {"type": "enabled"}},
+        "anthropic": {"metadata": {"user_id": "u1"}},
+        "gemini": {"thinking_config": {"thinking_budget": 128}},
+        "openai_responses": {"store": False},
+        "ollama": {"keep_alive": "5m", "options": {"num_ctx": 8192}},
+        "dashscope": {"enable_thinking": False},
+    }
+    msgs, tools = next(iter(SCENARIOS.values()))
+    bodies = []
+    for provider in PROVIDERS:
+        fields = PROVIDERS[provider].request_fields
+        params = {
+            name: value
+            for name, value in {**_EVERY_PARAMETER, "stream": stream}.items()
+            if fields.paths(name) is not None
+        }
+        request = {**REQUESTS[provider], **params, "extra_body": own[provider]}
+        body = format(provider, msgs, tools=tools, fidelity="provider", request=request)
+        bodies.append((provider, dict(body)))
+    verdicts = client.validate_many(bodies)
+    invalid = {
+        provider: [str(v) for v in found]
+        for (provider, _), found in zip(bodies, verdicts, strict=True)
+    }
+    assert invalid == {provider: [] for provider in PROVIDERS}
+
+
 @needs_sdks
 def test_scenarios_warn_for_every_change(
     verdicts: list[tuple[str, str, FormattedBody, list[client.Violation]]],

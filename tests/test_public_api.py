@@ -43,6 +43,7 @@ EXPECTED = [
     "ParsedResponse",
     "ProviderError",
     "RemoteError",
+    "RequestParams",
     "Role",
     "ServerToolResultBlock",
     "ServerToolUseBlock",

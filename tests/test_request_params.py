@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from agentscope_proto import Conversation, FormatError, RequestParams, format
+from agentscope_proto import Conversation, FormatCache, FormatError, RequestParams, format
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto.cli import main
 from agentscope_proto.client import AsyncFormatterClient, FormatterClient, format_request
@@ -91,8 +91,6 @@ def _written(provider: str) -> dict[str, Any]:
         "anthropic": {
             "model": model,
             "max_tokens": 256,
-            "temperature": 0.0,
-            "top_p": 0.9,
             "stop_sequences": ["END"],
             "stream": True,
         },
@@ -141,7 +139,8 @@ def _written(provider: str) -> dict[str, Any]:
 REFUSED = {
     "openai": [],
     "deepseek": ["seed"],
-    "anthropic": ["seed"],
+    # Sampling parameters are deprecated (gone from the SDK's request type).
+    "anthropic": ["temperature", "top_p", "seed"],
     "gemini": ["stream"],  # a method of its own (streamGenerateContent)
     "openai_responses": ["stop", "seed"],
     "ollama": [],
@@ -154,7 +153,7 @@ def _taken(provider: str) -> dict[str, Any]:
     return {key: value for key, value in params.items() if key not in REFUSED[provider]}
 
 
-# -- placement -------------------------------------------------------------------------
+# -- placement -----------------------------------------------------------------------------
 
 
 def test_every_provider_is_covered() -> None:
@@ -220,7 +219,7 @@ def test_agentscope_bodies_only_gain_the_parameters(provider: str) -> None:
         assert_same(dict(body), {**decode(case["expected"]), **BUDGETS[provider]})
 
 
-# -- extra_body ------------------------------------------------------------------------
+# -- extra_body ----------------------------------------------------------------------------
 
 
 def test_extra_body_adds_keys_last_and_merges_objects() -> None:
@@ -282,13 +281,14 @@ def test_the_body_shares_nothing_with_the_parameters() -> None:
     assert params.extra_body == {"metadata": {"user": "u1"}}
     assert params.stop == ("END",)
     second = format("openai", CHAT, request=params)
-    assert second["metadata"] == {"user": "u1"} and second["stop"] == ["END"]
+    assert second["metadata"] == {"user": "u1"}
+    assert second["stop"] == ["END"]
     given = RequestParams(extra_body=extra)
     extra["metadata"]["user"] = "later"
     assert given.extra_body == {"metadata": {"user": "u1"}, "stop": ["a"]}
 
 
-# -- the typed form ----------------------------------------------------------------------
+# -- the typed form ------------------------------------------------------------------------
 
 
 def test_a_dict_and_the_typed_form_are_the_same() -> None:
@@ -299,7 +299,8 @@ def test_a_dict_and_the_typed_form_are_the_same() -> None:
     assert dict(format("openai", CHAT, request=typed)) == dict(
         format("openai", CHAT, request=params)
     )
-    assert typed.temperature == 0.0 and type(typed.temperature) is float
+    assert type(typed.temperature) is float
+    assert typed.temperature == 0.0
 
 
 @pytest.mark.parametrize(
@@ -356,9 +357,9 @@ def test_the_proto_form_round_trips_with_presence(params: RequestParams) -> None
     message = request_to_proto(params)
     assert request_from_proto(message) == params
     # 0, 0.0 and false are values, not "unset".
-    if params.temperature == 0:
-        assert message.HasField("temperature") and message.HasField("seed")
-        assert message.HasField("stream") and not message.HasField("top_p")
+    if params.seed == 0:
+        assert all(message.HasField(name) for name in ("temperature", "seed", "stream"))
+        assert not message.HasField("top_p")
 
 
 def test_proto_values_are_checked_as_python_values() -> None:
@@ -374,7 +375,7 @@ def test_proto_values_are_checked_as_python_values() -> None:
         assert caught.value.path == path
 
 
-# -- Conversation ------------------------------------------------------------------------------
+# -- Conversation --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("fidelity", ["agentscope", "provider"])
@@ -395,11 +396,11 @@ def test_a_conversation_refuses_them_when_made() -> None:
     with pytest.raises(FormatError) as caught:
         Conversation("anthropic", request={"seed": 1})
     assert caught.value.path == "request.seed"
-    with pytest.raises(FormatError, match="request.temperature"):
+    with pytest.raises(FormatError, match=r"^request\.temperature"):
         Conversation("openai", request={"temperature": -1})
 
 
-# -- over the wire ---------------------------------------------------------------------------------
+# -- over the wire -------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -430,10 +431,26 @@ def test_both_clients_give_the_local_body(provider: str, server: RunningServer) 
     assert_same(dict(asyncio.run(remote())), dict(local))
 
 
+def test_a_format_cache_changes_no_body() -> None:
+    """The server's wire cache splices cached turns into the body it writes:
+    the parameters go beside them, the same on every call."""
+    running = RunningServer(ServerConfig(port=0, format_cache_mb=8)).start()
+    cache = FormatCache()
+    try:
+        with FormatterClient(running.target) as client:
+            for _ in range(2):
+                for provider in PROVIDERS:
+                    params = _taken(provider)
+                    expected = dict(format(provider, CHAT, request=params))
+                    assert_same(dict(client.format(provider, CHAT, request=params)), expected)
+                    assert_same(dict(format(provider, CHAT, request=params, cache=cache)), expected)
+    finally:
+        running.stop()
+
+
 def test_a_refused_parameter_is_the_same_error_remotely(server: RunningServer) -> None:
-    with FormatterClient(server.target) as client:
-        with pytest.raises(FormatError) as caught:
-            client.format("anthropic", CHAT, request={"seed": 1})
+    with FormatterClient(server.target) as client, pytest.raises(FormatError) as caught:
+        client.format("anthropic", CHAT, request={"seed": 1})
     assert caught.value.path == "request.seed"
     assert "anthropic" in caught.value.reason
 
@@ -448,7 +465,7 @@ def test_connect_takes_them_as_protojson(server: RunningServer) -> None:
         payload = {
             "provider": "PROVIDER_ANTHROPIC",
             "messages": [{"name": "user", "role": "ROLE_USER", "text": "Hi"}],
-            "request": {"model": "claude-sonnet-4-5", "maxOutputTokens": "1024", "temperature": 0},
+            "request": {"model": "claude-sonnet-4-5", "maxOutputTokens": "1024", "stream": False},
         }
         url = f"http://{server.config.host}:{http.port}"
         url += "/agentscope.formatter.v1.FormatterService/Format"
@@ -459,7 +476,8 @@ def test_connect_takes_them_as_protojson(server: RunningServer) -> None:
             reply = json_format.Parse(response.read(), pb.FormatResponse())
         body = json.loads(reply.body_json)
         assert body["model"] == "claude-sonnet-4-5"
-        assert body["max_tokens"] == 1024 and body["temperature"] == 0.0
+        assert body["max_tokens"] == 1024
+        assert body["stream"] is False
         payload["request"] = {"seed": "3"}
         refused = urllib.request.Request(
             url, data=json.dumps(payload).encode(), headers={"content-type": "application/json"}
@@ -470,10 +488,10 @@ def test_connect_takes_them_as_protojson(server: RunningServer) -> None:
         assert error["code"] == "invalid_argument"
         assert "request.seed" in json.dumps(error)
     finally:
-        server.call(http.stop())
+        server.call(http.stop(0))
 
 
-# -- the CLI ----------------------------------------------------------------------------------------
+# -- the CLI -------------------------------------------------------------------------------
 
 
 def test_the_cli_takes_them_as_key_json_pairs(
@@ -499,13 +517,15 @@ def test_the_cli_takes_them_as_key_json_pairs(
         main(["format", str(conversation), "--provider", "anthropic", "--request", "seed=1"])
     assert exited.value.code == 2
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "request.seed" in error and "anthropic" in error
+    assert error.count("\n") == 1
+    assert "request.seed" in error
+    assert "anthropic" in error
     with pytest.raises(SystemExit):
         main(["format", str(conversation), "--provider", "openai", "--request", "model"])
     assert "--request" in capsys.readouterr().err
 
 
-# -- the documented table ------------------------------------------------------------------------------
+# -- the documented table ------------------------------------------------------------------
 
 
 def test_the_documented_table_is_what_the_providers_write() -> None:

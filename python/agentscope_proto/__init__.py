@@ -72,6 +72,7 @@ from .message import (
 from .options import FormatSettings, ParseSettings
 from .parsing import StreamParser, parse
 from .providers import PROVIDERS
+from .request import RequestParams
 from .results import ContentDelta, ParsedResponse, TokenUsage
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ __all__ = [
     "ParsedResponse",
     "ProviderError",
     "RemoteError",
+    "RequestParams",
     "Role",
     "ServerToolResultBlock",
     "ServerToolUseBlock",

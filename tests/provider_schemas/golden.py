@@ -7,7 +7,6 @@ from typing import Any
 
 from golden_data import decode, formatter_cases, golden_providers
 
-
 # The model call's parameters a request carries beside the conversation, as
 # `format(..., request=...)` takes them.
 REQUESTS: dict[str, dict[str, Any]] = {

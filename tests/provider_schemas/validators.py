@@ -53,6 +53,7 @@ from .dashscope_native import DashScopeRequest
 
 Validator = Callable[[dict[str, Any]], list[Violation]]
 
+
 def _top_level(body: Any) -> list[Violation]:
     if isinstance(body, dict):
         return []
@@ -107,9 +108,7 @@ def deepseek(body: dict[str, Any]) -> list[Violation]:
     """DeepSeek chat: the OpenAI chat types plus DeepSeek's documented fields."""
     if _top_level(body):
         return _top_level(body)
-    found = _cached("deepseek", _deepseek_walker).check(
-        body, _openai_chat_params(body)
-    )
+    found = _cached("deepseek", _deepseek_walker).check(body, _openai_chat_params(body))
     return found + sequences.openai_tool_messages(body) + sequences.deepseek_reasoning(body)
 
 

@@ -27,6 +27,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWar
 from ..cache import FormatCache
 from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
 from ..options import DEFAULT_HISTORY_PROMPT, FormatSettings, ParseSettings
+from ..request import RequestFields
 
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
@@ -397,6 +398,9 @@ class Provider(Protocol):
     formatted_blocks: frozenset[str]
     # How a streamed HTTP body is framed: "sse" or "ndjson".
     framing: str
+    # Where the provider's API takes each request parameter (`format(...,
+    # request=...)`), written into the finished body by `write_request`.
+    request_fields: RequestFields
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

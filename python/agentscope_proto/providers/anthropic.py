@@ -14,6 +14,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..cache import without_first
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
+from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._base import (
     PROVIDER_ONLY_KINDS,
@@ -518,6 +519,22 @@ def response_result(
     )
 
 
+# Where the Messages API takes each request parameter: `max_tokens` (which it
+# requires) and `stop_sequences`. It has no `seed`, and its sampling
+# parameters are deprecated: the SDK's request type no longer has
+# `temperature` or `top_p`, and models since Opus 4.7 refuse them (an older
+# model that still takes one gets it through `extra_body`).
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_tokens",
+    temperature=None,
+    top_p=None,
+    stop="stop_sequences",
+    seed=None,
+    stream="stream",
+)
+
+
 class _Anthropic:
     name = "anthropic"
     enum = PROVIDER_ANTHROPIC
@@ -526,6 +543,7 @@ class _Anthropic:
     # Audio and video are warned about and skipped (though tool results carry them).
     dropped_blocks = frozenset({"audio", "video", "opaque"}) | PROVIDER_ONLY_KINDS
     framing = "sse"
+    request_fields = REQUEST_FIELDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
