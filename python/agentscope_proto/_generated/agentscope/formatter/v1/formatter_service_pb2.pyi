@@ -280,7 +280,8 @@ class FormatOptions(_message.Message):
     max_tokens: _builtins.int
     """Token budget: the oldest messages are dropped until the formatted
     conversation fits, as AgentScope's truncated formatters do. Needs a
-    token counter. Unset means no limit.
+    token counter. Unset means no limit. Not the model's output budget
+    (`RequestParams.max_output_tokens`).
     """
     token_counter: Global___TokenCounter.ValueType
     """Token counter for `max_tokens` and the reported token count."""
@@ -291,7 +292,9 @@ class FormatOptions(_message.Message):
     (`MULTI_AGENT_STYLE_NAMED_TURNS`).
     """
     model: _builtins.str
-    """Model name, used to pick the tiktoken encoding."""
+    """Model name, used to pick the tiktoken encoding. Not written into the
+    body (`RequestParams.model` is).
+    """
     fidelity: Global___Fidelity.ValueType
     """Body fidelity. Unspecified means `FIDELITY_AGENTSCOPE`."""
     response_schema_json: _builtins.str
