@@ -243,8 +243,8 @@ def write_request(
         if paths is None:
             raise FormatError(
                 f"request.{name}",
-                f"the {provider} API takes no {name}: leave it out "
-                "(a parameter of the provider's own goes in extra_body)",
+                f"the {provider} API takes no {name} in its request body: leave it out "
+                "(docs/request-params.md says why)",
             )
         for path in paths:
             _put(body, path.split("."), list(value) if name == "stop" else value, name)
