@@ -26,6 +26,7 @@ from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.results import ParsedResponse
 from agentscope_proto.service import ServerConfig
 from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 from transcripts import ROOT, load_events, without_raw_input
 
 from server_harness import RunningServer
@@ -252,7 +253,12 @@ def _round_trips() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         response = json.loads(path.read_text())
         content = parse("anthropic", response, fidelity="provider").content
         if content:
-            body = format("anthropic", _next_turn(content), fidelity="provider")
+            body = format(
+                "anthropic",
+                _next_turn(content),
+                fidelity="provider",
+                request=REQUESTS["anthropic"],
+            )
             trips.append((path.name, response, dict(body)))
     return trips
 
@@ -335,7 +341,7 @@ def test_a_request_with_its_container_validates() -> None:
         metadata={"container": {"id": "container_011", "expires_at": "2026-01-01T00:00:00Z"}},
     )
     history = [new_msg("user", "Run it.", "user"), assistant, new_msg("user", "Again.", "user")]
-    body = format("anthropic", history, fidelity="provider")
+    body = format("anthropic", history, fidelity="provider", request=REQUESTS["anthropic"])
     assert body["container"] == "container_011"
     assert client.validate_many([("anthropic", dict(body))]) == [[]]
 

@@ -22,6 +22,7 @@ from agentscope_proto import StreamParser, parse
 from agentscope_proto.cache import FormatCache
 from agentscope_proto.formatting import format
 from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events
 
 TRANSCRIPTS = ROOT
@@ -262,7 +263,8 @@ def test_provider_fidelity_bodies_validate() -> None:
             copy.deepcopy(FOREIGN),
         ):
             msgs = [*_loop(content), {"name": "user", "role": "user", "content": "Ok."}]
-            bodies.append((provider, dict(format(provider, msgs, fidelity="provider"))))
+            body = format(provider, msgs, fidelity="provider", request=REQUESTS[provider])
+            bodies.append((provider, dict(body)))
     verdicts = client.validate_many(bodies)
     for (provider, body), violations in zip(bodies, verdicts, strict=True):
         # OpenAI's own schema has no reasoning key: a block carries one only when
@@ -310,7 +312,18 @@ def test_structured_output_request(provider: str, fidelity: str) -> None:
 @needs_sdks
 def test_structured_output_bodies_validate() -> None:
     bodies = [
-        (provider, dict(format(provider, USER, response_schema=SCHEMA, fidelity="provider")))
+        (
+            provider,
+            dict(
+                format(
+                    provider,
+                    USER,
+                    response_schema=SCHEMA,
+                    fidelity="provider",
+                    request=REQUESTS[provider],
+                )
+            ),
+        )
         for provider in CHAT
     ]
     assert client.validate_many(bodies) == [[], []]

@@ -307,6 +307,57 @@ def test_a_turn_left_empty_is_dropped() -> None:
         ), provider
 
 
+# Providers whose API refuses an empty message list, and the key holding it.
+_NEEDS_A_MESSAGE = {
+    "openai": "messages",
+    "deepseek": "messages",
+    "anthropic": "messages",
+    "gemini": "contents",
+    "dashscope": "messages",
+}
+_EMPTY_STRING = [_msg("user", "user", "")]
+# Thinking from a user: every chat formatter but Anthropic's drops it.
+_ONLY_THINKING = [_msg("user", "user", [{"type": "thinking", "thinking": "hmm"}])]
+_NOTHING_LEFT = [
+    *((provider, _EMPTY_STRING) for provider in ("openai", "deepseek", "anthropic", "gemini")),
+    *((provider, []) for provider in _NEEDS_A_MESSAGE),
+    *((provider, _ONLY_THINKING) for provider in ("openai", "deepseek", "gemini", "dashscope")),
+]
+
+
+@pytest.mark.parametrize(("provider", "msgs"), _NOTHING_LEFT)
+def test_nothing_left_to_send_is_an_error_in_provider_fidelity(
+    provider: str, msgs: list[dict[str, Any]]
+) -> None:
+    """Their APIs refuse an empty message list (OpenAI: "expected an array with
+    minimum length 1"): a body that would hold one is a `FormatError` naming the
+    list and the provider. AgentScope fidelity is left as 1.0.21 has it."""
+    key = _NEEDS_A_MESSAGE[provider]
+    if provider != "anthropic":  # AgentScope's Anthropic fails on no message too
+        format(provider, msgs, fidelity="agentscope")
+    with pytest.raises(FormatError, match=rf"^{key}: nothing to send") as caught:
+        format(provider, msgs, fidelity="provider")
+    assert provider in caught.value.reason
+
+
+def test_a_system_prompt_alone_is_nothing_to_send_to_claude() -> None:
+    """Claude takes the system prompt apart from `messages`, which stays empty
+    (AgentScope's body); Gemini gets it as a user turn."""
+    msgs = [_msg("system", "system", "Be brief.")]
+    assert format("anthropic", msgs)["messages"] == []
+    with pytest.raises(FormatError, match=r"^messages: nothing to send"):
+        format("anthropic", msgs, fidelity="provider")
+    assert format("gemini", msgs, fidelity="provider")["contents"]
+
+
+def test_an_empty_list_stays_where_the_api_takes_one() -> None:
+    """Ollama documents an empty `messages` (it loads the model); the Responses
+    API's `input` is optional (a request may go on from `previous_response_id`)."""
+    msgs = [_msg("user", "user", "")]
+    assert format("ollama", msgs, fidelity="provider")["messages"] == []
+    assert format("openai_responses", msgs, fidelity="provider")["input"] == []
+
+
 def test_a_cache_changes_no_provider_fidelity_body() -> None:
     cache = FormatCache()
     for provider in ("anthropic", "ollama", "openai_responses"):

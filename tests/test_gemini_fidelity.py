@@ -23,6 +23,7 @@ from agentscope_proto import StreamParser, parse
 from agentscope_proto.errors import ParseError
 from agentscope_proto.formatting import format
 from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 from provider_schemas.scenarios import server_result, server_use
 from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events
 
@@ -398,7 +399,9 @@ def test_other_providers_server_tools_are_dropped_with_a_warning() -> None:
 @needs_sdks
 def test_bodies_with_code_execution_validate() -> None:
     content = parse("gemini", _response(_code_parts()), fidelity="provider").content
-    body = format("gemini", _assistant_turn(content), fidelity="provider")
+    body = format(
+        "gemini", _assistant_turn(content), fidelity="provider", request=REQUESTS["gemini"]
+    )
     assert client.validate_many([("gemini", dict(body))]) == [[]]
 
 
@@ -428,7 +431,9 @@ def test_structured_output_request_as_agentscope_sends_it() -> None:
 @needs_sdks
 def test_structured_output_body_validates() -> None:
     msgs = [{"name": "user", "role": "user", "content": "Weather in Paris?"}]
-    body = format("gemini", msgs, response_schema=SCHEMA, fidelity="provider")
+    body = format(
+        "gemini", msgs, response_schema=SCHEMA, fidelity="provider", request=REQUESTS["gemini"]
+    )
     assert client.validate_many([("gemini", dict(body))]) == [[]]
 
 

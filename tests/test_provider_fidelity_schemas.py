@@ -1,7 +1,9 @@
 """Provider fidelity's acceptance: every golden formatter conversation and every
-realistic scenario, formatted with `fidelity="provider"`, validates against the
-provider's own request schema (tests/provider_schemas/) with 0 violations; and
-the default and explicit `fidelity="agentscope"` bodies stay AgentScope's.
+realistic scenario, formatted with `fidelity="provider"` and the model call's
+parameters (`request={"model": ..., "max_output_tokens": ...}`), validates
+against the provider's own SDK request type (tests/provider_schemas/) with 0
+violations and nothing added by the validator; and the default and explicit
+`fidelity="agentscope"` bodies stay AgentScope's.
 
 The schema checks run the validator in .venv-schemas (`make schemas-venv`) and
 skip without it, as tests/test_provider_schemas.py does.
@@ -13,10 +15,12 @@ from typing import Any
 
 import pytest
 
+from agentscope_proto.errors import FormatError
 from agentscope_proto.formatting import FormattedBody, FormatWarning, format
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.providers._fidelity import provider_fidelity
 from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 from provider_schemas.scenarios import SCENARIOS
 
 from golden_data import GOLDEN, decode, formatter_cases, golden_providers
@@ -32,7 +36,7 @@ _GOLDEN = [
 ]
 
 
-def _golden(provider: str, case: dict[str, Any], **fidelity: str) -> FormattedBody:
+def _golden(provider: str, case: dict[str, Any], **extra: Any) -> FormattedBody:
     return format(
         provider,
         case["msgs"],
@@ -41,18 +45,33 @@ def _golden(provider: str, case: dict[str, Any], **fidelity: str) -> FormattedBo
         tool_choice=case["tool_choice"],
         media_root=GOLDEN,
         **case["options"],
-        **fidelity,
+        **extra,
     )
+
+
+def _provider_body(provider: str, case: dict[str, Any]) -> FormattedBody | None:
+    """The golden conversation in provider fidelity, with the model and an
+    output budget as a real request has them; None where it is refused
+    because no message is left and the provider's API needs one."""
+    try:
+        return _golden(provider, case, fidelity="provider", request=REQUESTS[provider])
+    except FormatError as exc:
+        if not exc.reason.startswith("nothing to send"):
+            raise
+        return None
 
 
 def _provider_bodies() -> list[tuple[str, str, FormattedBody]]:
     bodies = [
-        (provider, case["name"], _golden(provider, case, fidelity="provider"))
+        (provider, case["name"], body)
         for provider, case in _GOLDEN
+        if (body := _provider_body(provider, case)) is not None
     ]
     for name, (msgs, tools) in SCENARIOS.items():
         for provider in PROVIDERS:
-            body = format(provider, msgs, tools=tools, fidelity="provider")
+            body = format(
+                provider, msgs, tools=tools, fidelity="provider", request=REQUESTS[provider]
+            )
             bodies.append((provider, f"scenario/{name}", body))
     return bodies
 
@@ -68,7 +87,8 @@ def verdicts() -> list[tuple[str, str, FormattedBody, list[client.Violation]]]:
 def test_every_provider_fidelity_body_validates(
     verdicts: list[tuple[str, str, FormattedBody, list[client.Violation]]],
 ) -> None:
-    assert len(verdicts) == len(_GOLDEN) + len(SCENARIOS) * len(PROVIDERS)
+    refused = sum(_provider_body(provider, case) is None for provider, case in _GOLDEN)
+    assert len(verdicts) == len(_GOLDEN) - refused + len(SCENARIOS) * len(PROVIDERS)
     invalid = {
         f"{provider}:{name}": [str(v) for v in violations]
         for provider, name, _, violations in verdicts
@@ -83,11 +103,56 @@ def test_the_validator_rejects_the_same_scenarios_in_parity(
 ) -> None:
     """The scenarios are hard: parity bodies of them fail, so passing means something."""
     parity = [
-        (provider, dict(format(provider, msgs, tools=tools)))
+        (provider, dict(format(provider, msgs, tools=tools, request=REQUESTS[provider])))
         for msgs, tools in SCENARIOS.values()
         for provider in ("anthropic", "openai", "openai_responses", "ollama")
     ]
     assert all(client.validate_many(parity))
+
+
+# Every request parameter, with values each provider's API takes.
+_EVERY_PARAMETER = {
+    "max_output_tokens": 2048,
+    "temperature": 0.2,
+    "top_p": 0.9,
+    "stop": ["END"],
+    "seed": 7,
+}
+
+
+@needs_sdks
+@pytest.mark.parametrize("stream", [True, False])
+def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
+    """Each provider's request fields, all given at once (streamed or not) with
+    `extra_body` holding one of the provider's own, land where its SDK request
+    type has them."""
+    own = {
+        "openai": {"stream_options": {"include_usage": True}} if stream else {"user": "u1"},
+        "deepseek": {"thinking": {"type": "enabled"}},
+        "anthropic": {"metadata": {"user_id": "u1"}},
+        "gemini": {"thinking_config": {"thinking_budget": 128}},
+        "openai_responses": {"store": False},
+        "ollama": {"keep_alive": "5m", "options": {"num_ctx": 8192}},
+        "dashscope": {"enable_thinking": False},
+    }
+    msgs, tools = next(iter(SCENARIOS.values()))
+    bodies = []
+    for provider in PROVIDERS:
+        fields = PROVIDERS[provider].request_fields
+        params = {
+            name: value
+            for name, value in {**_EVERY_PARAMETER, "stream": stream}.items()
+            if fields.paths(name) is not None
+        }
+        request = {**REQUESTS[provider], **params, "extra_body": own[provider]}
+        body = format(provider, msgs, tools=tools, fidelity="provider", request=request)
+        bodies.append((provider, dict(body)))
+    verdicts = client.validate_many(bodies)
+    invalid = {
+        provider: [str(v) for v in found]
+        for (provider, _), found in zip(bodies, verdicts, strict=True)
+    }
+    assert invalid == {provider: [] for provider in PROVIDERS}
 
 
 @needs_sdks
@@ -98,6 +163,30 @@ def test_scenarios_warn_for_every_change(
         if name.startswith("scenario/cross_provider"):
             assert body.warnings, (provider, name)
             assert all(w.path and w.block_type and w.message for w in body.warnings)
+
+
+def _holds_text(value: Any) -> bool:
+    """Whether a message list holds any text at all."""
+    if isinstance(value, dict):
+        return any(
+            (key in ("text", "content") and isinstance(item, str) and item != "")
+            or _holds_text(item)
+            for key, item in value.items()
+        )
+    return isinstance(value, list) and any(_holds_text(item) for item in value)
+
+
+def test_golden_conversations_left_without_a_message_are_refused() -> None:
+    """Provider fidelity refuses what the provider's API would (an empty
+    message list) only where AgentScope's body holds no text to send."""
+    refused = [
+        (provider, case) for provider, case in _GOLDEN if _provider_body(provider, case) is None
+    ]
+    assert refused
+    for provider, case in refused:
+        assert provider not in ("ollama", "openai_responses"), case["name"]
+        parity = decode(case["expected"])
+        assert not _holds_text(parity.get("messages", parity.get("contents"))), case["name"]
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
@@ -118,7 +207,9 @@ def test_provider_fidelity_is_a_fixpoint_and_keeps_parity_warnings(provider: str
         if case_provider != provider:
             continue
         parity = _golden(provider, case)
-        adapted = _golden(provider, case, fidelity="provider")
+        adapted = _provider_body(provider, case)
+        if adapted is None:
+            continue
         assert adapted.warnings[: len(parity.warnings)] == parity.warnings
         again: list[FormatWarning] = []
         assert provider_fidelity(provider, dict(adapted), again) == dict(adapted), case["name"]

@@ -50,6 +50,7 @@ EXPECTED = [
     "ProviderError",
     "RemoteError",
     "ReplyError",
+    "RequestParams",
     "Role",
     "ServerToolResultBlock",
     "ServerToolUseBlock",

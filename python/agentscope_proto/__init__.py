@@ -82,6 +82,7 @@ from .message import (
 from .options import FormatSettings, ParseSettings
 from .parsing import StreamParser, parse
 from .providers import PROVIDERS
+from .request import RequestParams
 from .results import ContentDelta, ParsedResponse, TokenUsage
 
 if TYPE_CHECKING:
@@ -129,6 +130,7 @@ __all__ = [
     "ProviderError",
     "RemoteError",
     "ReplyError",
+    "RequestParams",
     "Role",
     "ServerToolResultBlock",
     "ServerToolUseBlock",

@@ -19,6 +19,7 @@ from .formatting import FormattedBody, message_from_input, provider_first
 from .message._codec import blocks_to_list
 from .options import FormatSettings, ParseSettings, format_settings_to_proto
 from .providers import provider_enum
+from .request import RequestParams, request_to_proto
 from .results import ContentDelta, ParsedResponse
 
 __all__ = ["StreamMode", "format_request", "result_from_proto"]
@@ -37,31 +38,37 @@ def format_request(
     tools: Sequence[Mapping[str, Any]] | None = None,
     tool_choice: str | None = None,
     settings: FormatSettings | None = None,
+    request: RequestParams | Mapping[str, Any] | None = None,
     **options: Any,
 ) -> pb.FormatRequest:
     """The `FormatRequest` for the same arguments as `format()`.
 
-    The options are checked as `format()` checks them (`FormatSettings`), so
-    a bad one fails here, before any call, with the same error.
+    The options and request parameters are checked as `format()` checks them
+    (`FormatSettings`, `RequestParams`), so a bad one fails here, before any
+    call, with the same error; where the provider takes each parameter is the
+    server's to say.
     """
     provider, msgs = provider_first(provider, msgs, "format_request")
     if settings is None:
         settings = FormatSettings.from_kwargs(multi_agent, options)
     elif options or multi_agent:
         raise FormatError("settings", "give either settings= or the keyword options, not both")
-    request = pb.FormatRequest(
+    message = pb.FormatRequest(
         provider=_provider(provider),
         multi_agent=settings.multi_agent,
         options=format_settings_to_proto(settings),
     )
     for index, msg in enumerate(msgs):
         # Dicts are read as `format()` reads them (errors name `messages[i]`).
-        request.messages.append(msg if isinstance(msg, Msg) else message_from_input(msg, index))
+        message.messages.append(msg if isinstance(msg, Msg) else message_from_input(msg, index))
     if tools is not None:
-        request.tools_json = _json.dumps([dict(t) for t in tools], "tools")
+        message.tools_json = _json.dumps([dict(t) for t in tools], "tools")
     if tool_choice:
-        request.tool_choice = tool_choice
-    return request
+        message.tool_choice = tool_choice
+    params = RequestParams.of(request)
+    if params is not None:
+        message.request.CopyFrom(request_to_proto(params))
+    return message
 
 
 def body_from_proto(response: pb.FormatResponse) -> FormattedBody:

@@ -146,6 +146,14 @@ def _format_parser(sub: Any) -> None:
         "--option", action="append", default=[], metavar="KEY=JSON", help="formatter option"
     )
     p.add_argument(
+        "--request",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="request parameter written into the body: model, max_output_tokens, temperature, "
+        "top_p, stop, seed, stream, extra_body (see docs/request-params.md)",
+    )
+    p.add_argument(
         "--fidelity",
         choices=FIDELITIES,
         default="agentscope",
@@ -237,12 +245,12 @@ def _token(env: str | None) -> str | None:
     return token
 
 
-def _options(pairs: Sequence[str]) -> dict[str, Any]:
+def _options(pairs: Sequence[str], flag: str = "--option") -> dict[str, Any]:
     options = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise UserError(f"--option {pair!r}: expected KEY=JSON")
+            raise UserError(f"{flag} {pair!r}: expected KEY=JSON")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -278,6 +286,8 @@ def _run_format(args: argparse.Namespace) -> None:
         tool_choice=args.tool_choice,
         **{**options, **_options(args.option)},
     )
+    if args.request:
+        kwargs["request"] = _options(args.request, "--request")
     if args.target:
         from .client import FormatterClient
 

@@ -81,8 +81,9 @@ class FormatterClient:
         timeout: float | None = None,
         **kwargs: Any,
     ) -> FormattedBody:
-        """`format()` on the server, same keyword options (or `settings=`);
-        `bytes` in the body come back as base64 text.
+        """`format()` on the server, same keyword options (or `settings=`)
+        and `request=` parameters; `bytes` in the body come back as base64
+        text.
 
         The old order `format(msgs, provider)` still works, with a
         `DeprecationWarning`.

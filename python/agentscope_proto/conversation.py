@@ -40,6 +40,7 @@ from .formatting import (
 from .options import FormatSettings
 from .providers import get_provider
 from .providers._base import FormatContext
+from .request import RequestParams, write_request
 from .results import copy_json
 
 __all__ = ["Conversation", "FormattedJson"]
@@ -131,7 +132,9 @@ class Conversation:
 
     Takes what `format()` takes (`multi_agent`, `tools`, `tool_choice`,
     `media_root`, `allow_download`, `write_media`, `settings` or the keyword
-    options, and `cache`, used when the whole history has to be formatted).
+    options, `request`, and `cache`, used when the whole history has to be
+    formatted); a request parameter the provider does not take is refused
+    here, when the conversation is made.
     Messages are copied when added, so changing a `Msg` afterwards does not
     change the conversation; every result is the caller's to keep or change.
     Safe to share between threads.
@@ -150,10 +153,15 @@ class Conversation:
         write_media: bool = False,
         settings: FormatSettings | None = None,
         cache: FormatCache | None = None,
+        request: RequestParams | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
         self._impl = get_provider(provider)
         self._settings = resolve_settings(self._impl, multi_agent, settings, options)
+        self._request = RequestParams.of(request)
+        if self._request is not None:
+            # Refused now rather than at the first call: the table says it all.
+            write_request({}, self._request, self._impl.request_fields, self._impl.name)
         if cache is not None and not isinstance(cache, FormatCache):
             kind = type(cache).__name__
             raise FormatError("cache", f"expected a FormatCache or None, got {kind}")
@@ -195,6 +203,11 @@ class Conversation:
     def settings(self) -> FormatSettings:
         """The formatting options, as one `FormatSettings`."""
         return self._settings
+
+    @property
+    def request(self) -> RequestParams | None:
+        """The request parameters written into every body, if any."""
+        return self._request
 
     @property
     def messages(self) -> list[Msg]:
@@ -262,7 +275,9 @@ class Conversation:
             messages = [marshal.loads(data) for data in copies]
             count = self._counter(messages) if self._counter is not None else None
             tools = check_tools(copy_json(self._tools))
-            body = self._impl.build_body(messages, tools, self._tool_choice, ctx)
+            body = self._with_request(
+                self._impl.build_body(messages, tools, self._tool_choice, ctx)
+            )
             return FormattedBody(body, _copies(ctx.warnings), count)
 
     def format_json(self) -> FormattedJson:
@@ -275,10 +290,18 @@ class Conversation:
             walk, ctx = walked
             run = walk.run
             count = self._counter(run) if self._counter is not None else None
-            body = self._impl.build_body(run, self._tool_list, self._tool_choice, ctx)
+            body = self._with_request(
+                self._impl.build_body(run, self._tool_list, self._tool_choice, ctx)
+            )
             # The context's warnings are the walk's (shared, never handed out)
             # and whatever the body added.
             return FormattedJson(body_to_json(body), ctx.warnings, count)
+
+    def _with_request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` with the request parameters, as `format()` writes them."""
+        if self._request is not None:
+            write_request(body, self._request, self._impl.request_fields, self._impl.name)
+        return body
 
     def _format_all(self) -> FormattedBody:
         return format(
@@ -291,6 +314,7 @@ class Conversation:
             write_media=self._write_media,
             settings=self._settings,
             cache=self._cache,
+            request=self._request,
         )
 
     def _walked(self) -> tuple[_Walk, FormatContext] | None:

@@ -39,6 +39,7 @@ from .options import FormatSettings, default_format_settings
 from .providers import get_provider
 from .providers._base import FormatContext, MsgView
 from .providers._fidelity import provider_fidelity
+from .request import RequestParams, write_request
 
 __all__ = [
     "FormatSettings",
@@ -276,6 +277,7 @@ def format(
     write_media: bool = False,
     settings: FormatSettings | None = None,
     cache: FormatCache | None = None,
+    request: RequestParams | Mapping[str, Any] | None = None,
     _wire: WireMessages | None = None,
     **options: Any,
 ) -> FormattedBody:
@@ -296,6 +298,12 @@ def format(
         cache: A `FormatCache` to reuse the work done on messages seen
             before (an agent re-sending its history); None: no caching. The
             output is the same either way.
+        request: The model call's parameters (`RequestParams` or a dict of
+            its names: `model`, `max_output_tokens`, `temperature`, `top_p`,
+            `stop`, `seed`, `stream`, `extra_body`), written into the body
+            where the provider's API takes them (docs/request-params.md); a
+            parameter it does not take is a `FormatError`. None: the body
+            is the formatted conversation alone, as AgentScope's.
         _wire: The server's: the messages' bytes as received (with
             `cache`), by which cached turns and runs of turns are found and
             whose JSON `body_to_json` reuses.
@@ -323,6 +331,7 @@ def format(
     settings = resolve_settings(impl, multi_agent, settings, options)
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
+    params = RequestParams.of(request)
     given: Sequence[Msg | Mapping[str, Any]] = ()
     if settings.fidelity == "provider":
         # Read twice: for the views, then for what the pass takes from the
@@ -385,6 +394,8 @@ def format(
     if settings.fidelity == "provider":
         # A separate pass on the finished parity body: the parity path never sees it.
         body = provider_fidelity(impl.name, body, ctx.warnings, _metadata(given))
+    if params is not None:
+        write_request(body, params, impl.request_fields, impl.name)
     return FormattedBody(body, list(ctx.warnings), count)
 
 

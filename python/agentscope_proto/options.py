@@ -67,13 +67,14 @@ class FormatSettings:
     promote_tool_result_videos: bool = False
     # Text before the first `<history>` block (multi-agent); None: AgentScope's.
     conversation_history_prompt: str | None = None
-    # Token budget: the oldest messages are dropped until the messages fit.
+    # Token budget: the oldest messages are dropped until the messages fit
+    # (not the output budget: that is `RequestParams.max_output_tokens`).
     max_tokens: int | None = None
     # "char" (AgentScope's CharTokenCounter) or "tiktoken" (with `model`).
     token_counter: str | None = None
     # Format the conversation as seen by this agent (named turns).
     agent_name: str | None = None
-    # Model name, for tiktoken's encoding.
+    # Model name, for tiktoken's encoding (the model called is `RequestParams.model`).
     model: str | None = None
     # "agentscope" (exact 1.0.21) or "provider" (bodies the provider accepts).
     fidelity: str = "agentscope"

@@ -1,6 +1,7 @@
 """Hand-made request bodies for the validator's self-tests: per provider,
 minimal bodies that must pass and bodies the API rejects (or silently drops
-parts of) that must fail with a given violation."""
+parts of) that must fail with a given violation. Each is sent with the
+model call's required parameters (`_CALL`) unless it is about them."""
 
 from __future__ import annotations
 
@@ -676,3 +677,30 @@ MUST_FAIL: dict[str, Case] = {
         ("constraint", "$.messages[1].content[0]"),
     ),
 }
+
+
+# What every request carries beside what a case is about: the model, and the
+# `max_tokens` Anthropic's API requires.
+_CALL = {"model": "model-name"}
+_ANTHROPIC_CALL = {**_CALL, "max_tokens": 1024}
+
+
+def _sent(case: Case) -> Case:
+    call = _ANTHROPIC_CALL if case.provider == "anthropic" else _CALL
+    return case._replace(body={**case.body, **call})
+
+
+MUST_PASS = {name: _sent(case) for name, case in MUST_PASS.items()}
+MUST_FAIL = {name: _sent(case) for name, case in MUST_FAIL.items()}
+# Without them: what a caller who gives no `request=` has (the validator adds nothing).
+MUST_FAIL.update(
+    {
+        "openai/no_model": Case("openai", _user("hi"), ("missing_key", "$.model")),
+        "gemini/no_model": Case("gemini", _gemini({"text": "hi"}), ("missing_key", "$.model")),
+        "anthropic/no_max_tokens": Case(
+            "anthropic", {**_user("hi"), **_CALL}, ("missing_key", "$.max_tokens")
+        ),
+        "ollama/no_model": Case("ollama", _user("hi"), ("missing_key", "$.model")),
+        "dashscope/no_model": Case("dashscope", _user("hi"), ("missing_key", "$.model")),
+    }
+)

@@ -5,9 +5,9 @@ the versions are pinned in requirements.txt beside this file). Each validator
 takes a request body as the package's formatter builds it and returns every
 `Violation` (path, kind, reason); unknown keys have their own kind.
 
-The formatters build what goes into a request, not the request: the model
-name (and Anthropic's `max_tokens`) come from the caller, so a body without
-them gets a placeholder before it is checked.
+A body is checked as it is, nothing added: a request without its model (or,
+for Anthropic, its `max_tokens`) is missing a required key, as the API would
+say. `format(..., request=...)` writes them.
 
 Where a provider's documented API differs from its SDK types, the difference
 is stated below and kept as small as the documentation allows:
@@ -30,9 +30,9 @@ is stated below and kept as small as the documentation allows:
   hold input parts only.
 - Across messages (sequences.py): tool calls answered where each API looks for
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
-- Gemini: the body is the SDK's call (`contents` plus the fields of
-  `GenerateContentConfig`, `tools`/`tool_config` hoisted to the top as the
-  package does), snake_case or camelCase; the REST body's nested
+- Gemini: the body is the SDK's call (`model` and `contents`, plus the fields
+  of `GenerateContentConfig` hoisted to the top as the package does),
+  snake_case or camelCase; the REST body's nested
   `generationConfig` (`types.GenerationConfig`) is taken too. The API's own rules the types do not
   carry: `role` is "user" or "model"; a content has at least one part; a part
   carries exactly one kind of data (text, inline data, a function call...).
@@ -52,14 +52,6 @@ from ._walk import CONSTRAINT, MISSING_KEY, WRONG_TYPE, Schema, Violation, Walke
 from .dashscope_native import DashScopeRequest
 
 Validator = Callable[[dict[str, Any]], list[Violation]]
-
-# Placeholders for what the caller, not the formatter, puts in a request.
-_MODEL = "model-placeholder"
-_MAX_TOKENS = 1024
-
-
-def _with_defaults(body: dict[str, Any], **defaults: Any) -> dict[str, Any]:
-    return {**defaults, **body}
 
 
 def _top_level(body: Any) -> list[Violation]:
@@ -83,7 +75,7 @@ def openai_chat(body: dict[str, Any]) -> list[Violation]:
     """OpenAI Chat Completions: `openai.types.chat.CompletionCreateParams`."""
     if _top_level(body):
         return _top_level(body)
-    found = _OPENAI_CHAT.check(_with_defaults(body, model=_MODEL), _openai_chat_params(body))
+    found = _OPENAI_CHAT.check(body, _openai_chat_params(body))
     return found + sequences.openai_tool_messages(body)
 
 
@@ -116,9 +108,7 @@ def deepseek(body: dict[str, Any]) -> list[Violation]:
     """DeepSeek chat: the OpenAI chat types plus DeepSeek's documented fields."""
     if _top_level(body):
         return _top_level(body)
-    found = _cached("deepseek", _deepseek_walker).check(
-        _with_defaults(body, model=_MODEL), _openai_chat_params(body)
-    )
+    found = _cached("deepseek", _deepseek_walker).check(body, _openai_chat_params(body))
     return found + sequences.openai_tool_messages(body) + sequences.deepseek_reasoning(body)
 
 
@@ -151,7 +141,7 @@ def dashscope_compatible(body: dict[str, Any]) -> list[Violation]:
     if _top_level(body):
         return _top_level(body)
     found = _cached("dashscope_compatible", _dashscope_compatible_walker).check(
-        _with_defaults(body, model=_MODEL), _openai_chat_params(body)
+        body, _openai_chat_params(body)
     )
     return found + sequences.openai_tool_messages(body)
 
@@ -203,7 +193,7 @@ def openai_responses(body: dict[str, Any]) -> list[Violation]:
         else params.ResponseCreateParamsNonStreaming
     )
     walker = _cached("openai_responses", _responses_walker)
-    found = walker.check(_with_defaults(body, model=_MODEL), kind)
+    found = walker.check(body, kind)
     return found + sequences.responses_function_calls(body)
 
 
@@ -221,8 +211,7 @@ def anthropic(body: dict[str, Any]) -> list[Violation]:
         if body.get("stream") is True
         else params.MessageCreateParamsNonStreaming
     )
-    full = _with_defaults(body, model=_MODEL, max_tokens=_MAX_TOKENS)
-    return _ANTHROPIC.check(full, kind) + sequences.anthropic_tool_results(body)
+    return _ANTHROPIC.check(body, kind) + sequences.anthropic_tool_results(body)
 
 
 _ANTHROPIC = Walker()
@@ -286,18 +275,23 @@ _GEMINI_GENERATION_CONFIG = frozenset({"generationConfig", "generation_config"})
 
 
 def gemini(body: dict[str, Any]) -> list[Violation]:
-    """Gemini: `contents` as `types.Content`, the rest as `types.GenerateContentConfig`."""
+    """Gemini: `generate_content`'s `model` (a string) and `contents` (as
+    `types.Content`), the rest as `types.GenerateContentConfig`."""
     from google.genai import types
 
     if _top_level(body):
         return _top_level(body)
     walker = _cached("gemini", _gemini_walker)
-    own = {"contents", *_GEMINI_GENERATION_CONFIG}
+    own = {"model", "contents", *_GEMINI_GENERATION_CONFIG}
     rest = {key: value for key, value in body.items() if key not in own}
-    if "contents" not in body:
-        found = [Violation("$.contents", MISSING_KEY, "generate_content requires it")]
-    else:
-        found = walker.check(body["contents"], list[types.Content], "$.contents")
+    found = []
+    for key in ("model", "contents"):
+        if key not in body:
+            found.append(Violation(f"$.{key}", MISSING_KEY, "generate_content requires it"))
+    if "model" in body:
+        found += walker.check(body["model"], str, "$.model")
+    if "contents" in body:
+        found += walker.check(body["contents"], list[types.Content], "$.contents")
     for key in _GEMINI_GENERATION_CONFIG & body.keys():
         found += walker.check(body[key], types.GenerationConfig, f"$.{key}")
     return found + walker.check(rest, types.GenerateContentConfig, "$")
@@ -336,7 +330,7 @@ def ollama(body: dict[str, Any]) -> list[Violation]:
     if _top_level(body):
         return _top_level(body)
     walker = _cached("ollama", _ollama_walker)
-    return walker.check(_with_defaults(body, model=_MODEL), types.ChatRequest)
+    return walker.check(body, types.ChatRequest)
 
 
 # -- DashScope -------------------------------------------------------------------------
@@ -346,7 +340,7 @@ def dashscope(body: dict[str, Any]) -> list[Violation]:
     """DashScope's native MultiModalConversation request (see dashscope_native.py)."""
     if _top_level(body):
         return _top_level(body)
-    return _DASHSCOPE.check(_with_defaults(body, model=_MODEL), DashScopeRequest)
+    return _DASHSCOPE.check(body, DashScopeRequest)
 
 
 _DASHSCOPE = Walker()

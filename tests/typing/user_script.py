@@ -12,9 +12,11 @@ import json
 from agentscope_proto import (
     AudioBlock,
     ContentBlock,
+    Conversation,
     ImageBlock,
     MessageFormatError,
     Msg,
+    RequestParams,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -22,6 +24,7 @@ from agentscope_proto import (
     ToolResultState,
     ToolUseBlock,
     VideoBlock,
+    format,
     from_dict,
     from_json,
     get_content_blocks,
@@ -120,6 +123,16 @@ def blocks_of(msg: Msg) -> list[ContentBlock]:
 
 def with_agentscope(msg: Msg) -> Msg:
     return from_agentscope(to_agentscope(msg))
+
+
+def request_bodies(history: list[Msg]) -> tuple[str, bytes]:
+    """Bodies to send: the model call's parameters typed, or as a dict."""
+    params = RequestParams(model="gpt-4.1", max_output_tokens=1024, stop=["END"])
+    body = format("openai", history, request=params)
+    loop = Conversation(
+        "anthropic", history, request={"model": "claude-sonnet-4-5", "max_output_tokens": 1024}
+    )
+    return str(body["model"]), loop.format_json().body_json
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWar
 from ..cache import FormatCache
 from ..errors import FormatError, MediaAccessError, ParseError, ProviderError
 from ..options import DEFAULT_HISTORY_PROMPT, FormatSettings, ParseSettings
+from ..request import RequestFields
 
 __all__ = [
     "DEFAULT_HISTORY_PROMPT",
@@ -39,6 +40,7 @@ __all__ = [
     "StreamState",
     "expect",
     "group_messages",
+    "nothing_to_send",
     "raise_for_error_body",
     "tool_result_to_text",
     "warning_log_level",
@@ -399,6 +401,9 @@ class Provider(Protocol):
     formatted_blocks: frozenset[str]
     # How a streamed HTTP body is framed: "sse" or "ndjson".
     framing: str
+    # Where the provider's API takes each request parameter (`format(...,
+    # request=...)`), written into the finished body by `write_request`.
+    request_fields: RequestFields
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -424,6 +429,14 @@ class Provider(Protocol):
     def stream(self, options: ParseSettings) -> StreamState:
         """A fresh state for parsing one streamed response."""
         ...
+
+
+def nothing_to_send(provider: str) -> str:
+    """Why a body whose message list came out empty cannot go to `provider`."""
+    return (
+        "nothing to send: every message formatted to nothing, and the "
+        f"{provider} API needs at least one message"
+    )
 
 
 def raise_format(

@@ -14,12 +14,14 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..cache import without_first
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
+from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._base import (
     UNKNOWN_TO_AGENTSCOPE,
     FormatContext,
     MsgView,
     expect,
+    nothing_to_send,
     raise_for_error_body,
 )
 from ._shared import (
@@ -517,6 +519,22 @@ def response_result(
     )
 
 
+# Where the Messages API takes each request parameter: `max_tokens` (which it
+# requires) and `stop_sequences`. It has no `seed`, and its sampling
+# parameters are deprecated: the SDK's request type no longer has
+# `temperature` or `top_p`, and models since Opus 4.7 refuse them (an older
+# model that still takes one gets it through `extra_body`).
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_tokens",
+    temperature=None,
+    top_p=None,
+    stop="stop_sequences",
+    seed=None,
+    stream="stream",
+)
+
+
 class _Anthropic:
     name = "anthropic"
     enum = PROVIDER_ANTHROPIC
@@ -525,6 +543,7 @@ class _Anthropic:
     # Audio and video are warned about and skipped (though tool results carry them).
     dropped_blocks = frozenset({"audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
+    request_fields = REQUEST_FIELDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -547,7 +566,7 @@ class _Anthropic:
             body["tool_choice"] = _format_tool_choice(tool_choice, tools)
         if not messages:
             # AgentScope fails reading messages[0] (IndexError).
-            raise FormatError("messages", "nothing to send: every message formatted to nothing")
+            raise FormatError("messages", nothing_to_send(self.name))
         if messages[0]["role"] == "system":
             # Anthropic takes the system prompt apart from the messages.
             body["system"] = messages[0]["content"]

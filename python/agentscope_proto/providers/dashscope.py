@@ -13,6 +13,7 @@ from typing import Any
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DASHSCOPE
 from ..errors import FormatError, ParseError, ProviderError
 from ..options import ParseSettings
+from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._base import (
     UNKNOWN_TO_AGENTSCOPE,
@@ -522,6 +523,22 @@ class _Stream:
 # -- provider -------------------------------------------------------------------------
 
 
+# Where each request parameter goes in the body, which holds the SDK call's
+# keyword arguments (`MultiModalConversation.call`, which moves them into
+# `input`/`parameters`). A stream also asks for `incremental_output`, as
+# AgentScope's DashScopeChatModel does: each event then carries only what is
+# new, which is what this module's stream parser reads.
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_tokens",
+    temperature="temperature",
+    top_p="top_p",
+    stop="stop",
+    seed="seed",
+    stream=("stream", "incremental_output"),
+)
+
+
 class _DashScope:
     name = _NAME
     enum = PROVIDER_DASHSCOPE
@@ -538,6 +555,7 @@ class _DashScope:
     # formatter, skipped silently in multi-agent history.
     dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
+    request_fields = REQUEST_FIELDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
+from ..request import RequestFields
 from ._base import UNKNOWN_TO_AGENTSCOPE, FormatContext, MsgView
 from ._shared import (
     format_multi_agent,
@@ -87,10 +88,24 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
     return [{"role": "user", "content": history_text(lines, history_prompt(ctx, first))}]
 
 
+# Where DeepSeek's chat API takes each request parameter: the output budget
+# as `max_tokens`; it documents no `seed`.
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_tokens",
+    temperature="temperature",
+    top_p="top_p",
+    stop="stop",
+    seed=None,
+    stream="stream",
+)
+
+
 class _DeepSeek(OpenAIChat):
     name = "deepseek"
     enum = PROVIDER_DEEPSEEK
     options = frozenset({"conversation_history_prompt", "response_schema", "response_schema_name"})
+    request_fields = REQUEST_FIELDS
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
     dropped_blocks = frozenset({"image", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
 

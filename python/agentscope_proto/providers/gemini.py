@@ -22,6 +22,7 @@ from typing import Any
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
+from ..request import RequestFields
 from ..results import ParsedResponse
 from ._base import (
     UNKNOWN_TO_AGENTSCOPE,
@@ -486,6 +487,22 @@ class _Stream:
         )
 
 
+# Where each request parameter goes in the body, which is the SDK's
+# `generate_content` call with its `GenerateContentConfig` fields at the top
+# (as `tools` and `tool_config` are): `model`, and the config's own names.
+# Streaming is a method of its own (`generate_content_stream`,
+# `streamGenerateContent`), not a field.
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_output_tokens",
+    temperature="temperature",
+    top_p="top_p",
+    stop="stop_sequences",
+    seed="seed",
+    stream=None,
+)
+
+
 class _Gemini:
     name = "gemini"
     enum = PROVIDER_GEMINI
@@ -500,6 +517,7 @@ class _Gemini:
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
     dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
+    request_fields = REQUEST_FIELDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

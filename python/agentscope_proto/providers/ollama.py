@@ -11,6 +11,7 @@ from typing import Any
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OLLAMA
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
+from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._base import (
     UNKNOWN_TO_AGENTSCOPE,
@@ -301,6 +302,19 @@ class _Stream:
 # -- the provider -------------------------------------------------------------
 
 
+# Where `/api/chat` takes each request parameter: sampling and the output
+# budget (`num_predict`) in its `options`.
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="options.num_predict",
+    temperature="options.temperature",
+    top_p="options.top_p",
+    stop="options.stop",
+    seed="options.seed",
+    stream="stream",
+)
+
+
 class _Ollama:
     name = "ollama"
     enum = PROVIDER_OLLAMA
@@ -308,6 +322,7 @@ class _Ollama:
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image"})
     dropped_blocks = frozenset({"thinking", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "ndjson"
+    request_fields = REQUEST_FIELDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

@@ -23,6 +23,7 @@ from typing import Any
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
 from ..errors import ParseError
 from ..options import ParseSettings
+from ..request import RequestFields
 from ..results import ParsedResponse
 from ._base import (
     UNKNOWN_TO_AGENTSCOPE,
@@ -482,6 +483,20 @@ class ChatCompletionStream:
 # -- the provider ---------------------------------------------------------------------
 
 
+# Where Chat Completions takes each request parameter (docs/request-params.md):
+# the output budget as `max_completion_tokens`, which OpenAI documents in place
+# of the deprecated `max_tokens` (its reasoning models refuse that one).
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_completion_tokens",
+    temperature="temperature",
+    top_p="top_p",
+    stop="stop",
+    seed="seed",
+    stream="stream",
+)
+
+
 class OpenAIChat:
     """OpenAIChatModel with AgentScope's OpenAI formatters (DeepSeek subclasses it:
     the same model class, its own formatters)."""
@@ -499,6 +514,7 @@ class OpenAIChat:
     formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
     dropped_blocks = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
+    request_fields = REQUEST_FIELDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

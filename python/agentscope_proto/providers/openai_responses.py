@@ -23,6 +23,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
 )
 from ..errors import FormatError, ParseError, ToolChoiceError
 from ..options import ParseSettings
+from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._base import (
     UNKNOWN_TO_AGENTSCOPE,
@@ -432,6 +433,19 @@ _EVENTS: dict[str, Callable[[_StreamState, dict[str, Any], str], None]] = {
 # -- the provider ---------------------------------------------------------
 
 
+# Where the Responses API takes each request parameter; it has no `stop` and
+# no `seed`.
+REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_output_tokens",
+    temperature="temperature",
+    top_p="top_p",
+    stop=None,
+    seed=None,
+    stream="stream",
+)
+
+
 class _OpenAIResponses:
     name = "openai_responses"
     enum = PROVIDER_OPENAI_RESPONSES
@@ -449,6 +463,7 @@ class _OpenAIResponses:
     # and server-tool blocks of this API (`_fidelity/responses_turns.py`).
     dropped_blocks = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
+    request_fields = REQUEST_FIELDS
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

@@ -32,6 +32,7 @@ from ..options import format_settings_from_proto, parse_settings_from_proto
 from ..parsing import StreamParser, parse
 from ..providers import provider_for
 from ..providers._base import warning_log_level
+from ..request import request_from_proto
 from ..results import ParsedResponse
 from ._rpc import (
     Budget,
@@ -235,6 +236,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             settings=format_settings_from_proto(request.options, multi_agent=request.multi_agent),
             tools=_tools(request),
             tool_choice=request.tool_choice or None,
+            request=request_from_proto(request.request) if request.HasField("request") else None,
             media_root=self._config.media_root,
             allow_download=self._config.allow_download,
             cache=self._cache,

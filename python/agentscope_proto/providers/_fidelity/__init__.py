@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from ...errors import FormatError
+from .._base import nothing_to_send
 from ._common import Json, Notes
 from .anthropic import anthropic, anthropic_container
 from .chat import dashscope, ollama, openai
@@ -31,14 +33,19 @@ from .responses import responses
 
 __all__ = ["provider_fidelity"]
 
-_PASSES: dict[str, Callable[[Json, Notes], None]] = {
-    "anthropic": anthropic,
-    "dashscope": dashscope,
-    "deepseek": openai,
-    "gemini": gemini,
-    "ollama": ollama,
-    "openai": openai,
-    "openai_responses": responses,
+# Each provider's pass, and the body key of the conversation where the
+# provider's API refuses an empty one (OpenAI: "expected an array with minimum
+# length 1"). None: Ollama documents an empty `messages` (it loads the model)
+# and the Responses API's `input` is optional (`previous_response_id` carries
+# the conversation).
+_PASSES: dict[str, tuple[Callable[[Json, Notes], None], str | None]] = {
+    "anthropic": (anthropic, "messages"),
+    "dashscope": (dashscope, "messages"),
+    "deepseek": (openai, "messages"),
+    "gemini": (gemini, "contents"),
+    "ollama": (ollama, None),
+    "openai": (openai, "messages"),
+    "openai_responses": (responses, None),
 }
 
 
@@ -58,10 +65,14 @@ def provider_fidelity(
     """`body` (AgentScope parity, for `provider`) adapted so the provider accepts it.
 
     `metadata` is each message's metadata, oldest first. Appends a warning per
-    change to `warnings`; returns a new body.
+    change to `warnings`; returns a new body. A body left without a message
+    where the provider's API needs one is a `FormatError`.
     """
     adapted = copy.deepcopy(body)
-    _PASSES[provider](adapted, Notes(warnings))
+    adapt, conversation = _PASSES[provider]
+    adapt(adapted, Notes(warnings))
+    if conversation is not None and adapted.get(conversation) == []:
+        raise FormatError(conversation, nothing_to_send(provider))
     continuation = _CONTINUATIONS.get(provider)
     if continuation is not None and metadata:
         continuation(adapted, metadata)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from ...message.v1 import message_pb2 as agentscope_dot_message_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n/agentscope/formatter/v1/formatter_service.proto\x12\x17\x61gentscope.formatter.v1\x1a#agentscope/message/v1/message.proto\"\x84\x04\n\rFormatOptions\x12\"\n\x1apromote_tool_result_images\x18\x01 \x01(\x08\x12\"\n\x1apromote_tool_result_audios\x18\x02 \x01(\x08\x12\"\n\x1apromote_tool_result_videos\x18\x03 \x01(\x08\x12(\n\x1b\x63onversation_history_prompt\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nmax_tokens\x18\x05 \x01(\x03H\x01\x88\x01\x01\x12<\n\rtoken_counter\x18\x06 \x01(\x0e\x32%.agentscope.formatter.v1.TokenCounter\x12\x43\n\x11multi_agent_style\x18\x07 \x01(\x0e\x32(.agentscope.formatter.v1.MultiAgentStyle\x12\x12\n\nagent_name\x18\x08 \x01(\t\x12\r\n\x05model\x18\t \x01(\t\x12\x33\n\x08\x66idelity\x18\n \x01(\x0e\x32!.agentscope.formatter.v1.Fidelity\x12\x1c\n\x14response_schema_json\x18\x0b \x01(\t\x12\x1c\n\x14response_schema_name\x18\x0c \x01(\tB\x1e\n\x1c_conversation_history_promptB\r\n\x0b_max_tokens\"\xe9\x01\n\rFormatRequest\x12\x33\n\x08provider\x18\x01 \x01(\x0e\x32!.agentscope.formatter.v1.Provider\x12\x13\n\x0bmulti_agent\x18\x02 \x01(\x08\x12,\n\x08messages\x18\x03 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x12\n\ntools_json\x18\x04 \x01(\t\x12\x13\n\x0btool_choice\x18\x05 \x01(\t\x12\x37\n\x07options\x18\x06 \x01(\x0b\x32&.agentscope.formatter.v1.FormatOptions\"B\n\rFormatWarning\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nblock_type\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\"\x87\x01\n\x0e\x46ormatResponse\x12\x11\n\tbody_json\x18\x01 \x01(\t\x12\x38\n\x08warnings\x18\x02 \x03(\x0b\x32&.agentscope.formatter.v1.FormatWarning\x12\x18\n\x0btoken_count\x18\x03 \x01(\x03H\x00\x88\x01\x01\x42\x0e\n\x0c_token_count\"\xc8\x01\n\x0cParseOptions\x12\x18\n\x10split_think_tags\x18\x01 \x01(\x08\x12 \n\x13stream_tool_parsing\x18\x02 \x01(\x08H\x00\x88\x01\x01\x12\x19\n\x11structured_output\x18\x03 \x01(\x08\x12\x14\n\x0c\x61udio_format\x18\x04 \x01(\t\x12\x33\n\x08\x66idelity\x18\x05 \x01(\x0e\x32!.agentscope.formatter.v1.FidelityB\x16\n\x14_stream_tool_parsing\"\x92\x01\n\x0cParseRequest\x12\x33\n\x08provider\x18\x01 \x01(\x0e\x32!.agentscope.formatter.v1.Provider\x12\x15\n\rresponse_json\x18\x02 \x01(\t\x12\x36\n\x07options\x18\x03 \x01(\x0b\x32%.agentscope.formatter.v1.ParseOptions\"\xc6\x02\n\x0bParseResult\x12\'\n\x03msg\x18\x01 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\x12+\n\x05usage\x18\x02 \x01(\x0b\x32\x1c.agentscope.message.v1.Usage\x12\x13\n\x0bresponse_id\x18\x03 \x01(\t\x12<\n\rfinish_reason\x18\x04 \x01(\x0e\x32%.agentscope.formatter.v1.FinishReason\x12\x19\n\x11raw_finish_reason\x18\x05 \x01(\t\x12#\n\x16structured_output_json\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x33\n\x06\x64\x65ltas\x18\x07 \x03(\x0b\x32#.agentscope.formatter.v1.BlockDeltaB\x19\n\x17_structured_output_json\"O\n\nBlockDelta\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x32\n\x05\x62lock\x18\x02 \x01(\x0b\x32#.agentscope.message.v1.ContentBlock\"E\n\rParseResponse\x12\x34\n\x06result\x18\x01 \x01(\x0b\x32$.agentscope.formatter.v1.ParseResult\"\xee\x01\n\x12ParseStreamRequest\x12\x33\n\x08provider\x18\x01 \x01(\x0e\x32!.agentscope.formatter.v1.Provider\x12\x36\n\x07options\x18\x02 \x01(\x0b\x32%.agentscope.formatter.v1.ParseOptions\x12\x14\n\nchunk_json\x18\x03 \x01(\tH\x00\x12\x12\n\x08raw_body\x18\x04 \x01(\x0cH\x00\x12\x38\n\x0bstream_mode\x18\x05 \x01(\x0e\x32#.agentscope.formatter.v1.StreamModeB\x07\n\x05input\"Y\n\x13ParseStreamResponse\x12\x34\n\x06result\x18\x01 \x01(\x0b\x32$.agentscope.formatter.v1.ParseResult\x12\x0c\n\x04\x64one\x18\x02 \x01(\x08*\xc9\x01\n\x08Provider\x12\x18\n\x14PROVIDER_UNSPECIFIED\x10\x00\x12\x13\n\x0fPROVIDER_OPENAI\x10\x01\x12\x16\n\x12PROVIDER_ANTHROPIC\x10\x02\x12\x13\n\x0fPROVIDER_GEMINI\x10\x03\x12\x16\n\x12PROVIDER_DASHSCOPE\x10\x04\x12\x13\n\x0fPROVIDER_OLLAMA\x10\x05\x12\x15\n\x11PROVIDER_DEEPSEEK\x10\x06\x12\x1d\n\x19PROVIDER_OPENAI_RESPONSES\x10\x07*v\n\x0fMultiAgentStyle\x12!\n\x1dMULTI_AGENT_STYLE_UNSPECIFIED\x10\x00\x12\x1d\n\x19MULTI_AGENT_STYLE_HISTORY\x10\x01\x12!\n\x1dMULTI_AGENT_STYLE_NAMED_TURNS\x10\x02*a\n\x0cTokenCounter\x12\x1d\n\x19TOKEN_COUNTER_UNSPECIFIED\x10\x00\x12\x16\n\x12TOKEN_COUNTER_CHAR\x10\x01\x12\x1a\n\x16TOKEN_COUNTER_TIKTOKEN\x10\x02*T\n\x08\x46idelity\x12\x18\n\x14\x46IDELITY_UNSPECIFIED\x10\x00\x12\x17\n\x13\x46IDELITY_AGENTSCOPE\x10\x01\x12\x15\n\x11\x46IDELITY_PROVIDER\x10\x02*\xb8\x01\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12\x1c\n\x18\x46INISH_REASON_TOOL_CALLS\x10\x03\x12 \n\x1c\x46INISH_REASON_CONTENT_FILTER\x10\x04\x12\x17\n\x13\x46INISH_REASON_OTHER\x10\x05*]\n\nStreamMode\x12\x1b\n\x17STREAM_MODE_UNSPECIFIED\x10\x00\x12\x1a\n\x16STREAM_MODE_CUMULATIVE\x10\x01\x12\x16\n\x12STREAM_MODE_DELTAS\x10\x02\x32\xb3\x02\n\x10\x46ormatterService\x12Y\n\x06\x46ormat\x12&.agentscope.formatter.v1.FormatRequest\x1a\'.agentscope.formatter.v1.FormatResponse\x12V\n\x05Parse\x12%.agentscope.formatter.v1.ParseRequest\x1a&.agentscope.formatter.v1.ParseResponse\x12l\n\x0bParseStream\x12+.agentscope.formatter.v1.ParseStreamRequest\x1a,.agentscope.formatter.v1.ParseStreamResponse(\x01\x30\x01\x42\x93\x02\n io.agentscope.proto.formatter.v1B\x15\x46ormatterServiceProtoP\x01ZTgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/formatter/v1;formatterv1\xa2\x02\x03\x41\x46X\xaa\x02\x1d\x41gentScope.Proto.Formatter.V1\xba\x02\x16\x41gentScopeFormatterV1_\xca\x02\x1d\x41gentScope\\Proto\\Formatter\\V1\xea\x02 AgentScope::Proto::Formatter::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n/agentscope/formatter/v1/formatter_service.proto\x12\x17\x61gentscope.formatter.v1\x1a#agentscope/message/v1/message.proto\"\x84\x04\n\rFormatOptions\x12\"\n\x1apromote_tool_result_images\x18\x01 \x01(\x08\x12\"\n\x1apromote_tool_result_audios\x18\x02 \x01(\x08\x12\"\n\x1apromote_tool_result_videos\x18\x03 \x01(\x08\x12(\n\x1b\x63onversation_history_prompt\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nmax_tokens\x18\x05 \x01(\x03H\x01\x88\x01\x01\x12<\n\rtoken_counter\x18\x06 \x01(\x0e\x32%.agentscope.formatter.v1.TokenCounter\x12\x43\n\x11multi_agent_style\x18\x07 \x01(\x0e\x32(.agentscope.formatter.v1.MultiAgentStyle\x12\x12\n\nagent_name\x18\x08 \x01(\t\x12\r\n\x05model\x18\t \x01(\t\x12\x33\n\x08\x66idelity\x18\n \x01(\x0e\x32!.agentscope.formatter.v1.Fidelity\x12\x1c\n\x14response_schema_json\x18\x0b \x01(\t\x12\x1c\n\x14response_schema_name\x18\x0c \x01(\tB\x1e\n\x1c_conversation_history_promptB\r\n\x0b_max_tokens\"\xa2\x02\n\rFormatRequest\x12\x33\n\x08provider\x18\x01 \x01(\x0e\x32!.agentscope.formatter.v1.Provider\x12\x13\n\x0bmulti_agent\x18\x02 \x01(\x08\x12,\n\x08messages\x18\x03 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x12\n\ntools_json\x18\x04 \x01(\t\x12\x13\n\x0btool_choice\x18\x05 \x01(\t\x12\x37\n\x07options\x18\x06 \x01(\x0b\x32&.agentscope.formatter.v1.FormatOptions\x12\x37\n\x07request\x18\x07 \x01(\x0b\x32&.agentscope.formatter.v1.RequestParams\"\x8e\x02\n\rRequestParams\x12\x12\n\x05model\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x1e\n\x11max_output_tokens\x18\x02 \x01(\x03H\x01\x88\x01\x01\x12\x18\n\x0btemperature\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x12\n\x05top_p\x18\x04 \x01(\x01H\x03\x88\x01\x01\x12\x0c\n\x04stop\x18\x05 \x03(\t\x12\x11\n\x04seed\x18\x06 \x01(\x03H\x04\x88\x01\x01\x12\x13\n\x06stream\x18\x07 \x01(\x08H\x05\x88\x01\x01\x12\x17\n\x0f\x65xtra_body_json\x18\x08 \x01(\tB\x08\n\x06_modelB\x14\n\x12_max_output_tokensB\x0e\n\x0c_temperatureB\x08\n\x06_top_pB\x07\n\x05_seedB\t\n\x07_stream\"B\n\rFormatWarning\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nblock_type\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\"\x87\x01\n\x0e\x46ormatResponse\x12\x11\n\tbody_json\x18\x01 \x01(\t\x12\x38\n\x08warnings\x18\x02 \x03(\x0b\x32&.agentscope.formatter.v1.FormatWarning\x12\x18\n\x0btoken_count\x18\x03 \x01(\x03H\x00\x88\x01\x01\x42\x0e\n\x0c_token_count\"\xc8\x01\n\x0cParseOptions\x12\x18\n\x10split_think_tags\x18\x01 \x01(\x08\x12 \n\x13stream_tool_parsing\x18\x02 \x01(\x08H\x00\x88\x01\x01\x12\x19\n\x11structured_output\x18\x03 \x01(\x08\x12\x14\n\x0c\x61udio_format\x18\x04 \x01(\t\x12\x33\n\x08\x66idelity\x18\x05 \x01(\x0e\x32!.agentscope.formatter.v1.FidelityB\x16\n\x14_stream_tool_parsing\"\x92\x01\n\x0cParseRequest\x12\x33\n\x08provider\x18\x01 \x01(\x0e\x32!.agentscope.formatter.v1.Provider\x12\x15\n\rresponse_json\x18\x02 \x01(\t\x12\x36\n\x07options\x18\x03 \x01(\x0b\x32%.agentscope.formatter.v1.ParseOptions\"\xc6\x02\n\x0bParseResult\x12\'\n\x03msg\x18\x01 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\x12+\n\x05usage\x18\x02 \x01(\x0b\x32\x1c.agentscope.message.v1.Usage\x12\x13\n\x0bresponse_id\x18\x03 \x01(\t\x12<\n\rfinish_reason\x18\x04 \x01(\x0e\x32%.agentscope.formatter.v1.FinishReason\x12\x19\n\x11raw_finish_reason\x18\x05 \x01(\t\x12#\n\x16structured_output_json\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x33\n\x06\x64\x65ltas\x18\x07 \x03(\x0b\x32#.agentscope.formatter.v1.BlockDeltaB\x19\n\x17_structured_output_json\"O\n\nBlockDelta\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x32\n\x05\x62lock\x18\x02 \x01(\x0b\x32#.agentscope.message.v1.ContentBlock\"E\n\rParseResponse\x12\x34\n\x06result\x18\x01 \x01(\x0b\x32$.agentscope.formatter.v1.ParseResult\"\xee\x01\n\x12ParseStreamRequest\x12\x33\n\x08provider\x18\x01 \x01(\x0e\x32!.agentscope.formatter.v1.Provider\x12\x36\n\x07options\x18\x02 \x01(\x0b\x32%.agentscope.formatter.v1.ParseOptions\x12\x14\n\nchunk_json\x18\x03 \x01(\tH\x00\x12\x12\n\x08raw_body\x18\x04 \x01(\x0cH\x00\x12\x38\n\x0bstream_mode\x18\x05 \x01(\x0e\x32#.agentscope.formatter.v1.StreamModeB\x07\n\x05input\"Y\n\x13ParseStreamResponse\x12\x34\n\x06result\x18\x01 \x01(\x0b\x32$.agentscope.formatter.v1.ParseResult\x12\x0c\n\x04\x64one\x18\x02 \x01(\x08*\xc9\x01\n\x08Provider\x12\x18\n\x14PROVIDER_UNSPECIFIED\x10\x00\x12\x13\n\x0fPROVIDER_OPENAI\x10\x01\x12\x16\n\x12PROVIDER_ANTHROPIC\x10\x02\x12\x13\n\x0fPROVIDER_GEMINI\x10\x03\x12\x16\n\x12PROVIDER_DASHSCOPE\x10\x04\x12\x13\n\x0fPROVIDER_OLLAMA\x10\x05\x12\x15\n\x11PROVIDER_DEEPSEEK\x10\x06\x12\x1d\n\x19PROVIDER_OPENAI_RESPONSES\x10\x07*v\n\x0fMultiAgentStyle\x12!\n\x1dMULTI_AGENT_STYLE_UNSPECIFIED\x10\x00\x12\x1d\n\x19MULTI_AGENT_STYLE_HISTORY\x10\x01\x12!\n\x1dMULTI_AGENT_STYLE_NAMED_TURNS\x10\x02*a\n\x0cTokenCounter\x12\x1d\n\x19TOKEN_COUNTER_UNSPECIFIED\x10\x00\x12\x16\n\x12TOKEN_COUNTER_CHAR\x10\x01\x12\x1a\n\x16TOKEN_COUNTER_TIKTOKEN\x10\x02*T\n\x08\x46idelity\x12\x18\n\x14\x46IDELITY_UNSPECIFIED\x10\x00\x12\x17\n\x13\x46IDELITY_AGENTSCOPE\x10\x01\x12\x15\n\x11\x46IDELITY_PROVIDER\x10\x02*\xb8\x01\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12\x1c\n\x18\x46INISH_REASON_TOOL_CALLS\x10\x03\x12 \n\x1c\x46INISH_REASON_CONTENT_FILTER\x10\x04\x12\x17\n\x13\x46INISH_REASON_OTHER\x10\x05*]\n\nStreamMode\x12\x1b\n\x17STREAM_MODE_UNSPECIFIED\x10\x00\x12\x1a\n\x16STREAM_MODE_CUMULATIVE\x10\x01\x12\x16\n\x12STREAM_MODE_DELTAS\x10\x02\x32\xb3\x02\n\x10\x46ormatterService\x12Y\n\x06\x46ormat\x12&.agentscope.formatter.v1.FormatRequest\x1a\'.agentscope.formatter.v1.FormatResponse\x12V\n\x05Parse\x12%.agentscope.formatter.v1.ParseRequest\x1a&.agentscope.formatter.v1.ParseResponse\x12l\n\x0bParseStream\x12+.agentscope.formatter.v1.ParseStreamRequest\x1a,.agentscope.formatter.v1.ParseStreamResponse(\x01\x30\x01\x42\x93\x02\n io.agentscope.proto.formatter.v1B\x15\x46ormatterServiceProtoP\x01ZTgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/formatter/v1;formatterv1\xa2\x02\x03\x41\x46X\xaa\x02\x1d\x41gentScope.Proto.Formatter.V1\xba\x02\x16\x41gentScopeFormatterV1_\xca\x02\x1d\x41gentScope\\Proto\\Formatter\\V1\xea\x02 AgentScope::Proto::Formatter::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,40 +33,42 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentscope.formatter.v1.for
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n io.agentscope.proto.formatter.v1B\025FormatterServiceProtoP\001ZTgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/formatter/v1;formatterv1\242\002\003AFX\252\002\035AgentScope.Proto.Formatter.V1\272\002\026AgentScopeFormatterV1_\312\002\035AgentScope\\Proto\\Formatter\\V1\352\002 AgentScope::Proto::Formatter::V1'
-  _globals['_PROVIDER']._serialized_start=2240
-  _globals['_PROVIDER']._serialized_end=2441
-  _globals['_MULTIAGENTSTYLE']._serialized_start=2443
-  _globals['_MULTIAGENTSTYLE']._serialized_end=2561
-  _globals['_TOKENCOUNTER']._serialized_start=2563
-  _globals['_TOKENCOUNTER']._serialized_end=2660
-  _globals['_FIDELITY']._serialized_start=2662
-  _globals['_FIDELITY']._serialized_end=2746
-  _globals['_FINISHREASON']._serialized_start=2749
-  _globals['_FINISHREASON']._serialized_end=2933
-  _globals['_STREAMMODE']._serialized_start=2935
-  _globals['_STREAMMODE']._serialized_end=3028
+  _globals['_PROVIDER']._serialized_start=2570
+  _globals['_PROVIDER']._serialized_end=2771
+  _globals['_MULTIAGENTSTYLE']._serialized_start=2773
+  _globals['_MULTIAGENTSTYLE']._serialized_end=2891
+  _globals['_TOKENCOUNTER']._serialized_start=2893
+  _globals['_TOKENCOUNTER']._serialized_end=2990
+  _globals['_FIDELITY']._serialized_start=2992
+  _globals['_FIDELITY']._serialized_end=3076
+  _globals['_FINISHREASON']._serialized_start=3079
+  _globals['_FINISHREASON']._serialized_end=3263
+  _globals['_STREAMMODE']._serialized_start=3265
+  _globals['_STREAMMODE']._serialized_end=3358
   _globals['_FORMATOPTIONS']._serialized_start=114
   _globals['_FORMATOPTIONS']._serialized_end=630
   _globals['_FORMATREQUEST']._serialized_start=633
-  _globals['_FORMATREQUEST']._serialized_end=866
-  _globals['_FORMATWARNING']._serialized_start=868
-  _globals['_FORMATWARNING']._serialized_end=934
-  _globals['_FORMATRESPONSE']._serialized_start=937
-  _globals['_FORMATRESPONSE']._serialized_end=1072
-  _globals['_PARSEOPTIONS']._serialized_start=1075
-  _globals['_PARSEOPTIONS']._serialized_end=1275
-  _globals['_PARSEREQUEST']._serialized_start=1278
-  _globals['_PARSEREQUEST']._serialized_end=1424
-  _globals['_PARSERESULT']._serialized_start=1427
-  _globals['_PARSERESULT']._serialized_end=1753
-  _globals['_BLOCKDELTA']._serialized_start=1755
-  _globals['_BLOCKDELTA']._serialized_end=1834
-  _globals['_PARSERESPONSE']._serialized_start=1836
-  _globals['_PARSERESPONSE']._serialized_end=1905
-  _globals['_PARSESTREAMREQUEST']._serialized_start=1908
-  _globals['_PARSESTREAMREQUEST']._serialized_end=2146
-  _globals['_PARSESTREAMRESPONSE']._serialized_start=2148
-  _globals['_PARSESTREAMRESPONSE']._serialized_end=2237
-  _globals['_FORMATTERSERVICE']._serialized_start=3031
-  _globals['_FORMATTERSERVICE']._serialized_end=3338
+  _globals['_FORMATREQUEST']._serialized_end=923
+  _globals['_REQUESTPARAMS']._serialized_start=926
+  _globals['_REQUESTPARAMS']._serialized_end=1196
+  _globals['_FORMATWARNING']._serialized_start=1198
+  _globals['_FORMATWARNING']._serialized_end=1264
+  _globals['_FORMATRESPONSE']._serialized_start=1267
+  _globals['_FORMATRESPONSE']._serialized_end=1402
+  _globals['_PARSEOPTIONS']._serialized_start=1405
+  _globals['_PARSEOPTIONS']._serialized_end=1605
+  _globals['_PARSEREQUEST']._serialized_start=1608
+  _globals['_PARSEREQUEST']._serialized_end=1754
+  _globals['_PARSERESULT']._serialized_start=1757
+  _globals['_PARSERESULT']._serialized_end=2083
+  _globals['_BLOCKDELTA']._serialized_start=2085
+  _globals['_BLOCKDELTA']._serialized_end=2164
+  _globals['_PARSERESPONSE']._serialized_start=2166
+  _globals['_PARSERESPONSE']._serialized_end=2235
+  _globals['_PARSESTREAMREQUEST']._serialized_start=2238
+  _globals['_PARSESTREAMREQUEST']._serialized_end=2476
+  _globals['_PARSESTREAMRESPONSE']._serialized_start=2478
+  _globals['_PARSESTREAMRESPONSE']._serialized_end=2567
+  _globals['_FORMATTERSERVICE']._serialized_start=3361
+  _globals['_FORMATTERSERVICE']._serialized_end=3668
 # @@protoc_insertion_point(module_scope)

@@ -280,7 +280,8 @@ class FormatOptions(_message.Message):
     max_tokens: _builtins.int
     """Token budget: the oldest messages are dropped until the formatted
     conversation fits, as AgentScope's truncated formatters do. Needs a
-    token counter. Unset means no limit.
+    token counter. Unset means no limit. Not the model's output budget
+    (`RequestParams.max_output_tokens`).
     """
     token_counter: Global___TokenCounter.ValueType
     """Token counter for `max_tokens` and the reported token count."""
@@ -291,7 +292,9 @@ class FormatOptions(_message.Message):
     (`MULTI_AGENT_STYLE_NAMED_TURNS`).
     """
     model: _builtins.str
-    """Model name, used to pick the tiktoken encoding."""
+    """Model name, used to pick the tiktoken encoding. Not written into the
+    body (`RequestParams.model` is).
+    """
     fidelity: Global___Fidelity.ValueType
     """Body fidelity. Unspecified means `FIDELITY_AGENTSCOPE`."""
     response_schema_json: _builtins.str
@@ -346,6 +349,7 @@ class FormatRequest(_message.Message):
     TOOLS_JSON_FIELD_NUMBER: _builtins.int
     TOOL_CHOICE_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
+    REQUEST_FIELD_NUMBER: _builtins.int
     provider: Global___Provider.ValueType
     """Target provider."""
     multi_agent: _builtins.bool
@@ -369,6 +373,14 @@ class FormatRequest(_message.Message):
     def options(self) -> Global___FormatOptions:
         """Formatting options."""
 
+    @_builtins.property
+    def request(self) -> Global___RequestParams:
+        """Parameters of the model call (model, output budget, sampling, streaming,
+        provider-specific keys), written into the body where the provider's API
+        takes them. Unset: the body is the formatted conversation alone, as
+        AgentScope's formatter gives it.
+        """
+
     def __init__(
         self,
         *,
@@ -378,14 +390,101 @@ class FormatRequest(_message.Message):
         tools_json: _builtins.str = ...,
         tool_choice: _builtins.str = ...,
         options: Global___FormatOptions | None = ...,
+        request: Global___RequestParams | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "request", b"request"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages", "multi_agent", b"multi_agent", "options", b"options", "provider", b"provider", "tool_choice", b"tool_choice", "tools_json", b"tools_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages", "multi_agent", b"multi_agent", "options", b"options", "provider", b"provider", "request", b"request", "tool_choice", b"tool_choice", "tools_json", b"tools_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FormatRequest: _TypeAlias = FormatRequest  # noqa: Y015
+
+@_typing.final
+class RequestParams(_message.Message):
+    """Parameters of the model call itself, apart from `FormatOptions` (whose
+    `model` and `max_tokens` name the tokenizer and the truncation budget).
+    Each one set is written where the provider's API takes it (e.g. the output
+    budget as OpenAI `max_completion_tokens`, Anthropic `max_tokens`, Gemini
+    `max_output_tokens`, Ollama `options.num_predict`); one the provider's API
+    does not take is refused (`INVALID_ARGUMENT` naming it), never dropped.
+    Unset fields are not written.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODEL_FIELD_NUMBER: _builtins.int
+    MAX_OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    TEMPERATURE_FIELD_NUMBER: _builtins.int
+    TOP_P_FIELD_NUMBER: _builtins.int
+    STOP_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    STREAM_FIELD_NUMBER: _builtins.int
+    EXTRA_BODY_JSON_FIELD_NUMBER: _builtins.int
+    model: _builtins.str
+    """The model to call, e.g. `gpt-4.1`. Set means non-empty."""
+    max_output_tokens: _builtins.int
+    """The most tokens the model may generate; positive."""
+    temperature: _builtins.float
+    """Sampling temperature, at least 0 (0 is meaningful: near-greedy)."""
+    top_p: _builtins.float
+    """Nucleus sampling: the probability mass to sample from, 0 to 1."""
+    seed: _builtins.int
+    """Sampling seed (0 is a seed), where the provider takes one."""
+    stream: _builtins.bool
+    """Ask for a streamed response (false is written as false)."""
+    extra_body_json: _builtins.str
+    """The provider's own parameters as a UTF-8 JSON object, merged into the
+    body last: an object merges key by key into an object the body already
+    has; any other key the body already has (the conversation, tools, a
+    parameter above) is refused, never replaced. Empty means none.
+    """
+    @_builtins.property
+    def stop(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Sequences that end generation, each non-empty. Empty means not set."""
+
+    def __init__(
+        self,
+        *,
+        model: _builtins.str | None = ...,
+        max_output_tokens: _builtins.int | None = ...,
+        temperature: _builtins.float | None = ...,
+        top_p: _builtins.float | None = ...,
+        stop: _abc.Iterable[_builtins.str] | None = ...,
+        seed: _builtins.int | None = ...,
+        stream: _builtins.bool | None = ...,
+        extra_body_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_output_tokens", b"_max_output_tokens", "_model", b"_model", "_seed", b"_seed", "_stream", b"_stream", "_temperature", b"_temperature", "_top_p", b"_top_p", "max_output_tokens", b"max_output_tokens", "model", b"model", "seed", b"seed", "stream", b"stream", "temperature", b"temperature", "top_p", b"top_p"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_output_tokens", b"_max_output_tokens", "_model", b"_model", "_seed", b"_seed", "_stream", b"_stream", "_temperature", b"_temperature", "_top_p", b"_top_p", "extra_body_json", b"extra_body_json", "max_output_tokens", b"max_output_tokens", "model", b"model", "seed", b"seed", "stop", b"stop", "stream", b"stream", "temperature", b"temperature", "top_p", b"top_p"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__max_output_tokens: _TypeAlias = _typing.Literal["max_output_tokens"]  # noqa: Y015
+    _WhichOneofArgType__max_output_tokens: _TypeAlias = _typing.Literal["_max_output_tokens", b"_max_output_tokens"]  # noqa: Y015
+    _WhichOneofReturnType__model: _TypeAlias = _typing.Literal["model"]  # noqa: Y015
+    _WhichOneofArgType__model: _TypeAlias = _typing.Literal["_model", b"_model"]  # noqa: Y015
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    _WhichOneofReturnType__stream: _TypeAlias = _typing.Literal["stream"]  # noqa: Y015
+    _WhichOneofArgType__stream: _TypeAlias = _typing.Literal["_stream", b"_stream"]  # noqa: Y015
+    _WhichOneofReturnType__temperature: _TypeAlias = _typing.Literal["temperature"]  # noqa: Y015
+    _WhichOneofArgType__temperature: _TypeAlias = _typing.Literal["_temperature", b"_temperature"]  # noqa: Y015
+    _WhichOneofReturnType__top_p: _TypeAlias = _typing.Literal["top_p"]  # noqa: Y015
+    _WhichOneofArgType__top_p: _TypeAlias = _typing.Literal["_top_p", b"_top_p"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_output_tokens) -> _WhichOneofReturnType__max_output_tokens | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__model) -> _WhichOneofReturnType__model | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stream) -> _WhichOneofReturnType__stream | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__temperature) -> _WhichOneofReturnType__temperature | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__top_p) -> _WhichOneofReturnType__top_p | None: ...
+
+Global___RequestParams: _TypeAlias = RequestParams  # noqa: Y015
 
 @_typing.final
 class FormatWarning(_message.Message):
