@@ -135,10 +135,16 @@ test-agentscope2: $(AS2)/.installed ## The tests against the real AgentScope 2.x
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)$(TEST_ENV) $(AS2)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/as2 tests/agentscope2
 
+.venv-golden/.installed: tests/golden/requirements.txt pyproject.toml
+	$(Q)test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
+	$(Q).venv-golden/bin/python -m pip install $(PIP_QUIET) -r tests/golden/requirements.txt -e .
+	$(Q)touch $@
+
+.PHONY: golden-venv
+golden-venv: .venv-golden/.installed ## The real agentscope==1.0.21 in .venv-golden (golden data, the 1.x interop test)
+
 .PHONY: golden
-golden: ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
-	test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
-	.venv-golden/bin/python -m pip install --quiet -r tests/golden/requirements.txt -e .
+golden: golden-venv ## Regenerate tests/golden/ from the real agentscope==1.0.21 (own venv)
 	.venv-golden/bin/python tests/golden/make_messages.py
 	.venv-golden/bin/python tests/golden/make_formatters.py
 	.venv-golden/bin/python tests/golden/make_parsers.py

@@ -1,8 +1,8 @@
-"""Conversion from and to real `agentscope.message.Msg` objects (the optional extra).
+"""Conversion from and to real AgentScope 1.x `agentscope.message.Msg` objects.
 
 AgentScope is not a test dependency: the check against the real AgentScope
-1.0.21 runs in `.venv-golden` (made by `make golden`) when it exists and is
-skipped otherwise, e.g. in CI.
+1.0.21 runs in `.venv-golden` (`make golden-venv`, which .ci/run makes); 2.x
+is checked in tests/agentscope2/test_interop.py.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import pytest
 
 from agentscope_proto import new_msg
 from agentscope_proto.interop import from_agentscope, to_agentscope
+
+from conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN_PYTHON = ROOT / ".venv-golden" / "bin" / "python"
@@ -61,8 +63,7 @@ print("checked", checked)
 
 
 def test_round_trips_real_agentscope_messages() -> None:
-    if not GOLDEN_PYTHON.exists():
-        pytest.skip("needs .venv-golden with agentscope==1.0.21 (make golden)")
+    require(GOLDEN_PYTHON.exists(), "needs .venv-golden with agentscope==1.0.21 (make golden-venv)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
     result = subprocess.run(
         [

@@ -398,19 +398,6 @@ BAD: list[tuple[str, Any, str, str]] = [
         "expected a string, a list or null",
     ),
     (
-        "tool_result_output_thinking",
-        _with(
-            {
-                "type": "tool_result",
-                "id": "c",
-                "name": "f",
-                "output": [TEXT, {"type": "thinking", "thinking": "x"}],
-            }
-        ),
-        "content[0].output[1].type",
-        "'thinking' is not allowed here",
-    ),
-    (
         "tool_result_output_item_int",
         _with({"type": "tool_result", "id": "c", "name": "f", "output": [7]}),
         "content[0].output[0]",

@@ -104,8 +104,6 @@ AnyBlock: TypeAlias = (
     | OpaqueBlock
 )
 
-# Kinds allowed inside a tool result's block list and a hint's.
-RESULT_KINDS = frozenset({"text", "image", "audio", "video", "data"})
 
 
 class _Key(NamedTuple):
@@ -184,7 +182,9 @@ def _load_list(message: Any, value: Any, path: str) -> None:
         message.text = value
     elif isinstance(value, list):
         message.blocks.SetInParent()
-        blocks_from_list(value, path, message.blocks.items, allowed=RESULT_KINDS)
+        # Any kind, as AgentScope 1.x holds any dict there (its formatters take
+        # text and media only) and agentscope-java's outputs hold any block.
+        blocks_from_list(value, path, message.blocks.items)
     else:
         expected = (
             "a string, a list or null"
