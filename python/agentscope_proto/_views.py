@@ -152,6 +152,7 @@ class _StoredView(MsgView):
         self.index = index
         self.cache_id = cache_id
         self.turn = None
+        self.paths = None
         self._stored: bytes | None = stored
 
     @property
@@ -182,6 +183,7 @@ class _LazyView(MsgView):
         self.index = index
         self.cache_id = cache_id
         self.turn = turn
+        self.paths = None
         self._msg = msg
         self._loaded = 0  # bits: 1 name, 2 role, 4 content
 

@@ -39,6 +39,7 @@ from .options import FormatSettings, default_format_settings
 from .providers import get_provider
 from .providers._base import FormatContext, MsgView
 from .providers._fidelity import provider_fidelity
+from .providers._turns import agent_turns
 from .request import RequestParams, write_request
 
 __all__ = [
@@ -367,6 +368,10 @@ def format(
     if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.
         views = _named_turns(views, settings.agent_name)
+    if settings.fidelity == "provider":
+        # AgentScope 2.x's messages hold tool calls with their results, hints
+        # and documents: turned into the provider's turns as 2.x does.
+        views = agent_turns(views, impl.name, impl.document_types)
     check_history_prompt(settings)
     tool_list = check_tools(tools)
     ctx = FormatContext(

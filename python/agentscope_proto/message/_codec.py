@@ -105,7 +105,6 @@ AnyBlock: TypeAlias = (
 )
 
 
-
 class _Key(NamedTuple):
     """One modelled dict key of a block kind and how it maps to the message.
 

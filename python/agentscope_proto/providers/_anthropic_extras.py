@@ -40,10 +40,11 @@ from typing import Any, ClassVar, cast
 from ..errors import ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
-from ._base import expect
+from ._base import FormatContext, expect
+from ._documents import document
 from ._shared import StreamedInputs, streamed_tool_use
 from ._turns import Handler, Turn
-from .anthropic import _CHAT_BLOCKS, _Stream, response_result
+from .anthropic import _CHAT_BLOCKS, _format_tool_result, _Stream, response_result
 
 __all__ = ["PROVIDER_BLOCKS", "KeptStream", "parse_kept"]
 
@@ -438,9 +439,43 @@ def _format_verbatim(turn: Turn, index: int, block: Block) -> None:
     turn.parts.append(copy_json(block))
 
 
+def _document(block: Block, ctx: FormatContext) -> Block:
+    # Claude's document sources: a PDF as base64 or a URL, plain text as text.
+    pdf = block["source"].get("media_type") == "application/pdf"
+    found = document(block, ctx, keep_url=pdf)
+    source: Block
+    if found.url is not None:
+        source = {"type": "url", "url": found.url}
+    elif pdf:
+        source = {"type": "base64", "media_type": found.media_type, "data": found.data}
+    else:
+        source = {"type": "text", "media_type": "text/plain", "data": found.text(ctx)}
+    part: Block = {"type": "document", "source": source}
+    if found.name:
+        part["title"] = found.name
+    return part
+
+
+def _format_document(turn: Turn, index: int, block: Block) -> None:
+    turn.parts.append(_document(block, turn.ctx))
+
+
+def _format_result_documents(turn: Turn, index: int, block: Block) -> None:
+    """A tool result whose output holds documents: Claude takes them there."""
+    output = block.get("output")
+    if isinstance(output, list) and any(item.get("type") == "data" for item in output):
+        output = [
+            _document(item, turn.ctx) if item.get("type") == "data" else item for item in output
+        ]
+        block = {**block, "output": output}
+    _format_tool_result(turn, index, block)
+
+
 # The Anthropic chat formatter's block handlers in provider fidelity.
 PROVIDER_BLOCKS: dict[str, Handler] = {
     **_CHAT_BLOCKS,
+    "data": _format_document,
+    "tool_result": _format_result_documents,
     "tool_use": _format_tool_use,
     "server_tool_use": _format_server,
     "server_tool_result": _format_server,

@@ -93,6 +93,9 @@ class MsgView:
 
     `index` is the message's position in the caller's list (a promoted message
     shares the index of the message it was promoted from), for error paths.
+    `paths`, when set, names each block's place in that message (a view made
+    of part of a message, see `_turns.agent_turns`); else block `i` is
+    `content[i]`.
     """
 
     name: str | None
@@ -111,6 +114,15 @@ class MsgView:
     # Whether `turn` is the cache's answer (looked up ahead for the message's
     # position) rather than still to be asked.
     PREFETCHED: ClassVar[bool] = False
+    paths: tuple[str, ...] | None = None
+
+    def path(self, block_index: int | None = None) -> str:
+        """The path of the message, or of one of its blocks, in the caller's list."""
+        if block_index is None:
+            return f"messages[{self.index}]"
+        if self.paths is None:
+            return f"messages[{self.index}].content[{block_index}]"
+        return f"messages[{self.index}].{self.paths[block_index]}"
 
     def cacheable(self) -> bool:
         """Whether the turn of a view with a `cache_id` may be stored: views
@@ -166,6 +178,7 @@ class FormatContext:
     # (`location` spells it; kept as numbers, as most calls never need it).
     at_message: int = -1
     at_block: int | None = None
+    at_paths: tuple[str, ...] | None = None
     # Where chat turns of plain messages are cached (`format(..., cache=)`,
     # chat mode only); None: no caching.
     turn_cache: FormatCache | None = None
@@ -187,6 +200,7 @@ class FormatContext:
         """Note which block is being formatted (names it in media errors)."""
         self.at_message = msg.index
         self.at_block = block_index
+        self.at_paths = msg.paths
 
     @property
     def location(self) -> str:
@@ -195,15 +209,15 @@ class FormatContext:
             return ""
         if self.at_block is None:
             return f"messages[{self.at_message}]"
+        if self.at_paths is not None:
+            return f"messages[{self.at_message}].{self.at_paths[self.at_block]}"
         return f"messages[{self.at_message}].content[{self.at_block}]"
 
     def warn(
         self, msg: MsgView | None, block_index: int | None, block_type: str, text: str
     ) -> None:
         """Record (and log) that a block was dropped."""
-        path = "" if msg is None else f"messages[{msg.index}]"
-        if msg is not None and block_index is not None:
-            path += f".content[{block_index}]"
+        path = "" if msg is None else msg.path(block_index)
         self.warnings.append(FormatWarning(path=path, block_type=block_type, message=text))
         level = _WARNING_LOG_LEVEL.get()
         if logger.isEnabledFor(level):
@@ -404,6 +418,10 @@ class Provider(Protocol):
     # Where the provider's API takes each request parameter (`format(...,
     # request=...)`), written into the finished body by `write_request`.
     request_fields: RequestFields
+    # The media types of `data` blocks (AgentScope 2.x) it takes as documents
+    # in provider fidelity (`agent_turns` refuses the others); images, audio
+    # and video go as its media blocks.
+    document_types: frozenset[str]
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -443,10 +461,7 @@ def raise_format(
     msg: MsgView, block_index: int | None, exc: type[FormatError], reason: str
 ) -> NoReturn:
     """Raise `exc` with the path of a message's block."""
-    path = f"messages[{msg.index}]"
-    if block_index is not None:
-        path += f".content[{block_index}]"
-    raise exc(path, reason)
+    raise exc(msg.path(block_index), reason)
 
 
 def expect(value: Any, kind: type | tuple[type, ...], path: str) -> Any:

@@ -17,12 +17,14 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ..cache import FormatCache, JsonRun, Key, TurnEntry, encoded_turn, turn_key
+from ..errors import UnsupportedMediaError
 from ._base import FormatContext, MsgView, tool_result_to_text
 from ._shared import promoted_message
 
 __all__ = [
     "Handler",
     "Turn",
+    "agent_turns",
     "foreign_block_handler",
     "format_turns",
     "skipped_block",
@@ -133,6 +135,7 @@ def format_turns(
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         last = None
         at = msg.index
+        ctx.at_paths = msg.paths
         for index, block in enumerate(blocks):
             kind = block.get("type")
             handler = handlers.get(kind) if isinstance(kind, str) else None
@@ -231,3 +234,130 @@ def tool_result_handler(
                 turn.promoted.append(promoted)
 
     return handle
+
+
+# -- AgentScope 2.x's turns, in provider fidelity ------------------------------
+
+_MEDIA = ("image", "audio", "video")
+
+
+def _media_type(block: Block) -> str:
+    source = block.get("source")
+    media_type = source.get("media_type") if isinstance(source, dict) else None
+    return media_type if isinstance(media_type, str) else ""
+
+
+def _as_media(block: Block, path: str, provider: str, documents: frozenset[str]) -> Block:
+    """A `data` block of an image, audio or video as that media block (how the
+    provider's formatter takes media); any other media type stays `data` if
+    the provider takes it as a document, and is refused otherwise."""
+    media_type = _media_type(block)
+    kind = media_type.split("/", 1)[0].lower()
+    if kind in _MEDIA:
+        return {**block, "type": kind}
+    if media_type.lower() not in documents:
+        takes = ", ".join(sorted(documents)) or "no documents"
+        raise UnsupportedMediaError(
+            path, f"{provider} cannot take {media_type or 'untyped'} data (it takes {takes})"
+        )
+    return block
+
+
+def _parts(items: Any, path: str, key: str, provider: str, documents: frozenset[str]) -> Any:
+    """A tool result's output or a hint's blocks with their data blocks checked
+    (the same list when it holds none)."""
+    if not isinstance(items, list) or not any(item.get("type") == "data" for item in items):
+        return items
+    return [
+        _as_media(item, f"{path}.{key}[{i}]", provider, documents)
+        if item.get("type") == "data"
+        else item
+        for i, item in enumerate(items)
+    ]
+
+
+def agent_turns(msgs: list[MsgView], provider: str, documents: frozenset[str]) -> list[MsgView]:
+    """The views as AgentScope 2.x's formatters turn its messages into the
+    provider's turns (provider fidelity): an agent's message holds its tool
+    calls and their results together, so the content before a run of tool
+    results goes out first, the results next, and what follows after them;
+    a hint is a user turn of its own where it stands; `data` blocks are media
+    or the provider's documents (else refused, naming `provider`). A view it
+    leaves whole is returned as it was (its cache id kept)."""
+    out: list[MsgView] = []
+    for msg in msgs:
+        content = msg.content
+        if isinstance(content, str) or not any(
+            block.get("type") in ("data", "hint", "tool_result") for block in content
+        ):
+            out.append(msg)
+            continue
+        pieces = _split(msg, content, provider, documents)
+        whole = (
+            len(pieces) == 1
+            and len(pieces[0].content) == len(content)
+            and all(mine is theirs for mine, theirs in zip(pieces[0].content, content, strict=True))
+        )
+        out.extend([msg] if whole else pieces)
+    return out
+
+
+def _split(
+    msg: MsgView, content: list[Block], provider: str, documents: frozenset[str]
+) -> list[MsgView]:
+    pieces: list[MsgView] = []
+    run: list[Block] = []
+    places: list[str] = []
+    results = False
+
+    def flush() -> None:
+        if run:
+            pieces.append(MsgView(msg.name, msg.role, list(run), msg.index, paths=tuple(places)))
+            run.clear()
+            places.clear()
+
+    for index, block in enumerate(content):
+        kind = block.get("type")
+        place = msg.paths[index] if msg.paths else f"content[{index}]"
+        path = f"messages[{msg.index}].{place}"
+        if kind == "hint":
+            flush()
+            pieces.extend(_hint(msg, block, place, provider, documents))
+            continue
+        if kind == "data":
+            block = _as_media(block, path, provider, documents)
+        elif kind == "tool_result":
+            output = _parts(block.get("output"), path, "output", provider, documents)
+            if output is not block.get("output"):
+                block = {**block, "output": output}
+        if (kind == "tool_result") != results and run:
+            flush()
+        results = kind == "tool_result"
+        run.append(block)
+        places.append(place)
+    flush()
+    return pieces
+
+
+def _hint(
+    msg: MsgView, block: Block, place: str, provider: str, documents: frozenset[str]
+) -> list[MsgView]:
+    """A hint as 2.x sends it: a user turn of its text and media (none if
+    empty), named after its source where it has one."""
+    hint = block.get("hint")
+    source = block.get("source")
+    name = source if isinstance(source, str) else None
+    if isinstance(hint, str):
+        if not hint:
+            return []
+        return [MsgView(name, "user", [{"type": "text", "text": hint}], msg.index, paths=(place,))]
+    path = f"messages[{msg.index}].{place}"
+    kept = [
+        (f"{place}.hint[{i}]", item)
+        for i, item in enumerate(_parts(hint, path, "hint", provider, documents))
+        if item.get("type") != "text" or item.get("text")
+    ]
+    if not kept:
+        return []
+    places, parts = zip(*kept, strict=True)
+    return [MsgView(name, "user", list(parts), msg.index, paths=tuple(places))]

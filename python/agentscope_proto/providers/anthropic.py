@@ -544,6 +544,8 @@ class _Anthropic:
     dropped_blocks = frozenset({"audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
     request_fields = REQUEST_FIELDS
+    # Document blocks: a PDF (base64 or URL), plain text.
+    document_types = frozenset({"application/pdf", "text/plain"})
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

@@ -77,9 +77,7 @@ def _media_from_url(ctx: FormatContext, msg: MsgView, index: int, source: Block)
 
 def _media_unsupported(ctx: FormatContext, msg: MsgView, index: int, source: Block) -> str:
     # AgentScope raises NotImplementedError for other source types.
-    raise FormatError(
-        f"messages[{msg.index}].content[{index}].source", f"unsupported source {source!r}"
-    )
+    raise FormatError(f"{msg.path(index)}.source", f"unsupported source {source!r}")
 
 
 _SOURCES: dict[str, Callable[[FormatContext, MsgView, int, Block], str]] = {
@@ -556,6 +554,8 @@ class _DashScope:
     dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
     request_fields = REQUEST_FIELDS
+    # None: its multimodal messages take images, audio and video.
+    document_types = frozenset[str]()
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

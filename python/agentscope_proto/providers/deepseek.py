@@ -106,6 +106,8 @@ class _DeepSeek(OpenAIChat):
     enum = PROVIDER_DEEPSEEK
     options = frozenset({"conversation_history_prompt", "response_schema", "response_schema_name"})
     request_fields = REQUEST_FIELDS
+    # Text only.
+    document_types = frozenset[str]()
     formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
     dropped_blocks = frozenset({"image", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
 

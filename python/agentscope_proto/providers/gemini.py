@@ -31,6 +31,7 @@ from ._base import (
     expect,
     raise_for_error_body,
 )
+from ._documents import document
 from ._repair import loads_with_repair
 from ._shared import (
     arguments_json,
@@ -159,10 +160,18 @@ def _skipped(kind: object) -> str:
     return f"unsupported block type {kind!r}; skipped"
 
 
+def _document(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    # Inline data: downloaded where it is a URL (the API reads none but its own files').
+    found = document(block, turn.ctx, keep_url=False)
+    turn.parts.append({"inline_data": {"data": found.data, "mime_type": found.media_type}})
+
+
 # Provider fidelity: Gemini's code execution parts go back; grounding and other
-# providers' server-tool blocks are dropped (see gemini_extras.py).
+# providers' server-tool blocks are dropped (see gemini_extras.py); documents go
+# as inline data.
 _PROVIDER_BLOCKS: dict[str, Handler] = {
     **_CHAT_BLOCKS,
+    "data": _document,
     "server_tool_use": format_code,
     "server_tool_result": format_code,
     "grounding": format_foreign,
@@ -518,6 +527,10 @@ class _Gemini:
     dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
     request_fields = REQUEST_FIELDS
+    # Inline data of the document types the Gemini API lists.
+    document_types = frozenset(
+        {"application/pdf", "text/plain", "text/html", "text/csv", "text/xml", "text/rtf"}
+    )
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

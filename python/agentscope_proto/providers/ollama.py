@@ -323,6 +323,8 @@ class _Ollama:
     dropped_blocks = frozenset({"thinking", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "ndjson"
     request_fields = REQUEST_FIELDS
+    # None: its messages take images only.
+    document_types = frozenset[str]()
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

@@ -32,6 +32,7 @@ from ._base import (
     expect,
     raise_for_error_body,
 )
+from ._documents import document
 from ._repair import loads_with_repair
 from ._shared import (
     TOOL_CHOICE_MODES,
@@ -118,7 +119,14 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append(message)
 
 
-_PROVIDER_BLOCKS = provider_handlers(_CHAT_BLOCKS)  # see chat_extras.py
+def _chat_document(turn: Turn, index: int, block: Block) -> None:
+    # Chat Completions' `file` part (a PDF): inlined, it has no URL form.
+    found = document(block, turn.ctx, keep_url=False)
+    file = {"filename": found.name or "document.pdf", "file_data": found.data_url()}
+    turn.parts.append({"type": "file", "file": file})
+
+
+_PROVIDER_BLOCKS = {**provider_handlers(_CHAT_BLOCKS), "data": _chat_document}  # chat_extras.py
 _finish_provider = with_reasoning(_finish_chat)
 
 
@@ -515,6 +523,8 @@ class OpenAIChat:
     dropped_blocks = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
     request_fields = REQUEST_FIELDS
+    # `file` parts take PDFs (inlined: Chat Completions has no URL form).
+    document_types = frozenset({"application/pdf"})
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

@@ -464,6 +464,8 @@ class _OpenAIResponses:
     dropped_blocks = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
     framing = "sse"
     request_fields = REQUEST_FIELDS
+    # `input_file` parts: a PDF as data or by URL.
+    document_types = frozenset({"application/pdf"})
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool

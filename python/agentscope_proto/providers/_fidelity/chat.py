@@ -67,6 +67,10 @@ def _chat_messages(body: Json, note: Notes, tool_name: bool) -> None:
             kept.append(message)
             continue
         _chat_content(message, path, note)
+        if "name" in message and message["name"] is None:
+            # A turn no one sent by name (a hint of AgentScope 2.x's): the
+            # API's `name` is a string or absent.
+            del message["name"]
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             answered = _chat_answered(messages, index)

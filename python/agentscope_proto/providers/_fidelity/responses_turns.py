@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...results import copy_json
+from .._documents import document
 from .._shared import arguments_json
 from .._turns import Handler, Turn, skipped_block
 
@@ -215,8 +216,19 @@ def _tool_use(turn: Turn, index: int, block: Json) -> None:
     turn.parts.append(_Item(call))
 
 
+def _document(turn: Turn, index: int, block: Json) -> None:
+    # An `input_file` part: the PDF's data, or its URL as is.
+    found = document(block, turn.ctx, keep_url=True)
+    if found.url is not None:
+        turn.parts.append({"type": "input_file", "file_url": found.url})
+        return
+    name = found.name or "document.pdf"
+    turn.parts.append({"type": "input_file", "filename": name, "file_data": found.data_url()})
+
+
 PROVIDER_HANDLERS: dict[str, Handler] = {
     "text": _text,
+    "data": _document,
     "thinking": _thinking,
     "server_tool_use": _server_tool_use,
     "server_tool_result": _server_tool_result,
