@@ -214,8 +214,16 @@ def _read_msgs(source: str) -> list[Any]:
         raise UserError(f"{source}: expected a JSON list of messages")
     msgs = []
     for index, item in enumerate(data):
-        proto_json = isinstance(item, dict) and (
-            "blocks" in item or str(item.get("role", "")).startswith("ROLE_")
+        # ProtoJSON never has AgentScope's `content`; it has `text` or
+        # `blocks`, or a `ROLE_*` role (or none: ROLE_UNSPECIFIED is left out).
+        proto_json = (
+            isinstance(item, dict)
+            and "content" not in item
+            and (
+                "blocks" in item
+                or "text" in item
+                or str(item.get("role", "ROLE_")).startswith("ROLE_")
+            )
         )
         if not proto_json:
             # Read as `format()` reads them (errors name `messages[i]`).

@@ -66,14 +66,12 @@ def provider_name(value: int) -> str:
     return provider_for(value).name
 
 
-def _tools(request: pb.FormatRequest) -> list[Any] | None:
-    """The decoded `tools_json`; `format()` checks each schema (`tools[i]...`)."""
+def _tools(request: pb.FormatRequest) -> Any:
+    """The decoded `tools_json`; `format()` checks it (`tools`, `tools[i]...`),
+    as it checks the Python API's and the CLI's."""
     if not request.tools_json:
         return None
-    tools = _json.loads(request.tools_json, "tools_json")
-    if not isinstance(tools, list):
-        raise FormatError("tools_json", "expected a JSON array of tool schemas")
-    return tools
+    return _json.loads(request.tools_json, "tools_json")
 
 
 def _over_block_limit(messages: Iterable[Msg], size: int, limit: int) -> bool:
