@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
@@ -106,7 +107,9 @@ def build_server(
     add_formatter_service(servicer or FormatterServicer(config), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    enable_reflection([SERVICE_NAME, health.SERVICE_NAME], server, [health_pb2.DESCRIPTOR])
+    # The error detail types too, so that grpcurl and grpcui decode a status's details.
+    described = [health_pb2.DESCRIPTOR, error_details_pb2.DESCRIPTOR, status_pb2.DESCRIPTOR]
+    enable_reflection([SERVICE_NAME, health.SERVICE_NAME], server, described)
     address = f"{config.host}:{config.port}"
     credentials = _credentials(config)
     port = (
