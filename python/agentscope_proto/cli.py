@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ._json import invalid_json
 from .errors import AgentScopeProtoError
 from .options import FIDELITIES
 from .providers import PROVIDERS
@@ -132,13 +133,17 @@ def _format_parser(sub: Any) -> None:
     )
     _provider_flag(p)
     p.add_argument("--multi-agent", action="store_true", help="AgentScope's multi-agent form")
-    p.add_argument("--tools", type=Path, help="JSON list of OpenAI-style tool schemas")
+    p.add_argument(
+        "--tools",
+        metavar="JSON|FILE",
+        help="OpenAI-style tool schemas: a JSON list, inline ('[...]') or in a FILE ('-': stdin)",
+    )
     p.add_argument("--tool-choice", help="auto, none, required or a tool name")
     p.add_argument(
         "--response-schema",
-        metavar="FILE",
-        help="JSON Schema of a structured output ('-': stdin; openai, deepseek, "
-        "openai_responses, gemini)",
+        metavar="JSON|FILE",
+        help="JSON Schema of a structured output, inline ('{...}') or in a FILE ('-': stdin; "
+        "openai, deepseek, openai_responses, gemini)",
     )
     p.add_argument("--response-schema-name", metavar="NAME", help="the schema's name (OpenAI)")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
@@ -194,11 +199,18 @@ def _load_json(source: str | Path, raw: bytes | None = None) -> Any:
     except UnicodeDecodeError:
         raise UserError(f"{name}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{name}: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
+        raise UserError(f"{name}: {invalid_json(exc)}") from None
     except RecursionError:
         raise UserError(f"{name}: invalid JSON: nested too deeply") from None
+
+
+def _json_argument(flag: str, value: str | None) -> Any:
+    """A flag's JSON: written inline (it starts with `[` or `{`), or a FILE, or '-' (stdin)."""
+    if value is None:
+        return None
+    if value.lstrip().startswith(("[", "{")):
+        return _load_json(flag, value.encode("utf-8"))
+    return _load_json(value)
 
 
 def _read_msgs(source: str) -> list[Any]:
@@ -274,10 +286,10 @@ def _run_format(args: argparse.Namespace) -> None:
             "only one of the conversation, --tools and --response-schema can be read from stdin"
         )
     msgs = _read_msgs(args.conversation)
-    tools = _load_json(args.tools) if args.tools else None
+    tools = _json_argument("--tools", args.tools)
     options = {"fidelity": args.fidelity}
     if args.response_schema is not None:
-        options["response_schema"] = _load_json(args.response_schema)
+        options["response_schema"] = _json_argument("--response-schema", args.response_schema)
     if args.response_schema_name is not None:
         options["response_schema_name"] = args.response_schema_name
     kwargs = dict(
@@ -313,7 +325,9 @@ def _result_json(result: Any) -> dict[str, Any]:
 def _run_parse(args: argparse.Namespace) -> None:
     raw = _read_bytes(args.response)
     chunks: Any = None
-    if args.stream:
+    if not args.stream:
+        _load_json(args.response, raw)  # a syntax error in the words `format` uses
+    else:
         try:
             chunks = json.loads(raw)
         except ValueError:
