@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import ssl
 import struct
 import subprocess
@@ -255,7 +256,7 @@ def test_tls_with_client_certificates(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-def test_serve_command_opens_the_http_port() -> None:
+def test_serve_command_says_listening_once_every_port_accepts() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "agentscope_proto", "serve", "--port", "0", "--http-port", "0"],
         stderr=subprocess.PIPE,
@@ -264,13 +265,14 @@ def test_serve_command_opens_the_http_port() -> None:
     )
     try:
         assert server.stderr is not None
-        for line in server.stderr:
-            found = re.search(r"Connect over HTTP\) listening on (\S+:\d+)", line)
-            if found:
-                break
-        else:
-            pytest.fail("the server never reported its HTTP port")
-        out = run(commands("curl")[0], http_target=found.group(1))
+        line = next((line for line in server.stderr if "listening" in line), "")
+        # The first such line names both ports, and both accept right away.
+        ports = re.findall(r"(\S+):(\d+) \((gRPC|Connect over HTTP)\)", line)
+        assert [kind for *_, kind in ports] == ["gRPC", "Connect over HTTP"], line
+        for host, port, _ in ports:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        http_target = f"{ports[1][0]}:{ports[1][1]}"
+        out = run(commands("curl")[0], http_target=http_target)
         assert "bodyJson" in json.loads(out)
     finally:
         server.send_signal(signal.SIGTERM)

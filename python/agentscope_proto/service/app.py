@@ -143,20 +143,22 @@ async def serve(
     server, health_servicer, port = build_server(config, servicer)
     await server.start()
     await set_serving(health_servicer, True)
-    logger.info(
-        "FormatterService listening on %s:%d (tls=%s, auth=%s, media_root=%s, downloads=%s)",
-        config.host,
-        port,
-        config.tls_cert is not None,
-        config.auth_token is not None,
-        config.media_root,
-        config.allow_download,
-    )
+    listening = [f"{config.host}:{port} (gRPC)"]
     http = None
     if config.http_port is not None:
         from .connect import start_http  # the optional `http` extra
 
         http = await start_http(config, config.http_port, servicer)
+        listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
+    # One line, once every port accepts: a script may connect as soon as it sees it.
+    logger.info(
+        "FormatterService listening on %s; tls=%s, auth=%s, media_root=%s, downloads=%s",
+        ", ".join(listening),
+        config.tls_cert is not None,
+        config.auth_token is not None,
+        config.media_root,
+        config.allow_download,
+    )
     if ready is not None:
         ready(port)
     stop = asyncio.Event()

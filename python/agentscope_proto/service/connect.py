@@ -49,7 +49,6 @@ from .status import status_for
 
 __all__ = ["HttpServer", "build_app", "start_http"]
 
-logger = logging.getLogger("agentscope_proto.server")
 
 M = TypeVar("M", bound=Message)
 _STREAM_TYPES = {
@@ -336,5 +335,4 @@ async def start_http(
     shutdown = asyncio.Event()
     app = build_app(config, servicer)
     task = asyncio.create_task(hypercorn_serve(app, settings, shutdown_trigger=shutdown.wait))
-    logger.info("FormatterService (Connect over HTTP) listening on %s:%d", config.host, bound)
     return HttpServer(bound, shutdown, task)
