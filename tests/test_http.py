@@ -32,7 +32,8 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
 from agentscope_proto.formatting import body_to_json, format
-from agentscope_proto.service import ServerConfig, provider_name
+from agentscope_proto.service import SERVICE_NAME as SERVICE
+from agentscope_proto.service import ServerConfig, provider_name, set_serving
 
 from readme_recipes import commands, request_data, run
 from server_harness import RunningServer
@@ -57,7 +58,7 @@ class Servers:
 
     def __init__(self, config: ServerConfig) -> None:
         self.grpc = RunningServer(config).start()
-        self.http = self.grpc.call(connect.start_http(config, 0))
+        self.http = self.grpc.call(connect.start_http(config, 0, health=self.grpc.health))
         self.http_target = f"{config.host}:{self.http.port}"
         self.scheme = "https" if config.tls_cert else "http"
 
@@ -211,6 +212,80 @@ def test_parse_stream_over_connect_streaming(servers: Servers) -> None:
     assert violation.description.startswith(
         "not a valid agentscope.formatter.v1.ParseStreamRequest"
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type", "accepted"),
+    [
+        (PARSE_STREAM, "application/json", "application/connect+json, application/connect+proto"),
+        (PARSE_STREAM, "", "application/connect+json, application/connect+proto"),
+        (FORMAT, "", "application/json, application/proto"),
+        (FORMAT, "text/plain", "application/json, application/proto"),
+        (FORMAT, "application/connect+json", "application/json, application/proto"),
+    ],
+)
+def test_a_content_type_no_protocol_reads_is_415_with_a_connect_error(
+    servers: Servers, path: str, content_type: str, accepted: str
+) -> None:
+    request = urllib.request.Request(
+        f"http://{servers.http_target}{path}", data=b"{}", method="POST"
+    )
+    if content_type:
+        request.add_header("content-type", content_type)
+    else:  # urllib would send application/x-www-form-urlencoded
+        request.add_unredirected_header("Content-Type", "")
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=30)
+    assert caught.value.code == 415
+    assert caught.value.headers["accept-post"] == accepted
+    assert caught.value.headers["content-type"] == "application/json"
+    error = json.loads(caught.value.read())
+    assert error["code"] == "invalid_argument"
+    info, bad_request = _details(error)
+    assert info.reason == "MessageFormatError"
+    (violation,) = bad_request.field_violations
+    assert violation.field == "content-type"
+    assert accepted.split(", ")[0] in violation.description
+    assert error["message"] == f"content-type: {violation.description}"
+
+
+HEALTH = "/grpc.health.v1.Health"
+
+
+def test_health_is_served_over_http_too(servers: Servers) -> None:
+    status, body = servers.post(f"{HEALTH}/Check", b"{}")
+    assert (status, json.loads(body)) == (200, {"status": "SERVING"})
+    status, body = servers.post(f"{HEALTH}/Check", b'{"service": "%s"}' % SERVICE.encode())
+    assert (status, json.loads(body)) == (200, {"status": "SERVING"})
+    status, body = servers.post(f"{HEALTH}/Check", b'{"service": "nope"}')
+    assert (status, json.loads(body)["code"]) == (404, "not_found")
+    # A GET, as a plain HTTP probe sends it (Check has no side effects).
+    url = f"http://{servers.http_target}{HEALTH}/Check?encoding=json&message=%7B%7D"
+    with urllib.request.urlopen(url, timeout=30) as response:
+        assert json.loads(response.read()) == {"status": "SERVING"}
+
+
+def test_health_over_http_follows_the_grpc_server() -> None:
+    running = Servers(ServerConfig(port=0))
+    try:
+        watch = urllib.request.Request(
+            f"http://{running.http_target}{HEALTH}/Watch",
+            data=_envelopes([{}]),
+            headers={"content-type": "application/connect+json"},
+        )
+        with urllib.request.urlopen(watch, timeout=30) as stream:
+            assert _next_envelope(stream) == (0, {"status": "SERVING"})
+            running.grpc.call(set_serving(running.grpc.health, False))
+            assert _next_envelope(stream) == (0, {"status": "NOT_SERVING"})
+        status, body = running.post(f"{HEALTH}/Check", b"{}")
+        assert (status, json.loads(body)) == (200, {"status": "NOT_SERVING"})
+    finally:
+        running.stop()
+
+
+def _next_envelope(stream: Any) -> tuple[int, Any]:
+    flags, size = struct.unpack(">BI", stream.read(5))
+    return flags, json.loads(stream.read(size))
 
 
 def test_bearer_token_is_required() -> None:

@@ -148,7 +148,7 @@ async def serve(
     if config.http_port is not None:
         from .connect import start_http  # the optional `http` extra
 
-        http = await start_http(config, config.http_port, servicer)
+        http = await start_http(config, config.http_port, servicer, health_servicer)
         listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
     # One line, once every port accepts: a script may connect as soon as it sees it.
     logger.info(
