@@ -212,7 +212,7 @@ def test_a_stream_keeps_every_record(path: Path) -> None:
 def test_streamed_and_complete_parses_agree(path: Path) -> None:
     response = json.loads(path.read_text())
     if not response.get("content"):
-        pytest.skip("an empty response")
+        pytest.skip("an empty transcript response: nothing to stream")
     complete = parse("anthropic", response, fidelity="provider")
     streamed = _stream(_as_stream(response), fidelity="provider")
     assert without_raw_input(streamed.content) == complete.content
