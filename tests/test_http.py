@@ -300,6 +300,9 @@ def test_bearer_token_is_required() -> None:
         status, answer = running.post(FORMAT, body, authorization=f"Bearer {TOKEN}")
         assert status == 200
         assert "bodyJson" in json.loads(answer)
+        # Health checks need no token, as on the gRPC port (probes carry none).
+        status, answer = running.post(f"{HEALTH}/Check", b"{}")
+        assert (status, json.loads(answer)) == (200, {"status": "SERVING"})
     finally:
         running.stop()
 

@@ -214,6 +214,8 @@ class _TokenCheck:
         self._auth = BearerTokenAuth(token)
 
     async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+        if ctx.method.service_name == _HEALTH_SERVICE:
+            return  # probes carry no token, as on the gRPC port
         if not self._auth.accepts(ctx.request_headers.get("authorization", "")):
             raise ConnectError(Code.UNAUTHENTICATED, "missing or invalid bearer token")
 
@@ -308,6 +310,7 @@ class _App(ConnectASGIApplication[Any]):
         return "/"
 
 
+_HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 # What each kind of RPC reads, besides gRPC and gRPC-Web (`application/grpc*`).
 _UNARY_TYPES = ("application/json", "application/proto")
 _STREAM_TYPES_READ = ("application/connect+json", "application/connect+proto")
