@@ -79,7 +79,7 @@ def test_a_fresh_clone_needs_nothing_before_the_readme_build(language: str) -> N
     uses_venv = [i for i, line in enumerate(block) if ".venv" in line.split("#")[0]]
     if uses_venv:
         # The repository's .venv is made by the block itself, first.
-        assert block[0].startswith("make -C ../.. --no-print-directory setup")
+        assert block[0].startswith("make -s -C ../.. setup")
         assert min(uses_venv) > 0
 
 
