@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import ServerConfig, provider_name
 
-from readme_recipes import commands, grpcurl, json_values, request_data, run
+from readme_recipes import GRPC_ADDRESS, commands, grpcurl, json_values, request_data, run
 from server_harness import RunningServer
 
 SERVICE = "agentscope.formatter.v1.FormatterService"
@@ -41,7 +42,10 @@ def target() -> Iterator[str]:
 
 
 def _recipe(rpc: str) -> str:
-    (command,) = [c for c in commands("grpcurl") if c.rstrip().endswith(rpc)]
+    """README's grpcurl command calling `rpc` that succeeds."""
+    (command,) = [
+        c for c in commands("grpcurl") if c.rstrip().endswith(rpc) and "-format-error" not in c
+    ]
     return command
 
 
@@ -163,8 +167,17 @@ def _grpcurl(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_grpcurl_decodes_the_details_of_a_failed_call(target: str) -> None:
-    nameless = '{"provider": "PROVIDER_OPENAI", "messages": [{"role": "ROLE_USER", "text": "Hi"}]}'
-    done = _grpcurl("-format-error", "-d", nameless, target, f"{SERVICE}/Format")
+    (command,) = [c for c in commands("grpcurl") if "-format-error" in c]
+    done = subprocess.run(
+        ["bash", "-c", command.replace(GRPC_ADDRESS, target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **os.environ,
+            "PATH": f"{Path(str(grpcurl())).parent}{os.pathsep}{os.environ['PATH']}",
+        },
+    )
     assert done.returncode != 0
     status = json.loads(done.stderr)  # grpcurl prints the failed call's status there
     assert status["code"] == grpc.StatusCode.INVALID_ARGUMENT.value[0]

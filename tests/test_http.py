@@ -252,6 +252,11 @@ def test_a_content_type_no_protocol_reads_is_415_with_a_connect_error(
 HEALTH = "/grpc.health.v1.Health"
 
 
+def test_curl_recipe_checks_health(servers: Servers) -> None:
+    out = run(commands("curl")[2], http_target=servers.http_target)
+    assert json.loads(out) == {"status": "SERVING"}
+
+
 def test_health_is_served_over_http_too(servers: Servers) -> None:
     status, body = servers.post(f"{HEALTH}/Check", b"{}")
     assert (status, json.loads(body)) == (200, {"status": "SERVING"})
