@@ -136,6 +136,9 @@ def loads(text: str | bytes, path: str = "$") -> Any:
 
 
 def _strict_loads(text: str | bytes, path: str) -> Any:
+    if not text:
+        # An empty file or an unset string field: say so, not "Expecting value".
+        raise MessageFormatError(path, "invalid JSON: empty text")
     if isinstance(text, str):
         _check_unicode(text, path)
     try:

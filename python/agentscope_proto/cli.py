@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ._json import invalid_json
-from .errors import AgentScopeProtoError
+from . import _json
+from .errors import AgentScopeProtoError, MessageFormatError, ParseError
 from .options import FIDELITIES
 from .providers import PROVIDERS
 
@@ -192,16 +192,18 @@ def _read_bytes(source: str | Path) -> bytes:
 
 
 def _load_json(source: str | Path, raw: bytes | None = None) -> Any:
+    """A JSON file (or `raw`, read from `source`), decoded as the library decodes
+    every JSON input, its errors worded alike and naming `source`."""
     text = _read_bytes(source) if raw is None else raw
-    name = "stdin" if str(source) == STDIN else source
+    name = _name(source)
     try:
-        return json.loads(text)
-    except UnicodeDecodeError:
-        raise UserError(f"{name}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{name}: {invalid_json(exc)}") from None
-    except RecursionError:
-        raise UserError(f"{name}: invalid JSON: nested too deeply") from None
+        return _json.loads(text, name)
+    except MessageFormatError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _name(source: str | Path) -> str:
+    return "stdin" if str(source) == STDIN else str(source)
 
 
 def _json_argument(flag: str, value: str | None) -> Any:
@@ -323,11 +325,20 @@ def _result_json(result: Any) -> dict[str, Any]:
 
 
 def _run_parse(args: argparse.Namespace) -> None:
+    try:
+        _parse_response(args)
+    except ParseError as exc:
+        if exc.path != "response":
+            raise
+        # The whole response is wrong (not JSON, not an object): name the
+        # file, as `format` names its conversation file.
+        raise UserError(f"{_name(args.response)}: {exc.reason}") from None
+
+
+def _parse_response(args: argparse.Namespace) -> None:
     raw = _read_bytes(args.response)
     chunks: Any = None
-    if not args.stream:
-        _load_json(args.response, raw)  # a syntax error in the words `format` uses
-    else:
+    if args.stream:
         try:
             chunks = json.loads(raw)
         except ValueError:

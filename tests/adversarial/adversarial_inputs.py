@@ -8,6 +8,7 @@ order, and the catalogues are fixed lists.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -352,4 +353,57 @@ def verdict_corpus() -> list[VerdictCase]:
             fidelity = ("agentscope", "provider")[index % 2]
             name = f"{label}, role {Role.Name(role)}"
             cases.append(VerdictCase(name, provider, (msg_with(block, role),), fidelity=fidelity))
+    return cases
+
+
+@dataclass(frozen=True)
+class ParseCase:
+    """One provider response every path (Python, CLI, gRPC, Connect) must parse alike."""
+
+    label: str
+    provider: str
+    response: str  # the JSON text as the provider sent it (valid UTF-8: every path carries it)
+    fidelity: str = "agentscope"
+
+    @property
+    def id(self) -> str:
+        extra = "" if self.fidelity == "agentscope" else f" ({self.fidelity})"
+        return f"{self.provider}:{self.label}{extra}"
+
+
+# Responses that are wrong as a whole, for every provider.
+BAD_RESPONSES = {
+    "empty": "",
+    "not JSON": "{nope",
+    "JSON, not an object": "[1]",
+    "a string": '"x"',
+    "NaN": '{"x": NaN}',
+    "duplicate keys": '{"id": "a", "id": "b"}',
+    "a lone surrogate": '{"choices": [{"message": {"content": "\\ud83e"}}]}',
+    "a BOM": "\ufeff{}",
+    "nested 10^4 deep": "[" * 10_000 + "]" * 10_000,
+    "an error body": '{"error": {"type": "overloaded", "message": "try later"}}',
+    "an error body of 100 kB": json.dumps({"error": {"message": "é" * 100_000}}),
+}
+
+
+def parse_corpus() -> list[ParseCase]:
+    """The responses of tests/adversarial/test_same_verdict.py's Parse half: the
+    wholly bad ones on every provider, and for each provider its first golden
+    response, whole and with each odd value put in turn at a few of its paths."""
+    cases = [
+        ParseCase(label, provider, text)
+        for label, text in BAD_RESPONSES.items()
+        for provider in PROVIDERS
+    ]
+    for provider in PROVIDERS:
+        (case, *_) = [c for c in golden("parsers", provider) if not c["stream"]]
+        response = case["response"]
+        for fidelity in ("agentscope", "provider"):
+            cases.append(ParseCase("golden", provider, json.dumps(response), fidelity))
+        # Every 7th path, each odd value in turn: a spread, not every combination.
+        for index, path in enumerate(list(paths(response))[1::7]):
+            new = ODD[index % len(ODD)]
+            label = f"{list(path)}={new!r}"
+            cases.append(ParseCase(label, provider, json.dumps(replaced(response, path, new))))
     return cases

@@ -1,14 +1,18 @@
 """One verdict on every path: the same input gets the same answer from Python
-`format()`, the CLI, the gRPC service and its Connect (HTTP + JSON) twin.
+(`format()`, `parse()`), the CLI, the gRPC service and its Connect (HTTP +
+JSON) twin.
 
-Each input of the corpus (`adversarial_inputs.verdict_corpus`: bad names and
-tools, inline media without a media type, and every hand-built block of the
-adversarial suite, user and assistant) goes through all four; an error must
-have the same exception class (gRPC's and Connect's `ErrorInfo.reason`) and
-field path (their `BadRequest` field, `PreconditionFailure` or `QuotaFailure`
-subject; the CLI's one line is `path: reason` exactly as Python words it), and
-gRPC and Connect the same code; a body must be the same JSON with the same
-warnings.
+Each input of the corpus goes through all four: for Format
+(`adversarial_inputs.verdict_corpus`) bad names and tools, inline media without
+a media type and every hand-built block of the adversarial suite, user and
+assistant; for Parse (`parse_corpus`) responses wrong as a whole on every
+provider and golden responses with odd values put in. An error must have the
+same exception class (gRPC's and Connect's `ErrorInfo.reason`), field path
+(their `BadRequest` field, `PreconditionFailure` or `QuotaFailure` subject) and
+reason (clipped, on the wire, as long texts are), and gRPC and Connect the same
+code; the CLI's one line is `path: reason` as Python words it (naming its file
+where the whole response is wrong). A body must be the same JSON with the same
+warnings, a parse result the same result.
 """
 
 from __future__ import annotations
@@ -38,15 +42,18 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
 from agentscope_proto.formatting import body_to_json, format
+from agentscope_proto.parsing import parse
 from agentscope_proto.providers import provider_enum
 from agentscope_proto.service import ServerConfig
 from agentscope_proto.service.status import _clip
 
-from adversarial_inputs import SNIFFABLE, VerdictCase, verdict_corpus
+from adversarial_inputs import SNIFFABLE, ParseCase, VerdictCase, parse_corpus, verdict_corpus
 from server_harness import RunningServer
 
 CORPUS = verdict_corpus()
+PARSE_CORPUS = parse_corpus()
 FORMAT = "/agentscope.formatter.v1.FormatterService/Format"
+PARSE = "/agentscope.formatter.v1.FormatterService/Parse"
 _DETAILS = {
     "google.rpc.ErrorInfo": error_details_pb2.ErrorInfo,
     "google.rpc.BadRequest": error_details_pb2.BadRequest,
@@ -127,8 +134,14 @@ def _python(case: VerdictCase) -> Verdict:
             multi_agent=case.multi_agent,
         )
     except errors.AgentScopeProtoError as exc:
-        return Verdict(type(exc).__name__, getattr(exc, "path", ""), getattr(exc, "reason", ""))
+        return _error(exc)
     return Verdict(body=json.loads(body_to_json(body)), warnings=_warnings(body.warnings))
+
+
+def _error(exc: errors.AgentScopeProtoError) -> Verdict:
+    # What a status carries: the path, and the reason (the whole text where there is none).
+    reason = getattr(exc, "reason", None) or str(exc)
+    return Verdict(type(exc).__name__, getattr(exc, "path", ""), reason)
 
 
 def _from_details(details: list[Any]) -> tuple[str, str]:
@@ -145,42 +158,59 @@ def _from_details(details: list[Any]) -> tuple[str, str]:
     return reason, fields[0]
 
 
-def _grpc(paths: Paths, case: VerdictCase) -> tuple[Verdict, str]:
+def _grpc_call(call: Any, request: Any, answer: Any) -> tuple[Verdict, str]:
     try:
-        reply = paths.stub.Format(_request(case), timeout=30)
+        reply = call(request, timeout=30)
     except grpc.RpcError as error:
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
     else:
-        return Verdict(body=json.loads(reply.body_json), warnings=_warnings(reply.warnings)), "ok"
+        return answer(reply), "ok"
     assert status is not None, "a status without details"
     details = [_DETAILS[d.TypeName()].FromString(d.value) for d in status.details]
+    return _status_verdict(details, status.message), code_pb2.Code.Name(status.code).lower()
+
+
+def _status_verdict(details: list[Any], message: str) -> Verdict:
     kind, path = _from_details(details)
-    reason = status.message.removeprefix(f"{path}: ")
-    return Verdict(kind, path, reason), code_pb2.Code.Name(status.code).lower()
+    return Verdict(kind, path, message.removeprefix(f"{path}: ") if path else message)
 
 
 def _unbase64(text: str) -> bytes:
     return base64.b64decode(text + "=" * (-len(text) % 4))
 
 
-def _connect(paths: Paths, case: VerdictCase) -> tuple[Verdict, str]:
-    request = urllib.request.Request(
-        f"http://{paths.server.config.host}:{paths.http.port}{FORMAT}",
-        data=json_format.MessageToJson(_request(case)).encode(),
+def _connect_call(paths: Paths, method: str, request: Any, answer: Any) -> tuple[Verdict, str]:
+    post = urllib.request.Request(
+        f"http://{paths.server.config.host}:{paths.http.port}{method}",
+        data=json_format.MessageToJson(request).encode(),
         headers={"content-type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            reply = json_format.Parse(response.read(), pb.FormatResponse())
+        with urllib.request.urlopen(post, timeout=30) as response:
+            reply = json_format.Parse(response.read(), _REPLIES[method]())
     except urllib.error.HTTPError as error:
-        answer = json.loads(error.read())
+        error_body = json.loads(error.read())
         details = [
-            _DETAILS[d["type"]].FromString(_unbase64(d["value"])) for d in answer.get("details", [])
+            _DETAILS[d["type"]].FromString(_unbase64(d["value"]))
+            for d in error_body.get("details", [])
         ]
-        kind, path = _from_details(details)
-        reason = answer["message"].removeprefix(f"{path}: ")
-        return Verdict(kind, path, reason), answer["code"]
-    return Verdict(body=json.loads(reply.body_json), warnings=_warnings(reply.warnings)), "ok"
+        return _status_verdict(details, error_body["message"]), error_body["code"]
+    return answer(reply), "ok"
+
+
+_REPLIES = {FORMAT: pb.FormatResponse, PARSE: pb.ParseResponse}
+
+
+def _format_answer(reply: pb.FormatResponse) -> Verdict:
+    return Verdict(body=json.loads(reply.body_json), warnings=_warnings(reply.warnings))
+
+
+def _grpc(paths: Paths, case: VerdictCase) -> tuple[Verdict, str]:
+    return _grpc_call(paths.stub.Format, _request(case), _format_answer)
+
+
+def _connect(paths: Paths, case: VerdictCase) -> tuple[Verdict, str]:
+    return _connect_call(paths, FORMAT, _request(case), _format_answer)
 
 
 def _cli(case: VerdictCase, tmp_path: Path) -> tuple[int, str, str]:
@@ -195,6 +225,11 @@ def _cli(case: VerdictCase, tmp_path: Path) -> tuple[int, str, str]:
         argv += ["--tool-choice", case.tool_choice]
     if case.multi_agent:
         argv.append("--multi-agent")
+    return _run_cli(argv)
+
+
+def _run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """`agentscope-proto ARGV` in this process: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -291,3 +326,67 @@ def test_the_cli_in_a_subprocess_says_the_same(tmp_path: Path) -> None:
         timeout=60,
     )
     assert (done.returncode, done.stderr) == (code, err)
+
+
+# -- Parse ---------------------------------------------------------------------------
+
+
+def _parse_request(case: ParseCase) -> pb.ParseRequest:
+    request = pb.ParseRequest(provider=provider_enum(case.provider), response_json=case.response)
+    if case.fidelity == "provider":
+        request.options.fidelity = pb.FIDELITY_PROVIDER
+    return request
+
+
+def _result(result: pb.ParseResult) -> dict[str, Any]:
+    """A parse result as JSON, without what each call makes anew (the message's id and time)."""
+    data = json_format.MessageToDict(result)
+    for key in ("id", "timestamp"):
+        data.get("msg", {}).pop(key, None)
+    return data
+
+
+def _python_parse(case: ParseCase) -> tuple[Verdict, Any]:
+    """Python's verdict, and its result (for the CLI's document)."""
+    try:
+        result = parse(case.provider, case.response, fidelity=case.fidelity)
+    except errors.AgentScopeProtoError as exc:
+        return _error(exc), None
+    return Verdict(body=_result(result.to_proto())), result
+
+
+def _parse_answer(reply: pb.ParseResponse) -> Verdict:
+    return Verdict(body=_result(reply.result))
+
+
+def _cli_parse_agrees(case: ParseCase, expected: Verdict, result: Any, tmp_path: Path) -> None:
+    response = tmp_path / "response.json"
+    response.write_text(case.response, encoding="utf-8")
+    argv = ["parse", "--provider", case.provider, "--fidelity", case.fidelity, str(response)]
+    code, out, err = _run_cli(argv)
+    if expected.error is None:
+        assert (code, err) == (0, "")
+        assert json.loads(out) == json.loads(json.dumps(cli._result_json(result)))
+        return
+    assert code == 2, (code, err)
+    # A response wrong as a whole is named by the file the CLI read.
+    where = str(response) if expected.path == "response" else expected.path
+    said = f"{where}: {expected.reason}" if where else expected.reason
+    assert err.splitlines() == [f"{cli.PROG}: error: {' '.join(said.split())}"]
+
+
+@pytest.mark.parametrize("case", PARSE_CORPUS, ids=[case.id for case in PARSE_CORPUS])
+def test_every_path_parses_alike(case: ParseCase, paths: Paths, tmp_path: Path) -> None:
+    expected, result = _python_parse(case)
+    grpc_verdict, grpc_code = _grpc_call(paths.stub.Parse, _parse_request(case), _parse_answer)
+    assert grpc_verdict == _clipped(expected)
+    if paths.http is not None:
+        connect = _connect_call(paths, PARSE, _parse_request(case), _parse_answer)
+        assert connect == (grpc_verdict, grpc_code)
+    _cli_parse_agrees(case, expected, result, tmp_path)
+
+
+def test_the_parse_corpus_has_both_outcomes() -> None:
+    verdicts = [_python_parse(case)[0] for case in PARSE_CORPUS]
+    assert {"ParseError", "ProviderError"} <= {v.error for v in verdicts}
+    assert sum(v.error is None for v in verdicts) >= 14
