@@ -6,7 +6,9 @@ same `FormatterServicer` as gRPC. This module only translates: the servicer
 gets a context that reads Connect's request stream and turns its aborts into
 `ConnectError`s carrying the same code and details (google.rpc.ErrorInfo,
 BadRequest, ...) a gRPC client would see. Auth, size limits, deadlines and TLS
-come from the same `ServerConfig`.
+come from the same `ServerConfig`. `grpc.health.v1.Health` is served beside it,
+reporting the gRPC server's statuses; a request in a content type no protocol
+reads gets HTTP 415 with a Connect error body (connectrpc's is empty).
 
 Needs the `http` extra (connectrpc, hypercorn).
 """
@@ -312,9 +314,9 @@ class _App(ConnectASGIApplication[Any]):
 
 _HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 # What each kind of RPC reads, besides gRPC and gRPC-Web (`application/grpc*`).
-_UNARY_TYPES = ("application/json", "application/proto")
-_STREAM_TYPES_READ = ("application/connect+json", "application/connect+proto")
-_GRPC_TYPES = tuple(
+_UNARY_CONTENT_TYPES = ("application/json", "application/proto")
+_STREAM_CONTENT_TYPES = ("application/connect+json", "application/connect+proto")
+_GRPC_CONTENT_TYPES = tuple(
     f"application/{kind}{codec}"
     for kind in ("grpc", "grpc-web")
     for codec in ("", "+proto", "+json")
@@ -335,8 +337,8 @@ class _ContentTypes:
         if scope["type"] == "http" and scope["method"] == "POST" and stream is not None:
             given = dict(scope["headers"]).get(b"content-type", b"").decode("latin-1")
             name = given.split(";", 1)[0].strip().lower()
-            accepted = _STREAM_TYPES_READ if stream else _UNARY_TYPES
-            if name not in accepted and name not in _GRPC_TYPES:
+            accepted = _STREAM_CONTENT_TYPES if stream else _UNARY_CONTENT_TYPES
+            if name not in accepted and name not in _GRPC_CONTENT_TYPES:
                 await _refuse(send, scope["path"].rsplit("/", 1)[-1], given, accepted, stream)
                 return
         await self._app(scope, receive, send)
