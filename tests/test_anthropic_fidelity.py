@@ -26,14 +26,12 @@ from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.results import ParsedResponse
 from agentscope_proto.service import ServerConfig
 from provider_schemas import client
-from transcripts import ROOT, load_events, without_raw_input
+from transcripts import ROOT, load_events, missing, without_raw_input
 
 from server_harness import RunningServer
 
 TRANSCRIPTS = ROOT / "anthropic"
-needs_transcripts = pytest.mark.skipif(
-    not TRANSCRIPTS.is_dir(), reason=f"no recorded transcripts at {TRANSCRIPTS}"
-)
+needs_transcripts = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=missing(TRANSCRIPTS))
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
 _USES = ("server_tool_use", "mcp_tool_use")
