@@ -98,10 +98,14 @@ release-schema: ## Refresh the breaking-change baseline after a release
 PYTEST_TMP := build/pytest
 TEST_ENV := TMPDIR=$(CURDIR)/build/tmp
 
+# Why tests were skipped, in one line (tests/conftest.py writes it): `check` ends with it.
+SKIPPED := build/pytest/skipped.txt
+
 .PHONY: test
 test: $(INSTALLED) ## Run the test suite (pytest -q)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
-	$(Q)$(TEST_ENV) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
+	$(Q)rm -f $(SKIPPED)
+	$(Q)$(TEST_ENV) AGENTSCOPE_PROTO_SKIP_SUMMARY=$(SKIPPED) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
@@ -112,7 +116,7 @@ test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtim
 
 .PHONY: check
 check: check-generated lint breaking test ## The test command: generated code, lint, breaking changes, the test suite
-	@echo "check: OK in $$(( $$(date +%s) - $(STARTED) )) s"
+	@echo "check: OK in $$(( $$(date +%s) - $(STARTED) )) s; $$(cat $(SKIPPED))"
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra

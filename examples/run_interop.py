@@ -1,12 +1,14 @@
 """`make interop`: build every example client, run it against a live server, compare.
 
-Installs what each language needs (Debian packages only when missing, the
-TypeScript example's pinned npm packages), generates code from proto/ and
-builds each example (`examples/<language>/build.sh`; skipped when nothing it
-reads changed since the last build), starts `agentscope-proto serve` on a free
-loopback port, runs each example against it and compares its JSON document
-with the Python example's, case by case, as parsed JSON. The Python example's
-own document is compared with `examples/expected.json`, the golden cases.
+Installs what each language needs (the Debian package of each missing command,
+and missing libraries; the TypeScript example's pinned npm packages), builds
+each example by running its README's Build block exactly as written (the same
+commands as its `build.sh`; skipped when nothing it reads changed since the
+last build), starts `agentscope-proto serve` with gRPC and Connect on free
+loopback ports, runs each example against it (TypeScript twice: over gRPC and
+with `--connect` over HTTP) and compares its JSON document with the Python
+example's, case by case, as parsed JSON. The Python example's own document is
+compared with `examples/expected.json`, the golden cases.
 
 Usage: python examples/run_interop.py [--only LANG ...] [--no-install] [--write-expected]
 """
@@ -18,6 +20,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -39,32 +42,50 @@ SKIPPED_DIRS = {"build", "gen", "node_modules"}
 
 @dataclass
 class Language:
-    """One example: the Debian packages it needs, how to build and run it."""
+    """One example: what it needs installed, how to build and run it."""
 
     name: str
     run: list[str]
-    packages: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)  # needed on PATH, else `packages`
+    # Commands it needs on PATH, each with the Debian package that has it:
+    # a command already there (Node from NodeSource, say) installs nothing.
+    commands: dict[str, str] = field(default_factory=dict)
+    # Debian packages without a command to look for (libraries, jars).
+    libraries: list[str] = field(default_factory=list)
+    # The example built by its README's Build block; False: nothing to build.
     build: bool = True
+    # Run against the Connect (HTTP) port rather than the gRPC one.
+    over_http: bool = False
+
+    @property
+    def directory(self) -> str:
+        return self.name.split("-")[0]
 
 
+PROTOC = {"protoc": "protobuf-compiler"}
 # The packages measured on a fresh Debian 12 (issue 12).
 LANGUAGES = [
     Language("python", [sys.executable, "examples/python/client.py"], build=False),
     Language(
         "typescript",
         ["node", "examples/typescript/build/client.js"],
-        ["nodejs", "npm", "protobuf-compiler"],
-        commands=["node", "npm", "protoc"],
+        {"node": "nodejs", "npm": "npm", **PROTOC},
+    ),
+    Language(
+        "typescript-connect",
+        ["node", "examples/typescript/build/client.js", "--connect"],
+        build=False,
+        over_http=True,
     ),
     Language(
         "go",
         ["examples/go/build/client"],
+        {
+            "go": "golang-go",
+            **PROTOC,
+            "protoc-gen-go": "protoc-gen-go",
+            "protoc-gen-go-grpc": "protoc-gen-go-grpc",
+        },
         [
-            "golang-go",
-            "protobuf-compiler",
-            "protoc-gen-go",
-            "protoc-gen-go-grpc",
             "golang-google-grpc-dev",
             "golang-google-protobuf-dev",
             "golang-github-golang-protobuf-1-5-dev",
@@ -73,9 +94,8 @@ LANGUAGES = [
     Language(
         "java",
         ["examples/java/build/client"],
+        {"javac": "default-jdk-headless", **PROTOC},
         [
-            "default-jdk-headless",
-            "protobuf-compiler",
             "protobuf-compiler-grpc-java-plugin",
             "libprotobuf-java",
             "libgrpc-java",
@@ -89,16 +109,12 @@ LANGUAGES = [
     Language(
         "cpp",
         ["examples/cpp/build/client"],
-        [
-            "g++",
-            "pkg-config",
-            "protobuf-compiler",
-            "protobuf-compiler-grpc",
-            "libgrpc++-dev",
-            "libprotobuf-dev",
-        ],
+        {"g++": "g++", "pkg-config": "pkg-config", **PROTOC},
+        ["protobuf-compiler-grpc", "libgrpc++-dev", "libprotobuf-dev"],
     ),
 ]
+# The language a variant is built with (typescript-connect runs typescript's build).
+BUILT_BY = {"typescript-connect": "typescript"}
 
 
 def log(text: str) -> None:
@@ -106,12 +122,14 @@ def log(text: str) -> None:
 
 
 def missing_packages(language: Language) -> list[str]:
-    if language.commands and all(shutil.which(c) for c in language.commands):
-        return []
+    """The Debian packages to install for `language`: those of its missing
+    commands, and its libraries that dpkg does not list as installed."""
+    missing = [
+        package for command, package in language.commands.items() if not shutil.which(command)
+    ]
     if shutil.which("dpkg-query") is None:
-        return []  # not Debian: the build says what is missing
-    missing = []
-    for package in language.packages:
+        return missing  # not Debian: the build says what is missing
+    for package in language.libraries:
         query = subprocess.run(
             ["dpkg-query", "-W", "-f=${db:Status-Status}", package], capture_output=True, text=True
         )
@@ -148,7 +166,7 @@ def inputs_digest(language: Language) -> str:
     """A digest of everything a build reads: proto/ and the example's own sources."""
     digest = hashlib.sha256()
     files = sorted(ROOT.joinpath("proto").rglob("*.proto"))
-    for path in sorted(EXAMPLES.joinpath(language.name).rglob("*")):
+    for path in sorted(EXAMPLES.joinpath(language.directory).rglob("*")):
         if path.is_file() and not SKIPPED_DIRS & set(path.relative_to(EXAMPLES).parts):
             files.append(path)
     for path in files:
@@ -156,30 +174,42 @@ def inputs_digest(language: Language) -> str:
     return digest.hexdigest()
 
 
+def build_commands(language: Language) -> str:
+    """The shell commands of the example README's Build section, exactly as written."""
+    readme = (EXAMPLES / language.directory / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## Build\n") :]
+    section = section[: section.find("\n## ", 1)] if "\n## " in section[1:] else section
+    (block,) = BLOCK.findall(section)
+    return str(block)
+
+
+BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
 def build(language: Language) -> tuple[str | None, float]:
-    """Build one example unless its inputs are unchanged: (error or None, seconds)."""
+    """Build one example as its README says, unless its inputs are unchanged:
+    (error or None, seconds)."""
     started = time.monotonic()
-    stamp = EXAMPLES / language.name / "build" / ".inputs"
+    stamp = EXAMPLES / language.directory / "build" / ".inputs"
     digest = inputs_digest(language)
     if stamp.is_file() and stamp.read_text() == digest and Path(ROOT / language.run[-1]).exists():
         return None, 0.0
     log_file = LOGS / f"{language.name}-build.log"
-    env = {**os.environ, "RPC_PROTOS": rpc_protos()}
-    script = EXAMPLES / language.name / "build.sh"
+    # The README's defaults, not this process's settings.
+    env = {key: value for key, value in os.environ.items() if key != "RPC_PROTOS"}
     with open(log_file, "w") as out:
-        done = subprocess.run([str(script)], stdout=out, stderr=subprocess.STDOUT, env=env)
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", build_commands(language)],
+            cwd=EXAMPLES / language.directory,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     if done.returncode:
         tail = log_file.read_text().strip().splitlines()[-5:]
         return "build failed:\n    " + "\n    ".join(tail), time.monotonic() - started
     stamp.write_text(digest)
     return None, time.monotonic() - started
-
-
-def rpc_protos() -> str:
-    """The directory holding google/rpc/*.proto (googleapis-common-protos, in this venv)."""
-    from google.rpc import status_pb2
-
-    return str(Path(status_pb2.__file__).parents[2])
 
 
 def free_port() -> int:
@@ -188,23 +218,45 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+def start_server() -> tuple[subprocess.Popen[bytes], str, str]:
+    """`agentscope-proto serve` with gRPC and Connect on free ports: (process, gRPC
+    target, HTTP target), once both accept."""
+    port, http_port = free_port(), free_port()
     with open(LOGS / "server.log", "w") as server_log:
         server = subprocess.Popen(
-            [str(VENV_BIN / "agentscope-proto"), "serve", "--port", str(port)],
+            [
+                str(VENV_BIN / "agentscope-proto"),
+                "serve",
+                "--port",
+                str(port),
+                "--http-port",
+                str(http_port),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=server_log,
         )
-    target = f"127.0.0.1:{port}"
+    target, http_target = f"127.0.0.1:{port}", f"127.0.0.1:{http_port}"
+    deadline = time.monotonic() + 30
     with grpc.insecure_channel(target) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=30)
+            while not accepts(http_port):
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise grpc.FutureTimeoutError()
+                time.sleep(0.1)
         except grpc.FutureTimeoutError:
             server.kill()
             server.wait()
             raise SystemExit(f"no server on {target}: see {LOGS / 'server.log'}") from None
-    return server, target
+    return server, target, http_target
+
+
+def accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
 
 def cases(document: dict[str, Any]) -> dict[str, Any]:
@@ -287,20 +339,25 @@ def main() -> int:
     args = parser.parse_args()
     began = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
-    # Python always runs first: it is the reference.
-    languages = [LANGUAGES[0]] + [
-        lang for lang in LANGUAGES[1:] if not args.only or lang.name in args.only
-    ]
+    # Python always runs first: it is the reference; a variant brings the
+    # language it is built with.
+    wanted = set(args.only or [lang.name for lang in LANGUAGES])
+    wanted |= {BUILT_BY[name] for name in wanted if name in BUILT_BY}
+    languages = [LANGUAGES[0]] + [lang for lang in LANGUAGES[1:] if lang.name in wanted]
     failures, timings = build_all(languages, not args.no_install)
+    for variant, base in BUILT_BY.items():
+        if base in failures:
+            failures[variant] = failures[base]
     golden = cases(json.loads(EXPECTED.read_text()))
     reference = golden
     passed = failed = 0
-    server, target = start_server()
+    server, target, http_target = start_server()
     try:
         for lang in languages:
-            label = f"{lang.name:<11}"
+            label = f"{lang.name:<18}"
+            where = http_target if lang.over_http else target
             document, error, seconds = (
-                (None, failures[lang.name], 0.0) if lang.name in failures else run(lang, target)
+                (None, failures[lang.name], 0.0) if lang.name in failures else run(lang, where)
             )
             if document is None:
                 failed += len(reference)

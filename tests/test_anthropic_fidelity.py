@@ -27,14 +27,12 @@ from agentscope_proto.results import ParsedResponse
 from agentscope_proto.service import ServerConfig
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
-from transcripts import ROOT, load_events, without_raw_input
+from transcripts import ROOT, load_events, missing, without_raw_input
 
 from server_harness import RunningServer
 
 TRANSCRIPTS = ROOT / "anthropic"
-needs_transcripts = pytest.mark.skipif(
-    not TRANSCRIPTS.is_dir(), reason=f"no recorded transcripts at {TRANSCRIPTS}"
-)
+needs_transcripts = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=missing(TRANSCRIPTS))
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
 _USES = ("server_tool_use", "mcp_tool_use")
@@ -213,7 +211,7 @@ def test_a_stream_keeps_every_record(path: Path) -> None:
 def test_streamed_and_complete_parses_agree(path: Path) -> None:
     response = json.loads(path.read_text())
     if not response.get("content"):
-        pytest.skip("an empty response")
+        pytest.skip("an empty transcript response: nothing to stream")
     complete = parse("anthropic", response, fidelity="provider")
     streamed = _stream(_as_stream(response), fidelity="provider")
     assert without_raw_input(streamed.content) == complete.content

@@ -23,12 +23,10 @@ from agentscope_proto.cache import FormatCache
 from agentscope_proto.formatting import format
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
-from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events
+from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events, missing
 
 TRANSCRIPTS = ROOT
-needs_transcripts = pytest.mark.skipif(
-    not TRANSCRIPTS.is_dir(), reason=f"the recorded transcripts ({TRANSCRIPTS}) are absent"
-)
+needs_transcripts = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=missing(TRANSCRIPTS))
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
 FIDELITIES = ("agentscope", "provider")

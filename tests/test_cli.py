@@ -20,6 +20,7 @@ from agentscope_proto._generated.agentscope.formatter.v1 import formatter_servic
 from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
+from agentscope_proto.cli import main
 from agentscope_proto.providers import PROVIDERS
 
 from conftest import GOLDEN, default_options
@@ -223,6 +224,77 @@ def test_invalid_tools_json_is_one_line(tmp_path: Path) -> None:
     tools.write_text("not json", encoding="utf-8")
     line = _user_error("format", "--provider", "openai", "--tools", str(tools), str(conversation))
     assert f"{tools}: invalid JSON" in line
+
+
+def _in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The command run in this process: (exit code, stdout, stderr)."""
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_tools_are_inline_json_a_file_or_stdin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversation = str(_write(tmp_path / "c.json", [{"name": "u", "role": "user", "content": "x"}]))
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    inline = json.dumps(tools)
+    for given in (inline, f"  {inline}", str(_write(tmp_path / "tools.json", tools))):
+        code, out, err = _in_process(
+            capsys, "format", "--provider", "openai", "--tools", given, conversation
+        )
+        assert (code, err) == (0, "")
+        assert json.loads(out)["tools"][0]["function"]["name"] == "f"
+    code, out, _ = _in_process(
+        capsys, "format", "--provider", "openai", "--tools", "[]", conversation
+    )
+    assert code == 0
+    code, _, err = _in_process(
+        capsys, "format", "--provider", "openai", "--tools", "[1", conversation
+    )
+    assert code == 2
+    assert err.strip() == (
+        "agentscope-proto: error: --tools: invalid JSON: Expecting ',' delimiter (line 1, column 3)"
+    )
+    code, _, err = _in_process(
+        capsys, "format", "--provider", "openai", "--tools", "nope.json", conversation
+    )
+    assert (code, err.strip()) == (2, "agentscope-proto: error: nope.json: no such file")
+    schema = '{"type": "object", "properties": {}}'
+    code, out, _ = _in_process(
+        capsys, "format", "--provider", "openai", "--response-schema", schema, conversation
+    )
+    assert code == 0
+    assert json.loads(out)["response_format"]["json_schema"]["schema"] == json.loads(schema)
+
+
+def test_the_help_says_how_tools_are_given(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _in_process(capsys, "format", "--help")
+    assert code == 0
+    help_text = " ".join(out.split())
+    assert "--tools JSON|FILE" in help_text
+    assert "a JSON list, inline ('[...]') or in a FILE ('-': stdin)" in help_text
+
+
+@pytest.mark.parametrize("text", ['{"choices": [', "{nope", "", '[{"a": 1}'])
+def test_format_and_parse_word_invalid_json_alike(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="utf-8")
+    said = {
+        command: _in_process(capsys, command, "--provider", "openai", str(bad))
+        for command in ("format", "parse")
+    }
+    assert said["format"] == said["parse"]
+    code, out, err = said["format"]
+    assert (code, out) == (2, "")
+    assert err.startswith(f"agentscope-proto: error: {bad}: invalid JSON: ")
+    assert "(line 1, column " in err or err.endswith("invalid JSON: empty text\n")
 
 
 def test_a_conversation_that_is_not_a_list_is_one_line() -> None:

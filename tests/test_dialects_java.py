@@ -36,6 +36,7 @@ from agentscope_proto import (
     to_json,
 )
 from agentscope_proto._json import loads
+from agentscope_proto.dialects import _java_rules as rules
 from agentscope_proto.dialects import detect_dialect
 
 from strict import assert_same
@@ -896,3 +897,107 @@ def test_what_the_java_reader_takes_writes_back(data: st.DataObject) -> None:
         return
     written = to_dict(msg, dialect="java")
     assert_same(to_dict(from_dict(written, dialect="java"), dialect="java"), written)
+
+
+# --- Java's edges: UTF-16 lengths, name lengths, Float, int ranges ---------------
+
+VIDEO_URL = {"type": "video", "source": {"type": "url", "url": "https://e.com/v.mp4"}}
+
+
+def java_msg(*blocks: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"name": "n", "role": "ASSISTANT", "content": list(blocks), "metadata": {}, **more}
+
+
+def java_refusal(data: dict[str, Any]) -> MessageFormatError:
+    with pytest.raises(MessageFormatError) as caught:
+        from_dict(data, dialect="java")
+    assert caught.value.reason.startswith("agentscope-java refuses this: ")
+    return caught.value
+
+
+def test_jacksons_string_limit_counts_utf16_units() -> None:
+    # 10,000,001 emoji are 20,000,002 UTF-16 units: past Jackson's 20,000,000.
+    emoji = "\U0001f600" * 10_000_001
+    error = java_refusal(java_msg({"type": "text", "text": emoji}))
+    assert error.path == "content[0].text"
+    assert "20,000,000 UTF-16 units" in error.reason
+    assert refusal(one_x("user", {"type": "text", "text": emoji})).path == "content[0].text"
+    # 10,000,000 of them are exactly the limit.
+    rules.check_limits({"text": emoji[1:]})
+
+
+def test_jacksons_name_limit_refuses_keys_over_50000_utf16_units() -> None:
+    # Jackson 2.16+ (agentscope-java ships it) refuses longer property names.
+    for key, refused in (
+        ("k" * 50_000, False),
+        ("k" * 50_001, True),
+        ("\U0001f600" * 25_001, True),
+    ):
+        data = java_msg({**CALL, "input": {key: 1}}, metadata={"m": {key: 2}})
+        written = one_x("assistant", {**CALL, "input": {key: 1}})
+        if not refused:
+            assert from_dict(data, dialect="java").name == "n"
+            assert to_dict(written, dialect="java")["content"][0]["input"] == {key: 1}
+            continue
+        error = java_refusal(data)
+        assert error.path == "content[0].input"
+        assert "a name (key) longer than 50,000 UTF-16 units" in error.reason
+        assert refusal(written).path == "content[0].input"
+        metadata_only = java_msg({"type": "text", "text": "x"}, metadata={"m": {key: 2}})
+        assert java_refusal(metadata_only).path == "metadata.m"
+
+
+@pytest.mark.parametrize(
+    ("given", "java_writes"),
+    [
+        (0.123456789, 0.12345679),  # a Java Float: 24-bit mantissa, printed shortest
+        (29.97, 29.97),
+        (2, 2.0),
+        (1e-50, 0.0),  # below Float's range: zero
+        (-1e-50, -0.0),
+        (3.4028235e38, 3.4028235e38),  # Float.MAX_VALUE
+        (1.4e-45, 1.4e-45),  # Float.MIN_VALUE, printed with two digits as Java does
+    ],
+)
+def test_fps_is_a_java_float(given: float, java_writes: float) -> None:
+    msg = from_dict(java_msg({**VIDEO_URL, "fps": given}), dialect="java")
+    written = to_dict(msg, dialect="java")["content"][0]["fps"]
+    assert (written, str(written)) == (java_writes, str(java_writes))
+    one = one_x("assistant", {**VIDEO_URL, "fps": given})
+    assert str(to_dict(one, dialect="java")["content"][0]["fps"]) == str(java_writes)
+
+
+@pytest.mark.parametrize("given", [1e39, -1e39, 3.4028236e38])
+def test_fps_past_a_java_float_is_refused(given: float) -> None:
+    # Java would write Float infinity, which is not a JSON number.
+    error = java_refusal(java_msg({**VIDEO_URL, "fps": given}))
+    assert error.path == "content[0].fps"
+    assert "does not fit in a Java Float" in error.reason
+    assert refusal(one_x("assistant", {**VIDEO_URL, "fps": given})).path == "content[0].fps"
+
+
+@pytest.mark.parametrize(
+    ("count", "accepted"),
+    [
+        (2147483647.0, True),
+        (2147483647.5, False),  # Jackson checks the range before it truncates
+        (2147483647.000001, False),
+        (-2147483648.0, True),
+        (-2147483648.5, False),
+        (-2.9, True),
+    ],
+)
+def test_a_float_count_is_range_checked_before_truncation(count: float, accepted: bool) -> None:
+    data = java_msg({"type": "text", "text": "x"}, usage={"inputTokens": count})
+    pixels = java_msg({**VIDEO_URL, "maxFrames": count})
+    if accepted:
+        assert from_dict(data, dialect="java").usage.input_tokens == int(count)
+        assert to_dict(from_dict(pixels, dialect="java"), dialect="java")["content"][0][
+            "maxFrames"
+        ] == int(count)
+    else:
+        assert java_refusal(data).path == "usage.inputTokens"
+        assert java_refusal(pixels).path == "content[0].maxFrames"
+        assert refusal(one_x("assistant", {**VIDEO_URL, "max_frames": count})).path == (
+            "content[0].max_frames"
+        )

@@ -21,10 +21,8 @@ from agentscope_proto.dialects import detect_dialect
 from strict import assert_same
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "agentscope-java"
-needs_data = pytest.mark.skipif(
-    not (DATA / "messages.jsonl").is_file(),
-    reason=f"agentscope-java reference data not found at {DATA} (lives outside the repository)",
-)
+MISSING = f"{DATA} is absent (agentscope-java's reference data, kept outside the repository)"
+needs_data = pytest.mark.skipif(not (DATA / "messages.jsonl").is_file(), reason=MISSING)
 
 
 def _lines(name: str) -> list[dict[str, Any]]:
@@ -75,7 +73,7 @@ def assert_same_java(actual: dict[str, Any], expected: dict[str, Any]) -> None:
 
 def test_the_data_is_complete() -> None:
     if not MESSAGES:
-        pytest.skip(f"agentscope-java reference data not found at {DATA}")
+        pytest.skip(MISSING)
     assert len(MESSAGES) == 73
     assert len(ACCEPTANCE) == 27
 

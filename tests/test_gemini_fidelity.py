@@ -25,12 +25,10 @@ from agentscope_proto.formatting import format
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
 from provider_schemas.scenarios import server_result, server_use
-from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events
+from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events, missing
 
 GEMINI = ROOT / "gemini"
-needs_transcripts = pytest.mark.skipif(
-    not GEMINI.is_dir(), reason=f"the recorded Gemini transcripts ({GEMINI}) are absent"
-)
+needs_transcripts = pytest.mark.skipif(not GEMINI.is_dir(), reason=missing(GEMINI))
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
 FIDELITIES = ("agentscope", "provider")

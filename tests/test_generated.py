@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -98,3 +101,106 @@ def test_service_name_comes_from_the_schema() -> None:
     service = pb.DESCRIPTOR.services_by_name["FormatterService"]
     assert service.full_name == "agentscope.formatter.v1.FormatterService"
     assert [m.name for m in service.methods] == ["Format", "Parse", "ParseStream"]
+
+
+# -- README's "Generating code from proto/" -------------------------------------------
+
+
+def test_each_file_sets_the_language_packages_the_readme_lists() -> None:
+    from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2
+    from agentscope_proto._generated.agentscope.message.v1 import message_pb2
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for module, part in ((message_pb2, "message"), (formatter_service_pb2, "formatter")):
+        options = module.DESCRIPTOR.GetOptions()
+        title = part.capitalize()
+        go = f"github.com/agentscope-ai/agentscope-proto/gen/go/agentscope/{part}/v1"
+        assert options.go_package == f"{go};{part}v1"
+        assert options.java_package == f"io.agentscope.proto.{part}.v1"
+        assert options.java_multiple_files
+        assert options.csharp_namespace == f"AgentScope.Proto.{title}.V1"
+        assert options.php_namespace == f"AgentScope\\Proto\\{title}\\V1"
+        assert options.ruby_package == f"AgentScope::Proto::{title}::V1"
+        assert options.swift_prefix == f"AgentScope{title}V1_"
+        assert module.DESCRIPTOR.package == f"agentscope.{part}.v1"  # C++ namespaces
+        assert f"`{options.objc_class_prefix}`" in readme
+    for listed in (
+        "github.com/agentscope-ai/agentscope-proto/gen/go/agentscope/{message,formatter}/v1",
+        "io.agentscope.proto.{message,formatter}.v1",
+        "AgentScope.Proto.{Message,Formatter}.V1",
+        "`agentscope::message::v1`",
+    ):
+        assert listed in readme
+
+
+def _protoc() -> list[str] | None:
+    """A protoc: the pinned generator's (.venv-codegen, which `make check` makes) or one on PATH."""
+    codegen = ROOT / ".venv-codegen" / "bin" / "python"
+    if codegen.exists():
+        return [str(codegen), "-m", "grpc_tools.protoc"]
+    found = shutil.which("protoc")
+    return [found] if found else None
+
+
+def test_plain_protoc_python_clashes_with_agentscope_and_the_package_does_not(
+    tmp_path: Path,
+) -> None:
+    protoc = _protoc()
+    if protoc is None:
+        pytest.skip("no protoc: neither .venv-codegen (make generate) nor protoc on PATH")
+    out = tmp_path / "out"
+    out.mkdir()
+    done = subprocess.run(
+        [
+            *protoc,
+            f"-I{ROOT / 'proto'}",
+            f"--python_out={out}",
+            "agentscope/message/v1/message.proto",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (out / "agentscope" / "message" / "v1" / "message_pb2.py").is_file()
+    # AgentScope's own package, as far as imports go: `agentscope.message` is a module of it.
+    fake = tmp_path / "site"
+    (fake / "agentscope" / "message").mkdir(parents=True)
+    (fake / "agentscope" / "__init__.py").write_text("")
+    (fake / "agentscope" / "message" / "__init__.py").write_text("class Msg: ...\n")
+    probe = (
+        "import importlib, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    try:\n"
+        "        module = importlib.import_module(name)\n"
+        "        print(name, 'ok' if 'Msg' in dir(module) else 'impostor')\n"
+        "    except ImportError:\n"
+        "        print(name, 'hidden')\n"
+    )
+    names = [
+        "agentscope.message",
+        "agentscope.message.v1.message_pb2",
+        "agentscope_proto._generated.agentscope.message.v1.message_pb2",
+    ]
+
+    def shown(*path: Path) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *names],
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, path))},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return [line.split()[1] for line in done.stdout.splitlines()]
+
+    # As protoc writes it (no __init__.py), AgentScope's package wins in any order.
+    assert shown(fake, out) == shown(out, fake) == ["ok", "hidden", "ok"]
+    # Made a package, whichever comes first hides the other (AgentScope's
+    # `agentscope.message`, with its `Msg`, is gone).
+    for directory in (
+        out / "agentscope",
+        out / "agentscope" / "message",
+        out / "agentscope" / "message" / "v1",
+    ):
+        (directory / "__init__.py").write_text("")
+    assert shown(out, fake) == ["impostor", "ok", "ok"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +20,10 @@ from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.service import ServerConfig, provider_name
 
-from readme_recipes import commands, grpcurl, json_values, request_data, run
+from readme_recipes import GRPC_ADDRESS, commands, grpcurl, json_values, request_data, run
 from server_harness import RunningServer
 
+SERVICE = "agentscope.formatter.v1.FormatterService"
 PROTO = (
     Path(__file__).resolve().parent.parent / "proto/agentscope/formatter/v1/formatter_service.proto"
 )
@@ -39,7 +42,10 @@ def target() -> Iterator[str]:
 
 
 def _recipe(rpc: str) -> str:
-    (command,) = [c for c in commands("grpcurl") if c.rstrip().endswith(rpc)]
+    """README's grpcurl command calling `rpc` that succeeds."""
+    (command,) = [
+        c for c in commands("grpcurl") if c.rstrip().endswith(rpc) and "-format-error" not in c
+    ]
     return command
 
 
@@ -149,5 +155,79 @@ def test_reflection_serves_source_info_and_refuses_unknown_names(target: str) ->
     assert [s.name for s in listed.list_services_response.service] == [
         "agentscope.formatter.v1.FormatterService",
         "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
     ]
+
+
+def _grpcurl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(grpcurl()), "-plaintext", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_grpcurl_decodes_the_details_of_a_failed_call(target: str) -> None:
+    (command,) = [c for c in commands("grpcurl") if "-format-error" in c]
+    done = subprocess.run(
+        ["bash", "-c", command.replace(GRPC_ADDRESS, target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **os.environ,
+            "PATH": f"{Path(str(grpcurl())).parent}{os.pathsep}{os.environ['PATH']}",
+        },
+    )
+    assert done.returncode != 0
+    status = json.loads(done.stderr)  # grpcurl prints the failed call's status there
+    assert status["code"] == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    info, bad_request = status["details"]
+    assert "@error" not in info, info
+    assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    assert info["reason"] == "FormatError"
+    assert bad_request["@type"] == "type.googleapis.com/google.rpc.BadRequest"
+    assert bad_request["field_violations"] == [
+        {"field": "messages[0].name", "description": "missing"}
+    ]
+
+
+@pytest.mark.parametrize(
+    "name", ["google.rpc.BadRequest", "google.rpc.ErrorInfo", "google.rpc.PreconditionFailure"]
+)
+def test_grpcurl_describes_the_error_detail_types(target: str, name: str) -> None:
+    done = _grpcurl(target, "describe", name)
+    assert done.returncode == 0, done.stderr
+    assert f"{name} is a message:" in done.stdout
+
+
+def _reflect_v1(target: str, **request: Any) -> Any:
+    """A `grpc.reflection.v1` call: its messages are v1alpha's, field for field."""
+    with grpc.insecure_channel(target) as channel:
+        call = channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        (answer,) = call(iter([reflection_pb2.ServerReflectionRequest(**request)]), timeout=30)
+    return answer
+
+
+def test_reflection_v1_answers_as_v1alpha_does(target: str) -> None:
+    for request in (
+        {"list_services": ""},
+        {"file_containing_symbol": "agentscope.formatter.v1.FormatterService"},
+        {"file_containing_symbol": "google.rpc.BadRequest"},
+        {"file_by_filename": "no/such.proto"},
+    ):
+        v1, v1alpha = _reflect_v1(target, **request), _reflect(target, **request)
+        v1.ClearField("original_request")
+        v1alpha.ClearField("original_request")
+        assert v1 == v1alpha
+    answer = _reflect_v1(target, file_containing_symbol="grpc.reflection.v1.ServerReflection")
+    (data,) = answer.file_descriptor_response.file_descriptor_proto
+    described = descriptor_pb2.FileDescriptorProto.FromString(data)
+    assert (described.name, described.package) == (
+        "grpc/reflection/v1/reflection.proto",
+        "grpc.reflection.v1",
+    )
+    assert [m.name for m in described.service[0].method] == ["ServerReflectionInfo"]

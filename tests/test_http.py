@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import ssl
 import struct
 import subprocess
@@ -31,7 +32,8 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
 from agentscope_proto.formatting import body_to_json, format
-from agentscope_proto.service import ServerConfig, provider_name
+from agentscope_proto.service import SERVICE_NAME as SERVICE
+from agentscope_proto.service import ServerConfig, provider_name, set_serving
 
 from readme_recipes import commands, request_data, run
 from server_harness import RunningServer
@@ -56,7 +58,7 @@ class Servers:
 
     def __init__(self, config: ServerConfig) -> None:
         self.grpc = RunningServer(config).start()
-        self.http = self.grpc.call(connect.start_http(config, 0))
+        self.http = self.grpc.call(connect.start_http(config, 0, health=self.grpc.health))
         self.http_target = f"{config.host}:{self.http.port}"
         self.scheme = "https" if config.tls_cert else "http"
 
@@ -212,6 +214,85 @@ def test_parse_stream_over_connect_streaming(servers: Servers) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("path", "content_type", "accepted"),
+    [
+        (PARSE_STREAM, "application/json", "application/connect+json, application/connect+proto"),
+        (PARSE_STREAM, "", "application/connect+json, application/connect+proto"),
+        (FORMAT, "", "application/json, application/proto"),
+        (FORMAT, "text/plain", "application/json, application/proto"),
+        (FORMAT, "application/connect+json", "application/json, application/proto"),
+    ],
+)
+def test_a_content_type_no_protocol_reads_is_415_with_a_connect_error(
+    servers: Servers, path: str, content_type: str, accepted: str
+) -> None:
+    request = urllib.request.Request(
+        f"http://{servers.http_target}{path}", data=b"{}", method="POST"
+    )
+    if content_type:
+        request.add_header("content-type", content_type)
+    else:  # urllib would send application/x-www-form-urlencoded
+        request.add_unredirected_header("Content-Type", "")
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=30)
+    assert caught.value.code == 415
+    assert caught.value.headers["accept-post"] == accepted
+    assert caught.value.headers["content-type"] == "application/json"
+    error = json.loads(caught.value.read())
+    assert error["code"] == "invalid_argument"
+    info, bad_request = _details(error)
+    assert info.reason == "MessageFormatError"
+    (violation,) = bad_request.field_violations
+    assert violation.field == "content-type"
+    assert accepted.split(", ")[0] in violation.description
+    assert error["message"] == f"content-type: {violation.description}"
+
+
+HEALTH = "/grpc.health.v1.Health"
+
+
+def test_curl_recipe_checks_health(servers: Servers) -> None:
+    out = run(commands("curl")[2], http_target=servers.http_target)
+    assert json.loads(out) == {"status": "SERVING"}
+
+
+def test_health_is_served_over_http_too(servers: Servers) -> None:
+    status, body = servers.post(f"{HEALTH}/Check", b"{}")
+    assert (status, json.loads(body)) == (200, {"status": "SERVING"})
+    status, body = servers.post(f"{HEALTH}/Check", b'{"service": "%s"}' % SERVICE.encode())
+    assert (status, json.loads(body)) == (200, {"status": "SERVING"})
+    status, body = servers.post(f"{HEALTH}/Check", b'{"service": "nope"}')
+    assert (status, json.loads(body)["code"]) == (404, "not_found")
+    # A GET, as a plain HTTP probe sends it (Check has no side effects).
+    url = f"http://{servers.http_target}{HEALTH}/Check?encoding=json&message=%7B%7D"
+    with urllib.request.urlopen(url, timeout=30) as response:
+        assert json.loads(response.read()) == {"status": "SERVING"}
+
+
+def test_health_over_http_follows_the_grpc_server() -> None:
+    running = Servers(ServerConfig(port=0))
+    try:
+        watch = urllib.request.Request(
+            f"http://{running.http_target}{HEALTH}/Watch",
+            data=_envelopes([{}]),
+            headers={"content-type": "application/connect+json"},
+        )
+        with urllib.request.urlopen(watch, timeout=30) as stream:
+            assert _next_envelope(stream) == (0, {"status": "SERVING"})
+            running.grpc.call(set_serving(running.grpc.health, False))
+            assert _next_envelope(stream) == (0, {"status": "NOT_SERVING"})
+        status, body = running.post(f"{HEALTH}/Check", b"{}")
+        assert (status, json.loads(body)) == (200, {"status": "NOT_SERVING"})
+    finally:
+        running.stop()
+
+
+def _next_envelope(stream: Any) -> tuple[int, Any]:
+    flags, size = struct.unpack(">BI", stream.read(5))
+    return flags, json.loads(stream.read(size))
+
+
 def test_bearer_token_is_required() -> None:
     running = Servers(ServerConfig(port=0, auth_token=TOKEN))
     try:
@@ -224,6 +305,9 @@ def test_bearer_token_is_required() -> None:
         status, answer = running.post(FORMAT, body, authorization=f"Bearer {TOKEN}")
         assert status == 200
         assert "bodyJson" in json.loads(answer)
+        # Health checks need no token, as on the gRPC port (probes carry none).
+        status, answer = running.post(f"{HEALTH}/Check", b"{}")
+        assert (status, json.loads(answer)) == (200, {"status": "SERVING"})
     finally:
         running.stop()
 
@@ -255,7 +339,7 @@ def test_tls_with_client_certificates(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-def test_serve_command_opens_the_http_port() -> None:
+def test_serve_command_says_listening_once_every_port_accepts() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "agentscope_proto", "serve", "--port", "0", "--http-port", "0"],
         stderr=subprocess.PIPE,
@@ -264,13 +348,14 @@ def test_serve_command_opens_the_http_port() -> None:
     )
     try:
         assert server.stderr is not None
-        for line in server.stderr:
-            found = re.search(r"Connect over HTTP\) listening on (\S+:\d+)", line)
-            if found:
-                break
-        else:
-            pytest.fail("the server never reported its HTTP port")
-        out = run(commands("curl")[0], http_target=found.group(1))
+        line = next((line for line in server.stderr if "listening" in line), "")
+        # The first such line names both ports, and both accept right away.
+        ports = re.findall(r"(\S+):(\d+) \((gRPC|Connect over HTTP)\)", line)
+        assert [kind for *_, kind in ports] == ["gRPC", "Connect over HTTP"], line
+        for host, port, _ in ports:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        http_target = f"{ports[1][0]}:{ports[1][1]}"
+        out = run(commands("curl")[0], http_target=http_target)
         assert "bodyJson" in json.loads(out)
     finally:
         server.send_signal(signal.SIGTERM)

@@ -114,6 +114,44 @@ def test_media_constructors(make: Any, cls: type[Any]) -> None:
         make(data=b"x")
 
 
+SIGNED = [
+    (new_image_block, PNG, "image/png"),
+    (new_audio_block, b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(24), "audio/wav"),
+    (new_audio_block, b"ID3\x03\x00" + bytes(24), "audio/mp3"),
+    (new_video_block, b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + bytes(8), "video/mp4"),
+]
+
+
+@pytest.mark.parametrize(("make", "data", "media_type"), SIGNED)
+def test_inline_media_without_a_type_takes_the_one_its_bytes_name(
+    make: Any, data: bytes, media_type: str
+) -> None:
+    assert make(data=data).source == MediaSource(data=data, media_type=media_type)
+    # A type that is given is kept, whatever the bytes say.
+    assert make(data=data, media_type="x/y").source.media_type == "x/y"
+
+
+@pytest.mark.parametrize(
+    ("make", "data"),
+    [
+        (new_image_block, b"BM" + bytes(30)),  # BMP's two-byte signature: not certain enough
+        (new_audio_block, b"\xff\xfb" + bytes(30)),  # an MP3 frame sync without an ID3 tag
+        (new_image_block, SIGNED[1][1]),  # audio bytes in an image block
+        (new_video_block, PNG),
+    ],
+)
+def test_inline_media_its_bytes_do_not_name_surely_is_refused(make: Any, data: bytes) -> None:
+    with pytest.raises(MessageFormatError, match=r"^source\.media_type: required with inline data"):
+        make(data=data)
+
+
+@pytest.mark.parametrize("make", [new_image_block, new_audio_block, new_video_block])
+def test_bytes_given_as_the_url_are_a_type_error_pointing_at_data(make: Any) -> None:
+    for data in (b"\x89PNG\r\n\x1a\n\xff", b"plain ascii", bytearray(b"x")):
+        with pytest.raises(TypeError, match=r"url must be a str; pass the bytes as data="):
+            make(data)
+
+
 def test_new_msg_from_string() -> None:
     msg = new_msg("Friday", "hi", "assistant")
     assert msg.text == "hi"

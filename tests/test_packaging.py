@@ -6,6 +6,8 @@ dev extra) through its PEP 517 hooks, into a temporary directory.
 
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -93,3 +95,51 @@ def test_version_from_the_command_line() -> None:
         check=True,
     )
     assert done.stdout.strip() == __version__
+
+
+def _install_block() -> list[list[str]]:
+    """The `pip` commands of README's "Installing the package elsewhere", as argument lists."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Installing the package elsewhere") :]
+    start = section.index("```sh\n") + len("```sh\n")
+    block = section[start : section.index("```", start)]
+    lines = [line.split(" #", 1)[0] for line in block.splitlines()]
+    return [shlex.split(line) for line in lines if line.startswith("pip ")]
+
+
+def test_the_readme_install_commands_work_from_a_clone(tmp_path: Path) -> None:
+    """Each `pip` command as written, run offline (no index, the installed build
+    backend, no dependencies: those are this venv's) against this checkout."""
+    (tmp_path / "agentscope-proto").symlink_to(ROOT)
+    commands = _install_block()
+    assert [command[:2] for command in commands] == [
+        ["pip", "install"],
+        ["pip", "wheel"],
+        ["pip", "install"],
+    ]
+    offline = ["--no-index", "--no-build-isolation", "--quiet", "--disable-pip-version-check"]
+    for index, command in enumerate(commands):
+        extra = (
+            ["--no-deps", "--target", str(tmp_path / f"site{index}")]
+            if command[1] == "install"
+            else []
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", *command, *offline, *extra],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        if command[1] == "install":
+            check = "import agentscope_proto as a, agentscope_proto.message as m; print(a.__file__)"
+            shown = subprocess.run(
+                [sys.executable, "-c", check],
+                env={**os.environ, "PYTHONPATH": str(tmp_path / f"site{index}")},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert shown.stdout.startswith(str(tmp_path / f"site{index}")), shown.stderr
+    assert (tmp_path / "dist" / f"agentscope_proto-{__version__}-py3-none-any.whl").is_file()

@@ -21,12 +21,10 @@ from agentscope_proto.errors import ParseError, ProviderError
 from agentscope_proto.parsing import StreamParser
 from provider_schemas import client
 from provider_schemas.scenarios import server_result, server_use
-from transcripts import ROOT, load_events, without_raw_input
+from transcripts import ROOT, load_events, missing, without_raw_input
 
 TRANSCRIPTS = ROOT / "openai_responses"
-needs_transcripts = pytest.mark.skipif(
-    not TRANSCRIPTS.is_dir(), reason=f"the recorded transcripts are absent ({TRANSCRIPTS})"
-)
+needs_transcripts = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=missing(TRANSCRIPTS))
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
 # Items AgentScope reads itself; every other item is a server-side one.

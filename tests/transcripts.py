@@ -90,6 +90,12 @@ CATEGORIES = (
 MISSING_REASON = f"{ROOT} is absent (the recorded provider transcripts are not checked out)"
 
 
+def missing(path: Path) -> str:
+    """Why tests of the transcripts under `path` skip: one reason for all when
+    the whole tree is absent, so that a run's skip summary counts them together."""
+    return MISSING_REASON if not ROOT.is_dir() else f"{path} is absent (no transcripts of it)"
+
+
 @dataclass(frozen=True)
 class Transcript:
     """One recorded response or stream."""

@@ -3,7 +3,9 @@
 # grpc++ and protobuf (found with pkg-config).
 set -euo pipefail
 cd "$(dirname "$0")"
-# google/rpc/{status,error_details}.proto ship with googleapis-common-protos (in the repo's .venv).
+# google/rpc/{status,error_details}.proto ship with googleapis-common-protos (in the repo's
+# .venv, which the first line makes on a fresh clone); RPC_PROTOS may name another directory.
+make -s -C ../.. setup  # the repository's .venv: its googleapis-common-protos has google/rpc/*.proto
 RPC_PROTOS=${RPC_PROTOS:-$(../../.venv/bin/python -c 'import pathlib, google.rpc.status_pb2 as m; print(pathlib.Path(m.__file__).parents[2])')}
 rm -rf build && mkdir -p build/gen
 protoc -I ../../proto --cpp_out=build/gen --grpc_out=build/gen --plugin=protoc-gen-grpc=/usr/bin/grpc_cpp_plugin \

@@ -4,11 +4,13 @@
 // parses a provider response and a provider stream, and shows how a bad
 // request is reported. Prints the results as one JSON document.
 //
-// Usage: node build/client.js [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+// Usage: node build/client.js [--connect] [HOST:PORT]   (default: $AGENTSCOPE_TARGET or
+// 127.0.0.1:50051). With --connect it speaks the Connect protocol to `agentscope-proto serve
+// --http-port` (HOST:PORT is then the HTTP port) and prints the same document.
 
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import {
   FinishReason,
   FormatterService,
@@ -123,9 +125,16 @@ async function* streamRequests(mode: StreamMode): AsyncIterable<ParseStreamReque
   }
 }
 
+/** gRPC, or the Connect protocol over HTTP/2 (ParseStream streams both ways, which needs it). */
+function transport(connect: boolean, target: string): Transport {
+  const baseUrl = `http://${target}`;
+  return connect ? createConnectTransport({ baseUrl, httpVersion: "2" }) : createGrpcTransport({ baseUrl });
+}
+
 async function main() {
-  const target = process.argv[2] ?? process.env.AGENTSCOPE_TARGET ?? "127.0.0.1:50051";
-  const client = createClient(FormatterService, createGrpcTransport({ baseUrl: `http://${target}` }));
+  const args = process.argv.slice(2);
+  const target = args.find((arg) => !arg.startsWith("--")) ?? process.env.AGENTSCOPE_TARGET ?? "127.0.0.1:50051";
+  const client = createClient(FormatterService, transport(args.includes("--connect"), target));
   const out: Record<string, unknown> = {};
 
   // Format: the reply's body_json is the provider's request body as JSON.

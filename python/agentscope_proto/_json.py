@@ -20,7 +20,7 @@ import orjson
 
 from .errors import MessageFormatError
 
-__all__ = ["MAX_DEPTH", "check_depth", "dumps", "loads"]
+__all__ = ["MAX_DEPTH", "check_depth", "dumps", "invalid_json", "loads"]
 
 # Arrays and objects nested deeper than this are refused, in both directions.
 # Untrusted JSON reaches code that walks it recursively (copy.deepcopy of stream
@@ -60,6 +60,12 @@ def _check_unicode(text: str, path: str) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise MessageFormatError(path, _LONE_SURROGATE) from None
+
+
+def invalid_json(exc: json.JSONDecodeError) -> str:
+    """The one wording of a JSON syntax error, wherever the text came from
+    (a request field, a response, a CLI file)."""
+    return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
 
 
 def _too_deep_message(limit: int) -> str:
@@ -130,6 +136,9 @@ def loads(text: str | bytes, path: str = "$") -> Any:
 
 
 def _strict_loads(text: str | bytes, path: str) -> Any:
+    if not text:
+        # An empty file or an unset string field: say so, not "Expecting value".
+        raise MessageFormatError(path, "invalid JSON: empty text")
     if isinstance(text, str):
         _check_unicode(text, path)
     try:
@@ -139,7 +148,7 @@ def _strict_loads(text: str | bytes, path: str) -> Any:
     except UnicodeDecodeError as exc:
         raise MessageFormatError(path, f"invalid UTF-8: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        raise MessageFormatError(path, f"invalid JSON: {exc.msg} at char {exc.pos}") from None
+        raise MessageFormatError(path, invalid_json(exc)) from None
     except RecursionError:
         raise MessageFormatError(path, _too_deep_message(MAX_DEPTH)) from None
     except ValueError as exc:

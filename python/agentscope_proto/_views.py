@@ -27,6 +27,7 @@ from .cache import (
 from .dialects import from_dict
 from .errors import FormatError, MessageFormatError
 from .message._codec import blocks_to_list
+from .message._sniff import inline_media_type
 from .options import FormatSettings
 from .providers._base import FormatContext, MsgView
 
@@ -49,6 +50,9 @@ ROLE_NAMES = {
     # AgentScope 1.x carries tool results in system messages.
     Role.ROLE_TOOL: "system",
 }
+
+# Blocks that are or may hold inline media.
+_MEDIA_HOLDERS = frozenset({"image", "audio", "video", "tool_result"})
 
 # The slots behind `MsgView`'s fields, for the views below that load them late.
 _NAME = MsgView.__dict__["name"]
@@ -96,9 +100,36 @@ def _content(msg: Msg, index: int) -> str | list[dict[str, Any]]:
     try:
         if msg.WhichOneof("content") == "text":
             return msg.text
-        return blocks_to_list(msg.blocks.items)
+        blocks = blocks_to_list(msg.blocks.items)
     except MessageFormatError as exc:
         raise MessageFormatError(f"messages[{index}].{exc.path}".rstrip("."), exc.reason) from None
+    _type_inline_media(blocks, index)
+    return blocks
+
+
+def _type_inline_media(blocks: list[dict[str, Any]], index: int, within: str = "") -> None:
+    """Give inline media without a media type the one its bytes name, or refuse
+    it (`messages[index].content` + `within` locates `blocks`).
+
+    Every provider needs the type (`data:` URLs, `media_type`, `mime_type`);
+    an empty one would make a body the provider refuses. Tool results are
+    searched too (their media may be promoted or cited).
+    """
+    for block in blocks:
+        if block["type"] in _MEDIA_HOLDERS:
+            break
+    else:
+        return  # the common case: text and tool calls only
+    for position, block in enumerate(blocks):
+        kind = block["type"]
+        if kind == "tool_result":
+            if type(block.get("output")) is list:
+                _type_inline_media(block["output"], index, f"{within}[{position}].output")
+            continue
+        source = block.get("source") if kind in _MEDIA_HOLDERS else None
+        if type(source) is dict and source.get("type") == "base64" and not source.get("media_type"):
+            path = f"messages[{index}].content{within}[{position}].source.media_type"
+            source["media_type"] = inline_media_type(kind, source.get("data", ""), path)
 
 
 def build_view(msg: Msg, index: int) -> MsgView:

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .errors import AgentScopeProtoError
+from . import _json
+from .errors import AgentScopeProtoError, MessageFormatError, ParseError
 from .options import FIDELITIES
 from .providers import PROVIDERS
 
@@ -132,13 +133,17 @@ def _format_parser(sub: Any) -> None:
     )
     _provider_flag(p)
     p.add_argument("--multi-agent", action="store_true", help="AgentScope's multi-agent form")
-    p.add_argument("--tools", type=Path, help="JSON list of OpenAI-style tool schemas")
+    p.add_argument(
+        "--tools",
+        metavar="JSON|FILE",
+        help="OpenAI-style tool schemas: a JSON list, inline ('[...]') or in a FILE ('-': stdin)",
+    )
     p.add_argument("--tool-choice", help="auto, none, required or a tool name")
     p.add_argument(
         "--response-schema",
-        metavar="FILE",
-        help="JSON Schema of a structured output ('-': stdin; openai, deepseek, "
-        "openai_responses, gemini)",
+        metavar="JSON|FILE",
+        help="JSON Schema of a structured output, inline ('{...}') or in a FILE ('-': stdin; "
+        "openai, deepseek, openai_responses, gemini)",
     )
     p.add_argument("--response-schema-name", metavar="NAME", help="the schema's name (OpenAI)")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
@@ -195,18 +200,27 @@ def _read_bytes(source: str | Path) -> bytes:
 
 
 def _load_json(source: str | Path, raw: bytes | None = None) -> Any:
+    """A JSON file (or `raw`, read from `source`), decoded as the library decodes
+    every JSON input, its errors worded alike and naming `source`."""
     text = _read_bytes(source) if raw is None else raw
-    name = "stdin" if str(source) == STDIN else source
+    name = _name(source)
     try:
-        return json.loads(text)
-    except UnicodeDecodeError:
-        raise UserError(f"{name}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{name}: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise UserError(f"{name}: invalid JSON: nested too deeply") from None
+        return _json.loads(text, name)
+    except MessageFormatError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _name(source: str | Path) -> str:
+    return "stdin" if str(source) == STDIN else str(source)
+
+
+def _json_argument(flag: str, value: str | None) -> Any:
+    """A flag's JSON: written inline (it starts with `[` or `{`), or a FILE, or '-' (stdin)."""
+    if value is None:
+        return None
+    if value.lstrip().startswith(("[", "{")):
+        return _load_json(flag, value.encode("utf-8"))
+    return _load_json(value)
 
 
 def _read_msgs(source: str) -> list[Any]:
@@ -222,8 +236,16 @@ def _read_msgs(source: str) -> list[Any]:
         raise UserError(f"{source}: expected a JSON list of messages")
     msgs = []
     for index, item in enumerate(data):
-        proto_json = isinstance(item, dict) and (
-            "blocks" in item or str(item.get("role", "")).startswith("ROLE_")
+        # ProtoJSON never has AgentScope's `content`; it has `text` or
+        # `blocks`, or a `ROLE_*` role (or none: ROLE_UNSPECIFIED is left out).
+        proto_json = (
+            isinstance(item, dict)
+            and "content" not in item
+            and (
+                "blocks" in item
+                or "text" in item
+                or str(item.get("role", "ROLE_")).startswith("ROLE_")
+            )
         )
         if not proto_json:
             # Read as `format()` reads them (errors name `messages[i]`).
@@ -274,10 +296,10 @@ def _run_format(args: argparse.Namespace) -> None:
             "only one of the conversation, --tools and --response-schema can be read from stdin"
         )
     msgs = _read_msgs(args.conversation)
-    tools = _load_json(args.tools) if args.tools else None
+    tools = _json_argument("--tools", args.tools)
     options = {"fidelity": args.fidelity}
     if args.response_schema is not None:
-        options["response_schema"] = _load_json(args.response_schema)
+        options["response_schema"] = _json_argument("--response-schema", args.response_schema)
     if args.response_schema_name is not None:
         options["response_schema_name"] = args.response_schema_name
     kwargs = dict(
@@ -313,6 +335,17 @@ def _result_json(result: Any) -> dict[str, Any]:
 
 
 def _run_parse(args: argparse.Namespace) -> None:
+    try:
+        _parse_response(args)
+    except ParseError as exc:
+        if exc.path != "response":
+            raise
+        # The whole response is wrong (not JSON, not an object): name the
+        # file, as `format` names its conversation file.
+        raise UserError(f"{_name(args.response)}: {exc.reason}") from None
+
+
+def _parse_response(args: argparse.Namespace) -> None:
     raw = _read_bytes(args.response)
     chunks: Any = None
     if args.stream:

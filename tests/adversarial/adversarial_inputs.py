@@ -8,6 +8,7 @@ order, and the catalogues are fixed lists.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,3 +237,173 @@ def msg_with(block: ContentBlock, role: int = Role.ROLE_USER, name: str | None =
     msg.blocks.SetInParent()
     msg.blocks.items.append(block)
     return msg
+
+
+# -- the same-verdict corpus ------------------------------------------------------
+
+# Inline media whose signature names its type, per kind, and bytes that name none.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d4944415478da63f8cfc0f01f0005000201a2c8e6b80000000049454e44ae426082"
+)
+SNIFFABLE = {
+    "image": (PNG, "image/png"),
+    "audio": (b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00" + bytes(20), "audio/wav"),
+    "video": (b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + bytes(8), "video/mp4"),
+}
+UNSNIFFABLE = {"not a known format": b"xyz", "empty": b"", "two-byte MP3 frame sync": b"\xff\xfb"}
+
+
+@dataclass(frozen=True)
+class VerdictCase:
+    """One input every path (Python, CLI, gRPC, Connect) must answer alike."""
+
+    label: str
+    provider: str
+    msgs: tuple[Msg, ...]
+    tools: Any = None  # a JSON value, or None for no tools
+    tool_choice: str | None = None
+    fidelity: str = "agentscope"
+    multi_agent: bool = False
+
+    @property
+    def id(self) -> str:
+        extra = "" if self.fidelity == "agentscope" else f" ({self.fidelity})"
+        return f"{self.provider}:{self.label}{extra}"
+
+
+def _named(msg: dict[str, Any]) -> Msg:
+    from agentscope_proto.dialects import from_dict
+
+    proto = from_dict({"name": "x", **msg})
+    if "name" not in msg:
+        proto.ClearField("name")
+    return proto
+
+
+def _media_block(kind: str, data: bytes, media_type: str | None = None) -> ContentBlock:
+    source = MediaSource(data=data)
+    if media_type is not None:
+        source.media_type = media_type
+    cls = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}[kind]
+    return ContentBlock(**{kind: cls(source=source)})
+
+
+def verdict_corpus() -> list[VerdictCase]:
+    """The inputs of tests/adversarial/test_same_verdict.py, each with its provider.
+
+    Messages are `Msg`s, which every path can carry (the CLI and Connect as
+    ProtoJSON); inputs whose verdict may depend on the provider run on all of
+    them, the rest on one each, in turn.
+    """
+    hi = {"name": "user", "role": "user", "content": "Hi"}
+    nameless = {"role": "user", "content": "Hi"}
+    function = {"type": "function", "function": {"name": "f"}}
+    shared: list[tuple[str, list[Msg], dict[str, Any]]] = [
+        ("first message without name", [_named(nameless)], {}),
+        ("second message without name", [_named(hi), _named(nameless)], {}),
+        ("tool not an object", [_named(hi)], {"tools": [1]}),
+        ("tool of another type", [_named(hi)], {"tools": [{"type": "tool", **function}]}),
+        ("tool without function", [_named(hi)], {"tools": [{"type": "function"}]}),
+        (
+            "tool function without name",
+            [_named(hi)],
+            {"tools": [{"type": "function", "function": {"parameters": {}}}]},
+        ),
+        (
+            "tool function with an empty name",
+            [_named(hi)],
+            {"tools": [{"type": "function", "function": {"name": ""}}]},
+        ),
+        (
+            "second tool malformed",
+            [_named(hi)],
+            {"tools": [function, {"type": "function", "function": {"name": 5}}]},
+        ),
+        ("tools an object", [_named(hi)], {"tools": {"a": 1}}),
+        ("tool choice naming no tool", [_named(hi)], {"tools": [function], "tool_choice": "g"}),
+        ("tool choice without tools", [_named(hi)], {"tool_choice": "f"}),
+        ("role unset", [Msg(name="u", text="Hi")], {}),
+    ]
+    for kind, (data, _) in SNIFFABLE.items():
+        shared.append((f"{kind} typed by its bytes", [msg_with(_media_block(kind, data))], {}))
+        shared.append(
+            (f"{kind} of an empty media type", [msg_with(_media_block(kind, data, ""))], {})
+        )
+        for label, junk in UNSNIFFABLE.items():
+            shared.append(
+                (f"{kind} without media type, {label}", [msg_with(_media_block(kind, junk))], {})
+            )
+    for label, data in (("PNG", PNG), ("not a known format", b"xyz")):
+        result = ContentBlock(tool_result=ToolResultBlock(id="1", name="f"))
+        result.tool_result.blocks.items.append(_media_block("image", data))
+        label = f"image without media type in a tool result, {label}"
+        shared.append((label, [msg_with(result)], {}))
+    audio_as_image = msg_with(_media_block("image", SNIFFABLE["audio"][0]))
+    shared.append(("audio bytes in an image block", [audio_as_image], {}))
+    cases = [
+        VerdictCase(label, provider, tuple(msgs), fidelity=fidelity, **extra)
+        for label, msgs, extra in shared
+        for provider in PROVIDERS
+        for fidelity in ("agentscope", "provider")
+    ]
+    for index, (label, block) in enumerate(odd_blocks()):
+        for role in (Role.ROLE_USER, Role.ROLE_ASSISTANT):
+            provider = PROVIDERS[(index + role) % len(PROVIDERS)]
+            fidelity = ("agentscope", "provider")[index % 2]
+            name = f"{label}, role {Role.Name(role)}"
+            cases.append(VerdictCase(name, provider, (msg_with(block, role),), fidelity=fidelity))
+    return cases
+
+
+@dataclass(frozen=True)
+class ParseCase:
+    """One provider response every path (Python, CLI, gRPC, Connect) must parse alike."""
+
+    label: str
+    provider: str
+    response: str  # the JSON text as the provider sent it (valid UTF-8: every path carries it)
+    fidelity: str = "agentscope"
+
+    @property
+    def id(self) -> str:
+        extra = "" if self.fidelity == "agentscope" else f" ({self.fidelity})"
+        return f"{self.provider}:{self.label}{extra}"
+
+
+# Responses that are wrong as a whole, for every provider.
+BAD_RESPONSES = {
+    "empty": "",
+    "not JSON": "{nope",
+    "JSON, not an object": "[1]",
+    "a string": '"x"',
+    "NaN": '{"x": NaN}',
+    "duplicate keys": '{"id": "a", "id": "b"}',
+    "a lone surrogate": '{"choices": [{"message": {"content": "\\ud83e"}}]}',
+    "a BOM": "\ufeff{}",
+    "nested 10^4 deep": "[" * 10_000 + "]" * 10_000,
+    "an error body": '{"error": {"type": "overloaded", "message": "try later"}}',
+    "an error body of 100 kB": json.dumps({"error": {"message": "é" * 100_000}}),
+}
+
+
+def parse_corpus() -> list[ParseCase]:
+    """The responses of tests/adversarial/test_same_verdict.py's Parse half: the
+    wholly bad ones on every provider, and for each provider its first golden
+    response, whole and with each odd value put in turn at a few of its paths."""
+    cases = [
+        ParseCase(label, provider, text)
+        for label, text in BAD_RESPONSES.items()
+        for provider in PROVIDERS
+    ]
+    for provider in PROVIDERS:
+        (case, *_) = [c for c in golden("parsers", provider) if not c["stream"]]
+        response = case["response"]
+        for fidelity in ("agentscope", "provider"):
+            cases.append(ParseCase("golden", provider, json.dumps(response), fidelity))
+        # Every 7th path, each odd value in turn: a spread, not every combination.
+        for index, path in enumerate(list(paths(response))[1::7]):
+            new = ODD[index % len(ODD)]
+            label = f"{list(path)}={new!r}"
+            cases.append(ParseCase(label, provider, json.dumps(replaced(response, path, new))))
+    return cases

@@ -34,6 +34,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
 )
 from ..errors import MessageFormatError
 from ._codec import AnyBlock, block_kind, unwrap, wrap
+from ._sniff import inline_media_type
 
 __all__ = [
     "AnyBlock",
@@ -197,12 +198,16 @@ def new_tool_result_block(
     return block
 
 
-def _source(url: str | None, data: bytes | None, media_type: str | None) -> MediaSource:
+def _source(kind: str, url: str | None, data: bytes | None, media_type: str | None) -> MediaSource:
+    if isinstance(url, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"new_{kind}_block: url must be a str; pass the bytes as data= (and media_type=)"
+        )
     if data is not None:
         if url is not None:
             raise MessageFormatError("source", "give either url or data, not both")
         if not media_type:
-            raise MessageFormatError("source.media_type", "required with inline data")
+            media_type = inline_media_type(kind, data, "source.media_type")
         return MediaSource(data=data, media_type=media_type)
     if url is None:
         raise MessageFormatError("source", "give url or data")
@@ -215,22 +220,25 @@ def _source(url: str | None, data: bytes | None, media_type: str | None) -> Medi
 def new_image_block(
     url: str | None = None, *, data: bytes | None = None, media_type: str | None = None
 ) -> ImageBlock:
-    """An image from a URL, or from bytes plus their media type."""
-    return ImageBlock(source=_source(url, data, media_type))
+    """An image from a URL, or from bytes and their media type (found from the
+    bytes when not given and they leave no doubt, else a `MessageFormatError`)."""
+    return ImageBlock(source=_source("image", url, data, media_type))
 
 
 def new_audio_block(
     url: str | None = None, *, data: bytes | None = None, media_type: str | None = None
 ) -> AudioBlock:
-    """An audio clip from a URL, or from bytes plus their media type."""
-    return AudioBlock(source=_source(url, data, media_type))
+    """An audio clip from a URL, or from bytes and their media type (found as
+    for `new_image_block`)."""
+    return AudioBlock(source=_source("audio", url, data, media_type))
 
 
 def new_video_block(
     url: str | None = None, *, data: bytes | None = None, media_type: str | None = None
 ) -> VideoBlock:
-    """A video clip from a URL, or from bytes plus their media type."""
-    return VideoBlock(source=_source(url, data, media_type))
+    """A video clip from a URL, or from bytes and their media type (found as
+    for `new_image_block`)."""
+    return VideoBlock(source=_source("video", url, data, media_type))
 
 
 def new_data_block(
@@ -241,7 +249,7 @@ def new_data_block(
     name: str | None = None,
 ) -> DataBlock:
     """Media of any type (a PDF, say) from a URL, or from bytes plus their media type."""
-    block = DataBlock(source=_source(url, data, media_type))
+    block = DataBlock(source=_source("data", url, data, media_type))
     if name is not None:
         block.name = name
     return block

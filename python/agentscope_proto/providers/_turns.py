@@ -18,6 +18,7 @@ from typing import Any
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ..cache import FormatCache, JsonRun, Key, TurnEntry, encoded_turn, turn_key
 from ..errors import UnsupportedMediaError
+from ..message._sniff import inline_media_type
 from ._base import FormatContext, MsgView, tool_result_to_text
 from ._shared import promoted_message
 
@@ -252,6 +253,11 @@ def _as_media(block: Block, path: str, provider: str, documents: frozenset[str])
     provider's formatter takes media); any other media type stays `data` if
     the provider takes it as a document, and is refused otherwise."""
     media_type = _media_type(block)
+    source = block.get("source")
+    if not media_type and isinstance(source, dict) and source.get("type") == "base64":
+        # What every path does with inline media given without a type.
+        media_type = inline_media_type("data", source.get("data", ""), f"{path}.source.media_type")
+        block = {**block, "source": {**source, "media_type": media_type}}
     kind = media_type.split("/", 1)[0].lower()
     if kind in _MEDIA:
         return {**block, "type": kind}

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
@@ -106,7 +107,9 @@ def build_server(
     add_formatter_service(servicer or FormatterServicer(config), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    enable_reflection([SERVICE_NAME, health.SERVICE_NAME], server, [health_pb2.DESCRIPTOR])
+    # The error detail types too, so that grpcurl and grpcui decode a status's details.
+    described = [health_pb2.DESCRIPTOR, error_details_pb2.DESCRIPTOR, status_pb2.DESCRIPTOR]
+    enable_reflection([SERVICE_NAME, health.SERVICE_NAME], server, described)
     address = f"{config.host}:{config.port}"
     credentials = _credentials(config)
     port = (
@@ -140,20 +143,22 @@ async def serve(
     server, health_servicer, port = build_server(config, servicer)
     await server.start()
     await set_serving(health_servicer, True)
+    listening = [f"{config.host}:{port} (gRPC)"]
+    http = None
+    if config.http_port is not None:
+        from .connect import start_http  # the optional `http` extra
+
+        http = await start_http(config, config.http_port, servicer, health_servicer)
+        listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
+    # One line, once every port accepts: a script may connect as soon as it sees it.
     logger.info(
-        "FormatterService listening on %s:%d (tls=%s, auth=%s, media_root=%s, downloads=%s)",
-        config.host,
-        port,
+        "FormatterService listening on %s; tls=%s, auth=%s, media_root=%s, downloads=%s",
+        ", ".join(listening),
         config.tls_cert is not None,
         config.auth_token is not None,
         config.media_root,
         config.allow_download,
     )
-    http = None
-    if config.http_port is not None:
-        from .connect import start_http  # the optional `http` extra
-
-        http = await start_http(config, config.http_port, servicer)
     if ready is not None:
         ready(port)
     stop = asyncio.Event()

@@ -6,7 +6,9 @@ same `FormatterServicer` as gRPC. This module only translates: the servicer
 gets a context that reads Connect's request stream and turns its aborts into
 `ConnectError`s carrying the same code and details (google.rpc.ErrorInfo,
 BadRequest, ...) a gRPC client would see. Auth, size limits, deadlines and TLS
-come from the same `ServerConfig`.
+come from the same `ServerConfig`. `grpc.health.v1.Health` is served beside it,
+reporting the gRPC server's statuses; a request in a content type no protocol
+reads gets HTTP 415 with a Connect error body (connectrpc's is empty).
 
 Needs the `http` extra (connectrpc, hypercorn).
 """
@@ -14,7 +16,9 @@ Needs the `http` extra (connectrpc, hypercorn).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import json
 import logging
 import socket
 import ssl
@@ -29,10 +33,12 @@ from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
-from google.protobuf import any_pb2, descriptor_pb2
-from google.protobuf.descriptor import Descriptor, FileDescriptor
+from google.protobuf import any_pb2, descriptor_pb2, json_format
+from google.protobuf.descriptor import Descriptor, FileDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
+from grpc_health.v1 import health as grpc_health
+from grpc_health.v1 import health_pb2
 from grpc_status import rpc_status
 from hypercorn.asyncio import serve as hypercorn_serve
 from hypercorn.config import Config as HypercornConfig
@@ -44,12 +50,11 @@ from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..errors import LimitExceededError, MessageFormatError
 from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
-from .servicer import SERVICE_NAME, FormatterServicer
+from .servicer import FormatterServicer
 from .status import status_for
 
 __all__ = ["HttpServer", "build_app", "start_http"]
 
-logger = logging.getLogger("agentscope_proto.server")
 
 M = TypeVar("M", bound=Message)
 _STREAM_TYPES = {
@@ -127,11 +132,20 @@ class _Context:
     """The part of `grpc.aio.ServicerContext` the servicer uses, over a Connect request."""
 
     def __init__(
-        self, ctx: RequestContext[Any, Any], requests: AsyncIterator[Message] | None = None
+        self,
+        ctx: RequestContext[Any, Any],
+        requests: AsyncIterator[Message] | None = None,
+        writes: asyncio.Queue[Message] | None = None,
     ) -> None:
         self._ctx = ctx
         self._requests = requests
+        self._writes = writes
         self._read = 0
+
+    async def write(self, message: Message) -> None:
+        if self._writes is None:
+            raise RuntimeError("write() on a call without a response stream")
+        await self._writes.put(message)
 
     def time_remaining(self) -> float | None:
         remaining = self._ctx.timeout_ms
@@ -202,6 +216,8 @@ class _TokenCheck:
         self._auth = BearerTokenAuth(token)
 
     async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+        if ctx.method.service_name == _HEALTH_SERVICE:
+            return  # probes carry no token, as on the gRPC port
         if not self._auth.accepts(ctx.request_headers.get("authorization", "")):
             raise ConnectError(Code.UNAUTHENTICATED, "missing or invalid bearer token")
 
@@ -211,26 +227,38 @@ class _TokenCheck:
         return None
 
 
-def _endpoints(servicer: FormatterServicer) -> dict[str, Any]:
-    """One Connect endpoint per RPC of the service descriptor, each calling the servicer."""
-    service = pb.DESCRIPTOR.services_by_name["FormatterService"]
+def _endpoints(
+    service: ServiceDescriptor,
+    module: Any,
+    handlers: Any,
+    safe: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """One Connect endpoint per RPC of `service`, each calling `handlers`'
+    method of its name; `module` holds the message classes; the RPCs named in
+    `safe` have no side effects (so Connect also serves them to GET)."""
     endpoints: dict[str, Any] = {}
     for method in service.methods:
         info: MethodInfo[Any, Any] = MethodInfo(
             name=method.name,
-            service_name=SERVICE_NAME,
-            input=getattr(pb, method.input_type.name),
-            output=getattr(pb, method.output_type.name),
-            idempotency_level=IdempotencyLevel.UNKNOWN,
+            service_name=service.full_name,
+            input=getattr(module, method.input_type.name),
+            output=getattr(module, method.output_type.name),
+            idempotency_level=(
+                IdempotencyLevel.NO_SIDE_EFFECTS
+                if method.name in safe
+                else IdempotencyLevel.UNKNOWN
+            ),
             stream_type=_STREAM_TYPES[(method.client_streaming, method.server_streaming)],
         )
-        handler = getattr(servicer, method.name)
-        path = f"/{SERVICE_NAME}/{method.name}"
+        handler = getattr(handlers, method.name)
+        path = f"/{service.full_name}/{method.name}"
         if info.stream_type is StreamType.UNARY:
             endpoints[path] = Endpoint.unary(info, _unary(handler))
+        elif info.stream_type is StreamType.SERVER_STREAM:
+            endpoints[path] = Endpoint.server_stream(info, _server_stream(handler))
         elif info.stream_type is StreamType.BIDI_STREAM:
             endpoints[path] = Endpoint.bidi_stream(info, _bidi(handler))
-        else:  # pragma: no cover - the schema has no such RPC
+        else:  # pragma: no cover - no schema served has one
             raise NotImplementedError(f"{method.name}: {info.stream_type}")
     return endpoints
 
@@ -238,6 +266,30 @@ def _endpoints(servicer: FormatterServicer) -> dict[str, Any]:
 def _unary(handler: Any) -> Any:
     async def call(request: Message, ctx: RequestContext[Any, Any]) -> Message:
         return cast(Message, await handler(request, _Context(ctx)))
+
+    return call
+
+
+def _server_stream(handler: Any) -> Any:
+    """A grpc.aio-style handler that writes its responses (`context.write`),
+    as health's Watch does, as a Connect server stream."""
+
+    async def call(request: Message, ctx: RequestContext[Any, Any]) -> AsyncIterator[Message]:
+        writes: asyncio.Queue[Message] = asyncio.Queue()
+        task = asyncio.ensure_future(handler(request, _Context(ctx, writes=writes)))
+        try:
+            while True:
+                written = asyncio.ensure_future(writes.get())
+                await asyncio.wait({written, task}, return_when=asyncio.FIRST_COMPLETED)
+                if not written.done():
+                    written.cancel()
+                    while not writes.empty():
+                        yield writes.get_nowait()
+                    task.result()  # the handler's error, if it ended with one
+                    return
+                yield written.result()
+        finally:
+            task.cancel()
 
     return call
 
@@ -252,18 +304,105 @@ def _bidi(handler: Any) -> Any:
     return call
 
 
-class _FormatterApp(ConnectASGIApplication[FormatterServicer]):
+class _App(ConnectASGIApplication[Any]):
+    """The FormatterService and health, one table of endpoints by path."""
+
     @property
     def path(self) -> str:
-        return f"/{SERVICE_NAME}"
+        return "/"
 
 
-def build_app(config: ServerConfig, servicer: FormatterServicer | None = None) -> Any:
-    """The ASGI application serving the FormatterService with the Connect protocol."""
+_HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+# What each kind of RPC reads, besides gRPC and gRPC-Web (`application/grpc*`).
+_UNARY_CONTENT_TYPES = ("application/json", "application/proto")
+_STREAM_CONTENT_TYPES = ("application/connect+json", "application/connect+proto")
+_GRPC_CONTENT_TYPES = tuple(
+    f"application/{kind}{codec}"
+    for kind in ("grpc", "grpc-web")
+    for codec in ("", "+proto", "+json")
+)
+
+
+class _ContentTypes:
+    """Answers a POST whose content type no protocol reads with HTTP 415, the
+    types it takes (`Accept-Post`) and a Connect error with details naming
+    `content-type`: connectrpc would send an empty body."""
+
+    def __init__(self, app: Any, streams: dict[str, bool]) -> None:
+        self._app = app
+        self._streams = streams  # endpoint path -> whether it is a stream
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        stream = self._streams.get(scope.get("path", ""))
+        if scope["type"] == "http" and scope["method"] == "POST" and stream is not None:
+            given = dict(scope["headers"]).get(b"content-type", b"").decode("latin-1")
+            name = given.split(";", 1)[0].strip().lower()
+            accepted = _STREAM_CONTENT_TYPES if stream else _UNARY_CONTENT_TYPES
+            if name not in accepted and name not in _GRPC_CONTENT_TYPES:
+                await _refuse(send, scope["path"].rsplit("/", 1)[-1], given, accepted, stream)
+                return
+        await self._app(scope, receive, send)
+
+
+async def _refuse(
+    send: Any, method: str, given: str, accepted: tuple[str, ...], stream: bool
+) -> None:
+    what = f"{given!r} is not a type {method} reads" if given else "missing"
+    how = " (Connect streaming: enveloped messages) or gRPC" if stream else " or gRPC"
+    reason = f"{what}; send {' or '.join(accepted)}{how}"
+    status = status_for(MessageFormatError("content-type", reason))
+    error = {
+        "code": _CODES_BY_NUMBER[status.code].value,
+        "message": status.message,
+        "details": [
+            {
+                "type": detail.TypeName(),
+                "value": base64.b64encode(detail.value).decode("ascii").rstrip("="),
+                "debug": json_format.MessageToDict(
+                    _DETAIL_CLASSES[detail.TypeName()].FromString(detail.value)
+                ),
+            }
+            for detail in status.details
+        ],
+    }
+    body = json.dumps(error).encode("utf-8")
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("ascii")),
+        (b"accept-post", ", ".join(accepted).encode("ascii")),
+    ]
+    await send({"type": "http.response.start", "status": 415, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+_DETAIL_CLASSES = {
+    cls.DESCRIPTOR.full_name: cls
+    for cls in (error_details_pb2.ErrorInfo, error_details_pb2.BadRequest)
+}
+
+
+def build_app(
+    config: ServerConfig,
+    servicer: FormatterServicer | None = None,
+    health_servicer: grpc_health.aio.HealthServicer | None = None,
+) -> Any:
+    """The ASGI application serving the FormatterService and `grpc.health.v1.Health`
+    with the Connect protocol; health reports `health_servicer`'s statuses (the
+    gRPC server's), or SERVING when none is given."""
     servicer = servicer or FormatterServicer(config)
-    endpoints: Mapping[str, Any] = _endpoints(servicer)
+    if health_servicer is None:
+        health_servicer = grpc_health.aio.HealthServicer()  # SERVING until it stops
+    endpoints: Mapping[str, Any] = {
+        **_endpoints(pb.DESCRIPTOR.services_by_name["FormatterService"], pb, servicer),
+        **_endpoints(
+            health_pb2.DESCRIPTOR.services_by_name["Health"],
+            health_pb2,
+            health_servicer,
+            safe=frozenset({"Check"}),
+        ),
+    }
     interceptors = [_TokenCheck(config.auth_token)] if config.auth_token else []
-    return _FormatterApp(
+    app = _App(
         service=servicer,
         endpoints=lambda _service: endpoints,
         interceptors=interceptors,
@@ -274,6 +413,11 @@ def build_app(config: ServerConfig, servicer: FormatterServicer | None = None) -
             _DecodeCodec(google_protobuf_json_codec(ignore_unknown_fields=False)),
         ],
     )
+    streams = {
+        path: endpoint.method.stream_type is not StreamType.UNARY
+        for path, endpoint in endpoints.items()
+    }
+    return _ContentTypes(app, streams)
 
 
 @dataclass
@@ -312,9 +456,13 @@ def _listen(config: ServerConfig, port: int) -> socket.socket:
 
 
 async def start_http(
-    config: ServerConfig, port: int, servicer: FormatterServicer | None = None
+    config: ServerConfig,
+    port: int,
+    servicer: FormatterServicer | None = None,
+    health: grpc_health.aio.HealthServicer | None = None,
 ) -> HttpServer:
-    """Serve the Connect app on `config.host:port` (0: any free port) in this event loop."""
+    """Serve the Connect app on `config.host:port` (0: any free port) in this
+    event loop; `health` is the gRPC server's (see `build_app`)."""
     sock = _listen(config, port)
     bound = int(sock.getsockname()[1])
     settings = HypercornConfig()
@@ -334,7 +482,6 @@ async def start_http(
             settings.ca_certs = str(config.tls_client_ca)
             settings.verify_mode = ssl.CERT_REQUIRED
     shutdown = asyncio.Event()
-    app = build_app(config, servicer)
+    app = build_app(config, servicer, health)
     task = asyncio.create_task(hypercorn_serve(app, settings, shutdown_trigger=shutdown.wait))
-    logger.info("FormatterService (Connect over HTTP) listening on %s:%d", config.host, bound)
     return HttpServer(bound, shutdown, task)

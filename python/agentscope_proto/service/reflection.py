@@ -1,10 +1,16 @@
-"""Server reflection that keeps the schema's comments.
+"""Server reflection that keeps the schema's comments, as `grpc.reflection.v1`
+and `v1alpha`.
 
 grpcio-reflection serialises each file with `CopyToProto`, which drops its
 source info, so `grpcurl describe` and grpcui would show no documentation.
 This servicer answers from the descriptor set that `make generate` writes
 with `--include_source_info` (`_generated/descriptors.binpb`); files outside
-it (health, reflection itself) come from the default pool without comments.
+it (health, the error detail types, reflection itself) come from the default
+pool without comments.
+
+grpcio-reflection only ships `v1alpha`; newer tools ask `v1` first. `v1` is
+`v1alpha` promoted unchanged, message for message and field for field, so the
+same servicer answers both, and `v1`'s schema is `v1alpha`'s under its package.
 """
 
 from __future__ import annotations
@@ -19,9 +25,17 @@ from google.protobuf.descriptor import FileDescriptor
 from grpc_reflection.v1alpha import reflection_pb2 as rpb
 from grpc_reflection.v1alpha import reflection_pb2_grpc
 
-__all__ = ["SERVICE_NAME", "DocumentedReflection", "documented_files", "enable_reflection"]
+__all__ = [
+    "SERVICE_NAME",
+    "V1_SERVICE_NAME",
+    "DocumentedReflection",
+    "documented_files",
+    "enable_reflection",
+]
 
 SERVICE_NAME: str = rpb.DESCRIPTOR.services_by_name["ServerReflection"].full_name
+_V1_PACKAGE = "grpc.reflection.v1"
+V1_SERVICE_NAME = f"{_V1_PACKAGE}.ServerReflection"
 _DESCRIPTOR_SET = "descriptors.binpb"
 
 
@@ -47,9 +61,12 @@ class DocumentedReflection:
         self._protos: dict[str, bytes] = {}
         for file in extra_files:
             self._add_plain(file)
-        for proto in documented_files():
-            self._pool.Add(proto)
-            self._protos[proto.name] = proto.SerializeToString()
+        for proto in [_v1_file(), *documented_files()]:
+            self._add(proto)
+
+    def _add(self, proto: descriptor_pb2.FileDescriptorProto) -> None:
+        self._pool.Add(proto)
+        self._protos[proto.name] = proto.SerializeToString()
 
     def _add_plain(self, file: FileDescriptor) -> None:
         if file.name in self._protos:
@@ -58,8 +75,7 @@ class DocumentedReflection:
             self._add_plain(dependency)
         proto = descriptor_pb2.FileDescriptorProto()
         file.CopyToProto(proto)
-        self._pool.Add(proto)
-        self._protos[proto.name] = proto.SerializeToString()
+        self._add(proto)
 
     def _with_dependencies(self, file: FileDescriptor) -> list[bytes]:
         """`file` and everything it imports, transitively (the client asks once)."""
@@ -120,9 +136,41 @@ def _error(
     return response
 
 
+def _v1_file() -> descriptor_pb2.FileDescriptorProto:
+    """`grpc/reflection/v1/reflection.proto`: v1alpha's file under v1's package."""
+    proto = descriptor_pb2.FileDescriptorProto()
+    rpb.DESCRIPTOR.CopyToProto(proto)
+    old = f".{rpb.DESCRIPTOR.package}."
+    new = f".{_V1_PACKAGE}."
+    proto.name = "grpc/reflection/v1/reflection.proto"
+    proto.package = _V1_PACKAGE
+    proto.ClearField("options")  # v1alpha's language options, not v1's
+    fields = [field for message in proto.message_type for field in message.field]
+    for field in fields:
+        if field.type_name.startswith(old):
+            field.type_name = new + field.type_name.removeprefix(old)
+    for method in proto.service[0].method:
+        method.input_type = method.input_type.replace(old, new, 1)
+        method.output_type = method.output_type.replace(old, new, 1)
+    return proto
+
+
 def enable_reflection(
     service_names: Iterable[str], server: grpc.aio.Server, extra_files: Iterable[FileDescriptor]
 ) -> None:
-    """Add the documented reflection service to `server` (it lists itself too)."""
-    servicer = DocumentedReflection([*service_names, SERVICE_NAME], [*extra_files, rpb.DESCRIPTOR])
+    """Add the documented reflection service, as v1 and v1alpha, to `server`
+    (it lists both)."""
+    servicer = DocumentedReflection(
+        [*service_names, V1_SERVICE_NAME, SERVICE_NAME], [*extra_files, rpb.DESCRIPTOR]
+    )
     reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    # The same messages on the wire, so v1alpha's classes read and write v1's.
+    v1 = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=rpb.ServerReflectionRequest.FromString,
+        response_serializer=rpb.ServerReflectionResponse.SerializeToString,
+    )
+    handlers = {"ServerReflectionInfo": v1}
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(V1_SERVICE_NAME, handlers),)
+    )

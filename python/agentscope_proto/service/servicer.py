@@ -67,14 +67,12 @@ def provider_name(value: int) -> str:
     return provider_for(value).name
 
 
-def _tools(request: pb.FormatRequest) -> list[Any] | None:
-    """The decoded `tools_json`; `format()` checks each schema (`tools[i]...`)."""
+def _tools(request: pb.FormatRequest) -> Any:
+    """The decoded `tools_json`; `format()` checks it (`tools`, `tools[i]...`),
+    as it checks the Python API's and the CLI's."""
     if not request.tools_json:
         return None
-    tools = _json.loads(request.tools_json, "tools_json")
-    if not isinstance(tools, list):
-        raise FormatError("tools_json", "expected a JSON array of tool schemas")
-    return tools
+    return _json.loads(request.tools_json, "tools_json")
 
 
 def _over_block_limit(messages: Iterable[Msg], size: int, limit: int) -> bool:
@@ -247,8 +245,7 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
         return body, body_json
 
     def _parse(self, request: pb.ParseRequest, budget: Budget, size: int) -> pb.ParseResponse:
-        if not request.response_json:
-            raise ParseError("response_json", "required")
+        # An unset response_json is parse()'s empty text, refused as it refuses it.
         result = parse(
             provider_name(request.provider),
             request.response_json,
