@@ -10,11 +10,14 @@ becomes and what the writer does with messages from the other dialects.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentscope_proto import (
     ErrorType,
@@ -463,3 +466,141 @@ def test_envelope_fields_written() -> None:
         "cache_input_tokens": 0,
         "cache_creation_input_tokens": 0,
     }
+
+
+# --- Generated 2.x dumps round-trip exactly ------------------------------------
+
+
+_S = st.text(max_size=8)
+_OPT = st.none() | _S
+_ID = st.text(alphabet="0123456789abcdef", min_size=32, max_size=32)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _S,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_S, inner, max_size=3),
+    max_leaves=6,
+)
+_B64 = st.binary(max_size=12).map(lambda b: base64.b64encode(b).decode()) | _S
+
+
+def _times(finished: Any = _OPT) -> dict[str, Any]:
+    return {"created_at": _S, "finished_at": finished}
+
+
+def _block(kind: str, fields: dict[str, Any], finished: Any = _OPT) -> Any:
+    return st.fixed_dictionaries({"type": st.just(kind), **fields, **_times(finished)})
+
+
+_SOURCE = st.fixed_dictionaries(
+    {
+        "type": st.just("base64"),
+        "data": _B64,
+        "media_type": st.sampled_from(
+            ["image/png", "application/pdf", "audio/wav", "text/plain; charset=utf-8"]
+        ),
+    }
+) | st.fixed_dictionaries(
+    {
+        "type": st.just("url"),
+        "url": st.sampled_from(["https://example.com/a.png", "file:///tmp/r.pdf", "x-y:z"]),
+        "media_type": st.sampled_from(["video/mp4", "application/pdf"]),
+    }
+)
+_TEXT = _block("text", {"text": _S, "id": _ID})
+_DATA = st.fixed_dictionaries(
+    {"type": st.just("data"), "id": _ID, "source": _SOURCE, "name": _OPT, **_times()}
+)
+_PARTS = _S | st.lists(_TEXT | _DATA, max_size=3)
+_RULE = st.fixed_dictionaries(
+    {
+        "tool_name": _S,
+        "rule_content": _OPT,
+        "behavior": st.sampled_from(["allow", "deny", "ask", "passthrough"]),
+        "source": _S,
+    }
+)
+_THINKING = _block("thinking", {"thinking": _S, "id": _ID}).flatmap(
+    lambda b: st.dictionaries(
+        st.sampled_from(["signature", "redacted_thinking_data", "reasoning_item_id", "x"]),
+        _JSON,
+        max_size=3,
+    ).map(lambda extra: {**b, **extra})
+)
+_BLOCKS = {
+    "user": _TEXT | _DATA,
+    "system": _TEXT,
+    "assistant": _TEXT
+    | _DATA
+    | _THINKING
+    | _block("hint", {"hint": _PARTS, "id": _ID, "source": _OPT})
+    | _block(
+        "tool_call",
+        {
+            "id": _S,
+            "name": _S,
+            "input": _S,
+            "state": st.sampled_from(["pending", "asking", "allowed", "submitted", "finished"]),
+            "suggested_rules": st.lists(_RULE, max_size=2),
+        },
+    )
+    | _block(
+        "tool_result",
+        {
+            "id": _S,
+            "name": _S,
+            "output": _PARTS,
+            "state": st.sampled_from(["running", "success", "error", "interrupted", "denied"]),
+            "metadata": st.dictionaries(_S, _JSON, max_size=3),
+        },
+    ),
+}
+_COUNT = st.integers(min_value=0, max_value=2**62)
+
+
+@st.composite
+def _dumps(draw: st.DrawFn) -> dict[str, Any]:
+    role = draw(st.sampled_from(["user", "assistant", "system"]))
+    return {
+        "name": draw(_S),
+        "content": draw(st.lists(_BLOCKS[role], max_size=4)),
+        "role": role,
+        "id": draw(_ID),
+        "metadata": draw(st.dictionaries(_S, _JSON, max_size=3)),
+        "created_at": draw(_S),
+        "usage": draw(
+            st.none()
+            | st.fixed_dictionaries(
+                dict.fromkeys(
+                    (
+                        "input_tokens",
+                        "output_tokens",
+                        "cache_input_tokens",
+                        "cache_creation_input_tokens",
+                    ),
+                    _COUNT,
+                )
+            )
+        ),
+        "finished_at": draw(_OPT),
+        "finished_reason": draw(
+            st.none() | st.sampled_from(["completed", "interrupted", "exceed_max_iters", "error"])
+        ),
+        "structured_output": draw(st.none() | st.dictionaries(_S, _JSON, max_size=3)),
+        "error": draw(
+            st.none()
+            | st.fixed_dictionaries(
+                {"type": st.sampled_from(["unknown", "rate_limit", "setup"]), "message": _S}
+            )
+        ),
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(_dumps())
+def test_generated_dumps_round_trip_exactly(dump: dict[str, Any]) -> None:
+    msg = from_dict(dump, dialect="agentscope2")
+    assert to_dict(msg, dialect="agentscope2") == dump
+    assert to_dict(Msg.FromString(msg.SerializeToString()), dialect="agentscope2") == dump

@@ -21,7 +21,7 @@ from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.providers._fidelity import provider_fidelity
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
-from provider_schemas.scenarios import SCENARIOS
+from provider_schemas.scenarios import AGENTSCOPE2_PDF, AGENTSCOPE2_TOOL_LOOP, SCENARIOS
 
 from golden_data import GOLDEN, decode, formatter_cases, golden_providers
 from strict import assert_same
@@ -214,3 +214,26 @@ def test_provider_fidelity_is_a_fixpoint_and_keeps_parity_warnings(provider: str
         again: list[FormatWarning] = []
         assert provider_fidelity(provider, dict(adapted), again) == dict(adapted), case["name"]
         assert again == [], case["name"]
+
+
+# AgentScope 2.x's own messages (real dumps): its tool loop for every provider,
+# its PDF for every provider that takes documents.
+_DOCUMENTS = sorted(name for name, p in PROVIDERS.items() if "application/pdf" in p.document_types)
+_AGENTSCOPE2 = [("tool_loop", provider, AGENTSCOPE2_TOOL_LOOP) for provider in sorted(PROVIDERS)]
+_AGENTSCOPE2 += [("pdf", provider, AGENTSCOPE2_PDF) for provider in _DOCUMENTS]
+
+
+@needs_sdks
+def test_agentscope2_messages_validate() -> None:
+    assert _DOCUMENTS == ["anthropic", "gemini", "openai", "openai_responses"]
+    bodies = [
+        (provider, dict(format(provider, msgs, fidelity="provider", request=REQUESTS[provider])))
+        for _, provider, msgs in _AGENTSCOPE2
+    ]
+    results = client.validate_many(bodies)
+    invalid = {
+        f"{provider}:{name}": [str(v) for v in violations]
+        for (name, provider, _), violations in zip(_AGENTSCOPE2, results, strict=True)
+        if violations
+    }
+    assert invalid == {}

@@ -388,3 +388,24 @@ RESPONSES_SERVER_TOOLS = [
     ),
 ]
 SCENARIOS["responses_server_tools"] = (RESPONSES_SERVER_TOOLS, TOOLS)
+
+
+# -- AgentScope 2.x's own messages --------------------------------------------------------
+# Real `model_dump`s from tests/golden/agentscope2/messages.json (made by the real
+# AgentScope 2.0.11): an agent's tool loop as 2.x keeps it (thinking, text, the tool
+# call and its result, a hint, the answer, in one assistant message), and a user
+# giving a PDF as a data block.
+
+
+def _agentscope2(*names: str) -> list[dict[str, Any]]:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "golden" / "agentscope2" / "messages.json"
+    with path.open(encoding="utf-8") as file:
+        dumps = {case["name"]: case["dump"] for case in json.load(file)["cases"]}
+    return [dumps[name] for name in names]
+
+
+AGENTSCOPE2_TOOL_LOOP = _agentscope2("role/user.text", "turn/tool_loop", "role/user.text")
+AGENTSCOPE2_PDF = _agentscope2("role/user.text", "data/base64.application_pdf")

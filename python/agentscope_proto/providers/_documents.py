@@ -47,7 +47,8 @@ class Document:
 def document(block: dict[str, Any], ctx: FormatContext, *, keep_url: bool) -> Document:
     """The document a `data` block holds (`ctx.location` names it in errors)."""
     source = block["source"]
-    media_type = source.get("media_type") or ""
+    # The type without its parameters: what the providers' document parts take.
+    media_type = (source.get("media_type") or "").split(";", 1)[0].strip().lower()
     name = block.get("name") if isinstance(block.get("name"), str) else None
     if source["type"] == "base64":
         data = source["data"]

@@ -258,10 +258,11 @@ def _as_media(block: Block, path: str, provider: str, documents: frozenset[str])
         # What every path does with inline media given without a type.
         media_type = inline_media_type("data", source.get("data", ""), f"{path}.source.media_type")
         block = {**block, "source": {**source, "media_type": media_type}}
-    kind = media_type.split("/", 1)[0].lower()
+    kind = media_type.split("/", 1)[0].strip().lower()
     if kind in _MEDIA:
         return {**block, "type": kind}
-    if media_type.lower() not in documents:
+    # Parameters (`; charset=utf-8`) do not change what the document is.
+    if media_type.split(";", 1)[0].strip().lower() not in documents:
         takes = ", ".join(sorted(documents)) or "no documents"
         raise UnsupportedMediaError(
             path, f"{provider} cannot take {media_type or 'untyped'} data (it takes {takes})"
@@ -285,11 +286,11 @@ def _parts(items: Any, path: str, key: str, provider: str, documents: frozenset[
 def agent_turns(msgs: list[MsgView], provider: str, documents: frozenset[str]) -> list[MsgView]:
     """The views as AgentScope 2.x's formatters turn its messages into the
     provider's turns (provider fidelity): an agent's message holds its tool
-    calls and their results together, so the content before a run of tool
-    results goes out first, the results next, and what follows after them;
-    a hint is a user turn of its own where it stands; `data` blocks are media
-    or the provider's documents (else refused, naming `provider`). A view it
-    leaves whole is returned as it was (its cache id kept)."""
+    calls and their results together, so the content up to the calls goes
+    out first, then the results, then what follows them; a hint is a user
+    turn of its own where it stands; `data` blocks are media or the
+    provider's documents (else refused, naming `provider`). A view it leaves
+    whole is returned as it was (its cache id kept)."""
     out: list[MsgView] = []
     for msg in msgs:
         content = msg.content
@@ -314,7 +315,9 @@ def _split(
     pieces: list[MsgView] = []
     run: list[Block] = []
     places: list[str] = []
-    results = False
+    # Whether `run` is results answering calls made earlier in this message.
+    answering = False
+    calls: set[Any] = set()
 
     def flush() -> None:
         if run:
@@ -328,17 +331,27 @@ def _split(
         path = f"messages[{msg.index}].{place}"
         if kind == "hint":
             flush()
+            answering = False
             pieces.extend(_hint(msg, block, place, provider, documents))
             continue
         if kind == "data":
             block = _as_media(block, path, provider, documents)
-        elif kind == "tool_result":
+        if kind == "tool_result":
             output = _parts(block.get("output"), path, "output", provider, documents)
             if output is not block.get("output"):
                 block = {**block, "output": output}
-        if (kind == "tool_result") != results and run:
-            flush()
-        results = kind == "tool_result"
+            # Results of calls this message made go out after those calls (a
+            # result answering an earlier message's call keeps AgentScope's
+            # place, ahead of its message).
+            if not answering and block.get("id") in calls:
+                flush()
+                answering = True
+        else:
+            if answering:
+                flush()
+                answering = False
+            if kind == "tool_use":
+                calls.add(block.get("id"))
         run.append(block)
         places.append(place)
     flush()

@@ -1,0 +1,150 @@
+"""AgentScope 2.x's messages through `format()`.
+
+In AgentScope fidelity a 2.x message formats as 1.0.21 formats its 1.x form
+(`to_dict(msg)`): its images are images, its `hint` and other `data` blocks
+are kinds 1.0.21 skips with its warning. In provider fidelity it goes out as
+2.x's own formatters send it: the content before a run of tool results first,
+then the results, then what follows; a hint as a user turn where it stands;
+documents where the provider takes them, refused naming the provider where
+not. The bodies validate against the providers' SDK request types in
+tests/test_provider_fidelity_schemas.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentscope_proto import (
+    PROVIDERS,
+    FormatError,
+    UnsupportedMediaError,
+    format,
+    from_dict,
+    new_data_block,
+    new_hint_block,
+    new_msg,
+    new_text_block,
+    new_tool_result_block,
+    new_tool_use_block,
+    to_dict,
+)
+from provider_schemas.golden import REQUESTS
+from provider_schemas.scenarios import AGENTSCOPE2_PDF, AGENTSCOPE2_TOOL_LOOP
+
+DOCUMENTS = sorted(name for name, p in PROVIDERS.items() if "application/pdf" in p.document_types)
+NO_DOCUMENTS = sorted(set(PROVIDERS) - set(DOCUMENTS))
+
+
+def _turns(provider: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = body.get("messages") or body.get("contents") or body["input"]
+    return messages
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_agentscope_fidelity_formats_the_1x_form(provider: str) -> None:
+    msgs = [from_dict(m) for m in AGENTSCOPE2_TOOL_LOOP]
+    one_x = [to_dict(m) for m in msgs]
+    ours = format(provider, msgs)
+    assert dict(ours) == dict(format(provider, one_x))
+    assert [w.message for w in ours.warnings] == [
+        w.message for w in format(provider, one_x).warnings
+    ]
+    # The hint is a kind 1.0.21 does not know: skipped, with its warning.
+    assert any(w.block_type == "hint" for w in ours.warnings)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_tool_results_follow_their_calls(provider: str) -> None:
+    body = format(provider, AGENTSCOPE2_TOOL_LOOP, fidelity="provider", request=REQUESTS[provider])
+    text = repr(_turns(provider, body))
+    # The call goes out before its result, and no call is dropped as unanswered.
+    assert text.index("get_weather") < text.index("Sunny")
+    assert not [w for w in body.warnings if "no tool" in w.message]
+    # The hint is a user turn between the result and the answer.
+    assert text.index("Sunny") < text.index("Keep it short.") < text.index("It is sunny in Paris")
+
+
+def test_the_hint_is_a_user_turn_named_after_its_source() -> None:
+    body = format("openai", AGENTSCOPE2_TOOL_LOOP, fidelity="provider")
+    (hint,) = [m for m in body["messages"] if "Keep it short." in repr(m)]
+    assert hint == {
+        "role": "user",
+        "name": "system",
+        "content": [{"type": "text", "text": "Keep it short."}],
+    }
+
+
+@pytest.mark.parametrize("provider", DOCUMENTS)
+def test_a_pdf_goes_where_the_provider_takes_documents(provider: str) -> None:
+    body = format(provider, AGENTSCOPE2_PDF, fidelity="provider", request=REQUESTS[provider])
+    text = repr(_turns(provider, body)[-1])
+    assert "JVBERi0xLj" in text  # the PDF's bytes, base64
+    part = {
+        "anthropic": "'type': 'document'",
+        "openai": "'type': 'file'",
+        "openai_responses": "'type': 'input_file'",
+        "gemini": "'inline_data'",
+    }[provider]
+    assert part in text
+
+
+@pytest.mark.parametrize("provider", NO_DOCUMENTS)
+def test_a_pdf_is_refused_where_the_provider_takes_none(provider: str) -> None:
+    with pytest.raises(UnsupportedMediaError) as caught:
+        format(provider, AGENTSCOPE2_PDF, fidelity="provider")
+    assert caught.value.path == "messages[1].content[0]"
+    assert caught.value.reason.startswith(f"{provider} cannot take application/pdf data")
+    # AgentScope fidelity: an unknown kind, skipped with 1.0.21's warning.
+    assert [w.block_type for w in format(provider, AGENTSCOPE2_PDF).warnings] == ["data"]
+
+
+def test_errors_inside_a_split_message_name_the_callers_block() -> None:
+    msg = new_msg(
+        "Friday",
+        [
+            new_text_block("x"),
+            new_tool_use_block("c1", "f", {}),
+            new_tool_result_block("c1", "f", "ok"),
+            new_hint_block(
+                [
+                    new_text_block("see"),
+                    new_data_block(data=b"%PDF-1.7", media_type="application/pdf"),
+                ]
+            ),
+        ],
+        "assistant",
+    )
+    with pytest.raises(UnsupportedMediaError) as caught:
+        format("deepseek", [new_msg("u", "hi", "user"), msg], fidelity="provider")
+    assert caught.value.path == "messages[1].content[3].hint[1]"
+    body = format("anthropic", [new_msg("u", "hi", "user"), msg], fidelity="provider")
+    assert body["messages"][-1]["content"][1]["type"] == "document"
+
+
+def test_a_pdf_url_needs_a_download_where_the_api_takes_no_url() -> None:
+    url = new_msg(
+        "u", [new_data_block("https://example.com/r.pdf", media_type="application/pdf")], "user"
+    )
+    with pytest.raises(FormatError, match="allow_download"):
+        format("openai", [url], fidelity="provider")
+    # Anthropic and the Responses API take the URL itself.
+    anthropic = format("anthropic", [url], fidelity="provider")
+    assert anthropic["messages"][0]["content"][0]["source"] == {
+        "type": "url",
+        "url": "https://example.com/r.pdf",
+    }
+    responses = format("openai_responses", [url], fidelity="provider")
+    assert responses["input"][0]["content"][0] == {
+        "type": "input_file",
+        "file_url": "https://example.com/r.pdf",
+    }
+
+
+def test_invalid_base64_in_a_document_is_refused() -> None:
+    msg = new_msg("u", [new_data_block(data=b"%PDF", media_type="application/pdf")], "user")
+    msg.blocks.items[0].data.source.base64_text = "!!not base64!!"
+    with pytest.raises(FormatError) as caught:
+        format("anthropic", [msg], fidelity="provider")
+    assert caught.value.path == "messages[0].content[0].source.data"
