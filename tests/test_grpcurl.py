@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.parsing import StreamParser, parse
+from agentscope_proto.request import request_from_proto
 from agentscope_proto.service import ServerConfig, provider_name
 
 from readme_recipes import GRPC_ADDRESS, commands, grpcurl, json_values, request_data, run
@@ -88,9 +89,14 @@ def test_format_takes_and_returns_plain_json(target: str) -> None:
     (reply,) = json_values(run(command, grpc_target=target))
     body = json.loads(reply["bodyJson"])  # JSON text, not base64
     expected = format(
-        provider_name(request.provider), request.messages, tools=json.loads(request.tools_json)
+        provider_name(request.provider),
+        request.messages,
+        tools=json.loads(request.tools_json),
+        request=request_from_proto(request.request),
     )
     assert body == json.loads(body_to_json(expected))
+    # A body to send as it is: the model and the output budget where OpenAI takes them.
+    assert (body["model"], body["max_completion_tokens"]) == ("gpt-4.1-mini", 512)
     assert body["tools"][0]["function"]["name"] == "get_weather"
     assert body["messages"][0]["content"][0]["text"] == "Weather in Paris?"
 
