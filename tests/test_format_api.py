@@ -11,7 +11,7 @@ import pytest
 
 from agentscope_proto import FormatError, FormattedBody, format, from_dict
 from agentscope_proto.formatting import body_to_json
-from agentscope_proto.providers._base import MEDIA_DIR
+from agentscope_proto.providers._media import MEDIA_DIR
 
 
 def _msg(name: str, role: str, content: Any) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from agentscope_proto import errors
+from agentscope_proto._think import split_think_blocks
 from agentscope_proto.parsing import ParsedResponse, StreamParser, _Framer, parse
 from agentscope_proto.providers import PROVIDERS
-from agentscope_proto.providers._think import split_think_blocks
 
 from conftest import default_options, load_golden
 

@@ -1,5 +1,5 @@
 """The views `format()` hands the providers: each input message as AgentScope's
-formatters see it (`providers._base.MsgView`), built fresh, from a
+formatters see it (`providers._context.MsgView`), built fresh, from a
 `FormatCache`, or (the server) found by the bytes the message arrived as.
 """
 
@@ -29,7 +29,7 @@ from .errors import FormatError, MessageFormatError
 from .message._codec import blocks_to_list
 from .message._sniff import inline_media_type
 from .options import FormatSettings
-from .providers._base import FormatContext, MsgView
+from .providers._context import FormatContext, MsgView
 
 __all__ = [
     "build_view",

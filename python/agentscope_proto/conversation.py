@@ -39,7 +39,7 @@ from .formatting import (
 )
 from .options import FormatSettings
 from .providers import get_provider
-from .providers._base import FormatContext
+from .providers._context import FormatContext
 from .request import RequestParams, write_request
 from .results import copy_json
 

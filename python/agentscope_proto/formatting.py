@@ -37,7 +37,7 @@ from .cache import EncodedMessage, FormatCache, JsonRun
 from .errors import FormatError
 from .options import FormatSettings, default_format_settings
 from .providers import get_provider
-from .providers._base import FormatContext, MsgView
+from .providers._context import FormatContext, MsgView
 from .providers._fidelity import provider_fidelity
 from .providers._turns import agent_turns
 from .request import RequestParams, write_request

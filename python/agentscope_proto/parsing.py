@@ -13,13 +13,13 @@ from typing import Any
 
 from . import _json
 from ._generated.agentscope.message.v1.message_pb2 import ContentBlock
+from ._think import ThinkSplitter, split_think_blocks
 from .errors import ParseError
 from .message import new_id, new_timestamp
 from .message._codec import block_from_dict, unwrap
 from .options import ParseSettings
 from .providers import get_provider
-from .providers._base import StreamState
-from .providers._think import ThinkSplitter, split_think_blocks
+from .providers._provider import StreamState
 from .results import ContentDelta, FinishReason, ParsedResponse, TokenUsage, copy_json
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The provider registry: one module per provider, each holding both directions.
 
-A provider module defines one object satisfying `Provider` (see `_base.py`):
+A provider module defines one object satisfying `Provider` (see `_provider.py`):
 its registry `name`, its `agentscope.formatter.v1.Provider` enum value `enum`,
 `format_messages`/`build_body` for requests, `parse`/`stream` for responses.
 Adding a provider takes one module, one enum value and one line below; a test
@@ -15,7 +15,7 @@ from types import MappingProxyType
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..errors import FormatError, UnknownProviderError
 from . import anthropic, dashscope, deepseek, gemini, ollama, openai, openai_responses
-from ._base import Provider
+from ._provider import Provider
 
 __all__ = [
     "PROVIDERS",

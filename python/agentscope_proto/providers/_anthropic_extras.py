@@ -40,9 +40,9 @@ from typing import Any, ClassVar, cast
 from ..errors import ParseError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
-from ._base import FormatContext, expect
+from ._context import FormatContext
 from ._documents import document
-from ._shared import StreamedInputs, streamed_tool_use
+from ._parse import StreamedInputs, expect, streamed_tool_use
 from ._turns import Handler, Turn
 from .anthropic import _CHAT_BLOCKS, _format_tool_result, _Stream, response_result
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FormatError
-from ._base import FormatContext
+from ._context import FormatContext
 
 __all__ = ["Document", "document"]
 

@@ -38,8 +38,7 @@ from typing import Any
 from ..errors import ParseError, ProviderError
 from ..options import ParseSettings
 from ..results import ParsedResponse, copy_json
-from ._base import expect, raise_for_error_body
-from ._repair import loads_with_repair
+from ._parse import expect, loads_with_repair, raise_for_error_body
 
 __all__ = [
     "ProviderStream",

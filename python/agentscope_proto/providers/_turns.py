@@ -17,10 +17,9 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ..cache import FormatCache, JsonRun, Key, TurnEntry, encoded_turn, turn_key
-from ..errors import UnsupportedMediaError
+from ..errors import FormatError, UnsupportedMediaError
 from ..message._sniff import inline_media_type
-from ._base import FormatContext, MsgView, tool_result_to_text
-from ._shared import promoted_message
+from ._context import FormatContext, MsgView
 
 __all__ = [
     "Handler",
@@ -28,8 +27,10 @@ __all__ = [
     "agent_turns",
     "foreign_block_handler",
     "format_turns",
+    "promoted_message",
     "skipped_block",
     "tool_result_handler",
+    "tool_result_to_text",
 ]
 
 Block = dict[str, Any]
@@ -212,6 +213,80 @@ def _store(
     size = len(key[-1][-1]) + 3 * sum(len(message.json) for message in encoded)
     cache.put_shared(key, (encoded, relative, last), size)
     return True
+
+
+def tool_result_to_text(
+    output: str | list[dict[str, Any]] | None, ctx: FormatContext
+) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """AgentScope's `convert_tool_result_to_string`.
+
+    Returns the textual output (items `- `-bulleted when there are several) and
+    the media items as `(url_or_path, block)` pairs for promotion.
+    """
+    if output is None:
+        return "", []
+    if isinstance(output, str):
+        return output, []
+    texts: list[str] = []
+    media: list[tuple[str, dict[str, Any]]] = []
+    for index, block in enumerate(output):
+        kind = block["type"]
+        if kind == "text":
+            texts.append(block["text"])
+            continue
+        if kind not in ("image", "audio", "video"):
+            # AgentScope raises ValueError here; agentscope-java tool results
+            # may hold any block kind.
+            raise FormatError(
+                f"{ctx.location}.output[{index}]".lstrip("."),
+                f"Unsupported block type: {kind}, expected 'text', 'image', 'audio', or 'video'.",
+            )
+        source = block["source"]
+        if source["type"] == "url":
+            where = source["url"]
+        else:
+            where = ctx.save_base64(source["media_type"], source["data"])
+        texts.append(f"The returned {kind} can be found at: {where}")
+        media.append((where, block))
+    if len(texts) == 1:
+        return texts[0], media
+    return "\n".join("- " + text for text in texts), media
+
+
+def promoted_message(
+    source: MsgView,
+    tool_name: str,
+    media: list[tuple[str, Block]],
+    ctx: FormatContext,
+    *,
+    kinds: tuple[str, ...] = ("image",),
+    noun: str = "image",
+) -> MsgView | None:
+    """AgentScope's promotion of a tool result's media (`tool_result_to_text`'s
+    pairs): the items of `kinds` whose `promote_tool_result_<kind>s` option is on,
+    as the user message that follows `source` (None when nothing is promoted).
+
+    Only DashScope promotes audio and video (and says "media" in the opening line).
+    """
+    promoted = [
+        (where, item["type"])
+        for where, item in media
+        if item["type"] in kinds and ctx.settings.promotes(item["type"])
+    ]
+    if not promoted:
+        return None
+    content: list[Block] = [
+        {
+            "type": "text",
+            "text": f"<system-info>The following are the {noun} contents from the tool "
+            f"result of '{tool_name}':",
+        }
+    ]
+    for where, kind in promoted:
+        content.append({"type": "text", "text": f"\n- The {kind} from '{where}': "})
+        content.append({"type": kind, "source": {"type": "url", "url": where}})
+    content.append({"type": "text", "text": "</system-info>"})
+    return MsgView("user", "user", content, source.index)
 
 
 def tool_result_handler(

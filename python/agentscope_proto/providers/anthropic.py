@@ -16,25 +16,18 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._base import (
-    UNKNOWN_TO_AGENTSCOPE,
-    FormatContext,
-    MsgView,
-    expect,
-    nothing_to_send,
-    raise_for_error_body,
-)
-from ._shared import (
+from ._context import FormatContext, MsgView
+from ._history import format_multi_agent, history_prompt, system_blocks, wrap_history
+from ._media import sniff_image
+from ._parse import (
     StreamedInputs,
-    format_multi_agent,
-    history_prompt,
+    expect,
+    raise_for_error_body,
     repair_tool_inputs,
-    sniff_image,
     streamed_tool_use,
-    system_blocks,
-    validate_tool_choice,
-    wrap_history,
 )
+from ._provider import UNKNOWN_TO_AGENTSCOPE, nothing_to_send
+from ._tools import validate_tool_choice
 from ._turns import Handler, Turn, format_turns
 
 __all__ = ["PROVIDER"]

@@ -35,8 +35,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ._base import FormatContext, expect
-from ._shared import without_tools
+from ._context import FormatContext
+from ._parse import expect
+from ._tools import without_tools
 from ._turns import Handler, Turn, foreign_block_handler, skipped_block
 
 __all__ = [

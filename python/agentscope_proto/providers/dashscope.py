@@ -15,28 +15,18 @@ from ..errors import FormatError, ParseError, ProviderError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._base import (
-    UNKNOWN_TO_AGENTSCOPE,
-    FormatContext,
-    MsgView,
-    expect,
-    raise_for_error_body,
-    raise_format,
-)
-from ._repair import loads_with_repair
-from ._shared import (
-    TOOL_CHOICE_MODES,
+from ._context import FormatContext, MsgView
+from ._history import format_multi_agent, history_prompt, system_text, wrap_history
+from ._parse import (
     StreamedInputs,
-    format_multi_agent,
-    history_prompt,
+    expect,
+    loads_with_repair,
+    raise_for_error_body,
     repair_tool_inputs,
     streamed_tool_use,
-    system_text,
-    tool_call,
-    tool_message,
-    validate_tool_choice,
-    wrap_history,
 )
+from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._tools import TOOL_CHOICE_MODES, tool_call, tool_message, validate_tool_choice
 from ._turns import Handler, Turn, format_turns, tool_result_handler
 
 __all__ = ["PROVIDER"]
@@ -64,10 +54,8 @@ def _media_from_url(ctx: FormatContext, msg: MsgView, index: int, source: Block)
     # extension only (`.wav` -> audio/x-wav, `.mpeg` -> video/mpeg).
     media_type = mimetypes.guess_type(posixpath.normpath(posixpath.join("/", url)))[0]
     if not media_type:
-        raise_format(
-            msg,
-            index,
-            FormatError,
+        raise FormatError(
+            msg.path(index),
             f"cannot tell the media type of {url!r} from its extension; "
             "DashScope needs a recognised one (.png, .jpg, .mp3, .mp4, ...)",
         )

@@ -11,15 +11,10 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
 from ..request import RequestFields
-from ._base import UNKNOWN_TO_AGENTSCOPE, FormatContext, MsgView
-from ._shared import (
-    format_multi_agent,
-    history_prompt,
-    history_text,
-    system_blocks,
-    tool_call,
-    tool_message,
-)
+from ._context import FormatContext, MsgView
+from ._history import format_multi_agent, history_prompt, history_text, system_blocks
+from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._tools import tool_call, tool_message
 from ._turns import Handler, Turn, format_turns, tool_result_handler
 from .chat_extras import deepseek_thinking, provider_handlers, with_reasoning
 from .openai import OpenAIChat

@@ -24,21 +24,13 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._base import (
-    UNKNOWN_TO_AGENTSCOPE,
-    FormatContext,
-    MsgView,
-    expect,
-    raise_for_error_body,
-)
+from ._context import FormatContext, MsgView
 from ._documents import document
-from ._repair import loads_with_repair
-from ._shared import (
-    arguments_json,
-    format_multi_agent,
-    web_body,
-    wrap_history,
-)
+from ._history import format_multi_agent, wrap_history
+from ._media import web_body
+from ._parse import expect, loads_with_repair, raise_for_error_body
+from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._tools import arguments_json
 from ._turns import Handler, Turn, format_turns, tool_result_handler
 from .gemini_extras import (
     CODE_PARTS,

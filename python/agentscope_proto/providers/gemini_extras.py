@@ -41,8 +41,9 @@ import re
 from typing import Any
 
 from ..errors import FormatError, ParseError
-from ._base import FormatContext, expect
-from ._shared import without_tools
+from ._context import FormatContext
+from ._parse import expect
+from ._tools import without_tools
 from ._turns import Turn, foreign_block_handler
 
 __all__ = [

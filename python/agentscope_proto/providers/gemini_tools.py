@@ -7,8 +7,8 @@ import copy
 from typing import Any
 
 from ..errors import FormatError
-from ._base import FormatContext
-from ._shared import validate_tool_choice
+from ._context import FormatContext
+from ._tools import validate_tool_choice
 
 __all__ = ["function_declarations", "inline_refs", "tool_config"]
 

@@ -13,23 +13,12 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._base import (
-    UNKNOWN_TO_AGENTSCOPE,
-    FormatContext,
-    MsgView,
-    expect,
-    raise_for_error_body,
-    raise_format,
-)
-from ._repair import loads_with_repair
-from ._shared import (
-    format_multi_agent,
-    history_prompt,
-    system_text,
-    tool_message,
-    web_body,
-    wrap_history,
-)
+from ._context import FormatContext, MsgView
+from ._history import format_multi_agent, history_prompt, system_text, wrap_history
+from ._media import web_body
+from ._parse import expect, loads_with_repair, raise_for_error_body
+from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._tools import tool_message
 from ._turns import Handler, Turn, format_turns, tool_result_handler
 
 __all__ = ["PROVIDER"]
@@ -122,7 +111,7 @@ def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> li
                     lines.clear()
                 images.append(_image_data(msg, index, block, ctx))
                 if not isinstance(block.get("text", ""), str):
-                    raise_format(msg, index, FormatError, "image block has a non-string 'text'")
+                    raise FormatError(msg.path(index), "image block has a non-string 'text'")
                 parts.append({**block})
             # Every other kind is ignored silently here (no warning in AgentScope).
     if lines:

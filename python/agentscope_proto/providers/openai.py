@@ -25,28 +25,19 @@ from ..errors import ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._base import (
-    UNKNOWN_TO_AGENTSCOPE,
-    FormatContext,
-    MsgView,
-    expect,
-    raise_for_error_body,
-)
+from ._context import FormatContext, MsgView
 from ._documents import document
-from ._repair import loads_with_repair
-from ._shared import (
-    TOOL_CHOICE_MODES,
+from ._history import format_multi_agent, history_prompt, history_text, system_blocks
+from ._parse import (
     StreamedInputs,
-    format_multi_agent,
-    history_prompt,
-    history_text,
+    expect,
+    loads_with_repair,
+    raise_for_error_body,
     repair_tool_inputs,
     streamed_tool_use,
-    system_blocks,
-    tool_call,
-    tool_message,
-    validate_tool_choice,
 )
+from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._tools import TOOL_CHOICE_MODES, tool_call, tool_message, validate_tool_choice
 from ._turns import Handler, Turn, format_turns, tool_result_handler
 from .chat_extras import (
     add_citations,

@@ -8,8 +8,8 @@ import base64
 from typing import Any
 
 from ..errors import FormatError, UnsupportedMediaError
-from ._base import FormatContext
-from ._shared import sniff_image
+from ._context import FormatContext
+from ._media import sniff_image
 
 __all__ = ["audio_part", "image_block_url", "image_url"]
 

@@ -25,31 +25,17 @@ from ..errors import FormatError, ParseError, ToolChoiceError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._base import (
-    UNKNOWN_TO_AGENTSCOPE,
-    FormatContext,
-    MsgView,
-    expect,
-    raise_for_error_body,
-    tool_result_to_text,
-)
+from ._context import FormatContext, MsgView
 from ._fidelity.responses_turns import PROVIDER_HANDLERS, finish_provider_turn
-from ._repair import loads_with_repair
+from ._history import format_multi_agent, history_prompt, history_text
+from ._parse import expect, loads_with_repair, raise_for_error_body, repair_tool_inputs
+from ._provider import UNKNOWN_TO_AGENTSCOPE
 from ._responses_items import ProviderStream, ResponseEnd, function_call, parse_provider
 from ._responses_items import call_id as _call_id
 from ._responses_items import finish_reason as _finish_reason
 from ._responses_items import usage as _usage
-from ._shared import (
-    TOOL_CHOICE_MODES,
-    arguments_json,
-    format_multi_agent,
-    history_prompt,
-    history_text,
-    repair_tool_inputs,
-    tool_names,
-    validate_tool_choice,
-)
-from ._turns import Handler, Turn, format_turns
+from ._tools import TOOL_CHOICE_MODES, arguments_json, tool_names, validate_tool_choice
+from ._turns import Handler, Turn, format_turns, tool_result_to_text
 from .openai import audio_part, history_media, image_block_url, image_url
 
 __all__ = ["PROVIDER"]

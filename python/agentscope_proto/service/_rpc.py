@@ -23,9 +23,9 @@ from google.rpc import code_pb2
 from grpc_status import rpc_status
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from .._log import log_safe
 from .._wire import read_varint
 from ..errors import AgentScopeProtoError, MessageFormatError
-from ..providers._base import log_safe
 from .status import status_for
 
 __all__ = [

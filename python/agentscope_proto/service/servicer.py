@@ -23,6 +23,7 @@ from .._fetch import media_limits
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
+from .._log import warning_log_level
 from .._wire import WireMessages
 from ..cache import FormatCache
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
@@ -31,7 +32,6 @@ from ..message._codec import block_from_dict
 from ..options import format_settings_from_proto, parse_settings_from_proto
 from ..parsing import StreamParser, parse
 from ..providers import provider_for
-from ..providers._base import warning_log_level
 from ..request import request_from_proto
 from ..results import ParsedResponse
 from ._rpc import (

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ...errors import FormatError
-from .._base import nothing_to_send
+from .._provider import nothing_to_send
 from ._common import Json, Notes
 from .anthropic import anthropic, anthropic_container
 from .chat import dashscope, ollama, openai

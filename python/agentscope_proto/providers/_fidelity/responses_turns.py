@@ -31,7 +31,7 @@ from typing import Any
 
 from ...results import copy_json
 from .._documents import document
-from .._shared import arguments_json
+from .._tools import arguments_json
 from .._turns import Handler, Turn, skipped_block
 
 __all__ = ["PROVIDER_HANDLERS", "finish_provider_turn"]
