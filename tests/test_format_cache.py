@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentscope_proto import FormatCache, FormatterClient
-from agentscope_proto.cache import ENTRY_OVERHEAD, view_key
+from agentscope_proto._engine.entries import view_key
+from agentscope_proto.cache import ENTRY_OVERHEAD
 from agentscope_proto.errors import AgentScopeProtoError, FormatError
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.message import new_msg, new_text_block

@@ -23,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ._engine.body import JsonRun, encoded_turn
+from ._engine.entries import WalkState, plain_content
+from ._engine.views import build_view, message_from_input
+from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from ._views import build_view, message_from_input
-from .cache import FormatCache, JsonRun, encoded_turn, plain_content
+from .cache import FormatCache
 from .errors import FormatError
 from .formatting import (
     FormattedBody,
@@ -104,8 +107,8 @@ def _copies(messages: Iterable[_M]) -> list[_M]:
 
 @dataclass(frozen=True, slots=True)
 class _Walk:
-    """Where the chat walk over the first `count` messages ended: what
-    `FormatContext.resume` takes."""
+    """Where the chat walk over the first `count` messages ended: what the
+    next walk goes on from (`TurnCache.resume`)."""
 
     count: int
     # The provider messages made, with their JSON: the conversation's own
@@ -116,9 +119,8 @@ class _Walk:
     at_message: int
     at_block: int | None
 
-    def resume(self) -> tuple[Any, ...]:
-        run = self.run
-        return (run, self.warnings, self.position, self.at_message, self.at_block, run.json)
+    def state(self) -> WalkState:
+        return WalkState(self.run, self.warnings, self.position, self.at_message, self.at_block)
 
 
 def _start() -> _Walk:
@@ -334,12 +336,8 @@ class Conversation:
             # Media read from files or the network may change between calls.
             self._incremental = False
             return None
-        ctx = FormatContext(
-            settings=self._settings,
-            media_root=None,
-            allow_download=False,
-            resume=walk.resume(),
-        )
+        turns = TurnCache(None, resume=walk.state())
+        ctx = FormatContext(settings=self._settings, turns=turns)
         run = walk.run
         known = run.known
         try:
@@ -365,7 +363,7 @@ class Conversation:
             len(msgs),
             run,
             tuple(ctx.warnings),
-            ctx.walked,
+            turns.walked,
             ctx.at_message,
             ctx.at_block,
         )

@@ -9,35 +9,32 @@ returned `FormattedBody` (a `dict`). Options arrive as one `FormatSettings`.
 
 from __future__ import annotations
 
-import base64
 import copy
 import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import orjson
-
-from . import _json
-from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from ._generated.agentscope.message.v1.message_pb2 import Msg
-from ._views import (
+from ._engine.body import body_to_json
+from ._engine.views import (
+    MsgView,
     cached_view,
-    keep_prefix,
     keyed_views,
     message_from_input,
-    resume_point,
-    settings_scope,
+    message_metadata,
     wire_views,
 )
-from ._views import view as _view
-from ._wire import WireMessages
-from .cache import EncodedMessage, FormatCache, JsonRun
+from ._engine.views import view as _view
+from ._engine.walk import TurnCache, settings_scope
+from ._engine.wire import WireMessages
+from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from ._generated.agentscope.message.v1.message_pb2 import Msg
+from .cache import FormatCache
 from .errors import FormatError
 from .options import FormatSettings, default_format_settings
 from .providers import get_provider
-from .providers._context import FormatContext, MsgView
+from .providers._context import FormatContext
 from .providers._fidelity import provider_fidelity
 from .providers._turns import agent_turns
 from .request import RequestParams, write_request
@@ -46,6 +43,7 @@ __all__ = [
     "FormatSettings",
     "FormatWarning",
     "FormattedBody",
+    "body_to_json",
     "check_history_prompt",
     "check_tools",
     "count_chars",
@@ -333,37 +331,11 @@ def format(
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
     params = RequestParams.of(request)
-    given: Sequence[Msg | Mapping[str, Any]] = ()
-    if settings.fidelity == "provider":
-        # Read twice: for the views, then for what the pass takes from the
-        # messages' metadata.
-        msgs = given = msgs if isinstance(msgs, Sequence) else list(msgs)
-    scope = resume = resumed = None
-    # A chat walk whose turns the cache may hold (the named-turns style
-    # rewrites the views; truncation re-walks them).
-    chat = settings.chat_walk
-    wired = cache is not None and _wire is not None and settings.resumable
-    if cache is None:
-        views = [_view(msg, index) for index, msg in enumerate(msgs)]
-    elif wired and _wire is not None:
-        # The server's chat turns, found by the bytes each message arrived as
-        # and stored with their JSON, and the walk over the run of messages
-        # the last request ended with: shared objects, safe because the
-        # server only encodes the body. The provider-fidelity pass edits the
-        # body and truncation re-walks the list: neither gets them.
-        scope = settings_scope(cache, impl.name, settings)
-        resumed = resume_point(cache, scope, _wire)
-        if not isinstance(msgs, Sequence) or len(_wire) != len(msgs):
-            raise ValueError("_wire does not hold the messages given")  # a server bug
-        views = wire_views(msgs, _wire, cache, scope)
-        resume = None if resumed is None else resumed[1:]
-    elif chat and isinstance(msgs, Sequence) and all(type(msg) is Msg for msg in msgs):
-        # A chat walk over `Msg`s: each message's turn is looked up by its
-        # content, all at once, and replayed without building its view.
-        scope = settings_scope(cache, impl.name, settings)
-        views = keyed_views(msgs, cache, scope)
-    else:
-        views = [cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
+    if not isinstance(msgs, Sequence):
+        # Read twice in provider fidelity: for the views, then for what the
+        # pass takes from the messages' metadata.
+        msgs = list(msgs)
+    views, turns = _views(msgs, impl.name, settings, cache, _wire)
     multi_agent = settings.multi_agent and settings.agent_name is None
     if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.
@@ -380,126 +352,65 @@ def format(
         allow_download=allow_download,
         write_media=write_media,
         # Chat turns only: a multi-agent history turns runs of messages into one.
-        turn_cache=None if multi_agent else cache,
-        turn_scope=scope,
-        resume=resume,
+        turns=None if multi_agent else turns,
     )
-    max_tokens = settings.max_tokens
-    counter = counter_for(settings)
-    while True:
-        ctx.warnings.clear()
-        messages = impl.format_messages(views, ctx, multi_agent=multi_agent)
-        count = counter(messages) if counter else None
-        if count is None or max_tokens is None or count <= max_tokens:
-            break
-        views = _truncate(views, max_tokens)
-    if wired and cache is not None and scope is not None and _wire is not None:
-        keep_prefix(cache, scope, _wire, resumed, messages, ctx)
+    messages, count = _walk(impl, views, ctx, multi_agent)
+    if _wire is not None and turns is not None and settings.resumable:
+        turns.keep_walk(_wire, messages, ctx.warnings, ctx.at_message, ctx.at_block)
     body = impl.build_body(messages, tool_list, tool_choice, ctx)
     if settings.fidelity == "provider":
         # A separate pass on the finished parity body: the parity path never sees it.
-        body = provider_fidelity(impl.name, body, ctx.warnings, _metadata(given))
+        body = provider_fidelity(impl.name, body, ctx.warnings, message_metadata(msgs))
     if params is not None:
         write_request(body, params, impl.request_fields, impl.name)
     return FormattedBody(body, list(ctx.warnings), count)
 
 
-def _metadata(msgs: Sequence[Msg | Mapping[str, Any]]) -> list[Any]:
-    """Each message's metadata (what a provider-fidelity parse kept there, such
-    as Anthropic's container), None where it has none; the messages were
-    checked already."""
-    found: list[Any] = []
-    for index, msg in enumerate(msgs):
-        if type(msg) is not Msg:
-            found.append(msg.get("metadata") if isinstance(msg, Mapping) else None)
-        elif msg.metadata_json:
-            found.append(_json.loads(msg.metadata_json, f"messages[{index}].metadata_json"))
-        else:
-            found.append(None)
-    return found
+def _views(
+    msgs: Sequence[Msg | Mapping[str, Any]],
+    provider: str,
+    settings: FormatSettings,
+    cache: FormatCache | None,
+    wire: WireMessages | None,
+) -> tuple[list[MsgView], TurnCache | None]:
+    """The views of `msgs`, and the cache as their chat walk sees it.
 
-
-def body_to_json(body: Mapping[str, Any]) -> bytes:
-    """A formatted body as UTF-8 JSON; `bytes` values become base64 text
-    (Gemini's `thought_signature`, as its REST API expects).
-
-    The server's hot path: orjson writes the same compact UTF-8 text as `json`
-    (in a tenth of the time). What orjson refuses (integers beyond 64 bits,
-    non-string keys, lone surrogates, nesting past 255 levels) goes through
-    `_json.dumps`, which accepts or reports it as before. orjson writes NaN and
-    infinities as `null` where `_json` refuses them; no body the server makes
-    holds one, because every JSON field of a request is decoded strictly.
+    Without a cache, each view is built. With one: the server's messages
+    (`wire`, a resumable chat walk) are found by the bytes each arrived as,
+    their turns stored with their JSON, and the walk goes on from where the
+    last request of the same conversation ended (shared objects, safe because
+    the server only encodes the body; provider fidelity edits the body and
+    truncation re-walks the list: neither gets them); a chat walk over `Msg`s
+    looks each message's turn up by its content, all at once, and replays it
+    without building its view; anything else reuses cached views.
     """
-    replaced, runs = _with_fragments(body)
-    try:
-        if not runs:
-            return orjson.dumps(replaced, default=_base64)
-        # The runs' JSON is spliced in where their markers were written:
-        # copied once, into the result.
-        pieces: list[Any] = []
-        rest = orjson.dumps(replaced, default=_base64)
-        for run in runs:
-            before, rest = rest.split(_RUN_MARKER, 1)
-            pieces += (before, *run)
-        pieces.append(rest)
-        return b"".join(pieces)
-    except orjson.JSONEncodeError:
-        return _json.dumps(_jsonable(body), "body").encode("utf-8")
-    finally:
-        # A view keeps a growing buffer (a `Conversation`'s) from growing.
-        for run in runs:
-            run[1].release()
+    if cache is None:
+        return [_view(msg, index) for index, msg in enumerate(msgs)], None
+    scope = settings_scope(cache, provider, settings)
+    if wire is not None and settings.resumable:
+        turns = TurnCache.for_wire(cache, scope, wire)
+        if len(wire) != len(msgs):
+            raise ValueError("_wire does not hold the messages given")  # a server bug
+        return wire_views(msgs, wire, cache, scope), turns
+    views: list[MsgView]
+    if settings.chat_walk and all(type(msg) is Msg for msg in msgs):
+        views = keyed_views(cast(Sequence[Msg], msgs), cache, scope)
+    else:
+        views = [cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
+    return views, TurnCache(cache, scope)
 
 
-# Where a run of encoded messages goes, in the JSON orjson writes around it: a
-# string holding a raw NUL, which orjson always escapes, so it can only be this.
-_RUN_MARKER = b'"\x00run"'
-
-
-def _with_fragments(body: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[list[Any]]]:
-    """`body` with its message list written from the JSON of the turns the
-    server's cache (or a `Conversation`) replayed (`EncodedMessage`s, at the
-    top level where every provider puts its messages), and the pieces of each
-    such list's JSON, in order: one join instead of encoding them again.
-    Elsewhere an `EncodedMessage` is still a dict with the same content."""
-    replaced: dict[str, Any] | None = None
-    runs: list[list[Any]] = []
-    for key, value in body.items():
-        kind = type(value)
-        if kind is JsonRun:
-            start, head = value.known, value.known_json()
-        elif kind is list and value and type(value[0]) is EncodedMessage:
-            start, head = 0, memoryview(b"")
-        else:
-            continue
-        if replaced is None:
-            replaced = dict(body)
-        try:
-            # Only an EncodedMessage has `json`; the common case is all of them.
-            rest = b",".join([item.json for item in value[start:]])
-        except AttributeError:
-            replaced[key] = [
-                orjson.Fragment(item.json) if type(item) is EncodedMessage else item
-                for item in value
-            ]
-            continue
-        separator = b"," if rest and head else b""
-        runs.append([b"[", head, separator, rest, b"]"])
-        replaced[key] = orjson.Fragment(_RUN_MARKER)
-    return (body, runs) if replaced is None else (replaced, runs)
-
-
-def _base64(value: Any) -> str:
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, dict):
-        return {key: _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(item) for item in value]
-    return value
+def _walk(
+    impl: Any, views: list[MsgView], ctx: FormatContext, multi_agent: bool
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The provider's message list and its token count (when counted): the
+    oldest messages dropped until it fits the token budget."""
+    max_tokens = ctx.settings.max_tokens
+    counter = counter_for(ctx.settings)
+    while True:
+        ctx.warnings.clear()
+        messages: list[dict[str, Any]] = impl.format_messages(views, ctx, multi_agent=multi_agent)
+        count = counter(messages) if counter else None
+        if count is None or max_tokens is None or count <= max_tokens:
+            return messages, count
+        views = _truncate(views, max_tokens)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
+from .._engine.views import MsgView
 from ..errors import FormatError
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 
 __all__ = [
     "format_multi_agent",

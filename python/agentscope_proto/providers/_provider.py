@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..options import ParseSettings
 from ..request import RequestFields
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 
 __all__ = ["UNKNOWN_TO_AGENTSCOPE", "Provider", "StreamState", "nothing_to_send"]
 

@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from ..cache import FormatCache, JsonRun, Key, TurnEntry, encoded_turn, turn_key
+from .._engine.entries import TurnRecord
+from .._engine.views import MsgView
 from ..errors import FormatError, UnsupportedMediaError
 from ..message._sniff import inline_media_type
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 
 __all__ = [
     "Handler",
@@ -92,43 +92,28 @@ def format_turns(
     after the message that promoted them, the last promoted first (AgentScope
     inserts each at the same position). `msgs` itself is never changed.
 
-    With `ctx.turn_cache`, a plain message's turn is replayed from the cache
-    (see `cache.turn_key`); that is exact because a turn only appends to
-    `out` and never changes what earlier turns put there."""
-    out: list[Block]
+    With `ctx.turns`, the walk goes on from where an earlier walk over the
+    messages before `msgs` ended, and a turn the cache holds is replayed
+    (`TurnCache.find`); that is exact because a turn only appends to `out`
+    and never changes what earlier turns put there."""
+    out: list[Block] = []
     position = 0
-    if ctx.resume is None:
-        out = []
-    else:
-        # The walk so far, as a cached run of the same messages left it (a
-        # `Conversation` hands over its own run, to be continued in place).
-        messages, warnings, position, ctx.at_message, ctx.at_block, json = ctx.resume
-        ctx.resume = None
-        out = messages if type(messages) is JsonRun else JsonRun(messages, json)
-        ctx.warnings.extend(warnings)
+    turns = ctx.turns
+    if turns is not None and turns.resume is not None:
+        # The walk so far (a `Conversation` hands over its own run, to be
+        # continued in place).
+        state, turns.resume = turns.resume, None
+        out, position = state.messages, state.position
+        ctx.at_message, ctx.at_block = state.at_message, state.at_block
+        ctx.warnings.extend(state.warnings)
     # A work stack, next message on top.
     pending = list(reversed(msgs))
-    cache = ctx.turn_cache
-    scope = 0
-    if cache is not None:
-        # The handlers, `finish` and `skipped` are module-level: their ids
-        # name the provider's turn code for the life of the process.
-        scope = (
-            cache.scope(id(handlers), id(finish), id(skipped), ctx.settings)
-            if ctx.turn_scope is None
-            else ctx.turn_scope
-        )
     while pending:
         msg = pending.pop()
-        key = None
-        if cache is not None:
-            prefetched = msg.PREFETCHED and (not position) == (not msg.index)
-            # A prefetched view holds the cache's answer for this very turn.
-            if prefetched and _replay(msg.turn, msg, ctx, out):
-                position += 1
-                continue
-            key = turn_key(scope, msg.cache_id, not position)
-            if not prefetched and key is not None and _replay(cache.get(key), msg, ctx, out):
+        if turns is not None:
+            record = turns.find(msg, position)
+            if record is not None:
+                _replay(record, msg, ctx, out)
                 position += 1
                 continue
         start, warned = len(out), len(ctx.warnings)
@@ -149,70 +134,23 @@ def format_turns(
             ctx.at_block = last = index
             handler(turn, index, block)
         finish(turn)
-        if key is not None and cache is not None and not turn.promoted and msg.cacheable():
-            if not _store(cache, key, msg, out, start, ctx.warnings[warned:], last):
-                ctx.uncached_turns += 1
-        elif cache is not None:
-            ctx.uncached_turns += 1
+        if turns is not None:
+            promoted = bool(turn.promoted)
+            turns.keep(msg, position, out, start, ctx.warnings[warned:], last, promoted)
         pending.extend(turn.promoted)
         position += 1
-    ctx.walked = position
+    if turns is not None:
+        turns.walked = position
     return out
 
 
-def _replay(entry: TurnEntry | None, msg: MsgView, ctx: FormatContext, out: list[Block]) -> bool:
+def _replay(record: TurnRecord, msg: MsgView, ctx: FormatContext, out: list[Block]) -> None:
     """Do what the cached turn did (its messages, warnings and `ctx.at`)."""
-    if entry is None:
-        return False
-    messages, warned, last = entry
-    out.extend(messages)
-    for block_index, kind, text in warned:
+    out.extend(record.messages)
+    for block_index, kind, text in record.warnings:
         ctx.warn(msg, block_index, kind, text)
-    if last is not None:
-        ctx.at(msg, last)
-    return True
-
-
-def _store(
-    cache: FormatCache,
-    key: Key,
-    msg: MsgView,
-    out: list[Block],
-    start: int,
-    warned: Sequence[FormatWarning],
-    last: int | None,
-) -> bool:
-    """Cache the turn that made `out[start:]`; whether it could be.
-
-    A shared turn's messages in `out` become their `EncodedMessage`s (equal
-    dicts), so that the body is written from their JSON."""
-    # Warnings are kept relative to the message (its index changes when the
-    # list grows at the front or is truncated); one naming anything else
-    # means the turn depended on more than its message: not cached.
-    prefix = f"messages[{msg.index}]"
-    relative: list[tuple[int | None, str, str]] = []
-    for warning in warned:
-        rest = warning.path[len(prefix) :] if warning.path.startswith(prefix) else None
-        if rest == "":
-            relative.append((None, warning.block_type, warning.message))
-        elif rest and rest.startswith(".content[") and rest.endswith("]"):
-            number = rest[len(".content[") : -1]
-            if not number.isdigit():
-                return False
-            relative.append((int(number), warning.block_type, warning.message))
-        else:
-            return False
-    if not msg.SHARED:
-        cache.put(key, (out[start:], relative, last))
-        return True
-    encoded = encoded_turn(out[start:])
-    if encoded is None:
-        return False
-    out[start:] = encoded
-    # The key's bytes, the JSON, and the dicts (about twice their JSON).
-    size = len(key[-1][-1]) + 3 * sum(len(message.json) for message in encoded)
-    cache.put_shared(key, (encoded, relative, last), size)
-    return True
+    if record.last_block is not None:
+        ctx.at(msg, record.last_block)
 
 
 def tool_result_to_text(

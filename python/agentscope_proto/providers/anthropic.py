@@ -10,13 +10,14 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from .._engine.body import without_first
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_ANTHROPIC
-from ..cache import without_first
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 from ._history import format_multi_agent, history_prompt, system_blocks, wrap_history
 from ._media import sniff_image
 from ._parse import (

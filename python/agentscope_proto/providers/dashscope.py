@@ -10,12 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DASHSCOPE
 from ..errors import FormatError, ParseError, ProviderError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 from ._history import format_multi_agent, history_prompt, system_text, wrap_history
 from ._parse import (
     StreamedInputs,

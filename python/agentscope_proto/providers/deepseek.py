@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
 from ..request import RequestFields
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 from ._history import format_multi_agent, history_prompt, history_text, system_blocks
 from ._provider import UNKNOWN_TO_AGENTSCOPE
 from ._tools import tool_call, tool_message

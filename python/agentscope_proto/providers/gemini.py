@@ -19,12 +19,13 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, wrap_history
 from ._media import web_body

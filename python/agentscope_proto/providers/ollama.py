@@ -8,12 +8,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OLLAMA
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 from ._history import format_multi_agent, history_prompt, system_text, wrap_history
 from ._media import web_body
 from ._parse import expect, loads_with_repair, raise_for_error_body

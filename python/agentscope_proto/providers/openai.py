@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
 from ..errors import ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text, system_blocks
 from ._parse import (

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
     PROVIDER_OPENAI_RESPONSES,
     FormatWarning,
@@ -25,7 +26,7 @@ from ..errors import FormatError, ParseError, ToolChoiceError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._context import FormatContext, MsgView
+from ._context import FormatContext
 from ._fidelity.responses_turns import PROVIDER_HANDLERS, finish_provider_turn
 from ._history import format_multi_agent, history_prompt, history_text
 from ._parse import expect, loads_with_repair, raise_for_error_body, repair_tool_inputs

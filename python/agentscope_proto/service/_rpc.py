@@ -22,9 +22,9 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2
 from grpc_status import rpc_status
 
+from .._engine.wire import read_varint
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._log import log_safe
-from .._wire import read_varint
 from ..errors import AgentScopeProtoError, MessageFormatError
 from .status import status_for
 

@@ -1,44 +1,38 @@
-"""The views `format()` hands the providers: each input message as AgentScope's
-formatters see it (`providers._context.MsgView`), built fresh, from a
-`FormatCache`, or (the server) found by the bytes the message arrived as.
+"""Each input message as AgentScope's formatters see it (`MsgView`): built
+fresh, from a `FormatCache`, or (the server) found by the bytes the message
+arrived as.
+
+A view the cache knows is a `CachedView`: its content has a key, and its
+chat turn may be looked up or kept (`walk.TurnCache`). Every other view (a
+promoted message, a part of a message, a renamed turn) is a plain `MsgView`,
+formatted afresh.
 """
 
 from __future__ import annotations
 
 import marshal
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ._generated.agentscope.message.v1.message_pb2 import Msg, Role
-from ._wire import WireMessages
-from .cache import (
-    EncodedMessage,
-    FormatCache,
-    Key,
-    PrefixEntry,
-    TurnEntry,
-    content_turn_key,
-    conversation_key,
-    plain_content,
-    view_key,
-    wire_key,
-    wire_turn_key,
-)
-from .dialects import from_dict
-from .errors import FormatError, MessageFormatError
-from .message._codec import blocks_to_list
-from .message._sniff import inline_media_type
-from .options import FormatSettings
-from .providers._context import FormatContext, MsgView
+from .. import _json
+from .._generated.agentscope.message.v1.message_pb2 import Msg, Role
+from ..cache import FormatCache
+from ..dialects import from_dict
+from ..errors import FormatError, MessageFormatError
+from ..message._codec import blocks_to_list
+from ..message._sniff import inline_media_type
+from .entries import Key, TurnRecord, key_bytes, plain_content, turn_key, view_key, wire_key
+from .wire import WireMessages
 
 __all__ = [
+    "CachedView",
+    "MsgView",
     "build_view",
     "cached_view",
-    "keep_prefix",
     "keyed_views",
     "message_from_input",
-    "resume_point",
-    "settings_scope",
+    "message_metadata",
     "view",
     "wire_views",
 ]
@@ -54,10 +48,89 @@ ROLE_NAMES = {
 # Blocks that are or may hold inline media.
 _MEDIA_HOLDERS = frozenset({"image", "audio", "video", "tool_result"})
 
+
+@dataclass(slots=True)
+class MsgView:
+    """One input message as AgentScope's formatters see it.
+
+    `index` is the message's position in the caller's list (a promoted message
+    shares the index of the message it was promoted from), for error paths.
+    `paths`, when set, names each block's place in that message (a view made
+    of part of a message, see `_turns.agent_turns`); else block `i` is
+    `content[i]`.
+    """
+
+    name: str | None
+    role: str
+    content: str | list[dict[str, Any]]
+    index: int
+    paths: tuple[str, ...] | None = None
+
+    def path(self, block_index: int | None = None) -> str:
+        """The path of the message, or of one of its blocks, in the caller's list."""
+        if block_index is None:
+            return f"messages[{self.index}]"
+        if self.paths is None:
+            return f"messages[{self.index}].content[{block_index}]"
+        return f"messages[{self.index}].{self.paths[block_index]}"
+
+    def get_content_blocks(self, block_type: str | None = None) -> list[dict[str, Any]]:
+        """AgentScope's `Msg.get_content_blocks`: string content is one text block."""
+        if isinstance(self.content, str):
+            blocks = [{"type": "text", "text": self.content}]
+        else:
+            blocks = self.content
+        if block_type is None:
+            return blocks
+        return [b for b in blocks if b.get("type") == block_type]
+
+    def has_content_blocks(self, block_type: str | None = None) -> bool:
+        """AgentScope's `Msg.has_content_blocks`."""
+        return len(self.get_content_blocks(block_type)) > 0
+
+    def get_text_content(self, separator: str = "\n") -> str | None:
+        """AgentScope's `Msg.get_text_content`."""
+        if isinstance(self.content, str):
+            return self.content
+        texts = [b["text"] for b in self.content if b.get("type") == "text"]
+        return separator.join(texts) if texts else None
+
+    def has_tool_blocks(self) -> bool:
+        """Whether the message holds a tool call or a tool result."""
+        return self.has_content_blocks("tool_use") or self.has_content_blocks("tool_result")
+
+
 # The slots behind `MsgView`'s fields, for the views below that load them late.
 _NAME = MsgView.__dict__["name"]
 _ROLE = MsgView.__dict__["role"]
 _CONTENT = MsgView.__dict__["content"]
+
+
+class CachedView(MsgView):
+    """A view of a message the cache knows by `key` (None: its turn is not
+    to be cached). A `prefetched` view carries the cache's answer for its
+    chat turn at its own position (`turn`, None for a miss), looked up ahead
+    for all the messages at once."""
+
+    __slots__ = ("key", "prefetched", "turn")
+
+    def __init__(
+        self,
+        name: str | None,
+        role: str,
+        content: str | list[dict[str, Any]],
+        index: int,
+        key: Key | None,
+    ) -> None:
+        super().__init__(name, role, content, index)
+        self.key = key
+        self.turn: TurnRecord | None = None
+        self.prefetched = False
+
+    def plain(self) -> bool:
+        """Whether its turn may be stored: a keyed view is plain unless it
+        says otherwise (see `entries.plain_content`)."""
+        return True
 
 
 def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:
@@ -87,6 +160,21 @@ def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:
     if not msg.HasField("name"):
         raise FormatError(f"messages[{index}].name", "missing")
     return msg
+
+
+def message_metadata(msgs: Sequence[Msg | Mapping[str, Any]]) -> list[Any]:
+    """Each message's metadata (what a provider-fidelity parse kept there, such
+    as Anthropic's container), None where it has none; the messages were
+    checked already."""
+    found: list[Any] = []
+    for index, msg in enumerate(msgs):
+        if type(msg) is not Msg:
+            found.append(msg.get("metadata") if isinstance(msg, Mapping) else None)
+        elif msg.metadata_json:
+            found.append(_json.loads(msg.metadata_json, f"messages[{index}].metadata_json"))
+        else:
+            found.append(None)
+    return found
 
 
 def _role(msg: Msg, index: int) -> str:
@@ -144,7 +232,8 @@ def view(msg: Msg | Mapping[str, Any], index: int) -> MsgView:
 
 
 def cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) -> MsgView:
-    """`view`, reusing a view of the same content kept in `cache`."""
+    """`view`, reusing a view of the same content kept in `cache`; a plain
+    one is keyed, so that its turn may be cached."""
     msg = message_from_input(msg, index)
     key = view_key(msg)
     hit = cache.get(key)
@@ -158,13 +247,13 @@ def cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) ->
     except ValueError:  # not plain data, or nested past marshal's limit
         return made
     # Errors are never cached: they name the message's position.
-    cache.put(key, (made.name, made.role, stored, plain))
+    cache.put(key, (made.name, made.role, stored, plain), key_bytes(key))
     if plain:
-        made.cache_id = key
+        return CachedView(made.name, made.role, made.content, index, key)
     return made
 
 
-class _StoredView(MsgView):
+class _StoredView(CachedView):
     """A view from the cache whose content is loaded (a fresh copy) on first
     use: a chat turn found in the cache never reads it."""
 
@@ -176,13 +265,14 @@ class _StoredView(MsgView):
         role: str,
         stored: bytes,
         index: int,
-        cache_id: tuple[Any, ...] | None,
+        key: Key | None,
     ) -> None:
         self.name = name
         self.role = role
         self.index = index
-        self.cache_id = cache_id
+        self.key = key
         self.turn = None
+        self.prefetched = False
         self.paths = None
         self._stored: bytes | None = stored
 
@@ -201,19 +291,19 @@ class _StoredView(MsgView):
         self._stored = None
 
 
-class _LazyView(MsgView):
-    """A message whose chat turn `format()` looked up ahead (`MsgView.turn`),
-    known by what names its content in the cache (`cache_id`). Name, role and
-    content are read from the `Msg` only when something asks: a turn replayed
-    from the cache never does."""
+class _LazyView(CachedView):
+    """A message whose chat turn `format()` looked up ahead (`turn`), known
+    by what names its content in the cache (`key`: its view key, or the
+    server's wire key). Name, role and content are read from the `Msg` only
+    when something asks: a turn replayed from the cache never does."""
 
     __slots__ = ("_loaded", "_msg")
-    PREFETCHED = True
 
-    def __init__(self, msg: Msg, index: int, cache_id: Key, turn: TurnEntry | None) -> None:
+    def __init__(self, msg: Msg, index: int, key: Key, turn: TurnRecord | None) -> None:
         self.index = index
-        self.cache_id = cache_id
+        self.key = key
         self.turn = turn
+        self.prefetched = True
         self.paths = None
         self._msg = msg
         self._loaded = 0  # bits: 1 name, 2 role, 4 content
@@ -265,16 +355,8 @@ class _LazyView(MsgView):
         _CONTENT.__set__(self, value)
         self._loaded |= 4
 
-    def cacheable(self) -> bool:
+    def plain(self) -> bool:
         return plain_content(self.content)
-
-
-class _WireView(_LazyView):
-    """One of the server's messages, known by the bytes it arrived as
-    (`cache.wire_key`); its turn is stored with its JSON (`MsgView.SHARED`)."""
-
-    __slots__ = ()
-    SHARED = True
 
 
 def _missed(view: _LazyView, msg: Msg | Mapping[str, Any], index: int) -> _LazyView:
@@ -288,14 +370,16 @@ def _missed(view: _LazyView, msg: Msg | Mapping[str, Any], index: int) -> _LazyV
 
 
 def keyed_views(msgs: Sequence[Msg], cache: FormatCache, scope: int) -> list[MsgView]:
-    """Views of `msgs` (all `Msg`s) for a chat walk with `cache`: each with the
-    turn the cache holds for its content (`cache.view_key`), looked up all at
-    once. A message with a cached turn is not checked again: the same content
-    in the same position and scope passed every check before."""
+    """Views of `msgs` (all `Msg`s) for a chat walk with `cache`: each with
+    the turn the cache holds for its content (`entries.view_key`), looked up
+    all at once. A message with a cached turn
+    is not checked again: the same content in the same position and scope
+    passed every check before."""
     ids = [view_key(msg) for msg in msgs]
-    turns = cache.get_many([content_turn_key(scope, key, not i) for i, key in enumerate(ids)])
+    found = cache.get_many([turn_key(scope, key, not i) for i, key in enumerate(ids)])
     views: list[MsgView] = []
-    for index, (msg, key, turn) in enumerate(zip(msgs, ids, turns, strict=True)):
+    for index, (msg, key, value) in enumerate(zip(msgs, ids, found, strict=True)):
+        turn = TurnRecord.load(value)
         view = _LazyView(msg, index, key, turn)
         views.append(view if turn is not None else _missed(view, msg, index))
     return views
@@ -308,8 +392,7 @@ def wire_views(
     scope: int,
 ) -> list[MsgView]:
     """Views of the server's messages after the run `wire` skipped, each with
-    the chat turn the cache holds for its bytes (looked up all at once:
-    `MsgView.turn`).
+    the chat turn the cache holds for its bytes (looked up all at once).
 
     A message with a cached turn is not checked again: the same bytes in the
     same position and scope were formatted before, so they passed every check
@@ -317,75 +400,12 @@ def wire_views(
     """
     start = wire.skipped
     slices = wire.messages
-    keys = [wire_turn_key(scope, data, not index) for index, data in enumerate(slices, start)]
+    keys = [turn_key(scope, wire_key(data), not index) for index, data in enumerate(slices, start)]
     turns = cache.get_many(keys)
     views: list[MsgView] = []
     # Sliced: iterating a protobuf repeated field makes a wrapper object per
     # message, which is what skipping the run saves.
     for index, (msg, data, turn) in enumerate(zip(msgs[start:], slices, turns, strict=True), start):
-        view = _WireView(msg, index, wire_key(data), turn)  # type: ignore[arg-type]
+        view = _LazyView(msg, index, wire_key(data), turn)  # type: ignore[arg-type]
         views.append(view if turn is not None and type(msg) is Msg else _missed(view, msg, index))
     return views
-
-
-def resume_point(cache: FormatCache, scope: int, wire: WireMessages) -> PrefixEntry | None:
-    """Walk the server's messages, skipping the run a cached walk of the same
-    conversation covers (an agent re-sends its history with new messages
-    after it); that walk's state, or None."""
-    entry: PrefixEntry | None = None
-    if wire.first is not None:
-        entry = cache.get(conversation_key(scope, wire.first))
-        if entry is not None and not wire.known_run(entry[0]):
-            entry = None
-    if entry is None:
-        wire.walk()
-        return None
-    wire.walk(len(entry[0]), entry[3])
-    return entry
-
-
-def keep_prefix(
-    cache: FormatCache,
-    scope: int,
-    wire: WireMessages,
-    resumed: PrefixEntry | None,
-    messages: list[dict[str, Any]],
-    ctx: FormatContext,
-) -> None:
-    """Keep the state of a chat walk over all of the server's messages (one
-    entry per conversation, replaced as it grows). Only a walk whose every
-    turn came from or went into the cache (a pure function of its message's
-    bytes) is kept, and only when its messages are one run of bytes."""
-    run = wire.run()
-    if run is None or wire.first is None or ctx.uncached_turns:
-        return
-    known = 0 if resumed is None else len(resumed[1])
-    fresh = []
-    for message in messages[known:]:
-        if type(message) is not EncodedMessage:
-            return
-        fresh.append(message.json)
-    joined = b",".join(fresh)
-    if resumed is None:
-        json = b"[" + joined
-    elif joined:
-        json = resumed[6] + b"," + joined if known else resumed[6] + joined
-    else:
-        json = resumed[6]
-    entry: PrefixEntry = (
-        run,
-        tuple(messages),
-        tuple(ctx.warnings),
-        len(wire),
-        ctx.at_message,
-        ctx.at_block,
-        json,
-    )
-    # The run's bytes, its messages' JSON, and (conservatively) the dicts it
-    # keeps alive as if nothing else held them, about twice their JSON.
-    cache.put_shared(conversation_key(scope, wire.first), entry, len(run) + 3 * len(json))
-
-
-def settings_scope(cache: FormatCache, provider: str, settings: FormatSettings) -> int:
-    """The number naming `provider`'s chat turns under `settings` in `cache`."""
-    return cache.scope("chat", provider, settings)

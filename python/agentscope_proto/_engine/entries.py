@@ -1,0 +1,179 @@
+"""What the engine keeps in a `FormatCache`, and how it is found.
+
+Two kinds of entries share the cache's one LRU: a message's view (its
+content, as the formatters read it), and a chat turn of one provider under
+one set of settings (`TurnRecord`). The server also keeps, once per
+conversation, where the walk over the messages it has seen ended (`Prefix`).
+
+Keys are what an entry reads, exactly: a message's name, role and text or
+blocks' deterministic wire form, or the bytes a message arrived as (no hash
+collision to argue about; hashing first cost more than the dict lookup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from .._generated.agentscope.message.v1.message_pb2 import Msg
+from .body import JsonRun
+
+__all__ = [
+    "Key",
+    "Prefix",
+    "TurnRecord",
+    "WalkState",
+    "conversation_key",
+    "key_bytes",
+    "plain_content",
+    "turn_key",
+    "view_key",
+    "wire_key",
+]
+
+Key = tuple[Any, ...]
+_VIEW = "view"
+_TURN = "turn"
+_WIRE = "wire"
+_PREFIX = "prefix"
+_PLAIN_BLOCKS = frozenset({"text", "thinking", "tool_use"})
+
+
+def view_key(msg: Msg) -> Key:
+    """The cache key of `msg`'s view: what the view reads of the message.
+
+    That is its name, role and content (the text, or the blocks' deterministic
+    wire form), never its id, timestamp or metadata: a message dict without
+    an id gets a fresh one every time it is read, and must still be found.
+    The tag keeps these keys apart from any other kind of entry.
+    """
+    if msg.WhichOneof("content") == "text":
+        return (_VIEW, msg.name, msg.role, False, msg.text)
+    return (_VIEW, msg.name, msg.role, True, msg.blocks.SerializeToString(deterministic=True))
+
+
+def wire_key(data: bytes) -> Key:
+    """The key of a message known by its serialized bytes (the server's
+    messages, as they arrived): it names everything in the message, so it
+    can stand for any view of it."""
+    return (_WIRE, data)
+
+
+def turn_key(scope: int, content: Key, first: bool) -> Key:
+    """The key of one chat turn of the message `content` names (a view key or
+    a wire key).
+
+    A chat turn reads its message's view, the provider and settings (`scope`,
+    see `FormatCache.scope`) and whether it is the first of the list
+    (Anthropic turns a later system message into a user's); with media, also
+    files, downloads and the media saved by earlier turns, so only plain
+    turns are cached (`plain_content`).
+    """
+    return (_TURN, scope, first, content)
+
+
+def conversation_key(scope: int, first: bytes) -> Key:
+    """Where the walk over a conversation's messages so far is kept: found by
+    its first message's bytes (AgentScope gives every message a unique id),
+    confirmed by comparing the run's bytes."""
+    return (_PREFIX, scope, first)
+
+
+def key_bytes(key: Key) -> int:
+    """What a view or turn key counts for in the cache's bound: the name and
+    content of the view key it ends in (a wire key's bytes, twice)."""
+    view = key[-1] if key[0] == _TURN else key
+    return len(view[1]) + len(view[-1])
+
+
+def plain_content(content: Any) -> bool:
+    """Whether a view holds only blocks no formatter needs media access,
+    saved media or promotion for: text, thinking, tool calls and tool results
+    of text. Only those turns are a function of the message and settings."""
+    if isinstance(content, str):
+        return True
+    for block in content:
+        kind = block.get("type")
+        if kind in _PLAIN_BLOCKS:
+            continue
+        if kind != "tool_result":
+            return False
+        output = block.get("output")
+        if output is None or isinstance(output, str):
+            continue
+        if not isinstance(output, list):
+            return False
+        for item in output:
+            if not isinstance(item, dict) or item.get("type") != "text":
+                return False
+    return True
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One chat turn as the cache keeps it: what it appended to the provider's
+    message list, its warnings relative to its message (block index or None,
+    block type, text) so that they can name the message's new position, and
+    the index of the last block it handed a handler (for `ctx.at`).
+
+    Kept as a copy (`dump`, loaded fresh on every hit), or, for the server's
+    wire-keyed turns, as itself with `messages` as shared `EncodedMessage`s.
+    """
+
+    messages: Sequence[Any]
+    warnings: Sequence[tuple[int | None, str, str]]
+    last_block: int | None
+
+    def dump(self) -> tuple[Any, ...]:
+        """The record as plain data, for `FormatCache.put`."""
+        return (self.messages, self.warnings, self.last_block)
+
+    @staticmethod
+    def load(value: Any) -> TurnRecord | None:
+        """The record a cache lookup returned: as stored (shared), or from
+        its `dump`; None for a miss."""
+        if value is None or type(value) is TurnRecord:
+            return value
+        messages, warnings, last_block = value
+        return TurnRecord(messages, warnings, last_block)
+
+
+@dataclass(slots=True)
+class WalkState:
+    """Where a chat walk ended: what a walk over the same messages and more
+    goes on from (`TurnCache.resume`)."""
+
+    # The provider messages made so far, with their JSON; the walk appends to it.
+    messages: JsonRun
+    warnings: Sequence[FormatWarning]
+    # Turns walked (promoted messages count).
+    position: int
+    # The block last handed to a handler (`FormatContext.at`).
+    at_message: int
+    at_block: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """The server's walk over the run of messages a conversation started
+    with, kept once per conversation (`conversation_key`) and replaced as it
+    grows."""
+
+    # The run's bytes, each message with its framing.
+    run: bytes
+    # The provider messages made (`EncodedMessage`s) and their joined JSON,
+    # from "[" on (no closing bracket).
+    messages: tuple[Any, ...]
+    json: bytes
+    warnings: tuple[FormatWarning, ...]
+    # Messages in the run.
+    count: int
+    at_message: int
+    at_block: int | None
+
+    def state(self) -> WalkState:
+        """Where a walk over the run and more messages starts (its own list)."""
+        run = JsonRun(self.messages, self.json)
+        return WalkState(run, self.warnings, self.count, self.at_message, self.at_block)
