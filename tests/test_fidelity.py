@@ -30,12 +30,20 @@ from agentscope_proto.options import (
     parse_settings_to_proto,
 )
 from agentscope_proto.parsing import StreamParser, parse
-from agentscope_proto.providers._fidelity import provider_fidelity
+from agentscope_proto.providers import get_provider
+from agentscope_proto.providers._provider import ProviderFidelity
 from agentscope_proto.service import ServerConfig
 from provider_schemas.scenarios import CROSS_PROVIDER_TOOL_LOOP, TOOLS
 
 from golden_data import decode, parser_cases
 from server_harness import RunningServer
+
+
+def provider_fidelity(provider: str, body: dict[str, Any], warnings: list[Any]) -> dict[str, Any]:
+    """The provider-fidelity body pass alone, on a parity body."""
+    variant = get_provider(provider).variant("provider")
+    assert isinstance(variant, ProviderFidelity)
+    return variant.adapted(body, warnings)
 
 
 def _msg(name: str, role: str, content: Any) -> dict[str, Any]:

@@ -17,8 +17,8 @@ import pytest
 
 from agentscope_proto.errors import FormatError
 from agentscope_proto.formatting import FormattedBody, FormatWarning, format
-from agentscope_proto.providers import PROVIDERS
-from agentscope_proto.providers._fidelity import provider_fidelity
+from agentscope_proto.providers import PROVIDERS, get_provider
+from agentscope_proto.providers._provider import ProviderFidelity
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
 from provider_schemas.scenarios import AGENTSCOPE2_PDF, AGENTSCOPE2_TOOL_LOOP, SCENARIOS
@@ -34,6 +34,13 @@ _GOLDEN = [
     for case in formatter_cases(provider)
     if "expected" in case
 ]
+
+
+def provider_fidelity(provider: str, body: dict[str, Any], warnings: list[Any]) -> dict[str, Any]:
+    """The provider-fidelity body pass alone, on a parity body."""
+    variant = get_provider(provider).variant("provider")
+    assert isinstance(variant, ProviderFidelity)
+    return variant.adapted(body, warnings)
 
 
 def _golden(provider: str, case: dict[str, Any], **extra: Any) -> FormattedBody:

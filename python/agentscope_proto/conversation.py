@@ -160,6 +160,7 @@ class Conversation:
     ) -> None:
         self._impl = get_provider(provider)
         self._settings = resolve_settings(self._impl, multi_agent, settings, options)
+        self._variant = self._impl.variant(self._settings.fidelity)
         self._request = RequestParams.of(request)
         if self._request is not None:
             # Refused now rather than at the first call: the table says it all.
@@ -278,7 +279,7 @@ class Conversation:
             count = self._counter(messages) if self._counter is not None else None
             tools = check_tools(copy_json(self._tools))
             body = self._with_request(
-                self._impl.build_body(messages, tools, self._tool_choice, ctx)
+                self._variant.build_body(messages, tools, self._tool_choice, ctx)
             )
             return FormattedBody(body, _copies(ctx.warnings), count)
 
@@ -293,7 +294,7 @@ class Conversation:
             run = walk.run
             count = self._counter(run) if self._counter is not None else None
             body = self._with_request(
-                self._impl.build_body(run, self._tool_list, self._tool_choice, ctx)
+                self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
             )
             # The context's warnings are the walk's (shared, never handed out)
             # and whatever the body added.
@@ -342,7 +343,7 @@ class Conversation:
         known = run.known
         try:
             # The walk appends the new messages to the run itself.
-            self._impl.format_messages(views, ctx, multi_agent=False)
+            self._variant.format_messages(views, ctx, multi_agent=False)
             fresh = encoded_turn(run[known:])
         finally:
             # Taken back out: they go in below as `EncodedMessage`s, or not at all.

@@ -22,7 +22,6 @@ from ._engine.views import (
     cached_view,
     keyed_views,
     message_from_input,
-    message_metadata,
     wire_views,
 )
 from ._engine.views import view as _view
@@ -35,8 +34,7 @@ from .errors import FormatError
 from .options import FormatSettings, default_format_settings
 from .providers import get_provider
 from .providers._context import FormatContext
-from .providers._fidelity import provider_fidelity
-from .providers._turns import agent_turns
+from .providers._provider import Variant
 from .request import RequestParams, write_request
 
 __all__ = [
@@ -313,9 +311,10 @@ def format(
             own messages as assistant turns and every other agent's as user
             turns `"[Name]: text"` (the seeds' multi-agent style), and
             `fidelity=`: `"agentscope"` (the default, exact AgentScope 1.0.21)
-            or `"provider"` (the parity body adapted so the provider's request
-            schema accepts it; each change is a warning, see
-            `providers/_fidelity/`).
+            or `"provider"` (the provider API's own: what a provider-fidelity
+            parse kept goes back, and the body is adapted so the provider's
+            request schema accepts it; each change is a warning, see
+            `ProviderFidelity` in providers/_provider.py).
 
     `format(msgs, provider)`, the earlier argument order, still works and
     warns (`DeprecationWarning`).
@@ -328,22 +327,20 @@ def format(
     provider, msgs = provider_first(provider, msgs, "format")
     impl = get_provider(provider)
     settings = resolve_settings(impl, multi_agent, settings, options)
+    variant = impl.variant(settings.fidelity)
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
     params = RequestParams.of(request)
     if not isinstance(msgs, Sequence):
         # Read twice in provider fidelity: for the views, then for what the
-        # pass takes from the messages' metadata.
+        # body takes from the messages' metadata.
         msgs = list(msgs)
     views, turns = _views(msgs, impl.name, settings, cache, _wire)
     multi_agent = settings.multi_agent and settings.agent_name is None
     if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.
         views = _named_turns(views, settings.agent_name)
-    if settings.fidelity == "provider":
-        # AgentScope 2.x's messages hold tool calls with their results, hints
-        # and documents: turned into the provider's turns as 2.x does.
-        views = agent_turns(views, impl.name, impl.document_types)
+    views = variant.arrange(views)
     check_history_prompt(settings)
     tool_list = check_tools(tools)
     ctx = FormatContext(
@@ -354,13 +351,10 @@ def format(
         # Chat turns only: a multi-agent history turns runs of messages into one.
         turns=None if multi_agent else turns,
     )
-    messages, count = _walk(impl, views, ctx, multi_agent)
+    messages, count = _walk(variant, views, ctx, multi_agent)
     if _wire is not None and turns is not None and settings.resumable:
         turns.keep_walk(_wire, messages, ctx.warnings, ctx.at_message, ctx.at_block)
-    body = impl.build_body(messages, tool_list, tool_choice, ctx)
-    if settings.fidelity == "provider":
-        # A separate pass on the finished parity body: the parity path never sees it.
-        body = provider_fidelity(impl.name, body, ctx.warnings, message_metadata(msgs))
+    body = variant.finalize(variant.build_body(messages, tool_list, tool_choice, ctx), ctx, msgs)
     if params is not None:
         write_request(body, params, impl.request_fields, impl.name)
     return FormattedBody(body, list(ctx.warnings), count)
@@ -401,7 +395,7 @@ def _views(
 
 
 def _walk(
-    impl: Any, views: list[MsgView], ctx: FormatContext, multi_agent: bool
+    variant: Variant, views: list[MsgView], ctx: FormatContext, multi_agent: bool
 ) -> tuple[list[dict[str, Any]], int | None]:
     """The provider's message list and its token count (when counted): the
     oldest messages dropped until it fits the token budget."""
@@ -409,7 +403,7 @@ def _walk(
     counter = counter_for(ctx.settings)
     while True:
         ctx.warnings.clear()
-        messages: list[dict[str, Any]] = impl.format_messages(views, ctx, multi_agent=multi_agent)
+        messages = variant.format_messages(views, ctx, multi_agent=multi_agent)
         count = counter(messages) if counter else None
         if count is None or max_tokens is None or count <= max_tokens:
             return messages, count

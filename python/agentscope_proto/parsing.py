@@ -77,7 +77,8 @@ def parse(
             audio_format=audio_format,
             fidelity=fidelity,
         )
-    result: ParsedResponse = impl.parse(_response_json(response), settings)
+    variant = impl.variant(settings.fidelity, ParseError)
+    result = variant.parse(_response_json(response), settings)
     result.msg_id = new_id()
     result.timestamp = new_timestamp()
     if settings.split_think_tags:
@@ -140,7 +141,9 @@ class StreamParser:
                 fidelity=fidelity,
             )
         self._impl = get_provider(provider)
-        self._state: StreamState = self._impl.stream(settings)
+        self._state: StreamState = self._impl.variant(settings.fidelity, ParseError).stream(
+            settings
+        )
         self._framer = _Framer(self._impl.framing)
         self._last: list[dict[str, Any]] = []
         self._last_result: ParsedResponse | None = None

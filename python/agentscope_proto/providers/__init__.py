@@ -1,21 +1,24 @@
-"""The provider registry: one module per provider, each holding both directions.
+"""The provider registry: one module per provider API, each holding both
+directions and both fidelities.
 
-A provider module defines one object satisfying `Provider` (see `_provider.py`):
-its registry `name`, its `agentscope.formatter.v1.Provider` enum value `enum`,
-`format_messages`/`build_body` for requests, `parse`/`stream` for responses.
-Adding a provider takes one module, one enum value and one line below; a test
-checks that the proto enum and this table match exactly.
+The registry is the proto enum `agentscope.formatter.v1.Provider`: each value
+but `PROVIDER_UNSPECIFIED` is a provider, named after it (`PROVIDER_OPENAI` is
+"openai"), whose module `providers/<name>.py` defines `PROVIDER`, its
+`Provider` record (see `_provider.py`): what it takes and its variants, one
+per fidelity. Adding a provider takes its enum value, its module and its
+rows in the provider contract (`tests/providers/test_contract.py`); nothing
+here changes.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..errors import FormatError, UnknownProviderError
-from . import anthropic, dashscope, deepseek, gemini, ollama, openai, openai_responses
-from ._provider import Provider
+from ._provider import Provider, provider_name
 
 __all__ = [
     "PROVIDERS",
@@ -26,15 +29,22 @@ __all__ = [
     "provider_for",
 ]
 
-_ALL: tuple[Provider, ...] = (
-    openai.PROVIDER,
-    anthropic.PROVIDER,
-    gemini.PROVIDER,
-    dashscope.PROVIDER,
-    ollama.PROVIDER,
-    deepseek.PROVIDER,
-    openai_responses.PROVIDER,
-)
+
+def _registered() -> tuple[Provider, ...]:
+    """The provider of each enum value, in the enum's order."""
+    found = []
+    for value in pb.Provider.values():
+        if value == pb.PROVIDER_UNSPECIFIED:
+            continue
+        name = provider_name(value)
+        provider = getattr(importlib.import_module(f"{__name__}.{name}"), "PROVIDER", None)
+        if not isinstance(provider, Provider) or provider.enum != value:
+            raise ImportError(f"providers/{name}.py must define PROVIDER, the Provider of {name}")
+        found.append(provider)
+    return tuple(found)
+
+
+_ALL = _registered()
 
 # Both directions, explicitly: name -> provider and enum value -> provider.
 PROVIDERS: Mapping[str, Provider] = MappingProxyType({p.name: p for p in _ALL})

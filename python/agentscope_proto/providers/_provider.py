@@ -1,16 +1,45 @@
-"""What a provider module declares (see providers/__init__.py)."""
+"""What a provider is: its registry record (`Provider`: the enum value, the
+options and block kinds it takes, where its request parameters go) and the
+variants it formats and parses with, one per fidelity (`Variant`).
+
+`format()` and `parse()` choose the variant once, by the call's fidelity:
+`"agentscope"` (AgentScope 1.0.21's formatter and model class, exactly) or
+`"provider"` (the provider's own API: `ProviderFidelity`, a subclass of the
+parity variant that overrides what differs). No code below the choice asks
+which fidelity it runs in.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import InitVar, dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar, Protocol
 
-from .._engine.views import MsgView
+from .._engine.views import MsgView, message_metadata
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from .._generated.agentscope.message.v1.message_pb2 import Msg
+from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
+from ..results import ParsedResponse
+from ._adapt import Notes
 from ._context import FormatContext
+from ._turns import agent_turns
 
-__all__ = ["UNKNOWN_TO_AGENTSCOPE", "Provider", "StreamState", "nothing_to_send"]
+__all__ = [
+    "UNKNOWN_TO_AGENTSCOPE",
+    "Provider",
+    "ProviderFidelity",
+    "StreamState",
+    "Variant",
+    "nothing_to_send",
+    "provider_name",
+]
+
+Block = dict[str, Any]
 
 # Block kinds AgentScope 1.0.21's formatters do not know, so they drop them
 # like any unknown kind: those only provider-fidelity parsing makes (server
@@ -20,32 +49,161 @@ UNKNOWN_TO_AGENTSCOPE = frozenset(
 )
 
 
+def provider_name(value: pb.Provider.ValueType) -> str:
+    """The registry name of a `Provider` enum value, from its proto name:
+    `PROVIDER_OPENAI_RESPONSES` is "openai_responses"."""
+    return pb.Provider.Name(value).removeprefix("PROVIDER_").lower()
+
+
+def nothing_to_send(provider: str) -> str:
+    """Why a body whose message list came out empty cannot go to `provider`."""
+    return (
+        "nothing to send: every message formatted to nothing, and the "
+        f"{provider} API needs at least one message"
+    )
+
+
 class StreamState(Protocol):
     """The accumulating state of one streamed response."""
 
-    def feed(self, event: dict[str, Any]) -> Any:
-        """Take one event's JSON; return a `ParsedResponse` snapshot when AgentScope
-        would yield one for it, else None."""
+    def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
+        """Take one event's JSON; return a snapshot when AgentScope would
+        yield one for it, else None."""
         ...
 
-    def finish(self) -> Any:
-        """The final `ParsedResponse` after the stream ended."""
+    def finish(self) -> ParsedResponse:
+        """The final result after the stream ended."""
         ...
 
 
-class Provider(Protocol):
-    """One LLM provider's wire format, both directions (see providers/__init__.py)."""
+class Variant(ABC):
+    """One fidelity of a provider's wire format, both directions. Made once,
+    by its `Provider` record, whose name it gives in errors."""
 
-    name: str
-    # Its `agentscope.formatter.v1.Provider` enum value (the registry maps both ways).
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+        self.name = provider.name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self.name!r}>"
+
+    # -- requests -----------------------------------------------------------------------
+
+    def arrange(self, views: list[MsgView]) -> list[MsgView]:
+        """The views as this variant's formatter takes them (as they are)."""
+        return views
+
+    @abstractmethod
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[Block]:
+        """The provider's message list (as AgentScope's (MultiAgent)Formatter
+        returns it, in parity)."""
+
+    @abstractmethod
+    def build_body(
+        self,
+        messages: list[Block],
+        tools: list[Block] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> Block:
+        """The request body: the message list plus tools and tool choice (as
+        the AgentScope model class hands them to the SDK, in parity)."""
+
+    def finalize(
+        self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
+    ) -> Block:
+        """The body to send, given the one `build_body` made and the messages
+        as the caller gave them (the body as it is)."""
+        return body
+
+    # -- responses ----------------------------------------------------------------------
+
+    @abstractmethod
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
+        """A complete response."""
+
+    @abstractmethod
+    def stream(self, options: ParseSettings) -> StreamState:
+        """A fresh state for parsing one streamed response."""
+
+
+class ProviderFidelity(Variant):
+    """Provider fidelity around the parity formatter (put first among the
+    bases of a provider's parity variant): AgentScope 2.x's turns before the
+    walk (`agent_turns`), and after it the body adapted so that the provider's
+    own request schema accepts it (`adapt`).
+
+    `adapt` drops the keys the provider does not define (foreign signatures,
+    `cache_control` where the API has none, `name` on tool messages), replaces
+    content a place cannot hold by a short text note (audio in an Anthropic
+    tool result, an image in an OpenAI assistant turn, unsigned thinking for
+    Anthropic becomes text), drops tool calls nothing answers and empty text
+    and thinking, and narrows tool schemas to the keywords the provider takes.
+    Every drop or move is a `FormatWarning` whose path points into the parity
+    body (`messages[3].content[1]`), `block_type` the kind of thing changed
+    and `message` what was done. The parity body is never changed: the pass
+    works on a copy.
+    """
+
+    # The body key of the conversation, where the provider's API refuses an
+    # empty one (OpenAI: "expected an array with minimum length 1"); None
+    # where an empty one is fine.
+    conversation: ClassVar[str | None] = None
+
+    def arrange(self, views: list[MsgView]) -> list[MsgView]:
+        """AgentScope 2.x's messages hold tool calls with their results, hints
+        and documents: turned into the provider's turns as 2.x does."""
+        return agent_turns(views, self.name, self.provider.document_types)
+
+    def finalize(
+        self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
+    ) -> Block:
+        return self.adapted(body, ctx.warnings, message_metadata(msgs))
+
+    def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:
+        """`body` (this provider's parity body) adapted so the provider accepts
+        it, as a new body; a warning per change is appended to `warnings`.
+        `metadata` is each message's, oldest first (see `carry_over`). A body
+        left without a message where the API needs one is a `FormatError`."""
+        adapted = copy.deepcopy(body)
+        self.adapt(adapted, Notes(warnings))
+        if self.conversation is not None and adapted.get(self.conversation) == []:
+            raise FormatError(self.conversation, nothing_to_send(self.name))
+        if metadata:
+            self.carry_over(adapted, metadata)
+        return adapted
+
+    @abstractmethod
+    def adapt(self, body: Block, note: Notes) -> None:
+        """Adapt the (copied) parity body in place, noting each change."""
+
+    def carry_over(self, body: Block, metadata: list[Any]) -> None:
+        """Take into the body what the messages' metadata holds for the next
+        request (what a provider-fidelity parse kept there): nothing here."""
+
+
+@dataclass(frozen=True, eq=False)
+class Provider:
+    """One provider of the registry (`providers.PROVIDERS`): what it is, and
+    its variants by fidelity. Its name is its enum value's (`provider_name`).
+
+    A provider module makes one, with the variant classes: `agentscope` the
+    one that is AgentScope 1.0.21's (None where AgentScope 1.0.21 has no
+    such provider), `provider` the provider API's own.
+    """
+
+    # Its `agentscope.formatter.v1.Provider` enum value.
     enum: pb.Provider.ValueType
-    # Format options this provider accepts, by AgentScope constructor name.
+    # Format options it accepts beyond every provider's, by AgentScope
+    # constructor name.
     options: frozenset[str]
-    # Block kinds the formatter drops (with a warning) instead of formatting.
-    dropped_blocks: frozenset[str]
-    # Block kinds the formatter formats. With `dropped_blocks` it must cover
-    # every `ContentBlock` kind ("opaque" included); a test checks that.
+    # Block kinds the formatter formats, and those it drops (with a warning).
+    # Together they cover every `ContentBlock` kind ("opaque" included); a
+    # test checks that.
     formatted_blocks: frozenset[str]
+    dropped_blocks: frozenset[str]
     # How a streamed HTTP body is framed: "sse" or "ndjson".
     framing: str
     # Where the provider's API takes each request parameter (`format(...,
@@ -55,36 +213,27 @@ class Provider(Protocol):
     # in provider fidelity (`agent_turns` refuses the others); images, audio
     # and video go as its media blocks.
     document_types: frozenset[str]
+    agentscope: InitVar[type[Variant] | None]
+    provider: InitVar[type[Variant]]
+    name: str = field(init=False)
+    # Its variants by fidelity ("agentscope", "provider").
+    variants: Mapping[str, Variant] = field(init=False, repr=False)
 
-    def format_messages(
-        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
-    ) -> list[dict[str, Any]]:
-        """The provider's message list, as AgentScope's (MultiAgent)Formatter returns it."""
-        ...
+    def __post_init__(self, agentscope: type[Variant] | None, provider: type[Variant]) -> None:
+        object.__setattr__(self, "name", provider_name(self.enum))
+        made = {} if agentscope is None else {"agentscope": agentscope(self)}
+        made["provider"] = provider(self)
+        object.__setattr__(self, "variants", MappingProxyType(made))
 
-    def build_body(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: str | None,
-        ctx: FormatContext,
-    ) -> dict[str, Any]:
-        """The request body: the message list plus tools and tool choice, as the
-        AgentScope model class hands them to the SDK."""
-        ...
-
-    def parse(self, response: dict[str, Any], options: ParseSettings) -> Any:
-        """A complete response as a `ParsedResponse` (see parsing.py)."""
-        ...
-
-    def stream(self, options: ParseSettings) -> StreamState:
-        """A fresh state for parsing one streamed response."""
-        ...
-
-
-def nothing_to_send(provider: str) -> str:
-    """Why a body whose message list came out empty cannot go to `provider`."""
-    return (
-        "nothing to send: every message formatted to nothing, and the "
-        f"{provider} API needs at least one message"
-    )
+    def variant(
+        self, fidelity: str, error: type[FormatError] | type[ParseError] = FormatError
+    ) -> Variant:
+        """The variant of `fidelity` (an `error` on `fidelity` when it has none)."""
+        found = self.variants.get(fidelity)
+        if found is None:
+            raise error(
+                "fidelity",
+                f"AgentScope 1.0.21 has no {self.name} formatter or parser; "
+                "use fidelity='provider'",
+            )
+        return found

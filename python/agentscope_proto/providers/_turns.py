@@ -5,8 +5,12 @@ content block on its type (warning about and skipping the kinds they do not
 take), and assemble one API message per input message; tool results go out
 at once, ahead of the message holding them, and promoted tool-result media
 follow it as a user message of their own. A provider module declares only
-what differs: its block handlers (one signature: `(turn, index, block)`) and
-how a turn becomes its API message(s) (`finish`).
+what differs, as a `TurnTable`: its block handlers (one signature: `(turn,
+index, block)`) and how a turn becomes its API message(s) (`finish`).
+
+Also here: tool results as AgentScope's formatters read them, and (provider
+fidelity) AgentScope 2.x's messages turned into the provider's turns
+(`agent_turns`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ._context import FormatContext
 __all__ = [
     "Handler",
     "Turn",
+    "TurnTable",
     "agent_turns",
     "foreign_block_handler",
     "format_turns",
@@ -79,16 +84,20 @@ def foreign_block_handler(api: str) -> Handler:
     return drop
 
 
-def format_turns(
-    msgs: Sequence[MsgView],
-    ctx: FormatContext,
-    handlers: Mapping[str, Handler],
-    finish: Callable[[Turn], None],
-    *,
-    skipped: Callable[[object], str] = skipped_block,
-) -> list[Block]:
-    """Walk `msgs`: each block to its handler, then `finish(turn)` assembles the
-    turn's API message into `turn.out`. Promoted messages are formatted right
+@dataclass(frozen=True, slots=True)
+class TurnTable:
+    """A provider's chat turn: the handler of each block kind it takes, how
+    the turn becomes its API message(s) (`finish`), and the warning text of a
+    kind it skips."""
+
+    handlers: Mapping[str, Handler]
+    finish: Callable[[Turn], None]
+    skipped: Callable[[object], str] = skipped_block
+
+
+def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) -> list[Block]:
+    """Walk `msgs`: each block to its handler, then `table.finish(turn)`
+    assembles the turn's API message into `turn.out`. Promoted messages are formatted right
     after the message that promoted them, the last promoted first (AgentScope
     inserts each at the same position). `msgs` itself is never changed.
 
@@ -106,6 +115,7 @@ def format_turns(
         out, position = state.messages, state.position
         ctx.at_message, ctx.at_block = state.at_message, state.at_block
         ctx.warnings.extend(state.warnings)
+    handlers, finish, skipped = table.handlers, table.finish, table.skipped
     # A work stack, next message on top.
     pending = list(reversed(msgs))
     while pending:

@@ -1,14 +1,53 @@
-"""Anthropic: requests as AgentScope's AnthropicChatFormatter/AnthropicMultiAgentFormatter +
-AnthropicChatModel build them; responses as AnthropicChatModel parses them. Provider
-fidelity's parse, and the blocks it keeps formatted back: `_anthropic_extras.py`."""
+"""Anthropic Messages.
+
+`AnthropicParity` is AgentScope 1.0.21's: requests as its
+AnthropicChatFormatter/AnthropicMultiAgentFormatter + AnthropicChatModel build
+them, responses as AnthropicChatModel parses them. `Anthropic` is provider
+fidelity, the parity variant with what differs overridden.
+
+Provider fidelity, parse (`parse()` and `StreamParser`): every block of a
+response is kept, in the API's order (AgentScope keeps text, thinking and
+tool_use, and a stream glues all its text into one block):
+
+- text keeps its `citations` (streamed: `citations_delta`), the provider's
+  objects verbatim;
+- thinking keeps its signature even when the thinking is empty;
+  `redacted_thinking` becomes a thinking block with `redacted_data`;
+- `server_tool_use` and `mcp_tool_use` become `server_tool_use` blocks, every
+  `*_tool_result` (web search/fetch, code execution, bash, text editor, tool
+  search, MCP, advisor...) a `server_tool_result` block, each with the API's
+  block verbatim in `raw` (streamed: the start block with its input filled in);
+- other kinds the schema does not model (`compaction`, `fallback`, ...) stay
+  verbatim (opaque blocks).
+
+The response's `container` (`id`, `expires_at`: where code execution runs; the
+next request names it to reuse its files) goes into the parsed message's
+metadata as `{"container": {...}}` (`result.metadata`, `result.msg.metadata_json`):
+AgentScope makes no use of that key (its message metadata is the structured
+output, which stays in `structured_output` as before). Client tool calls keep
+their `caller` (programmatic tool calling) both ways.
+
+Provider fidelity, format: what the parse kept goes back as Claude expects it.
+Server-tool blocks from Anthropic go back as their raw blocks, in place, in
+the assistant message; those from another provider, and grounding records,
+are dropped with a `FormatWarning`. A PDF or plain text (`data`) is a
+`document` block, in a message or a tool result. The body pass then sends
+redacted thinking (a thinking block with `redacted_data`) as
+`redacted_thinking`, signatures unchanged, text `citations` as the API
+returned them (less the keys its request types do not define, such as a
+response's `file_id`; another provider's citations are dropped), and turns
+unsigned thinking (another provider's) into text; the container of the
+latest response is named for the next request to run in (`carry_over`).
+"""
 
 from __future__ import annotations
 
 import base64
 import copy
+import json
 import posixpath
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from .._engine.body import without_first
 from .._engine.views import MsgView
@@ -17,7 +56,9 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
+from ._adapt import Json, Notes, empty, note_text, prune
 from ._context import FormatContext
+from ._documents import document
 from ._history import format_multi_agent, history_prompt, system_blocks, wrap_history
 from ._media import sniff_image
 from ._parse import (
@@ -27,11 +68,19 @@ from ._parse import (
     repair_tool_inputs,
     streamed_tool_use,
 )
-from ._provider import UNKNOWN_TO_AGENTSCOPE, nothing_to_send
+from ._provider import (
+    UNKNOWN_TO_AGENTSCOPE,
+    Provider,
+    ProviderFidelity,
+    Variant,
+    nothing_to_send,
+)
 from ._tools import validate_tool_choice
-from ._turns import Handler, Turn, format_turns
+from ._turns import Handler, Turn, TurnTable, format_turns
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "Anthropic", "AnthropicParity"]
+
+Block = dict[str, Any]
 
 
 # -- media ---------------------------------------------------------------------
@@ -134,14 +183,7 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append({"role": role, "content": turn.parts})
 
 
-def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """AnthropicChatFormatter._format: one API message per input message, tool results apart."""
-    handlers = _CHAT_BLOCKS
-    if ctx.settings.fidelity == "provider":
-        from ._anthropic_extras import PROVIDER_BLOCKS  # (it builds on this module)
-
-        handlers = PROVIDER_BLOCKS
-    return format_turns(msgs, ctx, handlers, _finish_chat)
+_CHAT = TurnTable(_CHAT_BLOCKS, _finish_chat)
 
 
 # -- multi-agent formatter -------------------------------------------------------
@@ -171,13 +213,6 @@ def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> lis
     # tests the block's "text" value, so an image never takes them).
     wrap_history(blocks, history_prompt(ctx, first), ctx, part_type="text")
     return [{"role": "user", "content": blocks}]
-
-
-def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """AnthropicMultiAgentFormatter: a leading system message, then tool sequences
-    formatted by the chat formatter and agent runs folded into history messages."""
-    history_prompt(ctx)  # checked before any message is formatted
-    return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_history)
 
 
 # -- request body ----------------------------------------------------------------
@@ -494,7 +529,7 @@ class _Stream:
         )
 
 
-def response_result(
+def _response_result(
     response: dict[str, Any],
     content: list[dict[str, Any]],
     structured: Any,
@@ -518,7 +553,7 @@ def response_result(
 # parameters are deprecated: the SDK's request type no longer has
 # `temperature` or `top_p`, and models since Opus 4.7 refuse them (an older
 # model that still takes one gets it through `extra_body`).
-REQUEST_FIELDS = RequestFields(
+_REQUEST_FIELDS = RequestFields(
     model="model",
     max_output_tokens="max_tokens",
     temperature=None,
@@ -529,33 +564,37 @@ REQUEST_FIELDS = RequestFields(
 )
 
 
-class _Anthropic:
-    name = "anthropic"
-    enum = PROVIDER_ANTHROPIC
-    options = frozenset({"conversation_history_prompt"})
-    formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result", "image"})
-    # Audio and video are warned about and skipped (though tool results carry them).
-    dropped_blocks = frozenset({"audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
-    framing = "sse"
-    request_fields = REQUEST_FIELDS
-    # Document blocks: a PDF (base64 or URL), plain text.
-    document_types = frozenset({"application/pdf", "text/plain"})
+class AnthropicParity(Variant):
+    """AgentScope 1.0.21's AnthropicChatFormatter / AnthropicMultiAgentFormatter
+    and AnthropicChatModel."""
+
+    turns: ClassVar[TurnTable] = _CHAT
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[Block]:
         """AnthropicChatFormatter / AnthropicMultiAgentFormatter output."""
-        return _format_multi_agent(msgs, ctx) if multi_agent else _format_chat(msgs, ctx)
+        if multi_agent:
+            # A leading system message, then tool sequences formatted by the
+            # chat formatter and agent runs folded into history messages.
+            history_prompt(ctx)  # checked before any message is formatted
+            return format_multi_agent(msgs, ctx, system_blocks, self.format_chat, _format_history)
+        return self.format_chat(msgs, ctx)
+
+    def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+        """AnthropicChatFormatter._format: one API message per input message,
+        tool results apart."""
+        return format_turns(msgs, ctx, self.turns)
 
     def build_body(
         self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
+        messages: list[Block],
+        tools: list[Block] | None,
         tool_choice: str | None,
         ctx: FormatContext,
-    ) -> dict[str, Any]:
+    ) -> Block:
         """AnthropicChatModel's kwargs: tools, tool_choice, system, messages."""
-        body: dict[str, Any] = {}
+        body: Block = {}
         if tools:
             body["tools"] = [_format_tool(tool, index) for index, tool in enumerate(tools)]
         if tool_choice:
@@ -570,14 +609,10 @@ class _Anthropic:
         body["messages"] = messages
         return body
 
-    def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         """AnthropicChatModel._parse_anthropic_completion_response."""
         raise_for_error_body(self.name, response)
-        if options.fidelity == "provider":
-            from ._anthropic_extras import parse_kept
-
-            return parse_kept(response, options)
-        content: list[dict[str, Any]] = []
+        content: list[Block] = []
         metadata = None
         blocks = response.get("content")
         if blocks:
@@ -590,15 +625,643 @@ class _Anthropic:
                 content.append(parser(block, f"content[{index}]"))
                 if block["type"] == "tool_use" and options.structured_output:
                     metadata = copy.deepcopy(content[-1]["input"])
-        return response_result(response, content, metadata)
+        return _response_result(response, content, metadata)
 
     def stream(self, options: ParseSettings) -> _Stream:
         """A fresh state for one event stream."""
-        if options.fidelity == "provider":
-            from ._anthropic_extras import KeptStream
-
-            return KeptStream(options)
         return _Stream(options)
 
 
-PROVIDER = _Anthropic()
+# -- provider fidelity: parse --------------------------------------------------------
+
+# Anthropic's block types of a tool it runs itself; their results are `*_tool_result`.
+_SERVER_USES = frozenset({"server_tool_use", "mcp_tool_use"})
+# Block kinds a verbatim block must not take: the codec would read it as ours.
+_OURS = frozenset(
+    {"image", "audio", "video", "tool_result", "server_tool_result", "grounding", "opaque"}
+)
+# Anthropic block kinds with no block of ours that go back as they came (beta
+# `compaction` and `fallback`; `container_upload`).
+_VERBATIM_BACK = frozenset({"compaction", "fallback", "container_upload"})
+
+
+def _container(value: Any, path: str) -> dict[str, Any] | None:
+    """The message metadata for a response's `container` (None when it has none)."""
+    if value is None:
+        return None
+    return {"container": copy_json(expect(value, dict, path))}
+
+
+def _kept_text(block: Block, path: str) -> Block:
+    out: Block = {"type": "text", "text": _str_field(block, "text", path)}
+    citations = block.get("citations")
+    if citations:
+        where = f"{path}.citations"
+        for number, citation in enumerate(expect(citations, list, where)):
+            expect(citation, dict, f"{where}[{number}]")
+        out["citations"] = copy_json(citations)
+    return out
+
+
+def _redacted(block: Block, path: str) -> Block:
+    return {"type": "thinking", "thinking": "", "redacted_data": _str_field(block, "data", path)}
+
+
+def _kept_tool_use(block: Block, path: str) -> Block:
+    if "input" not in block:
+        raise ParseError(f"{path}.input", "missing")
+    call = {
+        "type": "tool_use",
+        "id": _str_field(block, "id", path),
+        "name": _str_field(block, "name", path),
+        "input": copy_json(block["input"]),
+    }
+    return _with_caller(call, block)
+
+
+def _with_caller(call: Block, block: Block) -> Block:
+    # Who made the call (programmatic tool calling: code execution); it goes back with it.
+    if isinstance(block.get("caller"), dict):
+        call["caller"] = copy_json(block["caller"])
+    return call
+
+
+def _server_use(block: Block, path: str) -> Block:
+    tool_input = block.get("input", {})
+    return {
+        "type": "server_tool_use",
+        "id": _str_field(block, "id", path),
+        "name": _str_field(block, "name", path),
+        "input": copy_json(expect(tool_input, dict, f"{path}.input")),
+        "provider_type": block["type"],
+        "raw": copy_json(block),
+    }
+
+
+def _server_result(block: Block, path: str) -> Block:
+    output = block.get("content")
+    # MCP reports failure in `is_error`; the other tools in an `*_error` content.
+    failed = isinstance(output, dict) and str(output.get("type", "")).endswith("_error")
+    return {
+        "type": "server_tool_result",
+        "tool_use_id": _str_field(block, "tool_use_id", path),
+        "provider_type": block["type"],
+        "output": copy_json(output),
+        "is_error": block.get("is_error") is True or failed,
+        "raw": copy_json(block),
+    }
+
+
+# As AgentScope's complete parse, thinking keeps its signature even when empty.
+_KEPT_BLOCKS: dict[str, Callable[[Block, str], Block]] = {
+    "text": _kept_text,
+    "thinking": _parse_thinking,
+    "redacted_thinking": _redacted,
+    "tool_use": _kept_tool_use,
+    **dict.fromkeys(_SERVER_USES, _server_use),
+}
+
+
+def _kept_block(block: Block, kind: str, path: str) -> Block | None:
+    """One response block in provider fidelity, None for a kind it must skip."""
+    parse = _KEPT_BLOCKS.get(kind)
+    if parse is not None:
+        return parse(block, path)
+    if kind.endswith("_tool_result"):
+        return _server_result(block, path)
+    return None if kind in _OURS else copy_json(block)
+
+
+def _kept_content(blocks: Any, structured_output: bool) -> tuple[list[Block], Any]:
+    """A complete response's `content` in provider fidelity, and the structured
+    output (the last tool call's input, as AgentScope takes it)."""
+    content: list[Block] = []
+    metadata = None
+    if not blocks:
+        return content, metadata
+    for index, block in enumerate(expect(blocks, list, "content")):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(kind, str):
+            continue
+        kept = _kept_block(block, kind, f"content[{index}]")
+        if kept is None:
+            continue
+        content.append(kept)
+        if kind == "tool_use" and structured_output:
+            metadata = copy_json(kept["input"])
+    return content, metadata
+
+
+def _parse_kept(response: Block, options: ParseSettings) -> ParsedResponse:
+    """A complete response in provider fidelity (AgentScope's usage, id and stop reason)."""
+    content, structured = _kept_content(response.get("content"), options.structured_output)
+    return _response_result(
+        response, content, structured, _container(response.get("container"), "container")
+    )
+
+
+# -- provider fidelity: the stream --------------------------------------------------
+
+
+class _Entry:
+    """One streamed block: its start block grown by the deltas."""
+
+    __slots__ = ("arguments", "block", "kept")
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+        # The streamed input JSON of a tool call (None: not a tool call).
+        kind = block.get("type")
+        self.arguments: str | None = "" if kind == "tool_use" or kind in _SERVER_USES else None
+        # The block as kept, until the next delta changes it.
+        self.kept: Block | None = None
+
+
+_IMPLICIT = {
+    "text_delta": {"type": "text", "text": ""},
+    "citations_delta": {"type": "text", "text": ""},
+    "thinking_delta": {"type": "thinking", "thinking": "", "signature": ""},
+    "signature_delta": {"type": "thinking", "thinking": "", "signature": ""},
+}
+
+
+class _StreamBlocks:
+    """A stream's content blocks by index, each kept apart (provider fidelity)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Entry] = {}
+        # Where the current message's indices start: a stream holding several
+        # messages (a message_start after content) keeps each one's blocks.
+        self._offset = 0
+        self.metadata: dict[str, Any] | None = None
+
+    def begin(self) -> None:
+        """A `message_start`: the blocks that follow come after those seen."""
+        self._offset = max(self._entries) + 1 if self._entries else 0
+
+    def message(self, message: Any, path: str) -> None:
+        """Take a `message_start` message or `message_delta` delta (its container)."""
+        if isinstance(message, dict) and message.get("container") is not None:
+            self.metadata = _container(message["container"], f"{path}.container")
+
+    def start(self, event: Block, path: str) -> bool:
+        """A `content_block_start`; whether it changed the content."""
+        block = copy_json(expect(event.get("content_block"), dict, f"{path}.content_block"))
+        index: int = self._offset + expect(event.get("index"), int, f"{path}.index")
+        kind = block.get("type")
+        where = f"{path}.content_block"
+        if kind == "tool_use":
+            _str_field(block, "id", where)
+            _str_field(block, "name", where)
+        elif kind == "thinking":
+            block.setdefault("signature", "")
+        if kind in ("text", "thinking"):
+            block.setdefault(kind, "")
+            _str_field(block, kind, where)
+        # A start at an index already seen starts that block afresh.
+        self._entries[index] = _Entry(block)
+        self._entries = dict(sorted(self._entries.items()))
+        if kind in ("text", "thinking"):
+            # Only deltas count, as in AgentScope, unless it starts with content.
+            return bool(block.get(kind))
+        return isinstance(kind, str)
+
+    def delta(self, event: Block, path: str) -> bool:
+        """A `content_block_delta`; whether it changed the content."""
+        delta = expect(event.get("delta"), dict, f"{path}.delta")
+        kind = delta.get("type")
+        index = event.get("index")
+        index = self._offset + index if isinstance(index, int) else None
+        entry = None if index is None else self._entries.get(index)
+        if entry is None and isinstance(kind, str) and kind in _IMPLICIT:
+            # A delta without a start (lenient servers): a block of its kind.
+            index = self._offset + expect(event.get("index"), int, f"{path}.index")
+            entry = self._entries[index] = _Entry(copy_json(_IMPLICIT[kind]))
+            self._entries = dict(sorted(self._entries.items()))
+        if entry is None:
+            return False
+        applied = self._apply(entry.block, entry, kind, delta, f"{path}.delta")
+        if applied:
+            entry.kept = None
+        return applied
+
+    @staticmethod
+    def _apply(block: Block, entry: _Entry, kind: Any, delta: Block, path: str) -> bool:
+        if kind == "text_delta" and block.get("type") == "text":
+            block["text"] += _str_field(delta, "text", path)
+        elif kind == "citations_delta" and block.get("type") == "text":
+            citation = expect(delta.get("citation"), dict, f"{path}.citation")
+            block["citations"] = [*(block.get("citations") or []), citation]
+        elif kind == "thinking_delta" and block.get("type") == "thinking":
+            block["thinking"] += _str_field(delta, "thinking", path)
+        elif kind == "signature_delta" and block.get("type") == "thinking":
+            # Replaces the signature, as AgentScope does.
+            block["signature"] = _str_field(delta, "signature", path)
+        elif kind == "input_json_delta" and entry.arguments is not None:
+            if "partial_json" not in delta:
+                raise ParseError(f"{path}.partial_json", "missing")
+            piece = delta["partial_json"]
+            entry.arguments += expect(piece, str, f"{path}.partial_json") if piece else ""
+        elif kind == "compaction_delta" and block.get("type") == "compaction":
+            piece = delta.get("content")
+            block["content"] = str(block.get("content") or "") + (
+                expect(piece, str, f"{path}.content") if piece else ""
+            )
+        else:
+            return False
+        return True
+
+    def content(self, last_inputs: StreamedInputs, parse: bool) -> tuple[list[Block], Any]:
+        """The blocks so far (fresh copies), and the last tool call's input."""
+        content: list[Block] = []
+        last_input = None
+        for index, entry in self._entries.items():
+            block = entry.block
+            if block.get("type") == "tool_use":
+                call = streamed_tool_use(
+                    block["id"], block["name"], entry.arguments, last_inputs, parse
+                )
+                last_input = call["input"]
+                call["input"] = copy_json(call["input"])
+                content.append(_with_caller(call, block))
+                continue
+            if entry.kept is None:
+                kind = block.get("type")
+                if entry.arguments:
+                    block = {**block, "input": _complete_input(entry.arguments, block)}
+                path = f"content[{index}]"
+                entry.kept = _kept_block(block, kind, path) if isinstance(kind, str) else None
+            if entry.kept is not None:
+                content.append(copy_json(entry.kept))
+        return content, last_input
+
+
+_Handler = Callable[[_Stream, Block, str], bool]
+
+
+class _KeptStream(_Stream):
+    """AgentScope's stream state (usage, id, stop reason, snapshot points), its
+    content every block apart, as `_StreamBlocks` keeps them."""
+
+    def __init__(self, options: ParseSettings) -> None:
+        super().__init__(options)
+        self._blocks = _StreamBlocks()
+
+    def _kept_message_start(self, event: Block, path: str) -> bool:
+        changed = self._message_start(event, path)
+        self._blocks.begin()
+        self._blocks.message(event["message"], f"{path}.message")
+        return changed
+
+    def _kept_block_start(self, event: Block, path: str) -> bool:
+        changed = self._blocks.start(event, path)
+        if event["content_block"].get("type") == "tool_use":
+            # Known to the base state too: its final snapshot repairs tool inputs.
+            self._content_block_start(event, path)
+        return changed
+
+    def _kept_block_delta(self, event: Block, path: str) -> bool:
+        if "index" not in event:
+            raise ParseError(f"{path}.index", "missing")
+        return self._blocks.delta(event, path)
+
+    def _kept_message_delta(self, event: Block, path: str) -> bool:
+        self._blocks.message(event.get("delta"), f"{path}.delta")
+        return self._message_delta(event, path)
+
+    _EVENTS: ClassVar[dict[str, _Handler]] = {
+        "message_start": cast(_Handler, _kept_message_start),
+        "content_block_start": cast(_Handler, _kept_block_start),
+        "content_block_delta": cast(_Handler, _kept_block_delta),
+        "message_delta": cast(_Handler, _kept_message_delta),
+    }
+
+    def _content(self) -> list[Block]:
+        parse = self._options.stream_tool_parsing
+        content, last_input = self._blocks.content(self._last_inputs, parse)
+        if self._options.structured_output and last_input is not None:
+            self._metadata = last_input
+        return content
+
+    def feed(self, event: Block) -> ParsedResponse | None:
+        result = super().feed(event)
+        if result is not None:
+            result.metadata = copy_json(self._blocks.metadata)
+        return result
+
+    def finish(self) -> ParsedResponse:
+        result = super().finish()
+        result.metadata = copy_json(self._blocks.metadata)
+        return result
+
+
+def _complete_input(arguments: str, block: Block) -> Any:
+    """A server tool's streamed input once it is complete JSON; the start
+    block's input until then (a partial input is never repaired)."""
+    try:
+        parsed = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return block.get("input", {})
+    return parsed if isinstance(parsed, dict) else block.get("input", {})
+
+
+# -- provider fidelity: formatting back ---------------------------------------------
+
+
+def _from_anthropic(block: Block) -> bool:
+    """Whether a server-tool block came from Anthropic (its raw block is one)."""
+    raw, kind = block.get("raw"), block.get("provider_type")
+    if not isinstance(raw, dict) or not isinstance(kind, str) or raw.get("type") != kind:
+        return False
+    return (
+        kind in _SERVER_USES
+        if block["type"] == "server_tool_use"
+        else kind.endswith("_tool_result")
+    )
+
+
+def _format_server(turn: Turn, index: int, block: Block) -> None:
+    if _from_anthropic(block):
+        # Back in place, as the API returned it: the next turn continues from it.
+        turn.parts.append(copy_json(block["raw"]))
+        return
+    kind = block.get("provider_type") or block["type"]
+    turn.ctx.warn(
+        turn.msg,
+        index,
+        block["type"],
+        f"dropped a {kind} block: Claude cannot take another provider's",
+    )
+
+
+def _format_tool_use_with_caller(turn: Turn, index: int, block: Block) -> None:
+    _format_tool_use(turn, index, block)
+    _with_caller(turn.parts[-1], block)
+
+
+def _format_grounding(turn: Turn, index: int, block: Block) -> None:
+    turn.ctx.warn(turn.msg, index, "grounding", "dropped a grounding record: Claude takes none")
+
+
+def _format_verbatim(turn: Turn, index: int, block: Block) -> None:
+    turn.parts.append(copy_json(block))
+
+
+def _document(block: Block, ctx: FormatContext) -> Block:
+    # Claude's document sources: a PDF as base64 or a URL, plain text as text.
+    pdf = block["source"].get("media_type") == "application/pdf"
+    found = document(block, ctx, keep_url=pdf)
+    source: Block
+    if found.url is not None:
+        source = {"type": "url", "url": found.url}
+    elif pdf:
+        source = {"type": "base64", "media_type": found.media_type, "data": found.data}
+    else:
+        source = {"type": "text", "media_type": "text/plain", "data": found.text(ctx)}
+    part: Block = {"type": "document", "source": source}
+    if found.name:
+        part["title"] = found.name
+    return part
+
+
+def _format_document(turn: Turn, index: int, block: Block) -> None:
+    turn.parts.append(_document(block, turn.ctx))
+
+
+def _format_result_documents(turn: Turn, index: int, block: Block) -> None:
+    """A tool result whose output holds documents: Claude takes them there."""
+    output = block.get("output")
+    if isinstance(output, list) and any(item.get("type") == "data" for item in output):
+        output = [
+            _document(item, turn.ctx) if item.get("type") == "data" else item for item in output
+        ]
+        block = {**block, "output": output}
+    _format_tool_result(turn, index, block)
+
+
+# The chat formatter's block handlers in provider fidelity.
+_NATIVE_BLOCKS: dict[str, Handler] = {
+    **_CHAT_BLOCKS,
+    "data": _format_document,
+    "tool_result": _format_result_documents,
+    "tool_use": _format_tool_use_with_caller,
+    "server_tool_use": _format_server,
+    "server_tool_result": _format_server,
+    "grounding": _format_grounding,
+    **dict.fromkeys(_VERBATIM_BACK, _format_verbatim),
+}
+
+
+# -- provider fidelity: the body pass -----------------------------------------------
+
+_ANTHROPIC_BLOCKS = {
+    "text": frozenset({"type", "text", "cache_control", "citations"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+    "image": frozenset({"type", "source", "cache_control"}),
+    "document": frozenset({"type", "source", "cache_control", "title", "context", "citations"}),
+    "tool_use": frozenset({"type", "id", "name", "input", "cache_control", "caller"}),
+    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
+}
+# The keys each citation type takes in a request (`TextCitationParam`).
+_CITATIONS = {
+    "char_location": frozenset(
+        {"type", "cited_text", "document_index", "document_title"}
+        | {"start_char_index", "end_char_index"}
+    ),
+    "page_location": frozenset(
+        {"type", "cited_text", "document_index", "document_title"}
+        | {"start_page_number", "end_page_number"}
+    ),
+    "content_block_location": frozenset(
+        {"type", "cited_text", "document_index", "document_title"}
+        | {"start_block_index", "end_block_index"}
+    ),
+    "web_search_result_location": frozenset(
+        {"type", "cited_text", "encrypted_index", "title", "url"}
+    ),
+    "search_result_location": frozenset(
+        {"type", "cited_text", "search_result_index", "source", "title"}
+        | {"start_block_index", "end_block_index"}
+    ),
+}
+_TOOL_RESULT_KINDS = frozenset({"text", "image", "document", "search_result"})
+_ANTHROPIC_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+def _image_media_type(source: Any) -> str | None:
+    """The media type of an image source: given (base64), or an SVG URL's."""
+    if not isinstance(source, dict):
+        return None
+    if source.get("media_type") is not None:
+        return str(source["media_type"])
+    url = str(source.get("url") or "").lower()
+    if url.startswith("data:image/svg+xml") or url.split("?")[0].split("#")[0].endswith(".svg"):
+        return "image/svg+xml"
+    return None
+
+
+def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) -> Json | None:
+    kind = str(block.get("type"))
+    if in_tool_result and kind not in _TOOL_RESULT_KINDS:
+        note(at, kind, "replaced by a text note: a tool result takes text, images and documents")
+        return {"type": "text", "text": note_text(kind, "a tool result")}
+    if kind == "thinking" and block.get("redacted_data"):
+        # Reasoning Claude encrypted: back as it came, whatever else the block holds.
+        return {"type": "redacted_thinking", "data": block["redacted_data"]}
+    if empty(block):
+        note(at, kind, f"dropped an empty {kind} block")
+        return None
+    if kind == "text" and isinstance(block.get("citations"), list):
+        block = _cited(block, at, note)
+    if kind == "thinking" and not block.get("signature"):
+        # Thinking from another provider: Claude refuses it without a signature.
+        note(at, kind, "unsigned thinking turned into text")
+        return {"type": "text", "text": block.get("thinking", "")}
+    if kind == "image":
+        media = _image_media_type(block.get("source"))
+        if media is not None and media not in _ANTHROPIC_IMAGE_TYPES:
+            note(at, kind, f"replaced by a text note: Claude takes no {media} images")
+            return {"type": "text", "text": note_text(str(media), "Claude")}
+    if kind == "tool_result" and isinstance(block.get("content"), list):
+        inner = [
+            _anthropic_block(item, f"{at}.content[{number}]", note, True)
+            if isinstance(item, dict)
+            else item
+            for number, item in enumerate(block["content"])
+        ]
+        block = {**block, "content": [item for item in inner if item is not None]}
+    allowed = _ANTHROPIC_BLOCKS.get(kind)
+    return block if allowed is None else prune(block, allowed, at, kind, note)
+
+
+def _cited(block: Json, at: str, note: Notes) -> Json:
+    """A text block's citations as Claude takes them: its own kinds, less the
+    keys a request does not define; another provider's (OpenAI `url_citation`...)
+    dropped. No citations left: no `citations` key."""
+    kept = []
+    for number, item in enumerate(block["citations"]):
+        where = f"{at}.citations[{number}]"
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or kind not in _CITATIONS:
+            note(where, "citation", f"dropped a {kind} citation: Claude takes no such kind")
+            continue
+        kept.append(prune(item, _CITATIONS[kind], where, "citation", note))
+    if kept:
+        return {**block, "citations": kept}
+    return {key: value for key, value in block.items() if key != "citations"}
+
+
+def _anthropic_answers(messages: list[Any], index: int) -> set[Any]:
+    """The tool use ids the user turns right after `messages[index]` answer
+    (consecutive user turns: they are merged into one below)."""
+    ids: set[Any] = set()
+    for later in messages[index + 1 :]:
+        if not isinstance(later, dict) or later.get("role") != "user":
+            break
+        content = later.get("content")
+        if isinstance(content, list):
+            ids.update(b.get("tool_use_id") for b in content if isinstance(b, dict))
+    return ids
+
+
+def _anthropic_content(messages: list[Any], index: int, note: Notes) -> list[Any]:
+    message = messages[index]
+    answered = _anthropic_answers(messages, index) if message.get("role") == "assistant" else None
+    blocks = []
+    for number, block in enumerate(message["content"]):
+        at = f"messages[{index}].content[{number}]"
+        if not isinstance(block, dict):
+            blocks.append(block)
+            continue
+        unanswered = answered is not None and block.get("id") not in answered
+        if block.get("type") == "tool_use" and unanswered:
+            note(at, "tool_use", "dropped a tool use no tool result in the next turn answers")
+            continue
+        adapted = _anthropic_block(block, at, note, False)
+        if adapted is not None:
+            blocks.append(adapted)
+    return blocks
+
+
+def _adapt_messages(body: Json, note: Notes) -> None:
+    """The pass over `messages`: each block as a request takes it, tool uses
+    answered in the next turn, parallel results in one user turn."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return
+    turns: list[Json] = []
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            message = {**message, "content": _anthropic_content(messages, index, note)}
+            if not message["content"]:
+                note(path, str(message.get("role")), "dropped a message left empty")
+                continue
+        if turns and _results_only(turns[-1]) and _results_only(message):
+            # Parallel tool results answer one assistant turn: one user turn.
+            note(path, "tool_result", "merged into the previous user turn")
+            turns[-1] = {**turns[-1], "content": turns[-1]["content"] + message["content"]}
+            continue
+        turns.append(message)
+    body["messages"] = turns
+
+
+def _results_only(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return (
+        message.get("role") == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
+def _carry_container(body: Json, metadata: list[Any]) -> None:
+    """The container the latest response ran code in (`{"container": {"id": ...}}`
+    in its message's metadata, as the provider-fidelity parse keeps it), for
+    the next request to run in the same one: Anthropic's `container`. Whether
+    it has expired is the API's to say: the body is a function of the
+    messages, not of the clock."""
+    if "container" in body:
+        return
+    for item in reversed(metadata):
+        container = item.get("container") if isinstance(item, dict) else None
+        if isinstance(container, dict) and isinstance(container.get("id"), str):
+            body["container"] = container["id"]
+            return
+
+
+class Anthropic(ProviderFidelity, AnthropicParity):
+    """The Messages API in provider fidelity (see the module's docstring)."""
+
+    turns = TurnTable(_NATIVE_BLOCKS, _finish_chat)
+    conversation = "messages"
+
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
+        raise_for_error_body(self.name, response)
+        return _parse_kept(response, options)
+
+    def stream(self, options: ParseSettings) -> _KeptStream:
+        return _KeptStream(options)
+
+    def adapt(self, body: Block, note: Notes) -> None:
+        _adapt_messages(body, note)
+
+    def carry_over(self, body: Block, metadata: list[Any]) -> None:
+        _carry_container(body, metadata)
+
+
+PROVIDER = Provider(
+    enum=PROVIDER_ANTHROPIC,
+    options=frozenset({"conversation_history_prompt"}),
+    formatted_blocks=frozenset({"text", "thinking", "tool_use", "tool_result", "image"}),
+    # Audio and video are warned about and skipped (though tool results carry them).
+    dropped_blocks=frozenset({"audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="sse",
+    request_fields=_REQUEST_FIELDS,
+    # Document blocks: a PDF (base64 or URL), plain text.
+    document_types=frozenset({"application/pdf", "text/plain"}),
+    agentscope=AnthropicParity,
+    provider=Anthropic,
+)

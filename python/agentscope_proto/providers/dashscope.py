@@ -1,5 +1,13 @@
-"""DashScope: requests as AgentScope's DashScopeChatFormatter/DashScopeMultiAgentFormatter +
-DashScopeChatModel build them; responses as DashScopeChatModel parses them."""
+"""Alibaba DashScope generation (Qwen), its native MultiModalConversation API.
+
+`DashScopeParity` is AgentScope 1.0.21's: requests as its
+DashScopeChatFormatter/DashScopeMultiAgentFormatter + DashScopeChatModel build
+them, responses as DashScopeChatModel parses them. `DashScope` is provider
+fidelity: the same formatter and parsers, and a body pass that drops the
+messages left without content (the API refuses a null content where no tool
+call stands in for it). Documents: none (its messages take images, audio and
+video).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +24,7 @@ from ..errors import FormatError, ParseError, ProviderError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
+from ._adapt import Json, Notes
 from ._context import FormatContext
 from ._history import format_multi_agent, history_prompt, system_text, wrap_history
 from ._parse import (
@@ -26,11 +35,11 @@ from ._parse import (
     repair_tool_inputs,
     streamed_tool_use,
 )
-from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, Variant
 from ._tools import TOOL_CHOICE_MODES, tool_call, tool_message, validate_tool_choice
-from ._turns import Handler, Turn, format_turns, tool_result_handler
+from ._turns import Handler, Turn, TurnTable, format_turns, tool_result_handler
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "DashScope", "DashScopeParity"]
 
 _NAME = "dashscope"
 _MEDIA_KINDS = ("image", "audio", "video")
@@ -140,9 +149,7 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append(_collapse_text(formatted))
 
 
-def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
-    """DashScopeChatFormatter._format."""
-    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
+_CHAT = TurnTable(_CHAT_BLOCKS, _finish_chat)
 
 
 # -- multi-agent formatter ------------------------------------------------------
@@ -195,12 +202,6 @@ def _format_history(msgs: list[MsgView], ctx: FormatContext, first: bool) -> lis
         return []
     wrap_history(blocks, history_prompt(ctx, first), ctx)
     return [_collapse_text({"role": "user", "content": blocks})]
-
-
-def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
-    """TruncatedFormatterBase._format with DashScope's system and group formatting."""
-    history_prompt(ctx)  # checked before any message is formatted
-    return format_multi_agent(msgs, ctx, system_text, _format_chat, _format_history)
 
 
 # -- tools ----------------------------------------------------------------------------
@@ -515,7 +516,7 @@ class _Stream:
 # `input`/`parameters`). A stream also asks for `incremental_output`, as
 # AgentScope's DashScopeChatModel does: each event then carries only what is
 # new, which is what this module's stream parser reads.
-REQUEST_FIELDS = RequestFields(
+_REQUEST_FIELDS = RequestFields(
     model="model",
     max_output_tokens="max_tokens",
     temperature="temperature",
@@ -526,32 +527,22 @@ REQUEST_FIELDS = RequestFields(
 )
 
 
-class _DashScope:
-    name = _NAME
-    enum = PROVIDER_DASHSCOPE
-    options = frozenset(
-        {
-            "promote_tool_result_images",
-            "promote_tool_result_audios",
-            "promote_tool_result_videos",
-            "conversation_history_prompt",
-        }
-    )
-    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
-    # Thinking and unknown blocks: warned about and skipped by the chat
-    # formatter, skipped silently in multi-agent history.
-    dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
-    framing = "sse"
-    request_fields = REQUEST_FIELDS
-    # None: its multimodal messages take images, audio and video.
-    document_types = frozenset[str]()
+class DashScopeParity(Variant):
+    """AgentScope 1.0.21's DashScopeChatFormatter / DashScopeMultiAgentFormatter
+    and DashScopeChatModel."""
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
     ) -> list[Block]:
         if multi_agent:
-            return _format_multi_agent(msgs, ctx)
-        return _format_chat(msgs, ctx)
+            # TruncatedFormatterBase._format with DashScope's system and group formatting.
+            history_prompt(ctx)  # checked before any message is formatted
+            return format_multi_agent(msgs, ctx, system_text, self.format_chat, _format_history)
+        return self.format_chat(msgs, ctx)
+
+    def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+        """DashScopeChatFormatter._format."""
+        return format_turns(msgs, ctx, _CHAT)
 
     def build_body(
         self,
@@ -575,4 +566,56 @@ class _DashScope:
         return _Stream(options.stream_tool_parsing, options.structured_output)
 
 
-PROVIDER = _DashScope()
+# -- provider fidelity ----------------------------------------------------------------
+
+
+def _adapt_messages(body: Json, note: Notes) -> None:
+    """The pass: no message without content where no tool call stands in for it."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return
+    kept = []
+    for index, message in enumerate(messages):
+        if (
+            isinstance(message, dict)
+            and message.get("content") is None
+            and not message.get("tool_calls")
+        ):
+            note(
+                f"messages[{index}]", str(message.get("role")), "dropped a message without content"
+            )
+            continue
+        kept.append(message)
+    body["messages"] = kept
+
+
+class DashScope(ProviderFidelity, DashScopeParity):
+    """The native API in provider fidelity (see the module's docstring)."""
+
+    conversation = "messages"
+
+    def adapt(self, body: Block, note: Notes) -> None:
+        _adapt_messages(body, note)
+
+
+PROVIDER = Provider(
+    enum=PROVIDER_DASHSCOPE,
+    options=frozenset(
+        {
+            "promote_tool_result_images",
+            "promote_tool_result_audios",
+            "promote_tool_result_videos",
+            "conversation_history_prompt",
+        }
+    ),
+    formatted_blocks=frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"}),
+    # Thinking and unknown blocks: warned about and skipped by the chat
+    # formatter, skipped silently in multi-agent history.
+    dropped_blocks=frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="sse",
+    request_fields=_REQUEST_FIELDS,
+    # None: its multimodal messages take images, audio and video.
+    document_types=frozenset(),
+    agentscope=DashScopeParity,
+    provider=DashScope,
+)

@@ -1,8 +1,11 @@
 """DeepSeek: requests as AgentScope's DeepSeekChatFormatter/DeepSeekMultiAgentFormatter +
 OpenAIChatModel build them; responses as OpenAIChatModel parses them.
 
-Only the message list is DeepSeek's own: text-only content strings and `reasoning_content`.
-The body and both parsers are OpenAIChatModel's: the provider subclasses `openai.py`'s.
+Only the message list is DeepSeek's own: text-only content strings and
+`reasoning_content`. The body and both parsers are the Chat Completions
+family's (`openai.py`), in both fidelities; in provider fidelity, reasoning
+that came as vLLM's `reasoning` goes back there, and other providers'
+server-tool blocks are dropped.
 """
 
 from __future__ import annotations
@@ -13,14 +16,19 @@ from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
 from ..request import RequestFields
 from ._context import FormatContext
-from ._history import format_multi_agent, history_prompt, history_text, system_blocks
-from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._history import history_prompt, history_text
+from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
 from ._tools import tool_call, tool_message
-from ._turns import Handler, Turn, format_turns, tool_result_handler
-from .chat_extras import deepseek_thinking, provider_handlers, with_reasoning
-from .openai import OpenAIChat
+from ._turns import Handler, Turn, TurnTable, tool_result_handler
+from .openai import (
+    ChatCompletions,
+    ChatCompletionsParity,
+    native_handlers,
+    reasoning_back_as,
+    with_reasoning,
+)
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "DeepSeek", "DeepSeekParity"]
 
 Block = dict[str, Any]
 
@@ -61,19 +69,6 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append(message)
 
 
-# Provider fidelity: reasoning that came as vLLM's `reasoning` goes back there;
-# other providers' server-tool blocks are dropped (see chat_extras.py).
-_PROVIDER_BLOCKS = provider_handlers(_CHAT_BLOCKS, thinking=deepseek_thinking(_thinking))
-_finish_provider = with_reasoning(_finish_chat)
-
-
-def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
-    """`DeepSeekChatFormatter._format`: one string of content per message."""
-    if ctx.settings.fidelity == "provider":
-        return format_turns(msgs, ctx, _PROVIDER_BLOCKS, _finish_provider)
-    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
-
-
 def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool) -> list[Block]:
     """One user message with the history as a string; non-text blocks are ignored silently."""
     lines = [
@@ -84,9 +79,27 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
     return [{"role": "user", "content": history_text(lines, history_prompt(ctx, first))}]
 
 
+class DeepSeekParity(ChatCompletionsParity):
+    """`DeepSeekChatFormatter._format`: one string of content per message."""
+
+    turns = TurnTable(_CHAT_BLOCKS, _finish_chat)
+    agent_message = staticmethod(_format_agent_message)
+
+
+class DeepSeek(ChatCompletions):
+    """Provider fidelity: reasoning that came as vLLM's `reasoning` goes back
+    there (the rest as `reasoning_content`, as in parity)."""
+
+    turns = TurnTable(
+        native_handlers(_CHAT_BLOCKS, thinking=reasoning_back_as("reasoning", _thinking)),
+        with_reasoning(_finish_chat),
+    )
+    agent_message = staticmethod(_format_agent_message)
+
+
 # Where DeepSeek's chat API takes each request parameter: the output budget
 # as `max_tokens`; it documents no `seed`.
-REQUEST_FIELDS = RequestFields(
+_REQUEST_FIELDS = RequestFields(
     model="model",
     max_output_tokens="max_tokens",
     temperature="temperature",
@@ -96,23 +109,15 @@ REQUEST_FIELDS = RequestFields(
     stream="stream",
 )
 
-
-class _DeepSeek(OpenAIChat):
-    name = "deepseek"
-    enum = PROVIDER_DEEPSEEK
-    options = frozenset({"conversation_history_prompt", "response_schema", "response_schema_name"})
-    request_fields = REQUEST_FIELDS
+PROVIDER = Provider(
+    enum=PROVIDER_DEEPSEEK,
+    options=frozenset({"conversation_history_prompt", "response_schema", "response_schema_name"}),
+    formatted_blocks=frozenset({"text", "thinking", "tool_use", "tool_result"}),
+    dropped_blocks=frozenset({"image", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="sse",
+    request_fields=_REQUEST_FIELDS,
     # Text only.
-    document_types = frozenset[str]()
-    formatted_blocks = frozenset({"text", "thinking", "tool_use", "tool_result"})
-    dropped_blocks = frozenset({"image", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
-
-    def format_messages(
-        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
-    ) -> list[Block]:
-        if multi_agent:
-            return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_agent_message)
-        return _format_chat(msgs, ctx)
-
-
-PROVIDER = _DeepSeek()
+    document_types=frozenset(),
+    agentscope=DeepSeekParity,
+    provider=DeepSeek,
+)

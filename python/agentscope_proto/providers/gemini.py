@@ -1,23 +1,58 @@
-"""Gemini: requests as AgentScope's GeminiChatFormatter/GeminiMultiAgentFormatter +
-GeminiChatModel build them; responses as GeminiChatModel parses them.
+"""Google Gemini `generateContent`.
 
-Responses are the REST JSON (camelCase, snake_case also accepted) that the
-google-genai SDK turns into the objects AgentScope reads; the checks below are
-the ones the SDK's validation would fail on.
+`GeminiParity` is AgentScope 1.0.21's: requests as its
+GeminiChatFormatter/GeminiMultiAgentFormatter + GeminiChatModel build them,
+responses as GeminiChatModel parses them. Responses are the REST JSON
+(camelCase, snake_case also accepted) that the google-genai SDK turns into
+the objects AgentScope reads; the checks below are the ones the SDK's
+validation would fail on. `Gemini` is provider fidelity, the parity variant
+with what differs overridden.
 
-Beyond AgentScope (gemini_extras.py): streamed function-call arguments, in both
-fidelities; in provider fidelity grounding, URL context and code execution as
-blocks, and code execution formatted back. Nothing goes into the Msg's
-`metadata` (the candidate-level records are grounding blocks); tool
-declarations and the tool config are in gemini_tools.py.
+Streamed function-call arguments (Vertex AI's `partialArgs` / `willContinue`),
+in both fidelities: AgentScope turns every piece of such a stream into a tool
+call of its own, most without a name (which no Msg can hold; this package
+raised ParseError), so there is no behaviour to keep. A `functionCall` part
+with a name and `willContinue: true` opens a call; name-less parts set their
+`partialArgs` at each `jsonPath` (a string piece after one that said
+`willContinue` is appended to it); a name-less part without `willContinue`
+(`{}`, or the last piece) closes the call. The call is a tool_use block from
+the part that opens it, its input growing.
+
+Structured output (`response_schema`), both fidelities, as GeminiChatModel
+with a `structured_model`: `response_mime_type` "application/json" and the
+schema, tools and _tool_config left out (a warning when there were some). The
+SDK turns a `response_schema` dict into its Schema the way it turns
+AgentScope's model class; provider fidelity sends it as
+`response_json_schema`, the field that takes a plain JSON Schema.
+
+Provider fidelity, parse: the first candidate's `groundingMetadata` and
+`urlContextMetadata` each give a `grounding` block after the text (web,
+retrieved-context and maps chunks' uri/title are the sources,
+`webSearchQueries` the queries; URL context's retrieved URLs are the sources),
+the record verbatim in `raw`. `executableCode` / `codeExecutionResult` parts
+give `server_tool_use` (name "code_execution", input {language, code}) /
+`server_tool_result` (output {outcome, output}, an error unless OUTCOME_OK)
+blocks where the part sat among the text blocks, the part verbatim (thought
+signature included) in `raw`; a code part's signature stays in its `raw`, it
+is not the text's. Nothing goes into the Msg's `metadata`.
+
+Provider fidelity, format: code execution blocks from Gemini go back as the
+same parts, in order, in the model turn; a document (`data`) as inline data.
+Grounding blocks and text citations (another provider's) are dropped
+silently: no request field takes them, and the text they ground is sent.
+Server-tool blocks of other providers are dropped with a FormatWarning. The
+body pass drops empty parts and turns and narrows tool parameters to the
+keywords Gemini's Schema takes.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
+import re
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
@@ -25,26 +60,26 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
+from ._adapt import Json, Notes, prune
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, wrap_history
 from ._media import web_body
 from ._parse import expect, loads_with_repair, raise_for_error_body
-from ._provider import UNKNOWN_TO_AGENTSCOPE
-from ._tools import arguments_json
-from ._turns import Handler, Turn, format_turns, tool_result_handler
-from .gemini_extras import (
-    CODE_PARTS,
-    CallAssembler,
-    code_block,
-    format_code,
-    format_foreign,
-    grounding_blocks,
-    structured_output,
+from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, Variant
+from ._tools import arguments_json, validate_tool_choice, without_tools
+from ._turns import (
+    Handler,
+    Turn,
+    TurnTable,
+    foreign_block_handler,
+    format_turns,
+    tool_result_handler,
 )
-from .gemini_tools import function_declarations, tool_config
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "Gemini", "GeminiParity"]
+
+Block = dict[str, Any]
 
 # GeminiChatFormatter.supported_extensions: the mime type of URL media is
 # f"{kind}/{extension}", so `.jpg` and `.gif` have none and are refused.
@@ -54,9 +89,28 @@ _EXTENSIONS = {
     "audio": ("mp3", "wav", "aiff", "aac", "ogg", "flac"),
 }
 _MEDIA_KINDS = frozenset(_EXTENSIONS)
+# The part keys of code execution, REST (camelCase) and SDK (snake_case) spelling.
+_CODE_PARTS = {
+    "executableCode": "executableCode",
+    "executable_code": "executableCode",
+    "codeExecutionResult": "codeExecutionResult",
+    "code_execution_result": "codeExecutionResult",
+}
+_SNAKE = {"executableCode": "executable_code", "codeExecutionResult": "code_execution_result"}
+_RECORDS = {
+    "groundingMetadata": "groundingMetadata",
+    "grounding_metadata": "groundingMetadata",
+    "urlContextMetadata": "urlContextMetadata",
+    "url_context_metadata": "urlContextMetadata",
+}
+_PATH_TOKEN = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 
 
-# -- requests: media -----------------------------------------------------------
+def _field(obj: dict[str, Any], camel: str, snake: str) -> Any:
+    return obj.get(camel) if obj.get(camel) is not None else obj.get(snake)
+
+
+# -- requests: media -------------------------------------------------------------
 
 
 def _inline_from_url(url: str, ctx: FormatContext) -> dict[str, Any]:
@@ -153,29 +207,7 @@ def _skipped(kind: object) -> str:
     return f"unsupported block type {kind!r}; skipped"
 
 
-def _document(turn: Turn, index: int, block: dict[str, Any]) -> None:
-    # Inline data: downloaded where it is a URL (the API reads none but its own files').
-    found = document(block, turn.ctx, keep_url=False)
-    turn.parts.append({"inline_data": {"data": found.data, "mime_type": found.media_type}})
-
-
-# Provider fidelity: Gemini's code execution parts go back; grounding and other
-# providers' server-tool blocks are dropped (see gemini_extras.py); documents go
-# as inline data.
-_PROVIDER_BLOCKS: dict[str, Handler] = {
-    **_CHAT_BLOCKS,
-    "data": _document,
-    "server_tool_use": format_code,
-    "server_tool_result": format_code,
-    "grounding": format_foreign,
-}
-
-
-def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """GeminiChatFormatter._format."""
-    provider = ctx.settings.fidelity == "provider"
-    handlers = _PROVIDER_BLOCKS if provider else _CHAT_BLOCKS
-    return format_turns(msgs, ctx, handlers, _finish_chat, skipped=_skipped)
+_CHAT = TurnTable(_CHAT_BLOCKS, _finish_chat, _skipped)
 
 
 # -- requests: the multi-agent formatter -----------------------------------------
@@ -211,9 +243,92 @@ def _system_turn(msg: MsgView) -> dict[str, Any]:
     return {"role": "user", "parts": [{"text": msg.get_text_content()}]}
 
 
-def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """TruncatedFormatterBase._format with Gemini's system and group formatting."""
-    return format_multi_agent(msgs, ctx, _system_turn, _format_chat, _history)
+# -- tools -------------------------------------------------------------------------
+
+_CHOICE_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+_DEFS_PREFIX = "#/$defs/"
+
+
+def _inline_refs(schema: Any, ctx: FormatContext, path: str) -> Any:
+    """GeminiChatModel's `_flatten_json_schema`: Gemini takes no `$ref`, so every
+    `#/$defs/...` reference is replaced by a copy of its definition."""
+    schema = copy.deepcopy(schema)
+    if not isinstance(schema, dict):
+        raise FormatError(path, f"expected a JSON schema object, got {type(schema).__name__}")
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any, seen: frozenset[str]) -> Any:
+        if isinstance(node, list):
+            return [resolve(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" not in node:
+            return {key: resolve(value, seen) for key, value in node.items()}
+        ref = node["$ref"]
+        if not isinstance(ref, str):
+            raise FormatError(path, f"$ref must be a string, got {type(ref).__name__}")
+        if not ref.startswith(_DEFS_PREFIX):
+            return node  # other references are left as they are
+        name = ref[len(_DEFS_PREFIX) :]
+        if name in seen:
+            ctx.warn(None, None, "tool", f"circular reference to {name!r} in a tool schema")
+            return {"type": "object", "description": f"(circular: {name})"}
+        seen |= {name}
+        if not isinstance(defs, dict):
+            raise FormatError(f"{path}.$defs", "expected an object")
+        if name not in defs:
+            return node
+        resolved = resolve(defs[name], seen)
+        extras = {key: value for key, value in node.items() if key != "$ref"}
+        if extras and not isinstance(resolved, dict):
+            raise FormatError(f"{path}.$defs.{name}", "expected an object")
+        for key, value in extras.items():
+            # Keys beside the $ref (a description, say) override the definition's.
+            resolved[key] = resolve(value, seen)
+        return resolved
+
+    return resolve(schema, frozenset())
+
+
+def _function_declarations(tools: list[dict[str, Any]], ctx: FormatContext) -> list[dict[str, Any]]:
+    """GeminiChatModel._format_tools_json_schemas: schemas without a `function`
+    are skipped, leaving possibly an empty declaration list."""
+    declarations = []
+    for index, tool in enumerate(tools):
+        if "function" not in tool:
+            continue
+        function = tool["function"]
+        if not isinstance(function, dict):
+            raise FormatError(f"tools[{index}].function", "expected an object")
+        function = dict(function)
+        if "parameters" in function:
+            function["parameters"] = _inline_refs(
+                function["parameters"], ctx, f"tools[{index}].function.parameters"
+            )
+        declarations.append(function)
+    return [{"function_declarations": declarations}]
+
+
+def _tool_config(tool_choice: Any, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """ChatModelBase._validate_tool_choice plus GeminiChatModel._format_tool_choice."""
+    if tool_choice == "any":
+        tool_choice = "required"  # deprecated alias (a DeprecationWarning, not a log)
+    choice = validate_tool_choice(tool_choice, tools)
+    if choice in _CHOICE_MODES:
+        return {"function_calling_config": {"mode": _CHOICE_MODES[choice]}}
+    return {"function_calling_config": {"mode": "ANY", "allowed_function_names": [choice]}}
+
+
+# -- structured output -----------------------------------------------------------
+
+
+def _structured_output(body: Block, schema: Any, ctx: FormatContext) -> None:
+    """GeminiChatModel with a structured model: JSON out, no tools."""
+    if schema is None:
+        return
+    without_tools(body, "tool_config", ctx)
+    body["response_mime_type"] = "application/json"
+    body["response_schema"] = schema
 
 
 # -- responses: reading the JSON as the SDK validates it ---------------------------
@@ -281,7 +396,7 @@ def _read_part(raw: Any, path: str) -> _Part:
         # An empty signature is falsy to AgentScope: as good as none.
         signature = base64.b64encode(decoded).decode("ascii") if decoded else None
     call = _get(raw, "functionCall", "function_call", dict, path)
-    code = next((CODE_PARTS[key] for key in CODE_PARTS if raw.get(key) is not None), None)
+    code = next((_CODE_PARTS[key] for key in _CODE_PARTS if raw.get(key) is not None), None)
     return _Part(text, thought, call, signature, code, raw)
 
 
@@ -315,9 +430,22 @@ def _read_usage(raw: Any) -> dict[str, int | float] | None:
     return usage
 
 
-def _read_chunk(response: dict[str, Any], provider: bool) -> _Chunk:
-    """A response or stream chunk read once; its grounding records only in
-    provider fidelity (AgentScope reads none, and fails on none)."""
+class _Reader:
+    """What a parse reads of a response beyond AgentScope's blocks: nothing
+    (AgentScope reads no grounding, and fails on none; code execution parts
+    are no blocks of its)."""
+
+    def grounding(self, candidate: dict[str, Any], path: str) -> list[Block]:
+        """The first candidate's grounding records, as grounding blocks."""
+        return []
+
+    def code(self, part: _Part, numbers: list[str], path: str) -> Block | None:
+        """A code execution part as its block (None: not one it reads)."""
+        return None
+
+
+def _read_chunk(response: dict[str, Any], reader: _Reader) -> _Chunk:
+    """A response or stream chunk read once (its grounding records as `reader` reads them)."""
     raise_for_error_body("gemini", response)
     candidates = _get(response, "candidates", "candidates", list, "") or []
     # The SDK validates every candidate; AgentScope reads the first.
@@ -329,8 +457,7 @@ def _read_chunk(response: dict[str, Any], provider: bool) -> _Chunk:
         candidate = expect(candidate, dict, c_path)
         if c_index == 0:
             finish = _get(candidate, "finishReason", "finish_reason", str, c_path) or ""
-            if provider:
-                grounding = grounding_blocks(candidate, c_path)
+            grounding = reader.grounding(candidate, c_path)
         content = _get(candidate, "content", "content", dict, c_path) or {}
         raw_parts = _get(content, "parts", "parts", list, f"{c_path}.content") or []
         all_parts.append(
@@ -361,24 +488,23 @@ def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dic
     return block
 
 
-def _parse(response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
+def _parse(response: dict[str, Any], options: ParseSettings, reader: _Reader) -> ParsedResponse:
     """GeminiChatModel._parse_gemini_generation_response (with streamed-call
-    pieces assembled, and in provider fidelity code execution and grounding)."""
-    provider = options.fidelity == "provider"
-    chunk = _read_chunk(response, provider)
+    pieces assembled, and what `reader` reads beyond it)."""
+    chunk = _read_chunk(response, reader)
     blocks: list[dict[str, Any]] = []
-    calls = CallAssembler()
+    calls = _CallAssembler()
     code_ids: list[str] = []
     text_signature = None
     for index, part in enumerate(chunk.parts):
         if part.text:
             kind = "thinking" if part.thought else "text"
             blocks.append({"type": kind, kind: part.text})
+        path = f"candidates[0].content.parts[{index}]"
         if part.call is not None:
-            calls.add(part.call, part.signature, f"candidates[0].content.parts[{index}]")
-        elif provider and part.code is not None:
-            path = f"candidates[0].content.parts[{index}]"
-            blocks.append(code_block(part.code, part.raw, code_ids, path))
+            calls.add(part.call, part.signature, path)
+        elif (code := reader.code(part, code_ids, path)) is not None:
+            blocks.append(code)
         elif part.signature:
             text_signature = part.signature
     if text_signature:
@@ -405,15 +531,14 @@ class _Stream:
     """GeminiChatModel._parse_gemini_stream_generation_response: one snapshot per
     chunk (even a chunk without parts), usage from that chunk alone."""
 
-    def __init__(self, options: ParseSettings) -> None:
+    def __init__(self, options: ParseSettings, reader: _Reader) -> None:
         self._structured = options.structured_output
-        self._provider = options.fidelity == "provider"
+        self._reader = reader
         self._text = ""
         self._thinking = ""
         self._text_signature: str | None = None
-        self._calls = CallAssembler()
-        # Provider fidelity: text and code execution blocks in part order (text
-        # on either side of a code part stays apart), and grounding records.
+        self._calls = _CallAssembler()
+        # Code execution blocks (as `reader` reads them) and grounding records.
         self._segments: list[dict[str, Any]] = []
         self._code_ids: list[str] = []
         self._grounding: list[dict[str, Any]] = []
@@ -425,7 +550,7 @@ class _Stream:
         self._last: ParsedResponse | None = None
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse:
-        chunk = _read_chunk(event, self._provider)
+        chunk = _read_chunk(event, self._reader)
         path = f"chunk[{self._chunks}].candidates[0].content.parts"
         self._chunks += 1
         for index, part in enumerate(chunk.parts):
@@ -434,13 +559,11 @@ class _Stream:
                     self._thinking += part.text
                 else:
                     self._text += part.text
-                    if self._provider:
-                        self._add_text(part.text)
+                    self._add_text(part.text)
             if part.call is not None:
                 self._calls.add(part.call, part.signature, f"{path}[{index}]")
-            elif self._provider and part.code is not None:
-                block = code_block(part.code, part.raw, self._code_ids, f"{path}[{index}]")
-                self._segments.append(block)
+            elif (code := self._reader.code(part, self._code_ids, f"{path}[{index}]")) is not None:
+                self._segments.append(code)
             elif part.signature:
                 self._text_signature = part.signature
         self._grounding += [b for b in chunk.grounding if b not in self._grounding]
@@ -452,9 +575,7 @@ class _Stream:
         content: list[dict[str, Any]] = []
         if self._thinking:
             content.append({"type": "thinking", "thinking": self._thinking})
-        texts = [dict(b) for b in self._segments] if self._provider else []
-        if self._text and not self._provider:
-            texts = [{"type": "text", "text": self._text}]
+        texts = self._texts()
         last_text = next((b for b in reversed(texts) if b["type"] == "text"), None)
         if last_text is not None and self._text_signature:
             last_text["thought_signature"] = self._text_signature
@@ -470,10 +591,11 @@ class _Stream:
         return self._last
 
     def _add_text(self, text: str) -> None:
-        if self._segments and self._segments[-1]["type"] == "text":
-            self._segments[-1]["text"] += text
-        else:
-            self._segments.append({"type": "text", "text": text})
+        """Take a text part's text beside the whole text (nothing more here)."""
+
+    def _texts(self) -> list[Block]:
+        """The snapshot's text blocks: AgentScope's one block of all the text."""
+        return [{"type": "text", "text": self._text}] if self._text else []
 
     def finish(self) -> ParsedResponse:
         last = self._last
@@ -489,12 +611,148 @@ class _Stream:
         )
 
 
+# -- streamed function-call arguments ------------------------------------------------
+
+
+def _json_path(path: Any, where: str) -> list[str | int]:
+    """`$.a.b[0]['c d']` as keys and indexes."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        raise ParseError(where, f"expected a JSON path starting with '$', got {path!r}")
+    tokens: list[str | int] = []
+    position = 1
+    while position < len(path):
+        match = _PATH_TOKEN.match(path, position)
+        if match is None:
+            raise ParseError(where, f"unsupported JSON path {path!r}")
+        name, index, quoted, double = match.groups()
+        tokens.append(int(index) if index is not None else (name or quoted or double or ""))
+        position = match.end()
+    if not tokens:
+        raise ParseError(where, "a partial argument needs a path below '$'")
+    return tokens
+
+
+def _partial_value(piece: dict[str, Any], where: str) -> tuple[bool, Any]:
+    """(is a string piece, the value) of one `PartialArg`."""
+    for camel, snake, kind in (
+        ("stringValue", "string_value", str),
+        ("numberValue", "number_value", (int, float)),
+        ("boolValue", "bool_value", bool),
+    ):
+        value = _field(piece, camel, snake)
+        if value is not None:
+            return kind is str, expect(value, kind, f"{where}.{camel}")
+    if _field(piece, "nullValue", "null_value") is not None:
+        return False, None
+    raise ParseError(where, "a partial argument carries no value")
+
+
+class _CallAssembler:
+    """Function-call parts, whole or streamed in pieces, as complete calls.
+
+    Each call is `{"id", "name", "args", "signature"}`; `calls` keeps them in
+    order, a streamed one from the part that opened it (its args growing)."""
+
+    def __init__(self) -> None:
+        self.calls: list[Block] = []
+        self._open: Block | None = None
+        self._continuing: set[tuple[str | int, ...]] = set()
+
+    def add(self, raw: dict[str, Any], signature: str | None, path: str) -> None:
+        name = _field(raw, "name", "name")
+        will_continue = bool(
+            expect(
+                _field(raw, "willContinue", "will_continue"),
+                (bool, type(None)),
+                f"{path}.willContinue",
+            )
+        )
+        pieces = _field(raw, "partialArgs", "partial_args")
+        if name is not None:
+            name = expect(name, str, f"{path}.name")
+            args = expect(_field(raw, "args", "args"), (dict, type(None)), f"{path}.args")
+            call_id = expect(_field(raw, "id", "id"), (str, type(None)), f"{path}.id")
+            call = {"id": call_id, "name": name, "args": args, "signature": signature}
+            self.calls.append(call)
+            self._open = call if will_continue else None
+            self._continuing = set()
+            if pieces is not None:
+                self._apply(pieces, f"{path}.partialArgs")
+            return
+        if self._open is None:
+            if pieces:
+                raise ParseError(f"{path}.partialArgs", "arguments for no open function call")
+            if raw.get("args") is not None:
+                raise ParseError(f"{path}.name", "missing")
+            return  # an empty piece between calls: nothing to do
+        if pieces is not None:
+            self._apply(pieces, f"{path}.partialArgs")
+        if not will_continue:
+            self._open = None
+
+    def _apply(self, pieces: Any, path: str) -> None:
+        assert self._open is not None
+        for number, piece in enumerate(expect(pieces, list, path)):
+            where = f"{path}[{number}]"
+            piece = expect(piece, dict, where)
+            tokens = _json_path(_field(piece, "jsonPath", "json_path"), f"{where}.jsonPath")
+            is_text, value = _partial_value(piece, where)
+            key = tuple(tokens)
+            if self._open["args"] is None:
+                self._open["args"] = {}
+            current = _get_at(self._open["args"], tokens)
+            if is_text and key in self._continuing and isinstance(current, str):
+                value = current + value
+            _set_at(self._open["args"], tokens, value, where)
+            piece_continues = _field(piece, "willContinue", "will_continue")
+            if is_text and piece_continues:
+                self._continuing.add(key)
+            else:
+                self._continuing.discard(key)
+
+
+def _get_at(root: Any, tokens: list[str | int]) -> Any:
+    node = root
+    for token in tokens:
+        present = (
+            token < len(node)
+            if isinstance(token, int) and isinstance(node, list)
+            else isinstance(node, dict) and token in node
+        )
+        if not present:
+            return None
+        node = node[token]
+    return node
+
+
+def _set_at(root: dict[str, Any], tokens: list[str | int], value: Any, where: str) -> None:
+    node: Any = root
+    for token, following in zip(tokens, [*tokens[1:], None], strict=True):
+        child: Any = value if following is None else ([] if isinstance(following, int) else {})
+        if isinstance(token, int):
+            if not isinstance(node, list):
+                raise ParseError(where, "a list index where the arguments hold no list")
+            if token > len(node):
+                # Pieces arrive in order: an index never skips ahead (nor grows a huge list).
+                raise ParseError(where, f"list index {token} skips ahead of the arguments")
+            node.extend([None] * (token + 1 - len(node)))
+            if following is None or not isinstance(node[token], (list, dict)):
+                node[token] = child
+            node = node[token]
+        else:
+            if not isinstance(node, dict):
+                raise ParseError(where, "a key where the arguments hold no object")
+            if following is None or not isinstance(node.get(token), (list, dict)):
+                node[token] = child
+            node = node[token]
+
+
 # Where each request parameter goes in the body, which is the SDK's
 # `generate_content` call with its `GenerateContentConfig` fields at the top
-# (as `tools` and `tool_config` are): `model`, and the config's own names.
+# (as `tools` and `_tool_config` are): `model`, and the config's own names.
 # Streaming is a method of its own (`generate_content_stream`,
 # `streamGenerateContent`), not a field.
-REQUEST_FIELDS = RequestFields(
+_REQUEST_FIELDS = RequestFields(
     model="model",
     max_output_tokens="max_output_tokens",
     temperature="temperature",
@@ -505,54 +763,314 @@ REQUEST_FIELDS = RequestFields(
 )
 
 
-class _Gemini:
-    name = "gemini"
-    enum = PROVIDER_GEMINI
-    options = frozenset(
+class GeminiParity(Variant):
+    """AgentScope 1.0.21's GeminiChatFormatter / GeminiMultiAgentFormatter and
+    GeminiChatModel."""
+
+    turns: ClassVar[TurnTable] = _CHAT
+    reader: ClassVar[_Reader] = _Reader()
+    stream_state: ClassVar[type[_Stream]] = _Stream
+
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[Block]:
+        if multi_agent:
+            # TruncatedFormatterBase._format with Gemini's system and group formatting.
+            return format_multi_agent(msgs, ctx, _system_turn, self.format_chat, _history)
+        return self.format_chat(msgs, ctx)
+
+    def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+        """GeminiChatFormatter._format."""
+        return format_turns(msgs, ctx, self.turns)
+
+    def build_body(
+        self,
+        messages: list[Block],
+        tools: list[Block] | None,
+        tool_choice: str | None,
+        ctx: FormatContext,
+    ) -> Block:
+        # GeminiChatModel puts tools and _tool_config in its `config`; they are hoisted.
+        body: Block = {"contents": messages}
+        if tools:
+            body["tools"] = _function_declarations(tools, ctx)
+        if tool_choice:
+            body["tool_config"] = _tool_config(tool_choice, tools)
+        _structured_output(body, ctx.settings.response_schema, ctx)
+        return body
+
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
+        return _parse(response, options, self.reader)
+
+    def stream(self, options: ParseSettings) -> _Stream:
+        return self.stream_state(options, self.reader)
+
+
+# -- provider fidelity: parse --------------------------------------------------------
+
+
+def _code_block(kind: str, raw: dict[str, Any], numbers: list[str], path: str) -> Block:
+    """A code execution part as a server_tool_use / server_tool_result block.
+
+    `numbers` holds the ids of the code parts so far (a result without an id
+    answers the last one)."""
+    key = next(k for k in _CODE_PARTS if _CODE_PARTS[k] == kind and raw.get(k) is not None)
+    body = expect(raw[key], dict, f"{path}.{key}")
+    own_id = expect(body.get("id"), (str, type(None)), f"{path}.{key}.id")
+    if kind == "executableCode":
+        block_id = own_id or f"code_{len(numbers)}"
+        numbers.append(block_id)
+        code = {k: body[k] for k in ("language", "code") if body.get(k) is not None}
+        return {
+            "type": "server_tool_use",
+            "id": block_id,
+            "name": "code_execution",
+            "input": code,
+            "provider_type": kind,
+            "raw": raw,
+        }
+    outcome = body.get("outcome")
+    return {
+        "type": "server_tool_result",
+        "tool_use_id": own_id or (numbers[-1] if numbers else ""),
+        "provider_type": kind,
+        "output": {k: body[k] for k in ("outcome", "output") if body.get(k) is not None},
+        "is_error": outcome not in (None, "OUTCOME_OK"),
+        "raw": raw,
+    }
+
+
+def _sources(kind: str, record: dict[str, Any], path: str) -> list[Block]:
+    sources: list[Block] = []
+    if kind == "urlContextMetadata":
+        items = _field(record, "urlMetadata", "url_metadata") or []
+        for item in expect(items, list, f"{path}.urlMetadata"):
+            url = _field(item, "retrievedUrl", "retrieved_url") if isinstance(item, dict) else None
+            if isinstance(url, str):
+                sources.append({"url": url, "title": ""})
+        return sources
+    chunks = _field(record, "groundingChunks", "grounding_chunks") or []
+    for chunk in expect(chunks, list, f"{path}.groundingChunks"):
+        if not isinstance(chunk, dict):
+            continue
+        for source_kind in ("web", "retrievedContext", "retrieved_context", "maps"):
+            source = chunk.get(source_kind)
+            if isinstance(source, dict) and isinstance(source.get("uri"), str):
+                title = source.get("title")
+                sources.append(
+                    {"url": source["uri"], "title": title if isinstance(title, str) else ""}
+                )
+                break
+    return sources
+
+
+def _grounding_blocks(candidate: dict[str, Any], path: str) -> list[Block]:
+    """The candidate's grounding and URL-context records as grounding blocks."""
+    blocks = []
+    for key, kind in _RECORDS.items():
+        record = candidate.get(key)
+        if record is None:
+            continue
+        record = expect(record, dict, f"{path}.{key}")
+        if not record:
+            continue  # an empty record grounds nothing
+        queries = _field(record, "webSearchQueries", "web_search_queries") or []
+        block: Block = {
+            "type": "grounding",
+            "provider_type": kind,
+            "sources": _sources(kind, record, f"{path}.{key}"),
+        }
+        block["queries"] = [
+            q for q in expect(queries, list, f"{path}.{key}.webSearchQueries") if isinstance(q, str)
+        ]
+        block["raw"] = record
+        blocks.append(block)
+    return blocks
+
+
+class _KeptReader(_Reader):
+    """Provider fidelity: the grounding and URL-context records, and code
+    execution parts as blocks."""
+
+    def grounding(self, candidate: dict[str, Any], path: str) -> list[Block]:
+        return _grounding_blocks(candidate, path)
+
+    def code(self, part: _Part, numbers: list[str], path: str) -> Block | None:
+        return None if part.code is None else _code_block(part.code, part.raw, numbers, path)
+
+
+class _KeptStream(_Stream):
+    """The stream in provider fidelity: text and code execution blocks in part
+    order (text on either side of a code part stays apart)."""
+
+    def _add_text(self, text: str) -> None:
+        if self._segments and self._segments[-1]["type"] == "text":
+            self._segments[-1]["text"] += text
+        else:
+            self._segments.append({"type": "text", "text": text})
+
+    def _texts(self) -> list[Block]:
+        return [dict(b) for b in self._segments]
+
+
+# -- provider fidelity: formatting back ---------------------------------------------
+
+
+def _signature_bytes(value: Any, ctx: FormatContext) -> bytes:
+    try:
+        return base64.b64decode(value)
+    except (TypeError, ValueError) as exc:
+        raise FormatError(ctx.location, f"thoughtSignature: {exc}") from None
+
+
+def _format_code(turn: Turn, index: int, block: Block) -> None:
+    """A Gemini code execution block back as its part; others dropped with a warning."""
+    kind = block.get("provider_type")
+    if not isinstance(kind, str) or kind not in _SNAKE or turn.msg.role != "assistant":
+        _format_foreign(turn, index, block)
+        return
+    raw = block.get("raw")
+    if not isinstance(raw, dict):
+        raise FormatError(turn.ctx.location, "a code execution block needs its part in `raw`")
+    key = next((k for k in _CODE_PARTS if _CODE_PARTS[k] == kind and raw.get(k) is not None), None)
+    if key is None:
+        raise FormatError(turn.ctx.location, f"`raw` holds no {kind} part")
+    part: Block = {_SNAKE[kind]: raw[key]}
+    signature = _field(raw, "thoughtSignature", "thought_signature")
+    if signature is not None:
+        part["thought_signature"] = _signature_bytes(signature, turn.ctx)
+    turn.parts.append(part)
+
+
+_format_foreign = foreign_block_handler("Gemini")
+
+
+def _document(turn: Turn, index: int, block: dict[str, Any]) -> None:
+    # Inline data: downloaded where it is a URL (the API reads none but its own files').
+    found = document(block, turn.ctx, keep_url=False)
+    turn.parts.append({"inline_data": {"data": found.data, "mime_type": found.media_type}})
+
+
+# Gemini's code execution parts go back; grounding and other providers'
+# server-tool blocks are dropped; documents go as inline data.
+_NATIVE_BLOCKS: dict[str, Handler] = {
+    **_CHAT_BLOCKS,
+    "data": _document,
+    "server_tool_use": _format_code,
+    "server_tool_result": _format_code,
+    "grounding": _format_foreign,
+}
+
+
+# -- provider fidelity: the body pass -----------------------------------------------
+
+# google-genai `types.Schema`'s fields, in the REST body's camelCase and the
+# SDK's snake_case: the keywords Gemini takes in function parameters.
+_GEMINI_KEYWORDS = """
+    additionalProperties anyOf default defs description enum example format items
+    maxItems maxLength maxProperties maximum minItems minLength minProperties minimum
+    nullable pattern properties propertyOrdering ref required title type
+    additional_properties any_of max_items max_length max_properties min_items
+    min_length min_properties property_ordering
+"""
+_GEMINI_SCHEMA = frozenset(_GEMINI_KEYWORDS.split())
+
+
+def _gemini_schema(schema: Json, path: str, note: Notes) -> Json:
+    schema = prune(schema, _GEMINI_SCHEMA, path, "tool_schema", note)
+    out = dict(schema)
+    for key in ("items", "additionalProperties", "additional_properties"):
+        if isinstance(schema.get(key), dict):
+            out[key] = _gemini_schema(schema[key], f"{path}.{key}", note)
+    for key in ("properties", "defs"):
+        if isinstance(schema.get(key), dict):
+            out[key] = {
+                name: _gemini_schema(value, f"{path}.{key}.{name}", note)
+                if isinstance(value, dict)
+                else value
+                for name, value in schema[key].items()
+            }
+    for key in ("anyOf", "any_of"):
+        if isinstance(schema.get(key), list):
+            out[key] = [
+                _gemini_schema(value, f"{path}.{key}[{i}]", note)
+                if isinstance(value, dict)
+                else value
+                for i, value in enumerate(schema[key])
+            ]
+    return out
+
+
+def _adapt_body(body: Json, note: Notes) -> None:
+    """The pass: no empty parts or turns, the response schema where a plain
+    JSON Schema goes, tool parameters narrowed to the keywords Gemini takes."""
+    contents = body.get("contents")
+    if isinstance(contents, list):
+        kept = []
+        for index, content in enumerate(contents):
+            parts = content.get("parts") if isinstance(content, dict) else None
+            if isinstance(parts, list):
+                left = []
+                for number, part in enumerate(parts):
+                    if (
+                        isinstance(part, dict)
+                        and set(part) <= {"text", "thought", "thought_signature"}
+                        and not part.get("text")
+                    ):
+                        note(f"contents[{index}].parts[{number}]", "text", "dropped an empty part")
+                        continue
+                    left.append(part)
+                if not left:
+                    note(
+                        f"contents[{index}]", str(content.get("role")), "dropped a turn left empty"
+                    )
+                    continue
+                content = {**content, "parts": left}
+            kept.append(content)
+        body["contents"] = kept
+    if "response_schema" in body:
+        # `response_schema` is Gemini's OpenAPI subset; a plain JSON Schema goes
+        # in `response_json_schema`, which takes JSON Schema as it is.
+        note("response_schema", "response_schema", "moved to response_json_schema")
+        body["response_json_schema"] = body.pop("response_schema")
+    for index, tool in enumerate(body.get("tools") or []):
+        for number, declaration in enumerate(tool.get("function_declarations") or []):
+            parameters = declaration.get("parameters")
+            if isinstance(parameters, dict):
+                at = f"tools[{index}].function_declarations[{number}].parameters"
+                declaration["parameters"] = _gemini_schema(parameters, at, note)
+
+
+class Gemini(ProviderFidelity, GeminiParity):
+    """`generateContent` in provider fidelity (see the module's docstring)."""
+
+    turns = TurnTable(_NATIVE_BLOCKS, _finish_chat, _skipped)
+    reader = _KeptReader()
+    stream_state = _KeptStream
+    conversation = "contents"
+
+    def adapt(self, body: Block, note: Notes) -> None:
+        _adapt_body(body, note)
+
+
+PROVIDER = Provider(
+    enum=PROVIDER_GEMINI,
+    options=frozenset(
         {
             "promote_tool_result_images",
             "conversation_history_prompt",
             "response_schema",
             "response_schema_name",
         }
-    )
-    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"})
-    dropped_blocks = frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
-    framing = "sse"
-    request_fields = REQUEST_FIELDS
+    ),
+    formatted_blocks=frozenset({"text", "tool_use", "tool_result", "image", "audio", "video"}),
+    dropped_blocks=frozenset({"thinking", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="sse",
+    request_fields=_REQUEST_FIELDS,
     # Inline data of the document types the Gemini API lists.
-    document_types = frozenset(
+    document_types=frozenset(
         {"application/pdf", "text/plain", "text/html", "text/csv", "text/xml", "text/rtf"}
-    )
-
-    def format_messages(
-        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
-    ) -> list[dict[str, Any]]:
-        if multi_agent:
-            return _format_multi_agent(msgs, ctx)
-        return _format_chat(msgs, ctx)
-
-    def build_body(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: str | None,
-        ctx: FormatContext,
-    ) -> dict[str, Any]:
-        # GeminiChatModel puts tools and tool_config in its `config`; they are hoisted.
-        body: dict[str, Any] = {"contents": messages}
-        if tools:
-            body["tools"] = function_declarations(tools, ctx)
-        if tool_choice:
-            body["tool_config"] = tool_config(tool_choice, tools)
-        structured_output(body, ctx.settings.response_schema, ctx)
-        return body
-
-    def parse(self, response: dict[str, Any], options: ParseSettings) -> ParsedResponse:
-        return _parse(response, options)
-
-    def stream(self, options: ParseSettings) -> _Stream:
-        return _Stream(options)
-
-
-PROVIDER = _Gemini()
+    ),
+    agentscope=GeminiParity,
+    provider=Gemini,
+)

@@ -1,5 +1,13 @@
-"""Ollama: requests as AgentScope's OllamaChatFormatter/OllamaMultiAgentFormatter +
-OllamaChatModel build them; responses as OllamaChatModel parses them."""
+"""Ollama `/api/chat`.
+
+`OllamaParity` is AgentScope 1.0.21's: requests as its
+OllamaChatFormatter/OllamaMultiAgentFormatter + OllamaChatModel build them,
+responses as OllamaChatModel parses them. `Ollama` is provider fidelity: the
+same formatter and parsers, and a body pass in the Chat Completions family's
+shape (`openai.adapt_chat_messages`, with Ollama's tool messages: `tool_name`,
+calls as functions only) that also narrows tool parameters to the keywords
+Ollama takes. Documents: none (its messages take images only).
+"""
 
 from __future__ import annotations
 
@@ -14,15 +22,19 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
+from ._adapt import Json, Notes, prune, wrap_bare_tools
 from ._context import FormatContext
 from ._history import format_multi_agent, history_prompt, system_text, wrap_history
 from ._media import web_body
 from ._parse import expect, loads_with_repair, raise_for_error_body
-from ._provider import UNKNOWN_TO_AGENTSCOPE
+from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, Variant
 from ._tools import tool_message
-from ._turns import Handler, Turn, format_turns, tool_result_handler
+from ._turns import Handler, Turn, TurnTable, format_turns, tool_result_handler
+from .openai import adapt_chat_messages
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "Ollama", "OllamaParity"]
+
+Block = dict[str, Any]
 
 # -- requests -----------------------------------------------------------------
 
@@ -89,9 +101,7 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append(message)
 
 
-def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    """OllamaChatFormatter: one message each, content as one string plus `images`."""
-    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
+_CHAT = TurnTable(_CHAT_BLOCKS, _finish_chat)
 
 
 def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> list[dict[str, Any]]:
@@ -128,11 +138,6 @@ def _format_history(group: list[MsgView], ctx: FormatContext, first: bool) -> li
     if images:
         message["images"] = images
     return [message]
-
-
-def _format_multi_agent(msgs: list[MsgView], ctx: FormatContext) -> list[dict[str, Any]]:
-    history_prompt(ctx)  # checked before any message is formatted
-    return format_multi_agent(msgs, ctx, system_text, _format_chat, _format_history)
 
 
 # -- responses ----------------------------------------------------------------
@@ -294,7 +299,7 @@ class _Stream:
 
 # Where `/api/chat` takes each request parameter: sampling and the output
 # budget (`num_predict`) in its `options`.
-REQUEST_FIELDS = RequestFields(
+_REQUEST_FIELDS = RequestFields(
     model="model",
     max_output_tokens="options.num_predict",
     temperature="options.temperature",
@@ -305,23 +310,21 @@ REQUEST_FIELDS = RequestFields(
 )
 
 
-class _Ollama:
-    name = "ollama"
-    enum = PROVIDER_OLLAMA
-    options = frozenset({"promote_tool_result_images", "conversation_history_prompt"})
-    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image"})
-    dropped_blocks = frozenset({"thinking", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
-    framing = "ndjson"
-    request_fields = REQUEST_FIELDS
-    # None: its messages take images only.
-    document_types = frozenset[str]()
+class OllamaParity(Variant):
+    """AgentScope 1.0.21's OllamaChatFormatter / OllamaMultiAgentFormatter and
+    OllamaChatModel."""
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[Block]:
         if multi_agent:
-            return _format_multi_agent(msgs, ctx)
-        return _format_chat(msgs, ctx)
+            history_prompt(ctx)  # checked before any message is formatted
+            return format_multi_agent(msgs, ctx, system_text, self.format_chat, _format_history)
+        return self.format_chat(msgs, ctx)
+
+    def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+        """OllamaChatFormatter: one message each, content as one string plus `images`."""
+        return format_turns(msgs, ctx, _CHAT)
 
     def build_body(
         self,
@@ -376,4 +379,52 @@ class _Ollama:
         return _Stream(options.structured_output)
 
 
-PROVIDER = _Ollama()
+# -- provider fidelity ----------------------------------------------------------------
+
+_OLLAMA_PARAMETERS = frozenset({"type", "defs", "items", "required", "properties"})
+_OLLAMA_PROPERTY = frozenset({"type", "items", "description", "enum"})
+
+
+def _adapt_body(body: Json, note: Notes) -> None:
+    """The pass: the chat family's, in Ollama's shape; tool parameters narrowed."""
+    adapt_chat_messages(body, note, tool_name=True)
+    wrap_bare_tools(body, note)
+    for index, tool in enumerate(body.get("tools") or []):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("parameters"), dict):
+            continue
+        parameters = function["parameters"]
+        path = f"tools[{index}].function.parameters"
+        parameters = prune(parameters, _OLLAMA_PARAMETERS, path, "tool_schema", note)
+        properties = parameters.get("properties")
+        if isinstance(properties, dict):
+            parameters["properties"] = {
+                name: prune(
+                    value, _OLLAMA_PROPERTY, f"{path}.properties.{name}", "tool_schema", note
+                )
+                if isinstance(value, dict)
+                else value
+                for name, value in properties.items()
+            }
+        function["parameters"] = parameters
+
+
+class Ollama(ProviderFidelity, OllamaParity):
+    """`/api/chat` in provider fidelity (see the module's docstring)."""
+
+    def adapt(self, body: Block, note: Notes) -> None:
+        _adapt_body(body, note)
+
+
+PROVIDER = Provider(
+    enum=PROVIDER_OLLAMA,
+    options=frozenset({"promote_tool_result_images", "conversation_history_prompt"}),
+    formatted_blocks=frozenset({"text", "tool_use", "tool_result", "image"}),
+    dropped_blocks=frozenset({"thinking", "audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="ndjson",
+    request_fields=_REQUEST_FIELDS,
+    # None: its messages take images only.
+    document_types=frozenset(),
+    agentscope=OllamaParity,
+    provider=Ollama,
+)

@@ -1,34 +1,62 @@
-"""OpenAI: requests as AgentScope's OpenAIChatFormatter/OpenAIMultiAgentFormatter + OpenAIChatModel
-build them; responses as OpenAIChatModel parses them.
+"""OpenAI Chat Completions, the API of the Chat Completions family.
 
-DeepSeek speaks the same Chat Completions dialect through the same model class, so its
-provider subclasses `OpenAIChat` (body builder and parsers). AgentScope's Responses API
-formatters convert images and audio with the same helpers as the OpenAI ones
-(openai_media.py, re-exported here), so `openai_responses.py` uses the media
-conversion and the multi-agent history walk here.
+`ChatCompletionsParity` is AgentScope 1.0.21's: requests as its
+OpenAIChatFormatter/OpenAIMultiAgentFormatter + OpenAIChatModel build them,
+responses as OpenAIChatModel parses them. `ChatCompletions` is provider
+fidelity, the parity variant with what differs overridden:
 
-Beyond AgentScope (chat_extras.py), in provider fidelity: citations from
-`annotations`, reasoning sent back under the key it came from, structured output
-from the JSON content; `response_format` for a response schema. Nothing goes into
-the Msg's `metadata` beyond AgentScope's structured output.
+- parse: `message.annotations` (OpenAI's `url_citation`s, streamed in `delta`s
+  too) become the text block's `citations`, each annotation verbatim; a
+  thinking block records the key its reasoning came under in
+  `reasoning_field`: `"reasoning_content"` (DeepSeek, Kimi, Qwen...) or
+  `"reasoning"` (vLLM since it renamed the field, Groq); the structured output
+  is the message content, JSON (what AgentScope gets from the SDK's
+  `message.parsed` when it asks with `response_format`), else the first tool
+  call's arguments as before (the golden responses come from `create`, where
+  `parsed` does not exist).
+- format: thinking goes back on the assistant message under the key it came
+  from (`reasoning_field`), so a server that wants its reasoning back in a tool
+  loop (DeepSeek's thinking mode, Kimi, vLLM) gets it where it reads it; to
+  OpenAI, thinking without `reasoning_field` (another provider's) is still
+  dropped, as AgentScope does. Citations are not sent back (request messages
+  take no annotations: dropped silently). Server-tool blocks of other
+  providers are dropped with a FormatWarning, grounding blocks silently (the
+  text they ground is sent). A PDF (`data`) goes as a `file` part.
+- the body: the pass (`adapt_chat_messages`) makes it one the Chat
+  Completions request schema accepts.
+
+Structured output (`response_schema`), both fidelities, as OpenAIChatModel with
+a `structured_model`: `response_format` json_schema (`strict`), tools and
+tool_choice left out (a warning when there were some).
+
+A provider that speaks Chat Completions is these two classes with its own
+`Provider` record: DeepSeek (`deepseek.py`) changes the formatter; a provider
+AgentScope 1.0.21 has no formatter for registers `ChatCompletions` (or a
+subclass with its quirks) alone. AgentScope's Responses API formatters share
+the media conversion and the multi-agent history walk here
+(`openai_responses.py`).
 """
 
 from __future__ import annotations
 
+import base64
 import copy
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
-from ..errors import ParseError
+from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
+from ._adapt import Json, Notes, empty, note_text, prune, wrap_bare_tools
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text, system_blocks
+from ._media import sniff_image
 from ._parse import (
     StreamedInputs,
     expect,
@@ -37,33 +65,118 @@ from ._parse import (
     repair_tool_inputs,
     streamed_tool_use,
 )
-from ._provider import UNKNOWN_TO_AGENTSCOPE
-from ._tools import TOOL_CHOICE_MODES, tool_call, tool_message, validate_tool_choice
-from ._turns import Handler, Turn, format_turns, tool_result_handler
-from .chat_extras import (
-    add_citations,
-    message_annotations,
-    message_extras,
-    provider_handlers,
-    reasoning_field,
-    structured_output,
-    with_reasoning,
+from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, Variant
+from ._tools import TOOL_CHOICE_MODES, tool_call, tool_message, validate_tool_choice, without_tools
+from ._turns import (
+    Handler,
+    Turn,
+    TurnTable,
+    foreign_block_handler,
+    format_turns,
+    skipped_block,
+    tool_result_handler,
 )
-from .openai_media import audio_part, image_block_url, image_url
 
 __all__ = [
+    "CHAT_REQUEST_FIELDS",
     "PROVIDER",
     "ChatCompletionStream",
-    "OpenAIChat",
+    "ChatCompletions",
+    "ChatCompletionsParity",
+    "adapt_chat_messages",
     "audio_part",
-    "build_chat_body",
     "history_media",
     "image_block_url",
     "image_url",
-    "parse_completion",
+    "native_handlers",
+    "with_reasoning",
 ]
 
 Block = dict[str, Any]
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+
+
+# -- media (AgentScope's OpenAI formatters, Chat Completions and Responses) ---------
+
+# Extensions `_to_openai_image_url` trusts (case-sensitively) before sniffing.
+_IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _read(ctx: FormatContext, path: str) -> bytes:
+    try:
+        return ctx.read_file(path)
+    except OSError as exc:
+        raise FormatError(ctx.location, f"cannot read {path!r}: {exc.strerror}") from None
+
+
+def image_url(url: str, ctx: FormatContext) -> str:
+    """AgentScope's `_to_openai_image_url`: a local image becomes a data URL, a
+    web URL stays as it is (errors name `ctx.location`)."""
+    raw = url.removeprefix("file://")
+    if ctx.exists(raw) and ctx.is_file(raw):
+        if raw.endswith(_IMAGE_EXTENSIONS):
+            # The mime comes from the lowered extension, so `.jpg` gives `image/jpg`.
+            return f"data:image/{raw.lower().split('.')[-1]};base64,{_b64(_read(ctx, raw))}"
+        data = _read(ctx, raw)
+        mime = sniff_image(data)
+        if mime is not None:
+            return f"data:{mime};base64,{_b64(data)}"
+    if ctx.is_web_url(raw):
+        return url
+    raise FormatError(
+        ctx.location, f'Invalid image URL: "{url}". It should be a local file or a web URL.'
+    )
+
+
+def image_block_url(block: Block, ctx: FormatContext) -> str:
+    """The URL an image block goes out as: `image_url` of its URL, or a data URL."""
+    source = block["source"]
+    if source["type"] == "url":
+        return image_url(source["url"], ctx)
+    if source["type"] == "base64":
+        return f"data:{source['media_type']};base64,{source['data']}"
+    raise FormatError(ctx.location, f"Unsupported image source type: {source['type']}")
+
+
+def audio_part(block: Block, ctx: FormatContext) -> Block:
+    """AgentScope's `_to_openai_audio_data` wrapped as an `input_audio` part: wav
+    and mp3 only, local files read, web URLs downloaded."""
+    source = block["source"]
+    if source["type"] == "base64":
+        media_type = source["media_type"]
+        if media_type not in ("audio/wav", "audio/mp3"):
+            raise UnsupportedMediaError(
+                ctx.location,
+                f"Unsupported audio media type: {media_type}, "
+                "only audio/wav and audio/mp3 are supported.",
+            )
+        audio = {"data": source["data"], "format": media_type.split("/")[-1]}
+        return {"type": "input_audio", "input_audio": audio}
+    url = source["url"]
+    raw = url.removeprefix("file://")
+    extension = raw.split(".")[-1].lower()
+    if extension not in ("wav", "mp3"):
+        raise UnsupportedMediaError(
+            ctx.location,
+            f"Unsupported audio file extension: {extension}, wav and mp3 are supported.",
+        )
+    if ctx.exists(raw):
+        data = _read(ctx, raw)
+    elif ctx.is_web_url(raw):
+        try:
+            data = ctx.download(url)
+        except OSError as exc:
+            raise FormatError(ctx.location, f"cannot download {url!r}: {exc}") from None
+    else:
+        raise FormatError(
+            ctx.location,
+            f"Unsupported audio source: {url}, it should be a local file or a web URL.",
+        )
+    return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": extension}}
 
 
 # -- OpenAIChatFormatter ----------------------------------------------------------
@@ -111,22 +224,7 @@ def _finish_chat(turn: Turn) -> None:
         turn.out.append(message)
 
 
-def _chat_document(turn: Turn, index: int, block: Block) -> None:
-    # Chat Completions' `file` part (a PDF): inlined, it has no URL form.
-    found = document(block, turn.ctx, keep_url=False)
-    file = {"filename": found.name or "document.pdf", "file_data": found.data_url()}
-    turn.parts.append({"type": "file", "file": file})
-
-
-_PROVIDER_BLOCKS = {**provider_handlers(_CHAT_BLOCKS), "data": _chat_document}  # chat_extras.py
-_finish_provider = with_reasoning(_finish_chat)
-
-
-def _format_chat(msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
-    """`OpenAIChatFormatter._format`."""
-    if ctx.settings.fidelity == "provider":
-        return format_turns(msgs, ctx, _PROVIDER_BLOCKS, _finish_provider)
-    return format_turns(msgs, ctx, _CHAT_BLOCKS, _finish_chat)
+_CHAT = TurnTable(_CHAT_BLOCKS, _finish_chat)
 
 
 # -- OpenAIMultiAgentFormatter -----------------------------------------------------
@@ -167,7 +265,7 @@ def _format_agent_message(group: list[MsgView], ctx: FormatContext, first: bool)
 # -- OpenAIChatModel: request body ---------------------------------------------------
 
 
-def build_chat_body(
+def _build_chat_body(
     messages: list[Block], tools: list[Block] | None, tool_choice: Any, ctx: FormatContext
 ) -> Block:
     """The Chat Completions body in `OpenAIChatModel.__call__`'s kwargs order."""
@@ -186,6 +284,17 @@ def build_chat_body(
             else {"type": "function", "function": {"name": choice}}
         )
     return body
+
+
+def _structured_output(body: Block, schema: Any, name: str | None, ctx: FormatContext) -> None:
+    """OpenAIChatModel with a structured model: `response_format`, no tools."""
+    if schema is None:
+        return
+    without_tools(body, "tool_choice", ctx)
+    body["response_format"] = {
+        "type": "json_schema",
+        "json_schema": {"name": name or "response", "schema": schema, "strict": True},
+    }
 
 
 # -- OpenAIChatModel: responses --------------------------------------------------------
@@ -302,37 +411,6 @@ _MESSAGE_PARTS: tuple[Callable[[Block, str, ParseSettings], Iterator[Block]], ..
 )
 
 
-def parse_completion(provider: str, response: Block, options: ParseSettings) -> ParsedResponse:
-    """`OpenAIChatModel._parse_openai_completion_response` (only `choices[0]` is read)."""
-    raise_for_error_body(provider, response)
-    content: list[Block] = []
-    structured: Block | None = None
-    finish = ""
-    choices = response.get("choices")
-    if choices:
-        choices = expect(choices, list, "choices")
-        choice = expect(choices[0], dict, "choices[0]")
-        message = expect(choice.get("message"), dict, "choices[0].message")
-        path = "choices[0].message"
-        content = [block for part in _MESSAGE_PARTS for block in part(message, path, options)]
-        finish = _finish_reason(choice)
-        if options.structured_output and message.get("tool_calls"):
-            # Without a parsed `response_format`, the first tool call's arguments.
-            first = _call_arguments(message["tool_calls"][0], f"{path}.tool_calls[0]")
-            structured = loads_with_repair(first[2])
-        if options.fidelity == "provider":
-            extra = message_extras(message, path, content, structured)
-            structured = extra if options.structured_output else None
-    response_id = response.get("id")
-    return ParsedResponse(
-        content=content,
-        usage=_parse_usage(response.get("usage"), "usage"),
-        response_id=response_id if isinstance(response_id, str) else "",
-        raw_finish_reason=finish,
-        structured_output=structured,
-    )
-
-
 @dataclass(slots=True)
 class _StreamedCall:
     id: str
@@ -358,9 +436,6 @@ class ChatCompletionStream:
         self._inputs = StreamedInputs()
         self._structured: Block | None = None
         self._contents: list[Block] = []
-        # Provider fidelity: where the reasoning came from, and the citations.
-        self._field: str | None = None
-        self._cited: list[Any] = []
         self._last: ParsedResponse | None = None
 
     def _result(self, content: list[Block], structured: Block | None) -> ParsedResponse:
@@ -403,9 +478,7 @@ class ChatCompletionStream:
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._thinking += _reasoning(delta) or ""
-        if self._options.fidelity == "provider":
-            self._field = self._field or reasoning_field(delta)
-            self._cited += message_annotations(delta, path)
+        self._absorb_kept(delta, path)
         if delta.get("content"):
             self._text += expect(delta["content"], str, f"{path}.content")
         if "audio" in delta:
@@ -456,9 +529,14 @@ class ChatCompletionStream:
             content.append(
                 streamed_tool_use(call.id, call.name, call.arguments, self._inputs, parse)
             )
-        if self._options.fidelity == "provider":
-            add_citations(content, self._cited, self._field)
+        self._add_kept(content)
         return content
+
+    def _absorb_kept(self, delta: Block, path: str) -> None:
+        """Take what provider fidelity keeps of a delta (nothing here)."""
+
+    def _add_kept(self, content: list[Block]) -> None:
+        """Put what provider fidelity kept into a snapshot's content (nothing here)."""
 
     def finish(self) -> ParsedResponse:
         last = self._last
@@ -480,13 +558,10 @@ class ChatCompletionStream:
         return self._result(content, structured if self._options.structured_output else None)
 
 
-# -- the provider ---------------------------------------------------------------------
-
-
 # Where Chat Completions takes each request parameter (docs/request-params.md):
 # the output budget as `max_completion_tokens`, which OpenAI documents in place
 # of the deprecated `max_tokens` (its reasoning models refuse that one).
-REQUEST_FIELDS = RequestFields(
+CHAT_REQUEST_FIELDS = RequestFields(
     model="model",
     max_output_tokens="max_completion_tokens",
     temperature="temperature",
@@ -497,33 +572,27 @@ REQUEST_FIELDS = RequestFields(
 )
 
 
-class OpenAIChat:
-    """OpenAIChatModel with AgentScope's OpenAI formatters (DeepSeek subclasses it:
-    the same model class, its own formatters)."""
+class ChatCompletionsParity(Variant):
+    """AgentScope 1.0.21's OpenAIChatFormatter / OpenAIMultiAgentFormatter and
+    OpenAIChatModel (a provider of the family may change the formatter)."""
 
-    name = "openai"
-    enum = PROVIDER_OPENAI
-    options = frozenset(
-        {
-            "promote_tool_result_images",
-            "conversation_history_prompt",
-            "response_schema",
-            "response_schema_name",
-        }
-    )
-    formatted_blocks = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
-    dropped_blocks = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
-    framing = "sse"
-    request_fields = REQUEST_FIELDS
-    # `file` parts take PDFs (inlined: Chat Completions has no URL form).
-    document_types = frozenset({"application/pdf"})
+    turns: ClassVar[TurnTable] = _CHAT
+    # One history message per run of agent messages (multi-agent).
+    agent_message = staticmethod(_format_agent_message)
+    stream_state: ClassVar[type[ChatCompletionStream]] = ChatCompletionStream
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
     ) -> list[Block]:
         if multi_agent:
-            return format_multi_agent(msgs, ctx, system_blocks, _format_chat, _format_agent_message)
-        return _format_chat(msgs, ctx)
+            return format_multi_agent(
+                msgs, ctx, system_blocks, self.format_chat, self.agent_message
+            )
+        return self.format_chat(msgs, ctx)
+
+    def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
+        """`OpenAIChatFormatter._format`."""
+        return format_turns(msgs, ctx, self.turns)
 
     def build_body(
         self,
@@ -532,16 +601,325 @@ class OpenAIChat:
         tool_choice: str | None,
         ctx: FormatContext,
     ) -> Block:
-        body = build_chat_body(messages, tools, tool_choice, ctx)
+        body = _build_chat_body(messages, tools, tool_choice, ctx)
         settings = ctx.settings
-        structured_output(body, settings.response_schema, settings.response_schema_name, ctx)
+        _structured_output(body, settings.response_schema, settings.response_schema_name, ctx)
         return body
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
-        return parse_completion(self.name, response, options)
+        """`OpenAIChatModel._parse_openai_completion_response` (only `choices[0]` is read)."""
+        raise_for_error_body(self.name, response)
+        content: list[Block] = []
+        structured: Block | None = None
+        finish = ""
+        choices = response.get("choices")
+        if choices:
+            choices = expect(choices, list, "choices")
+            choice = expect(choices[0], dict, "choices[0]")
+            message = expect(choice.get("message"), dict, "choices[0].message")
+            path = "choices[0].message"
+            content = [block for part in _MESSAGE_PARTS for block in part(message, path, options)]
+            finish = _finish_reason(choice)
+            if options.structured_output and message.get("tool_calls"):
+                # Without a parsed `response_format`, the first tool call's arguments.
+                first = _call_arguments(message["tool_calls"][0], f"{path}.tool_calls[0]")
+                structured = loads_with_repair(first[2])
+            structured = self._kept(message, path, content, structured, options)
+        response_id = response.get("id")
+        return ParsedResponse(
+            content=content,
+            usage=_parse_usage(response.get("usage"), "usage"),
+            response_id=response_id if isinstance(response_id, str) else "",
+            raw_finish_reason=finish,
+            structured_output=structured,
+        )
+
+    def _kept(
+        self,
+        message: Block,
+        path: str,
+        content: list[Block],
+        structured: Block | None,
+        options: ParseSettings,
+    ) -> Block | None:
+        """What provider fidelity keeps of a completion's message beyond
+        AgentScope's blocks, and the structured output (as AgentScope's here)."""
+        return structured
 
     def stream(self, options: ParseSettings) -> ChatCompletionStream:
-        return ChatCompletionStream(self.name, options)
+        return self.stream_state(self.name, options)
 
 
-PROVIDER = OpenAIChat()
+# -- provider fidelity ---------------------------------------------------------------
+
+
+def _reasoning_field(message: Block) -> str | None:
+    """The key `_reasoning` reads the reasoning from."""
+    return next((key for key in _REASONING_KEYS if isinstance(message.get(key), str)), None)
+
+
+def _message_annotations(message: Block, path: str) -> list[Any]:
+    value = message.get("annotations")
+    return list(expect(value, list, f"{path}.annotations")) if value else []
+
+
+def _add_citations(content: list[Block], cited: list[Any], field: str | None) -> None:
+    """Mark the thinking block's origin and put the citations on the message's
+    text (the first text block: an audio transcript may follow it)."""
+    for block in content:
+        if block["type"] == "thinking" and field is not None:
+            block["reasoning_field"] = field
+    text = next((block for block in content if block["type"] == "text"), None)
+    if text is not None and cited:
+        text["citations"] = list(cited)
+
+
+class _KeptStream(ChatCompletionStream):
+    """The stream in provider fidelity: where the reasoning came from, and the citations."""
+
+    def __init__(self, provider: str, options: ParseSettings) -> None:
+        super().__init__(provider, options)
+        self._field: str | None = None
+        self._cited: list[Any] = []
+
+    def _absorb_kept(self, delta: Block, path: str) -> None:
+        self._field = self._field or _reasoning_field(delta)
+        self._cited += _message_annotations(delta, path)
+
+    def _add_kept(self, content: list[Block]) -> None:
+        _add_citations(content, self._cited, self._field)
+
+
+def _reasoning_back(turn: Turn, index: int, block: Block) -> None:
+    field = block.get("reasoning_field")
+    if field not in _REASONING_KEYS:
+        turn.ctx.warn(turn.msg, index, "thinking", skipped_block("thinking"))
+        return
+    turn.trailing.append({"field": field, "text": block.get("thinking", "")})
+
+
+_foreign = foreign_block_handler("Chat Completions")
+
+
+def native_handlers(
+    base: dict[str, Handler], *, thinking: Handler | None = None
+) -> dict[str, Handler]:
+    """A family member's handlers in provider fidelity: thinking back under its
+    key (`thinking`: the member's own way), other providers' kinds dropped."""
+    return {
+        **base,
+        "thinking": thinking or _reasoning_back,
+        "server_tool_use": _foreign,
+        "server_tool_result": _foreign,
+        "grounding": _foreign,
+    }
+
+
+def reasoning_back_as(field: str, base: Handler) -> Handler:
+    """A thinking handler that sends reasoning which came as `field` back
+    there, and hands any other thinking block to `base`."""
+
+    def handle(turn: Turn, index: int, block: Block) -> None:
+        if block.get("reasoning_field") == field:
+            _reasoning_back(turn, index, block)
+        else:
+            base(turn, index, block)
+
+    return handle
+
+
+def with_reasoning(finish: Callable[[Turn], None]) -> Callable[[Turn], None]:
+    """`finish`, then the turn's reasoning on the assistant message it made."""
+
+    def done(turn: Turn) -> None:
+        start = len(turn.out)
+        finish(turn)
+        if not turn.trailing or len(turn.out) == start:
+            return
+        message = turn.out[-1]
+        for field in _REASONING_KEYS:
+            texts = [item["text"] for item in turn.trailing if item["field"] == field]
+            if texts:
+                message[field] = "\n".join(texts)
+
+    return done
+
+
+def _chat_document(turn: Turn, index: int, block: Block) -> None:
+    # Chat Completions' `file` part (a PDF): inlined, it has no URL form.
+    found = document(block, turn.ctx, keep_url=False)
+    file = {"filename": found.name or "document.pdf", "file_data": found.data_url()}
+    turn.parts.append({"type": "file", "file": file})
+
+
+_NATIVE = TurnTable(
+    {**native_handlers(_CHAT_BLOCKS), "data": _chat_document}, with_reasoning(_finish_chat)
+)
+
+_CHAT_PARTS = {
+    "text": frozenset({"type", "text"}),
+    "image_url": frozenset({"type", "image_url"}),
+    "input_audio": frozenset({"type", "input_audio"}),
+    "file": frozenset({"type", "file"}),
+    "refusal": frozenset({"type", "refusal"}),
+}
+_ASSISTANT_PARTS = frozenset({"text", "refusal"})
+# ollama.Message's fields a tool message uses.
+_OLLAMA_TOOL_MESSAGE = frozenset({"role", "content", "tool_name", "images"})
+
+
+def _chat_content(message: Json, path: str, note: Notes) -> None:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    parts = []
+    for index, part in enumerate(content):
+        at = f"{path}.content[{index}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if not isinstance(part, dict) or kind not in _CHAT_PARTS:
+            parts.append(part)
+            continue
+        if message.get("role") == "assistant" and kind not in _ASSISTANT_PARTS:
+            note(at, kind, "replaced by a text note: assistant turns take only text")
+            part = {"type": "text", "text": note_text(kind, "an assistant turn")}
+            kind = "text"
+        if empty(part):
+            note(at, kind, "dropped an empty text part")
+            continue
+        if kind == "text" and "citations" in part:
+            # Request messages take no annotations: the text goes without them, silently.
+            part = {key: value for key, value in part.items() if key != "citations"}
+        parts.append(prune(part, _CHAT_PARTS[kind], at, kind, note))
+    message["content"] = parts
+
+
+def _chat_answered(messages: list[Json], index: int) -> set[Any]:
+    """The tool call ids the tool messages right after `messages[index]` answer."""
+    ids = set()
+    for later in messages[index + 1 :]:
+        if later.get("role") != "tool":
+            break
+        ids.add(later.get("tool_call_id"))
+    return ids
+
+
+def adapt_chat_messages(body: Json, note: Notes, *, tool_name: bool) -> None:
+    """The Chat Completions pass over `messages`: parts each role takes, tool
+    calls answered by the tool messages after them, no empty messages.
+    `tool_name`: Ollama's shape (a tool message names its tool, calls are
+    only their function)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return
+    calls_by_id: dict[str, str] = {}
+    kept = []
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        if not isinstance(message, dict):
+            kept.append(message)
+            continue
+        _chat_content(message, path, note)
+        if "name" in message and message["name"] is None:
+            # A turn no one sent by name (a hint of AgentScope 2.x's): the
+            # API's `name` is a string or absent.
+            del message["name"]
+        calls = message.get("tool_calls")
+        if isinstance(calls, list):
+            answered = _chat_answered(messages, index)
+            kept_calls = []
+            for number, call in enumerate(calls):
+                at = f"{path}.tool_calls[{number}]"
+                # An id-less call is Ollama's shape already (nothing to pair).
+                if "id" in call and call["id"] not in answered:
+                    note(at, "tool_use", "dropped a tool call no tool message answers")
+                    continue
+                calls_by_id[call.get("id")] = call.get("function", {}).get("name", "")
+                if tool_name:
+                    # Ollama's ToolCall is only `function`.
+                    call = prune(call, frozenset({"function"}), at, "tool_use", note)
+                kept_calls.append(call)
+            if kept_calls:
+                message["tool_calls"] = kept_calls
+            else:
+                del message["tool_calls"]
+        if message.get("role") == "tool":
+            if tool_name:
+                # Ollama names the answered tool `tool_name`, not `tool_call_id`.
+                name = message.get("name") or calls_by_id.get(message.get("tool_call_id", ""), "")
+                message = prune(message, _OLLAMA_TOOL_MESSAGE, path, "tool_result", note)
+                if name:
+                    message["tool_name"] = name
+            elif "name" in message:
+                message = prune(
+                    message,
+                    frozenset({"role", "content", "tool_call_id"}),
+                    path,
+                    "tool_result",
+                    note,
+                )
+        # A user turn counts as empty only when the pass emptied its parts.
+        emptied = message.get("content") == [] and message.get("role") == "user"
+        if emptied or (
+            message.get("role") in ("assistant", "system")
+            and not message.get("content")
+            and not (message.get("tool_calls") or message.get("reasoning_content"))
+        ):
+            note(path, str(message.get("role")), "dropped a message left empty")
+            continue
+        kept.append(message)
+    body["messages"] = kept
+
+
+class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
+    """The Chat Completions API in provider fidelity (see the module's docstring)."""
+
+    turns = _NATIVE
+    stream_state = _KeptStream
+    conversation = "messages"
+
+    def _kept(
+        self,
+        message: Block,
+        path: str,
+        content: list[Block],
+        structured: Block | None,
+        options: ParseSettings,
+    ) -> Block | None:
+        """Citations and the reasoning's origin on the blocks; the structured
+        output AgentScope's `message.parsed` gives: the content's JSON object."""
+        _add_citations(content, _message_annotations(message, path), _reasoning_field(message))
+        extra = structured
+        text = message.get("content")
+        if isinstance(text, str):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                extra = parsed
+        return extra if options.structured_output else None
+
+    def adapt(self, body: Block, note: Notes) -> None:
+        adapt_chat_messages(body, note, tool_name=False)
+        wrap_bare_tools(body, note)
+
+
+PROVIDER = Provider(
+    enum=PROVIDER_OPENAI,
+    options=frozenset(
+        {
+            "promote_tool_result_images",
+            "conversation_history_prompt",
+            "response_schema",
+            "response_schema_name",
+        }
+    ),
+    formatted_blocks=frozenset({"text", "tool_use", "tool_result", "image", "audio"}),
+    dropped_blocks=frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="sse",
+    request_fields=CHAT_REQUEST_FIELDS,
+    # `file` parts take PDFs (inlined: Chat Completions has no URL form).
+    document_types=frozenset({"application/pdf"}),
+    agentscope=ChatCompletionsParity,
+    provider=ChatCompletions,
+)

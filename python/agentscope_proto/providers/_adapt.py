@@ -1,10 +1,14 @@
-"""What every provider-fidelity pass shares: the warnings and key pruning."""
+"""What every provider-fidelity body pass shares (`ProviderFidelity.adapt`):
+the warnings it notes, key pruning, the text note that stands in for
+content a place cannot hold."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+
+__all__ = ["Json", "Notes", "empty", "note_text", "prune", "wrap_bare_tools"]
 
 Json = dict[str, Any]
 
