@@ -19,7 +19,6 @@ from __future__ import annotations
 import marshal
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -105,26 +104,10 @@ def _copies(messages: Iterable[_M]) -> list[_M]:
     return copies
 
 
-@dataclass(frozen=True, slots=True)
-class _Walk:
-    """Where the chat walk over the first `count` messages ended: what the
-    next walk goes on from (`TurnCache.resume`)."""
-
-    count: int
-    # The provider messages made, with their JSON: the conversation's own
-    # run, which only grows (a new one after `pop`).
-    run: JsonRun
-    warnings: tuple[FormatWarning, ...]
-    position: int
-    at_message: int
-    at_block: int | None
-
-    def state(self) -> WalkState:
-        return WalkState(self.run, self.warnings, self.position, self.at_message, self.at_block)
-
-
-def _start() -> _Walk:
-    return _Walk(0, JsonRun((), bytearray(b"[")), (), 0, -1, None)
+def _start() -> WalkState:
+    """Where a walk over no messages ended (its run a buffer of the
+    conversation's own, which only grows; a new one after `pop`)."""
+    return WalkState(JsonRun((), bytearray(b"[")), (), 0, -1, None)
 
 
 class Conversation:
@@ -190,7 +173,9 @@ class Conversation:
         self._io = media_root is not None or allow_download
         self._counter = counter_for(settings)
         self._msgs: list[Msg] = []
+        # Where the chat walk over the first `_walked_count` messages ended.
         self._walk = _start()
+        self._walked_count = 0
         # The walk's messages as marshal bytes, made when `format()` first needs them.
         self._copies: list[bytes] = []
         self._lock = threading.Lock()
@@ -248,7 +233,7 @@ class Conversation:
         """Remove the newest message and return it (an `IndexError` when empty)."""
         with self._lock:
             msg = self._msgs.pop()
-            if self._walk.count > len(self._msgs) or not self._incremental:
+            if self._walked_count > len(self._msgs) or not self._incremental:
                 # The walk covered it: start over (a later call re-walks).
                 self._restart()
             return msg
@@ -261,6 +246,7 @@ class Conversation:
 
     def _restart(self) -> None:
         self._walk = _start()
+        self._walked_count = 0
         self._copies = []
         self._incremental = self._chat
 
@@ -273,7 +259,7 @@ class Conversation:
                 return self._format_all()
             walk, ctx = walked
             copies = self._copies
-            for message in walk.run[len(copies) :]:
+            for message in walk.messages[len(copies) :]:
                 copies.append(marshal.dumps(dict(message)))
             messages = [marshal.loads(data) for data in copies]
             count = self._counter(messages) if self._counter is not None else None
@@ -291,7 +277,7 @@ class Conversation:
                 whole = self._format_all()
                 return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
             walk, ctx = walked
-            run = walk.run
+            run = walk.messages
             count = self._counter(run) if self._counter is not None else None
             body = self._with_request(
                 self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
@@ -320,26 +306,26 @@ class Conversation:
             request=self._request,
         )
 
-    def _walked(self) -> tuple[_Walk, FormatContext] | None:
+    def _walked(self) -> tuple[WalkState, FormatContext] | None:
         """The chat walk over every message, and a context holding its
         warnings for the body; None when it cannot be had incrementally."""
         if not self._incremental:
             return None
         walk = self._walk
         msgs = self._msgs
-        if walk.count == len(msgs):
+        start = self._walked_count
+        if start == len(msgs):
             ctx = FormatContext(settings=self._settings, warnings=list(walk.warnings))
             ctx.at_message, ctx.at_block = walk.at_message, walk.at_block
             return walk, ctx
-        start = walk.count
         views = [build_view(msg, index) for index, msg in enumerate(msgs[start:], start)]
         if self._io and not all(plain_content(view.content) for view in views):
             # Media read from files or the network may change between calls.
             self._incremental = False
             return None
-        turns = TurnCache(None, resume=walk.state())
+        turns = TurnCache(None, resume=walk)
         ctx = FormatContext(settings=self._settings, turns=turns)
-        run = walk.run
+        run = walk.messages
         known = run.known
         try:
             # The walk appends the new messages to the run itself.
@@ -360,13 +346,6 @@ class Conversation:
             json += message.json
         run.extend(fresh)
         run.known = len(run)
-        walk = _Walk(
-            len(msgs),
-            run,
-            tuple(ctx.warnings),
-            turns.walked,
-            ctx.at_message,
-            ctx.at_block,
-        )
-        self._walk = walk
+        walk = WalkState(run, tuple(ctx.warnings), turns.walked, ctx.at_message, ctx.at_block)
+        self._walk, self._walked_count = walk, len(msgs)
         return walk, ctx

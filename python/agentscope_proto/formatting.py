@@ -331,7 +331,7 @@ def format(
     if cache is not None and not isinstance(cache, FormatCache):
         raise FormatError("cache", f"expected a FormatCache or None, got {type(cache).__name__}")
     params = RequestParams.of(request)
-    if not isinstance(msgs, Sequence):
+    if type(msgs) is not list and not isinstance(msgs, Sequence):
         # Read twice in provider fidelity: for the views, then for what the
         # body takes from the messages' metadata.
         msgs = list(msgs)

@@ -29,7 +29,9 @@ __all__ = [
     "key_bytes",
     "plain_content",
     "turn_key",
+    "turn_keys",
     "view_key",
+    "view_keys",
     "wire_key",
 ]
 
@@ -54,6 +56,17 @@ def view_key(msg: Msg) -> Key:
     return (_VIEW, msg.name, msg.role, True, msg.blocks.SerializeToString(deterministic=True))
 
 
+def view_keys(msgs: Sequence[Msg]) -> list[Key]:
+    """`view_key` of each message (one list: a chat walk asks for all of its
+    messages at once)."""
+    return [
+        (_VIEW, msg.name, msg.role, False, msg.text)
+        if msg.WhichOneof("content") == "text"
+        else (_VIEW, msg.name, msg.role, True, msg.blocks.SerializeToString(deterministic=True))
+        for msg in msgs
+    ]
+
+
 def wire_key(data: bytes) -> Key:
     """The key of a message known by its serialized bytes (the server's
     messages, as they arrived): it names everything in the message, so it
@@ -72,6 +85,12 @@ def turn_key(scope: int, content: Key, first: bool) -> Key:
     turns are cached (`plain_content`).
     """
     return (_TURN, scope, first, content)
+
+
+def turn_keys(scope: int, contents: Sequence[Key], start: int = 0) -> list[Key]:
+    """`turn_key` of each content, the first at position `start` (one list:
+    a chat walk asks for all of its messages at once)."""
+    return [(_TURN, scope, not position, key) for position, key in enumerate(contents, start)]
 
 
 def conversation_key(scope: int, first: bytes) -> Key:
@@ -155,11 +174,11 @@ class WalkState:
     at_block: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Prefix:
     """The server's walk over the run of messages a conversation started
     with, kept once per conversation (`conversation_key`) and replaced as it
-    grows."""
+    grows. Shared by the requests that resume from it: never changed."""
 
     # The run's bytes, each message with its framing.
     run: bytes

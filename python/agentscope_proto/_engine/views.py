@@ -22,7 +22,16 @@ from ..dialects import from_dict
 from ..errors import FormatError, MessageFormatError
 from ..message._codec import blocks_to_list
 from ..message._sniff import inline_media_type
-from .entries import Key, TurnRecord, key_bytes, plain_content, turn_key, view_key, wire_key
+from .entries import (
+    Key,
+    TurnRecord,
+    key_bytes,
+    plain_content,
+    turn_keys,
+    view_key,
+    view_keys,
+    wire_key,
+)
 from .wire import WireMessages
 
 __all__ = [
@@ -298,12 +307,13 @@ class _LazyView(CachedView):
     when something asks: a turn replayed from the cache never does."""
 
     __slots__ = ("_loaded", "_msg")
+    # Looked up ahead, always (a class attribute: one store less per message).
+    prefetched = True
 
     def __init__(self, msg: Msg, index: int, key: Key, turn: TurnRecord | None) -> None:
         self.index = index
         self.key = key
         self.turn = turn
-        self.prefetched = True
         self.paths = None
         self._msg = msg
         self._loaded = 0  # bits: 1 name, 2 role, 4 content
@@ -375,11 +385,12 @@ def keyed_views(msgs: Sequence[Msg], cache: FormatCache, scope: int) -> list[Msg
     all at once. A message with a cached turn
     is not checked again: the same content in the same position and scope
     passed every check before."""
-    ids = [view_key(msg) for msg in msgs]
-    found = cache.get_many([turn_key(scope, key, not i) for i, key in enumerate(ids)])
+    ids = view_keys(msgs)
+    found = cache.get_many(turn_keys(scope, ids))
     views: list[MsgView] = []
     for index, (msg, key, value) in enumerate(zip(msgs, ids, found, strict=True)):
-        turn = TurnRecord.load(value)
+        # Kept as a copy (see `TurnRecord.dump`).
+        turn = None if value is None else TurnRecord(*value)
         view = _LazyView(msg, index, key, turn)
         views.append(view if turn is not None else _missed(view, msg, index))
     return views
@@ -400,12 +411,14 @@ def wire_views(
     """
     start = wire.skipped
     slices = wire.messages
-    keys = [turn_key(scope, wire_key(data), not index) for index, data in enumerate(slices, start)]
-    turns = cache.get_many(keys)
+    contents = [wire_key(data) for data in slices]
+    turns = cache.get_many(turn_keys(scope, contents, start))
     views: list[MsgView] = []
     # Sliced: iterating a protobuf repeated field makes a wrapper object per
     # message, which is what skipping the run saves.
-    for index, (msg, data, turn) in enumerate(zip(msgs[start:], slices, turns, strict=True), start):
-        view = _LazyView(msg, index, wire_key(data), turn)  # type: ignore[arg-type]
+    for index, (msg, key, turn) in enumerate(
+        zip(msgs[start:], contents, turns, strict=True), start
+    ):
+        view = _LazyView(msg, index, key, turn)  # type: ignore[arg-type]
         views.append(view if turn is not None and type(msg) is Msg else _missed(view, msg, index))
     return views

@@ -12,7 +12,7 @@ the walk over the whole conversation, for the next request to go on from
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ..cache import FormatCache
@@ -63,7 +63,16 @@ class TurnCache:
     their `EncodedMessage`s, which the body is then written from.
     """
 
-    __slots__ = ("_cache", "_prefix", "_scope", "_shared", "resume", "uncached", "walked")
+    __slots__ = (
+        "_cache",
+        "_prefix",
+        "_scope",
+        "_shared",
+        "caching",
+        "resume",
+        "uncached",
+        "walked",
+    )
 
     def __init__(
         self,
@@ -74,6 +83,8 @@ class TurnCache:
         resume: WalkState | None = None,
     ) -> None:
         self._cache = cache
+        # Whether turns are looked up and kept (else `find` and `keep` do nothing).
+        self.caching = cache is not None
         self._scope = scope
         self._shared = shared
         self._prefix: Prefix | None = None
@@ -98,15 +109,16 @@ class TurnCache:
     def find(self, view: MsgView, position: int) -> TurnRecord | None:
         """The cached chat turn of `view` at `position`, or None."""
         cache = self._cache
-        if cache is None or not isinstance(view, CachedView):
-            return None
+        if cache is None or type(view) is MsgView:
+            return None  # a plain view (promoted, renamed, part of a message)
+        cached = cast(CachedView, view)
         first = not position
-        if view.prefetched and first == (not view.index):
+        if cached.prefetched and first == (not cached.index):
             # The cache's answer for this very position, looked up ahead.
-            return view.turn
-        if view.key is None:
+            return cached.turn
+        if cached.key is None:
             return None
-        return TurnRecord.load(cache.get(turn_key(self._scope, view.key, first)))
+        return TurnRecord.load(cache.get(turn_key(self._scope, cached.key, first)))
 
     def keep(
         self,

@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._engine.entries import TurnRecord
 from .._engine.views import MsgView
 from ..errors import FormatError, UnsupportedMediaError
 from ..message._sniff import inline_media_type
@@ -115,15 +114,23 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
         out, position = state.messages, state.position
         ctx.at_message, ctx.at_block = state.at_message, state.at_block
         ctx.warnings.extend(state.warnings)
+    cached = turns if turns is not None and turns.caching else None
     handlers, finish, skipped = table.handlers, table.finish, table.skipped
     # A work stack, next message on top.
     pending = list(reversed(msgs))
     while pending:
         msg = pending.pop()
-        if turns is not None:
-            record = turns.find(msg, position)
+        if cached is not None:
+            record = cached.find(msg, position)
             if record is not None:
-                _replay(record, msg, ctx, out)
+                # Do what the cached turn did (its messages, warnings and `ctx.at`).
+                out.extend(record.messages)
+                for block_index, block_type, text in record.warnings:
+                    ctx.warn(msg, block_index, block_type, text)
+                if record.last_block is not None:
+                    # `ctx.at(msg, ...)`, inline: this runs for every cached turn.
+                    ctx.at_message, ctx.at_block = msg.index, record.last_block
+                    ctx.at_paths = msg.paths
                 position += 1
                 continue
         start, warned = len(out), len(ctx.warnings)
@@ -144,23 +151,14 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
             ctx.at_block = last = index
             handler(turn, index, block)
         finish(turn)
-        if turns is not None:
+        if cached is not None:
             promoted = bool(turn.promoted)
-            turns.keep(msg, position, out, start, ctx.warnings[warned:], last, promoted)
+            cached.keep(msg, position, out, start, ctx.warnings[warned:], last, promoted)
         pending.extend(turn.promoted)
         position += 1
     if turns is not None:
         turns.walked = position
     return out
-
-
-def _replay(record: TurnRecord, msg: MsgView, ctx: FormatContext, out: list[Block]) -> None:
-    """Do what the cached turn did (its messages, warnings and `ctx.at`)."""
-    out.extend(record.messages)
-    for block_index, kind, text in record.warnings:
-        ctx.warn(msg, block_index, kind, text)
-    if record.last_block is not None:
-        ctx.at(msg, record.last_block)
 
 
 def tool_result_to_text(
