@@ -174,7 +174,7 @@ schemas-venv: $(SCHEMAS)/.installed ## The provider SDKs' venv for the body vali
 .PHONY: test-schemas
 test-schemas: $(INSTALLED) schemas-venv ## The body validator: its self-tests, and every golden body in provider fidelity (they skip in `test` without the venv)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
-	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/schemas tests/test_provider_schemas.py tests/test_provider_fidelity_schemas.py
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/schemas tests/test_provider_schemas.py tests/providers/test_fidelity_schemas.py
 
 .PHONY: schemas-report
 schemas-report: schemas-venv ## Golden formatter bodies against the providers' request schemas

@@ -4,7 +4,7 @@ last without replacing anything; the same on `Conversation`, the proto form,
 both clients, Connect and the CLI. Without `request` nothing changes (the
 golden tests say so for every case); with it an AgentScope-fidelity body only
 gains the parameters. Validity against the providers' SDK request types is
-tests/test_provider_fidelity_schemas.py's business."""
+tests/providers/test_fidelity_schemas.py's business."""
 
 from __future__ import annotations
 

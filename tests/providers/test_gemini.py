@@ -24,8 +24,12 @@ from agentscope_proto.errors import ParseError
 from agentscope_proto.formatting import format
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
+from provider_schemas.scenarios import TOOLS as SCENARIO_TOOLS
 from provider_schemas.scenarios import server_result, server_use
 from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events, missing
+
+from fidelity_helpers import kinds as _kinds
+from fidelity_helpers import msg as _msg
 
 GEMINI = ROOT / "gemini"
 needs_transcripts = pytest.mark.skipif(not GEMINI.is_dir(), reason=missing(GEMINI))
@@ -509,3 +513,17 @@ def test_a_turn_of_code_execution_only_is_not_empty() -> None:
         {"executable_code"},
         {"code_execution_result"},
     ]
+
+
+# -- the provider-fidelity body (moved from test_fidelity.py) --------------------------
+
+
+def test_gemini_schema_keywords() -> None:
+    body = format("gemini", [_msg("user", "user", "Hi")], tools=SCENARIO_TOOLS, fidelity="provider")
+    parameters = body["tools"][0]["function_declarations"][0]["parameters"]
+    assert "$schema" not in parameters
+    assert "examples" not in parameters["properties"]["city"]
+    assert "exclusiveMaximum" not in parameters["properties"]["days"]
+    assert parameters["properties"]["unit"]["default"] == "c"  # Gemini takes it
+    paths = [path for path, kind in _kinds(body) if kind == "tool_schema"]
+    assert "tools[0].function_declarations[0].parameters.$schema" in paths

@@ -7,7 +7,7 @@ are kinds 1.0.21 skips with its warning. In provider fidelity it goes out as
 then the results, then what follows; a hint as a user turn where it stands;
 documents where the provider takes them, refused naming the provider where
 not. The bodies validate against the providers' SDK request types in
-tests/test_provider_fidelity_schemas.py.
+tests/providers/test_fidelity_schemas.py.
 """
 
 from __future__ import annotations

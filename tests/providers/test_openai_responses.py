@@ -23,6 +23,9 @@ from provider_schemas import client
 from provider_schemas.scenarios import server_result, server_use
 from transcripts import ROOT, load_events, missing, without_raw_input
 
+from fidelity_helpers import kinds as _kinds
+from fidelity_helpers import msg as _msg
+
 TRANSCRIPTS = ROOT / "openai_responses"
 needs_transcripts = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=missing(TRANSCRIPTS))
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
@@ -448,3 +451,23 @@ def test_a_structured_output_body_validates() -> None:
         for fidelity in ("agentscope", "provider")
     ]
     assert client.validate_many(bodies) == [[], []]
+
+
+# -- the provider-fidelity body (moved from test_fidelity.py) --------------------------
+
+
+def test_openai_responses() -> None:
+    audio = {
+        "type": "audio",
+        "source": {"type": "base64", "media_type": "audio/wav", "data": "UklGRg=="},
+    }
+    image = {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}
+    msgs = [_msg("user", "user", [{"type": "text", "text": "Hear."}, audio, image])]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    body = format("openai_responses", msgs, tools=tools, fidelity="provider")
+    parts = body["input"][0]["content"]
+    assert parts[1]["type"] == "input_text"
+    assert "input_audio omitted" in parts[1]["text"]
+    assert parts[2]["detail"] == "auto"
+    assert body["tools"][0]["strict"] is False
+    assert _kinds(body) == [("input[0].content[1]", "input_audio")]

@@ -1,4 +1,5 @@
-"""Chat Completions (OpenAI, DeepSeek) beyond AgentScope: citations from
+"""The Chat Completions family (openai.py: OpenAI, and DeepSeek on the same
+body and parsers) beyond AgentScope: citations from
 `annotations`, reasoning sent back under the key it came from
 (`reasoning_content` / vLLM's `reasoning`), structured output, and other
 providers' server-tool blocks dropped with a warning.
@@ -24,6 +25,11 @@ from agentscope_proto.formatting import format
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
 from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events, missing
+
+from fidelity_helpers import TOOL_LOOP
+from fidelity_helpers import call as _call
+from fidelity_helpers import msg as _msg
+from fidelity_helpers import result as _result
 
 TRANSCRIPTS = ROOT
 needs_transcripts = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason=missing(TRANSCRIPTS))
@@ -433,3 +439,21 @@ def test_a_format_cache_keeps_the_fidelities_apart() -> None:
             cached = format(provider, msgs, fidelity=fidelity, cache=cache)
             assert dict(cached) == dict(plain), (provider, fidelity)
             assert list(cached.warnings) == list(plain.warnings), (provider, fidelity)
+
+
+# -- the provider-fidelity body (moved from test_fidelity.py) --------------------------
+
+
+def test_openai_chat_and_deepseek() -> None:
+    body = format("openai", TOOL_LOOP, fidelity="provider")
+    assert body["messages"][1]["content"] == [{"type": "text", "text": "Checking."}]
+    tools = [m for m in body["messages"] if m["role"] == "tool"]
+    assert [sorted(m) for m in tools] == [["content", "role", "tool_call_id"]] * 2
+    reasoning = [
+        _msg("user", "user", "Hi"),
+        _msg("Friday", "assistant", [{"type": "thinking", "thinking": "Plan."}, _call("c1")]),
+        _result("c1", "Sunny"),
+    ]
+    deepseek = format("deepseek", reasoning, fidelity="provider")
+    assert deepseek["messages"][1]["reasoning_content"] == "Plan."
+    assert "name" not in deepseek["messages"][2]

@@ -29,6 +29,9 @@ from provider_schemas import client
 from provider_schemas.golden import REQUESTS
 from transcripts import ROOT, load_events, missing, without_raw_input
 
+from fidelity_helpers import TOOL_LOOP
+from fidelity_helpers import kinds as _kinds
+from fidelity_helpers import result as _result
 from server_harness import RunningServer
 
 TRANSCRIPTS = ROOT / "anthropic"
@@ -730,3 +733,52 @@ def test_the_service_keeps_what_a_local_parse_keeps() -> None:
     assert one.metadata == local.metadata
     assert last.content == streamed_local.content
     assert last.metadata == {"container": container}
+
+
+# -- the provider-fidelity body (moved from test_fidelity.py) --------------------------
+
+
+def test_anthropic() -> None:
+    msgs = [
+        _msg("user", "user", "Hi"),
+        _msg(
+            "Friday",
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "From another provider."},
+                {"type": "thinking", "thinking": "Claude's.", "signature": "sig"},
+                {"type": "text", "text": ""},
+                *TOOL_LOOP[1]["content"],
+            ],
+        ),
+        _result("c1", [{"type": "audio", "source": {"type": "url", "url": "https://x/a.mp3"}}]),
+        _result("c2", "Rain"),
+    ]
+    body = format("anthropic", msgs, fidelity="provider")
+    assistant, results = body["messages"][1], body["messages"][2]
+    assert assistant["content"][:3] == [
+        {"type": "text", "text": "From another provider."},
+        {"type": "thinking", "thinking": "Claude's.", "signature": "sig"},
+        {"type": "text", "text": "Checking."},
+    ]
+    # Parallel results: one user turn; audio replaced by a note.
+    assert [b["tool_use_id"] for b in results["content"]] == ["c1", "c2"]
+    assert results["content"][0]["content"][0]["type"] == "text"
+    assert "audio omitted" in results["content"][0]["content"][0]["text"]
+    assert len(body["messages"]) == 3
+    kinds = _kinds(body)
+    assert ("messages[1].content[0]", "thinking") in kinds
+    assert ("messages[1].content[2]", "text") in kinds
+    assert ("messages[1].content[3].thought_signature", "text") in kinds
+    assert ("messages[2].content[0].content[0]", "audio") in kinds
+    assert ("messages[3]", "tool_result") in kinds
+
+
+def test_anthropic_refuses_svg_by_url_or_data() -> None:
+    svg_url = {"type": "image", "source": {"type": "url", "url": "https://x/logo.SVG?v=2"}}
+    png_url = {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}
+    body = format("anthropic", [_msg("user", "user", [svg_url, png_url])], fidelity="provider")
+    content = body["messages"][0]["content"]
+    assert content[0] == {"type": "text", "text": "[image/svg+xml omitted: Claude cannot hold it]"}
+    assert content[1]["type"] == "image"
+    assert _kinds(body) == [("messages[0].content[0]", "image")]

@@ -16,6 +16,7 @@ from agentscope_proto.formatting import format
 from agentscope_proto.providers import (
     PROVIDERS,
     PROVIDERS_BY_ENUM,
+    Provider,
     get_provider,
     provider_enum,
     provider_for,
@@ -153,3 +154,4 @@ def test_media_needing_io_is_refused_without_permission(
     elif name in ("openai", "anthropic", "dashscope", "openai_responses") and "http" not in url:
         # These read local images (AgentScope does); without permission they must refuse.
         assert outcome is not None
+

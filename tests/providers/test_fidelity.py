@@ -1,7 +1,8 @@
-"""The fidelity switch: its plumbing (settings, proto, clients, service, CLI) and
-what provider fidelity does to a body, provider by provider, each change warned.
-The bodies' validity against the providers' schemas is
-tests/test_provider_fidelity_schemas.py's business."""
+"""The fidelity switch: its plumbing (settings, proto, clients, service, CLI)
+and what provider fidelity does to a body across providers, each change
+warned. What it does provider by provider is in each provider's test module
+(test_<name>.py); the bodies' validity against the providers' schemas is
+tests/providers/test_fidelity_schemas.py's business."""
 
 from __future__ import annotations
 
@@ -30,55 +31,15 @@ from agentscope_proto.options import (
     parse_settings_to_proto,
 )
 from agentscope_proto.parsing import StreamParser, parse
-from agentscope_proto.providers import get_provider
-from agentscope_proto.providers._provider import ProviderFidelity
 from agentscope_proto.service import ServerConfig
 from provider_schemas.scenarios import CROSS_PROVIDER_TOOL_LOOP, TOOLS
 
+from fidelity_helpers import TOOL_LOOP, provider_fidelity
+from fidelity_helpers import call as _call
+from fidelity_helpers import kinds as _kinds
+from fidelity_helpers import msg as _msg
 from golden_data import decode, parser_cases
 from server_harness import RunningServer
-
-
-def provider_fidelity(provider: str, body: dict[str, Any], warnings: list[Any]) -> dict[str, Any]:
-    """The provider-fidelity body pass alone, on a parity body."""
-    variant = get_provider(provider).variant("provider")
-    assert isinstance(variant, ProviderFidelity)
-    return variant.adapted(body, warnings)
-
-
-def _msg(name: str, role: str, content: Any) -> dict[str, Any]:
-    return {"name": name, "role": role, "content": content}
-
-
-def _call(call_id: str, name: str = "get_weather") -> dict[str, Any]:
-    return {"type": "tool_use", "id": call_id, "name": name, "input": {"city": "Paris"}}
-
-
-def _result(call_id: str, output: Any, name: str = "get_weather") -> dict[str, Any]:
-    block = {"type": "tool_result", "id": call_id, "name": name, "output": output}
-    return _msg("system", "system", [block])
-
-
-TOOL_LOOP = [
-    _msg("user", "user", "Weather in Paris and Rome?"),
-    _msg(
-        "Friday",
-        "assistant",
-        [
-            {"type": "text", "text": "Checking.", "thought_signature": "AXNpZw=="},
-            _call("c1"),
-            _call("c2"),
-        ],
-    ),
-    _result("c1", "Sunny"),
-    _result("c2", "Rain"),
-    _msg("Friday", "assistant", [{"type": "text", "text": "Sunny and rainy."}]),
-]
-
-
-def _kinds(body: Any) -> list[tuple[str, str]]:
-    return [(w.path, w.block_type) for w in body.warnings]
-
 
 # -- the switch ------------------------------------------------------------------------
 
@@ -191,94 +152,6 @@ def test_cli_fidelity_flag(tmp_path: Path) -> None:
 # -- what provider fidelity does --------------------------------------------------------
 
 
-def test_anthropic() -> None:
-    msgs = [
-        _msg("user", "user", "Hi"),
-        _msg(
-            "Friday",
-            "assistant",
-            [
-                {"type": "thinking", "thinking": "From another provider."},
-                {"type": "thinking", "thinking": "Claude's.", "signature": "sig"},
-                {"type": "text", "text": ""},
-                *TOOL_LOOP[1]["content"],
-            ],
-        ),
-        _result("c1", [{"type": "audio", "source": {"type": "url", "url": "https://x/a.mp3"}}]),
-        _result("c2", "Rain"),
-    ]
-    body = format("anthropic", msgs, fidelity="provider")
-    assistant, results = body["messages"][1], body["messages"][2]
-    assert assistant["content"][:3] == [
-        {"type": "text", "text": "From another provider."},
-        {"type": "thinking", "thinking": "Claude's.", "signature": "sig"},
-        {"type": "text", "text": "Checking."},
-    ]
-    # Parallel results: one user turn; audio replaced by a note.
-    assert [b["tool_use_id"] for b in results["content"]] == ["c1", "c2"]
-    assert results["content"][0]["content"][0]["type"] == "text"
-    assert "audio omitted" in results["content"][0]["content"][0]["text"]
-    assert len(body["messages"]) == 3
-    kinds = _kinds(body)
-    assert ("messages[1].content[0]", "thinking") in kinds
-    assert ("messages[1].content[2]", "text") in kinds
-    assert ("messages[1].content[3].thought_signature", "text") in kinds
-    assert ("messages[2].content[0].content[0]", "audio") in kinds
-    assert ("messages[3]", "tool_result") in kinds
-
-
-def test_openai_chat_and_deepseek() -> None:
-    body = format("openai", TOOL_LOOP, fidelity="provider")
-    assert body["messages"][1]["content"] == [{"type": "text", "text": "Checking."}]
-    tools = [m for m in body["messages"] if m["role"] == "tool"]
-    assert [sorted(m) for m in tools] == [["content", "role", "tool_call_id"]] * 2
-    reasoning = [
-        _msg("user", "user", "Hi"),
-        _msg("Friday", "assistant", [{"type": "thinking", "thinking": "Plan."}, _call("c1")]),
-        _result("c1", "Sunny"),
-    ]
-    deepseek = format("deepseek", reasoning, fidelity="provider")
-    assert deepseek["messages"][1]["reasoning_content"] == "Plan."
-    assert "name" not in deepseek["messages"][2]
-
-
-def test_openai_responses() -> None:
-    audio = {
-        "type": "audio",
-        "source": {"type": "base64", "media_type": "audio/wav", "data": "UklGRg=="},
-    }
-    image = {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}
-    msgs = [_msg("user", "user", [{"type": "text", "text": "Hear."}, audio, image])]
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    body = format("openai_responses", msgs, tools=tools, fidelity="provider")
-    parts = body["input"][0]["content"]
-    assert parts[1]["type"] == "input_text"
-    assert "input_audio omitted" in parts[1]["text"]
-    assert parts[2]["detail"] == "auto"
-    assert body["tools"][0]["strict"] is False
-    assert _kinds(body) == [("input[0].content[1]", "input_audio")]
-
-
-def test_ollama_tool_name() -> None:
-    body = format("ollama", TOOL_LOOP, fidelity="provider")
-    call = body["messages"][1]["tool_calls"][0]
-    assert list(call) == ["function"]
-    tools = [m for m in body["messages"] if m["role"] == "tool"]
-    assert [m.get("tool_name") for m in tools] == ["get_weather", "get_weather"]
-    assert all("tool_call_id" not in m and "name" not in m for m in tools)
-
-
-def test_gemini_schema_keywords() -> None:
-    body = format("gemini", [_msg("user", "user", "Hi")], tools=TOOLS, fidelity="provider")
-    parameters = body["tools"][0]["function_declarations"][0]["parameters"]
-    assert "$schema" not in parameters
-    assert "examples" not in parameters["properties"]["city"]
-    assert "exclusiveMaximum" not in parameters["properties"]["days"]
-    assert parameters["properties"]["unit"]["default"] == "c"  # Gemini takes it
-    paths = [path for path, kind in _kinds(body) if kind == "tool_schema"]
-    assert "tools[0].function_declarations[0].parameters.$schema" in paths
-
-
 def test_unanswered_calls_are_dropped_everywhere() -> None:
     msgs = [
         _msg("user", "user", "Weather?"),
@@ -289,16 +162,6 @@ def test_unanswered_calls_are_dropped_everywhere() -> None:
         body = format(provider, msgs, fidelity="provider")
         assert "lost" not in json.dumps(dict(body)), provider
         assert any(kind == "tool_use" for _, kind in _kinds(body)), provider
-
-
-def test_anthropic_refuses_svg_by_url_or_data() -> None:
-    svg_url = {"type": "image", "source": {"type": "url", "url": "https://x/logo.SVG?v=2"}}
-    png_url = {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}
-    body = format("anthropic", [_msg("user", "user", [svg_url, png_url])], fidelity="provider")
-    content = body["messages"][0]["content"]
-    assert content[0] == {"type": "text", "text": "[image/svg+xml omitted: Claude cannot hold it]"}
-    assert content[1]["type"] == "image"
-    assert _kinds(body) == [("messages[0].content[0]", "image")]
 
 
 def test_a_turn_left_empty_is_dropped() -> None:
