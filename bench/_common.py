@@ -53,14 +53,16 @@ AGENTSCOPE_FORMATTERS: dict[str, tuple[str, str]] = {
 
 
 def registry_providers() -> list[str]:
-    """The provider names of `agentscope_proto.providers.PROVIDERS`, in its order.
+    """The names of the providers of `agentscope_proto.providers.PROVIDERS`
+    that AgentScope 1.0.21 has (an "agentscope" variant: the side the
+    benchmarks compare with), in the registry's order.
 
-    A registry provider without an `AGENTSCOPE_FORMATTERS` entry stops the
+    Such a provider without an `AGENTSCOPE_FORMATTERS` entry stops the
     benchmark: it would otherwise be left out of every comparison silently.
     """
     from agentscope_proto.providers import PROVIDERS
 
-    names = list(PROVIDERS)
+    names = [name for name, provider in PROVIDERS.items() if "agentscope" in provider.variants]
     missing = [name for name in names if name not in AGENTSCOPE_FORMATTERS]
     if missing:
         raise SystemExit(

@@ -1,8 +1,8 @@
 """Generate the golden request bodies of the message formatters.
 
 The oracle is ``agentscope==1.0.21``.  The providers are those of the
-registry, ``agentscope_proto.providers.PROVIDERS`` (each needs an entry in
-``ORACLE_SPECS`` below, else the script stops).  It writes
+registry, ``agentscope_proto.providers.PROVIDERS``, that AgentScope 1.0.21
+has (each needs an entry in ``ORACLE_SPECS`` below, else the script stops).  It writes
 
 * ``tests/golden/formatters/inputs.json``: each conversation (a list of
   AgentScope 1.x message dicts, ``Msg.to_dict()`` form) and each tool set
@@ -402,10 +402,11 @@ ORACLE_SPECS: dict[str, tuple[str, tuple[str, ...], set[str], bool]] = {
 
 
 def registry_providers() -> list[str]:
-    """The provider names of agentscope_proto's registry, in its order."""
+    """The names of the providers of agentscope_proto's registry that
+    AgentScope 1.0.21 has (an "agentscope" variant), in its order."""
     from agentscope_proto.providers import PROVIDERS as REGISTRY
 
-    return list(REGISTRY)
+    return [name for name, provider in REGISTRY.items() if "agentscope" in provider.variants]
 
 
 def _providers() -> dict[str, Provider]:

@@ -2,8 +2,9 @@
 
 What it writes
     tests/golden/parsers/<provider>.json for every provider of the registry,
-    ``agentscope_proto.providers.PROVIDERS`` (each needs a suite in ``SUITES``,
-    else the script stops).  Each file holds cases of two kinds:
+    ``agentscope_proto.providers.PROVIDERS``, that AgentScope 1.0.21 has (each
+    needs a suite in ``SUITES``, else the script stops).  Each file holds
+    cases of two kinds:
 
     * non-stream: one raw provider response JSON (exactly what the HTTP API
       returns) and the ChatResponse the 1.0.21 parser makes of it;
@@ -2545,18 +2546,20 @@ def write_json(path: Path, document: dict) -> None:
 
 
 def registry_suites() -> list[Suite]:
-    """The suites of the registry's providers, in its order."""
+    """The suites of the registry's providers that AgentScope 1.0.21 has (an
+    "agentscope" variant), in its order."""
     from agentscope_proto.providers import PROVIDERS as REGISTRY
 
+    names = [name for name, provider in REGISTRY.items() if "agentscope" in provider.variants]
     suites = {suite.provider: suite for suite in SUITES}
-    missing = [name for name in REGISTRY if name not in suites]
-    stale = sorted(set(suites) - set(REGISTRY))
+    missing = [name for name in names if name not in suites]
+    stale = sorted(set(suites) - set(names))
     if missing or stale:
         raise SystemExit(
             f"make_parsers.py: registry providers without a suite in SUITES: {missing}; "
             f"suites of providers not in the registry: {stale}"
         )
-    return [suites[name] for name in REGISTRY]
+    return [suites[name] for name in names]
 
 
 async def generate() -> None:

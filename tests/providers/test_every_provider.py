@@ -155,3 +155,42 @@ def test_media_needing_io_is_refused_without_permission(
         # These read local images (AgentScope does); without permission they must refuse.
         assert outcome is not None
 
+
+def test_a_provider_agentscope_lacks_refuses_agentscope_fidelity(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A provider registered with its own variant alone (one AgentScope 1.0.21
+    has no formatter for): `fidelity="agentscope"` is a clear error on every
+    path, never a silent fallback, and provider fidelity works as usual."""
+    from agentscope_proto import providers
+    from agentscope_proto.conversation import Conversation
+    from agentscope_proto.parsing import StreamParser, parse
+    from agentscope_proto.providers.openai import ChatCompletions
+
+    openai = PROVIDERS["openai"]
+    alone = Provider(
+        enum=openai.enum,
+        options=openai.options,
+        formatted_blocks=openai.formatted_blocks,
+        dropped_blocks=openai.dropped_blocks,
+        framing=openai.framing,
+        request_fields=openai.request_fields,
+        document_types=openai.document_types,
+        agentscope=None,
+        provider=ChatCompletions,
+    )
+    monkeypatch.setattr(providers, "PROVIDERS", {**PROVIDERS, "openai": alone})
+    msgs = [{"name": "user", "role": "user", "content": "Hi"}]
+    refused = r"^fidelity: AgentScope 1\.0\.21 has no openai formatter or parser"
+    with pytest.raises(errors.FormatError, match=refused):
+        format("openai", msgs)
+    with pytest.raises(errors.FormatError, match=refused):
+        Conversation("openai", msgs)
+    with pytest.raises(errors.ParseError, match=refused):
+        parse("openai", {"choices": []})
+    with pytest.raises(errors.ParseError, match=refused):
+        StreamParser("openai")
+    assert dict(format("openai", msgs, fidelity="provider")) == {
+        "messages": [{"role": "user", "name": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    }
+    assert parse("openai", {"choices": []}, fidelity="provider").content == []

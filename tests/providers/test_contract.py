@@ -1,0 +1,155 @@
+"""The provider contract: what every registered provider has besides its
+module (docs/providers.md, "Adding a provider").
+
+Each test is one row a new provider adds, checked for every provider of the
+registry: its enum value, its variants, its golden data (when AgentScope
+1.0.21 has it) and its own provider-fidelity tests, its body validator and
+request model, its CLI entry, its rows in the docs.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from agentscope_proto import StreamParser, parse
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto.cli import main
+from agentscope_proto.errors import FormatError, ParseError
+from agentscope_proto.formatting import format
+from agentscope_proto.providers import PROVIDERS, PROVIDERS_BY_ENUM
+from agentscope_proto.providers._provider import ProviderFidelity, Variant
+from provider_schemas.golden import REQUESTS
+from provider_schemas.validators import VALIDATORS
+
+from golden_data import GOLDEN, formatter_cases, parser_cases
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+PACKAGE = ROOT / "python" / "agentscope_proto"
+NAMES = sorted(PROVIDERS)
+
+
+def _agentscope(name: str) -> bool:
+    """Whether AgentScope 1.0.21 has the provider (it has that variant)."""
+    return "agentscope" in PROVIDERS[name].variants
+
+
+@functools.cache
+def _bench_common() -> ModuleType:
+    """bench/_common.py (the benchmarks' own, not on the tests' path)."""
+    spec = importlib.util.spec_from_file_location("bench_common", ROOT / "bench" / "_common.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _table_rows(path: Path) -> list[list[str]]:
+    """The cells of the Markdown table rows of `path`."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("| ") and not line.startswith("| ---"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+def test_every_enum_value_is_a_provider_and_back() -> None:
+    values = {value for value in pb.Provider.values() if value != pb.PROVIDER_UNSPECIFIED}
+    assert set(PROVIDERS_BY_ENUM) == values
+    assert [int(p.enum) for p in PROVIDERS.values()] == sorted(values)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_enum_value_and_module(name: str) -> None:
+    provider = PROVIDERS[name]
+    assert pb.Provider.Name(provider.enum) == f"PROVIDER_{name.upper()}"
+    assert (PACKAGE / "providers" / f"{name}.py").is_file()
+    module = importlib.import_module(f"agentscope_proto.providers.{name}")
+    assert module.PROVIDER is provider
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_variants(name: str) -> None:
+    """The provider's own variant always; AgentScope 1.0.21's where it has the
+    provider, and otherwise a clear error, never a silent fallback."""
+    provider = PROVIDERS[name]
+    assert set(provider.variants) <= {"agentscope", "provider"}
+    assert isinstance(provider.variant("provider"), ProviderFidelity)
+    if _agentscope(name):
+        parity = provider.variant("agentscope")
+        assert isinstance(parity, Variant)
+        assert not isinstance(parity, ProviderFidelity)
+        return
+    msgs = [{"name": "user", "role": "user", "content": "Hi"}]
+    with pytest.raises(FormatError, match=r"^fidelity: AgentScope 1\.0\.21 has no"):
+        format(name, msgs, fidelity="agentscope")
+    with pytest.raises(ParseError, match=r"^fidelity: AgentScope 1\.0\.21 has no"):
+        parse(name, {}, fidelity="agentscope")
+    with pytest.raises(ParseError, match=r"^fidelity: AgentScope 1\.0\.21 has no"):
+        StreamParser(name, fidelity="agentscope")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_golden_data_or_its_own_cases(name: str) -> None:
+    """Golden data generated from AgentScope 1.0.21 where it has the provider
+    (and the benchmarks know its formatters); its own tests, with its
+    provider-fidelity cases, for every provider."""
+    assert (TESTS / "providers" / f"test_{name}.py").is_file()
+    golden = [GOLDEN / kind / f"{name}.json" for kind in ("formatters", "parsers")]
+    if not _agentscope(name):
+        assert not any(path.exists() for path in golden)
+        return
+    assert formatter_cases(name)
+    assert parser_cases(name)
+    assert name in _bench_common().AGENTSCOPE_FORMATTERS
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_body_validator_and_request(name: str) -> None:
+    assert callable(VALIDATORS[name])
+    assert set(REQUESTS[name]) == {"model", "max_output_tokens"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_cli_entry(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps([{"name": "user", "role": "user", "content": "Hi"}]))
+    main(["format", "--provider", name, "--fidelity", "provider", str(conversation)])
+    body: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert body
+    response = tmp_path / "response.json"
+    response.write_text("{}")
+    with pytest.raises(SystemExit) as caught:
+        main(["parse", "--provider", "no-such-provider", str(response)])
+    assert caught.value.code != 0
+    assert name in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_docs_rows(name: str) -> None:
+    """A row in docs/providers.md's table (with its enum value), a column in
+    docs/request-params.md's."""
+    providers = {row[0]: row for row in _table_rows(ROOT / "docs" / "providers.md")}
+    assert f"`{name}`" in providers
+    assert providers[f"`{name}`"][1] == f"`PROVIDER_{name.upper()}`"
+    header = next(
+        row for row in _table_rows(ROOT / "docs" / "request-params.md") if row[0] == "parameter"
+    )
+    assert f"`{name}`" in header
+
+
+def test_the_docs_list_no_provider_the_registry_lacks() -> None:
+    rows = _table_rows(ROOT / "docs" / "providers.md")
+    documented = [row[0].strip("`") for row in rows if re.fullmatch(r"`[a-z_]+`", row[0])]
+    assert sorted(documented) == NAMES
