@@ -382,9 +382,8 @@ def _missed(view: _LazyView, msg: Msg | Mapping[str, Any], index: int) -> _LazyV
 def keyed_views(msgs: Sequence[Msg], cache: FormatCache, scope: int) -> list[MsgView]:
     """Views of `msgs` (all `Msg`s) for a chat walk with `cache`: each with
     the turn the cache holds for its content (`entries.view_key`), looked up
-    all at once. A message with a cached turn
-    is not checked again: the same content in the same position and scope
-    passed every check before."""
+    all at once. A message with a cached turn is not checked again: the same
+    content in the same position and scope passed every check before."""
     ids = view_keys(msgs)
     found = cache.get_many(turn_keys(scope, ids))
     views: list[MsgView] = []
