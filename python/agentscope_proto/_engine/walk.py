@@ -12,7 +12,7 @@ the walk over the whole conversation, for the next request to go on from
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ..cache import FormatCache
@@ -109,16 +109,15 @@ class TurnCache:
     def find(self, view: MsgView, position: int) -> TurnRecord | None:
         """The cached chat turn of `view` at `position`, or None."""
         cache = self._cache
-        if cache is None or type(view) is MsgView:
+        if cache is None or not isinstance(view, CachedView):
             return None  # a plain view (promoted, renamed, part of a message)
-        cached = cast(CachedView, view)
         first = not position
-        if cached.prefetched and first == (not cached.index):
+        if view.prefetched and first == (not view.index):
             # The cache's answer for this very position, looked up ahead.
-            return cached.turn
-        if cached.key is None:
+            return view.turn
+        if view.key is None:
             return None
-        return TurnRecord.load(cache.get(turn_key(self._scope, cached.key, first)))
+        return TurnRecord.load(cache.get(turn_key(self._scope, view.key, first)))
 
     def keep(
         self,
