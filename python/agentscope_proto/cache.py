@@ -9,13 +9,14 @@ sent before: `format(provider, msgs, cache=cache)`.
 This is the store: one LRU of keys to values, bounded in bytes. What goes in
 it (a message's view, a chat turn of one provider and settings, the server's
 walk over a conversation) and under which keys is the format engine's
-(`_engine/entries.py`). Values are stored as `marshal` bytes, not as
-objects: every hit loads a fresh copy, so nothing a formatter or a caller
-does to a returned body (which shares dicts with the views it was made
-from) can reach the cache or another caller. marshal keeps the exact
-built-in types, dict key order, -0.0 and NaN; only this module writes what
-it loads, in process. Only the server's encoded turns, which nobody
-changes, are kept as objects (`put_shared`).
+(`_engine/entries.py`). Plain values are stored as `marshal` bytes (`put`):
+every hit loads a fresh copy, so nothing a formatter or a caller does to a
+returned body (which shares dicts with the views it was made from) can reach
+the cache or another caller. marshal keeps the exact built-in types, dict
+key order, -0.0 and NaN; only the package writes what it loads, in process.
+Objects nobody changes are kept as they are (`put_shared`): the engine's
+turn records, which hold their messages as marshal bytes or as the server's
+encoded turns.
 """
 
 from __future__ import annotations
@@ -151,9 +152,8 @@ class FormatCache:
 
     def put_shared(self, key: Key, value: Any, size: int) -> None:
         """Store `value` itself, not a copy, counted as `size` bytes: every hit
-        returns the same object. Only for values nobody changes: the server's
-        encoded chat turns (`_engine.body.EncodedMessage`), which go into a response
-        body that is encoded and dropped, never handed to a caller."""
+        returns the same object. Only for values nobody changes (the engine's
+        turn records and walks)."""
         self._store(key, value, size + ENTRY_OVERHEAD)
 
     def _store(self, key: Key, data: Any, cost: int) -> None:

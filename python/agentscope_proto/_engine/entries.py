@@ -12,13 +12,14 @@ collision to argue about; hashing first cost more than the dict lookup).
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from .._generated.agentscope.message.v1.message_pb2 import Msg
-from .body import JsonRun
+from .body import EncodedMessage, JsonRun
 
 __all__ = [
     "Key",
@@ -137,26 +138,20 @@ class TurnRecord:
     block type, text) so that they can name the message's new position, and
     the index of the last block it handed a handler (for `ctx.at`).
 
-    Kept as a copy (`dump`, loaded fresh on every hit), or, for the server's
-    wire-keyed turns, as itself with `messages` as shared `EncodedMessage`s.
+    Kept as itself and never changed. Its messages are the marshal bytes of
+    the dicts, which every replay loads afresh (nothing a caller does to a
+    body reaches the cache), or, for the server's wire-keyed turns, shared
+    `EncodedMessage`s, which the server only encodes.
     """
 
-    messages: Sequence[Any]
-    warnings: Sequence[tuple[int | None, str, str]]
+    messages: bytes | tuple[EncodedMessage, ...]
+    warnings: tuple[tuple[int | None, str, str], ...]
     last_block: int | None
 
-    def dump(self) -> tuple[Any, ...]:
-        """The record as plain data, for `FormatCache.put`."""
-        return (self.messages, self.warnings, self.last_block)
-
-    @staticmethod
-    def load(value: Any) -> TurnRecord | None:
-        """The record a cache lookup returned: as stored (shared), or from
-        its `dump`; None for a miss."""
-        if value is None or type(value) is TurnRecord:
-            return value
-        messages, warnings, last_block = value
-        return TurnRecord(messages, warnings, last_block)
+    def replayed(self) -> Sequence[Any]:
+        """The messages to append: a fresh copy, or the shared ones."""
+        messages = self.messages
+        return marshal.loads(messages) if type(messages) is bytes else messages
 
 
 @dataclass(slots=True)

@@ -387,9 +387,7 @@ def keyed_views(msgs: Sequence[Msg], cache: FormatCache, scope: int) -> list[Msg
     ids = view_keys(msgs)
     found = cache.get_many(turn_keys(scope, ids))
     views: list[MsgView] = []
-    for index, (msg, key, value) in enumerate(zip(msgs, ids, found, strict=True)):
-        # Kept as a copy (see `TurnRecord.dump`).
-        turn = None if value is None else TurnRecord(*value)
+    for index, (msg, key, turn) in enumerate(zip(msgs, ids, found, strict=True)):
         view = _LazyView(msg, index, key, turn)
         views.append(view if turn is not None else _missed(view, msg, index))
     return views

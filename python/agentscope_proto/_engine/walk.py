@@ -11,6 +11,7 @@ the walk over the whole conversation, for the next request to go on from
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Sequence
 from typing import Any
 
@@ -117,7 +118,8 @@ class TurnCache:
             return view.turn
         if view.key is None:
             return None
-        return TurnRecord.load(cache.get(turn_key(self._scope, view.key, first)))
+        record: TurnRecord | None = cache.get(turn_key(self._scope, view.key, first))
+        return record
 
     def keep(
         self,
@@ -177,8 +179,14 @@ class TurnCache:
                 return False
         key = turn_key(self._scope, content, not position)
         if not self._shared:
-            record = TurnRecord(out[start:], relative, last_block)
-            cache.put(key, record.dump(), key_bytes(key))
+            try:
+                blob = marshal.dumps(out[start:])
+            except ValueError:
+                # Not plain data (or nested past marshal's depth limit): the
+                # message is simply formatted again next time.
+                return True
+            record = TurnRecord(blob, tuple(relative), last_block)
+            cache.put_shared(key, record, key_bytes(key) + len(blob))
             return True
         encoded = encoded_turn(out[start:])
         if encoded is None:
@@ -186,7 +194,7 @@ class TurnCache:
         out[start:] = encoded
         # The key's bytes, the JSON, and the dicts (about twice their JSON).
         size = len(content[-1]) + 3 * sum(len(message.json) for message in encoded)
-        cache.put_shared(key, TurnRecord(encoded, relative, last_block), size)
+        cache.put_shared(key, TurnRecord(encoded, tuple(relative), last_block), size)
         return True
 
     def keep_walk(

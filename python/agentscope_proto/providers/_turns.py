@@ -124,7 +124,7 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
             record = cached.find(msg, position)
             if record is not None:
                 # Do what the cached turn did (its messages, warnings and `ctx.at`).
-                out.extend(record.messages)
+                out.extend(record.replayed())
                 for block_index, block_type, text in record.warnings:
                     ctx.warn(msg, block_index, block_type, text)
                 if record.last_block is not None:
