@@ -6,23 +6,21 @@ That view is a pure function of the message's content, so an agent that
 re-sends its whole history every turn can reuse the views of the messages it
 sent before: `format(provider, msgs, cache=cache)`.
 
-This is the store: one LRU of keys to values, bounded in bytes. What goes in
-it (a message's view, a chat turn of one provider and settings, the server's
-walk over a conversation) and under which keys is the format engine's
-(`_engine/entries.py`). Plain values are stored as `marshal` bytes (`put`):
-every hit loads a fresh copy, so nothing a formatter or a caller does to a
-returned body (which shares dicts with the views it was made from) can reach
-the cache or another caller. marshal keeps the exact built-in types, dict
-key order, -0.0 and NaN; only the package writes what it loads, in process.
-Objects nobody changes are kept as they are (`put_shared`): the engine's
-turn records, which hold their messages as marshal bytes or as the server's
-encoded turns.
+This is the store: one LRU of keys to values, bounded in bytes, each value
+counted for the size its writer gives. What goes in it (a message's view, a
+chat turn of one provider and settings, the server's walk over a
+conversation) and under which keys is the format engine's
+(`_engine/entries.py`): records nobody changes, which hold whatever a caller
+may change as `marshal` bytes, loaded afresh on each use, so nothing a
+formatter or a caller does to a returned body (which shares dicts with the
+views it was made from) can reach the cache or another caller. marshal
+keeps the exact built-in types, dict key order, -0.0 and NaN; only the
+package writes what it loads, in process.
 """
 
 from __future__ import annotations
 
 import itertools
-import marshal
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -50,8 +48,8 @@ class FormatCache:
     yields exactly what formatting without it would.
 
     `max_bytes` counts each entry's key (the message's name and content), its
-    serialized value and a fixed
-    per-entry overhead; the least recently used entries go first. An entry
+    value (its serialized size) and a fixed per-entry overhead; the least
+    recently used entries go first. An entry
     bigger than a quarter of `max_bytes` is not kept (it would evict most of
     the rest for one message). `max_bytes=0` keeps nothing.
     """
@@ -60,7 +58,7 @@ class FormatCache:
         if type(max_bytes) is not int or max_bytes < 0:
             raise ValueError(f"max_bytes must be a non-negative int, got {max_bytes!r}")
         self._max_bytes = max_bytes
-        # key -> (cost in bytes, marshal bytes or a shared object)
+        # key -> (cost in bytes, the value)
         self._entries: OrderedDict[Key, tuple[int, Any]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -107,8 +105,7 @@ class FormatCache:
             self._bytes = 0
 
     def get(self, key: Key) -> Any:
-        """The value stored under `key` (a fresh copy, unless it was stored
-        with `put_shared`), or None."""
+        """The value stored under `key`, or None."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
@@ -116,8 +113,7 @@ class FormatCache:
                 return None
             self._entries.move_to_end(key)
             self.hits += 1
-        # Outside the lock: loading is the slow part and needs no state.
-        return _loaded(entry[1])
+            return entry[1]
 
     def get_many(self, keys: list[Key]) -> list[Any]:
         """`get` of every key, under one lock (the server's chat turns)."""
@@ -135,28 +131,13 @@ class FormatCache:
                 hits += 1
             self.hits += hits
             self.misses += len(keys) - hits
-        # `_loaded`, inline: this runs for every message of a chat walk.
-        return [marshal.loads(value) if type(value) is bytes else value for value in found]
+        return found
 
-    def put(self, key: Key, value: Any, key_bytes: int) -> None:
-        """Store a copy of `value` (plain data: None, bools, numbers, str,
-        bytes, tuples, lists, dicts) under `key`, which counts for `key_bytes`;
-        anything else is not kept."""
-        try:
-            data = marshal.dumps(value)
-        except ValueError:
-            # Not plain data (or nested past marshal's depth limit): such a
-            # message is simply formatted uncached.
-            return
-        self._store(key, data, key_bytes + len(data) + ENTRY_OVERHEAD)
-
-    def put_shared(self, key: Key, value: Any, size: int) -> None:
-        """Store `value` itself, not a copy, counted as `size` bytes: every hit
-        returns the same object. Only for values nobody changes (the engine's
-        turn records and walks)."""
-        self._store(key, value, size + ENTRY_OVERHEAD)
-
-    def _store(self, key: Key, data: Any, cost: int) -> None:
+    def put(self, key: Key, value: Any, size: int) -> None:
+        """Store `value` under `key`, counted as `size` bytes plus the
+        entry's overhead. Every hit returns the same object: only for values
+        nobody changes."""
+        cost = size + ENTRY_OVERHEAD
         if cost > self._max_bytes // 4:
             return
         with self._lock:
@@ -166,14 +147,9 @@ class FormatCache:
             old = self._entries.pop(key, None)
             if old is not None:
                 total -= old[0]
-            self._entries[key] = (cost, data)
+            self._entries[key] = (cost, value)
             total += cost
             while total > self._max_bytes:
                 _, (evicted_cost, _) = self._entries.popitem(last=False)
                 total -= evicted_cost
             self._bytes = total
-
-
-def _loaded(data: Any) -> Any:
-    """A stored value: a fresh copy of what `put` kept, `put_shared`'s as it is."""
-    return marshal.loads(data) if type(data) is bytes else data

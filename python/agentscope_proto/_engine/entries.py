@@ -1,8 +1,8 @@
 """What the engine keeps in a `FormatCache`, and how it is found.
 
 Two kinds of entries share the cache's one LRU: a message's view (its
-content, as the formatters read it), and a chat turn of one provider under
-one set of settings (`TurnRecord`). The server also keeps, once per
+content, as the formatters read it: `ViewRecord`), and a chat turn of one
+provider under one set of settings (`TurnRecord`). The server also keeps, once per
 conversation, where the walk over the messages it has seen ended (`Prefix`).
 
 Keys are what an entry reads, exactly: a message's name, role and text or
@@ -25,6 +25,7 @@ __all__ = [
     "Key",
     "Prefix",
     "TurnRecord",
+    "ViewRecord",
     "WalkState",
     "conversation_key",
     "key_bytes",
@@ -129,6 +130,18 @@ def plain_content(content: Any) -> bool:
             if not isinstance(item, dict) or item.get("type") != "text":
                 return False
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class ViewRecord:
+    """A message's view as the cache keeps it: its name and role, its content
+    as marshal bytes (each use loads a copy of its own), and whether the
+    content is plain (`plain_content`: then its chat turns may be cached)."""
+
+    name: str | None
+    role: str
+    content: bytes
+    plain: bool
 
 
 @dataclass(slots=True)

@@ -25,6 +25,7 @@ from ..message._sniff import inline_media_type
 from .entries import (
     Key,
     TurnRecord,
+    ViewRecord,
     key_bytes,
     plain_content,
     turn_keys,
@@ -245,10 +246,9 @@ def cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) ->
     one is keyed, so that its turn may be cached."""
     msg = message_from_input(msg, index)
     key = view_key(msg)
-    hit = cache.get(key)
+    hit: ViewRecord | None = cache.get(key)
     if hit is not None:
-        name, role, stored, plain = hit
-        return _StoredView(name, role, stored, index, key if plain else None)
+        return _StoredView(hit.name, hit.role, hit.content, index, key if hit.plain else None)
     made = build_view(msg, index)
     plain = plain_content(made.content)
     try:
@@ -256,7 +256,8 @@ def cached_view(msg: Msg | Mapping[str, Any], index: int, cache: FormatCache) ->
     except ValueError:  # not plain data, or nested past marshal's limit
         return made
     # Errors are never cached: they name the message's position.
-    cache.put(key, (made.name, made.role, stored, plain), key_bytes(key))
+    record = ViewRecord(made.name, made.role, stored, plain)
+    cache.put(key, record, key_bytes(key) + len(stored))
     if plain:
         return CachedView(made.name, made.role, made.content, index, key)
     return made

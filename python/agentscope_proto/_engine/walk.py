@@ -186,7 +186,7 @@ class TurnCache:
                 # message is simply formatted again next time.
                 return True
             record = TurnRecord(blob, tuple(relative), last_block)
-            cache.put_shared(key, record, key_bytes(key) + len(blob))
+            cache.put(key, record, key_bytes(key) + len(blob))
             return True
         encoded = encoded_turn(out[start:])
         if encoded is None:
@@ -194,7 +194,7 @@ class TurnCache:
         out[start:] = encoded
         # The key's bytes, the JSON, and the dicts (about twice their JSON).
         size = len(content[-1]) + 3 * sum(len(message.json) for message in encoded)
-        cache.put_shared(key, TurnRecord(encoded, tuple(relative), last_block), size)
+        cache.put(key, TurnRecord(encoded, tuple(relative), last_block), size)
         return True
 
     def keep_walk(
@@ -232,6 +232,4 @@ class TurnCache:
         )
         # The run's bytes, its messages' JSON, and (conservatively) the dicts it
         # keeps alive as if nothing else held them, about twice their JSON.
-        cache.put_shared(
-            conversation_key(self._scope, wire.first), prefix, len(run) + 3 * len(json)
-        )
+        cache.put(conversation_key(self._scope, wire.first), prefix, len(run) + 3 * len(json))
