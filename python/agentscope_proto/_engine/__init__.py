@@ -3,8 +3,9 @@ around the providers' formatters.
 
 - `views`: each input message as the formatters see it (`MsgView`), built
   fresh, from a `FormatCache`, or found by the bytes it arrived as;
-- `entries`: what the engine keeps in a `FormatCache`: the keys, a chat
-  turn (`TurnRecord`), where a walk ended (`WalkState`, `Prefix`);
+- `entries`: what the engine keeps in a `FormatCache`: the keys, a view
+  (`ViewRecord`), a chat turn (`TurnRecord`), where a walk ended
+  (`WalkState`, `Prefix`);
 - `walk`: the cache as one chat walk sees it (`TurnCache`), the one object
   the turn skeleton (`providers/_turns.py`) is handed;
 - `body`: a formatted body as JSON, written from the cached turns' JSON
