@@ -165,17 +165,23 @@ def test_a_provider_agentscope_lacks_refuses_agentscope_fidelity(
     from agentscope_proto import providers
     from agentscope_proto.conversation import Conversation
     from agentscope_proto.parsing import StreamParser, parse
-    from agentscope_proto.providers.openai import ChatCompletions
+    from agentscope_proto.providers.openai import (
+        CHAT_DROPPED_BLOCKS,
+        CHAT_FORMATTED_BLOCKS,
+        CHAT_OPTIONS,
+        CHAT_REQUEST_FIELDS,
+        ChatCompletions,
+    )
 
-    openai = PROVIDERS["openai"]
+    # A module as docs/providers.md shows one, registered under OpenAI's value.
     alone = Provider(
-        enum=openai.enum,
-        options=openai.options,
-        formatted_blocks=openai.formatted_blocks,
-        dropped_blocks=openai.dropped_blocks,
-        framing=openai.framing,
-        request_fields=openai.request_fields,
-        document_types=openai.document_types,
+        enum=pb.PROVIDER_OPENAI,
+        options=CHAT_OPTIONS,
+        formatted_blocks=CHAT_FORMATTED_BLOCKS,
+        dropped_blocks=CHAT_DROPPED_BLOCKS,
+        framing="sse",
+        request_fields=CHAT_REQUEST_FIELDS,
+        document_types=frozenset(),
         agentscope=None,
         provider=ChatCompletions,
     )

@@ -78,11 +78,15 @@ from ._turns import (
 )
 
 __all__ = [
+    "CHAT_DROPPED_BLOCKS",
+    "CHAT_FORMATTED_BLOCKS",
+    "CHAT_OPTIONS",
     "CHAT_REQUEST_FIELDS",
     "PROVIDER",
     "ChatCompletionStream",
     "ChatCompletions",
     "ChatCompletionsParity",
+    "KeptChatCompletionStream",
     "adapt_chat_messages",
     "audio_part",
     "history_media",
@@ -572,6 +576,20 @@ CHAT_REQUEST_FIELDS = RequestFields(
 )
 
 
+# What OpenAI's record declares, for any member of the family to start from:
+# the options its formatter takes, and the block kinds it formats or drops.
+CHAT_OPTIONS = frozenset(
+    {
+        "promote_tool_result_images",
+        "conversation_history_prompt",
+        "response_schema",
+        "response_schema_name",
+    }
+)
+CHAT_FORMATTED_BLOCKS = frozenset({"text", "tool_use", "tool_result", "image", "audio"})
+CHAT_DROPPED_BLOCKS = frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE
+
+
 class ChatCompletionsParity(Variant):
     """AgentScope 1.0.21's OpenAIChatFormatter / OpenAIMultiAgentFormatter and
     OpenAIChatModel (a provider of the family may change the formatter)."""
@@ -674,8 +692,10 @@ def _add_citations(content: list[Block], cited: list[Any], field: str | None) ->
         text["citations"] = list(cited)
 
 
-class _KeptStream(ChatCompletionStream):
-    """The stream in provider fidelity: where the reasoning came from, and the citations."""
+class KeptChatCompletionStream(ChatCompletionStream):
+    """The stream in provider fidelity: where the reasoning came from, and the
+    citations (a family member with more to keep extends `_absorb_kept` and
+    `_add_kept`)."""
 
     def __init__(self, provider: str, options: ParseSettings) -> None:
         super().__init__(provider, options)
@@ -874,7 +894,7 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
     """The Chat Completions API in provider fidelity (see the module's docstring)."""
 
     turns = _NATIVE
-    stream_state = _KeptStream
+    stream_state = KeptChatCompletionStream
     conversation = "messages"
 
     def _kept(
@@ -906,16 +926,9 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
 
 PROVIDER = Provider(
     enum=PROVIDER_OPENAI,
-    options=frozenset(
-        {
-            "promote_tool_result_images",
-            "conversation_history_prompt",
-            "response_schema",
-            "response_schema_name",
-        }
-    ),
-    formatted_blocks=frozenset({"text", "tool_use", "tool_result", "image", "audio"}),
-    dropped_blocks=frozenset({"thinking", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    options=CHAT_OPTIONS,
+    formatted_blocks=CHAT_FORMATTED_BLOCKS,
+    dropped_blocks=CHAT_DROPPED_BLOCKS,
     framing="sse",
     request_fields=CHAT_REQUEST_FIELDS,
     # `file` parts take PDFs (inlined: Chat Completions has no URL form).
