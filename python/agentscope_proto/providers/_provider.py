@@ -216,20 +216,23 @@ class Provider:
     agentscope: InitVar[type[Variant] | None]
     provider: InitVar[type[Variant]]
     name: str = field(init=False)
-    # Its variants by fidelity ("agentscope", "provider").
+    # Its variants by fidelity ("agentscope", "provider"), read-only.
     variants: Mapping[str, Variant] = field(init=False, repr=False)
+    # The same, for `variant` (every call chooses through it).
+    _by_fidelity: dict[str, Variant] = field(init=False, repr=False)
 
     def __post_init__(self, agentscope: type[Variant] | None, provider: type[Variant]) -> None:
         object.__setattr__(self, "name", provider_name(self.enum))
         made = {} if agentscope is None else {"agentscope": agentscope(self)}
         made["provider"] = provider(self)
+        object.__setattr__(self, "_by_fidelity", made)
         object.__setattr__(self, "variants", MappingProxyType(made))
 
     def variant(
         self, fidelity: str, error: type[FormatError] | type[ParseError] = FormatError
     ) -> Variant:
         """The variant of `fidelity` (an `error` on `fidelity` when it has none)."""
-        found = self.variants.get(fidelity)
+        found = self._by_fidelity.get(fidelity)
         if found is None:
             raise error(
                 "fidelity",

@@ -440,7 +440,7 @@ class _Reader:
         return []
 
     def code(self, part: _Part, numbers: list[str], path: str) -> Block | None:
-        """A code execution part as its block (None: not one it reads)."""
+        """A code execution part (`part.code`) as its block (None: not one it reads)."""
         return None
 
 
@@ -488,45 +488,6 @@ def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dic
     return block
 
 
-def _parse(response: dict[str, Any], options: ParseSettings, reader: _Reader) -> ParsedResponse:
-    """GeminiChatModel._parse_gemini_generation_response (with streamed-call
-    pieces assembled, and what `reader` reads beyond it)."""
-    chunk = _read_chunk(response, reader)
-    blocks: list[dict[str, Any]] = []
-    calls = _CallAssembler()
-    code_ids: list[str] = []
-    text_signature = None
-    for index, part in enumerate(chunk.parts):
-        if part.text:
-            kind = "thinking" if part.thought else "text"
-            blocks.append({"type": kind, kind: part.text})
-        path = f"candidates[0].content.parts[{index}]"
-        if part.call is not None:
-            calls.add(part.call, part.signature, path)
-        elif (code := reader.code(part, code_ids, path)) is not None:
-            blocks.append(code)
-        elif part.signature:
-            text_signature = part.signature
-    if text_signature:
-        # The last signature of a non-call part (thoughts included) goes to the last text.
-        text_block = next((b for b in reversed(blocks) if b["type"] == "text"), None)
-        if text_block is not None:
-            text_block["thought_signature"] = text_signature
-    metadata = None
-    # The SDK's `response.text`: every non-thought text part, "" ones included.
-    text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
-    if text and options.structured_output:
-        metadata = loads_with_repair(text)
-    blocks += chunk.grounding
-    return ParsedResponse(
-        content=blocks + [_call_block(c, c["signature"], n) for n, c in enumerate(calls.calls)],
-        usage=chunk.usage,
-        response_id=chunk.response_id or "",
-        raw_finish_reason=chunk.finish_reason,
-        structured_output=metadata,
-    )
-
-
 class _Stream:
     """GeminiChatModel._parse_gemini_stream_generation_response: one snapshot per
     chunk (even a chunk without parts), usage from that chunk alone."""
@@ -562,7 +523,9 @@ class _Stream:
                     self._add_text(part.text)
             if part.call is not None:
                 self._calls.add(part.call, part.signature, f"{path}[{index}]")
-            elif (code := self._reader.code(part, self._code_ids, f"{path}[{index}]")) is not None:
+            elif part.code is not None and (
+                code := self._reader.code(part, self._code_ids, f"{path}[{index}]")
+            ):
                 self._segments.append(code)
             elif part.signature:
                 self._text_signature = part.signature
@@ -800,7 +763,44 @@ class GeminiParity(Variant):
         return body
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
-        return _parse(response, options, self.reader)
+        """GeminiChatModel._parse_gemini_generation_response (with streamed-call
+        pieces assembled, and what the variant's `reader` reads beyond it)."""
+        reader = self.reader
+        chunk = _read_chunk(response, reader)
+        blocks: list[dict[str, Any]] = []
+        calls = _CallAssembler()
+        code_ids: list[str] = []
+        text_signature = None
+        for index, part in enumerate(chunk.parts):
+            if part.text:
+                kind = "thinking" if part.thought else "text"
+                blocks.append({"type": kind, kind: part.text})
+            if part.call is not None:
+                calls.add(part.call, part.signature, f"candidates[0].content.parts[{index}]")
+            elif part.code is not None and (
+                code := reader.code(part, code_ids, f"candidates[0].content.parts[{index}]")
+            ):
+                blocks.append(code)
+            elif part.signature:
+                text_signature = part.signature
+        if text_signature:
+            # The last signature of a non-call part (thoughts included) goes to the last text.
+            text_block = next((b for b in reversed(blocks) if b["type"] == "text"), None)
+            if text_block is not None:
+                text_block["thought_signature"] = text_signature
+        metadata = None
+        # The SDK's `response.text`: every non-thought text part, "" ones included.
+        text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
+        if text and options.structured_output:
+            metadata = loads_with_repair(text)
+        blocks += chunk.grounding
+        return ParsedResponse(
+            content=blocks + [_call_block(c, c["signature"], n) for n, c in enumerate(calls.calls)],
+            usage=chunk.usage,
+            response_id=chunk.response_id or "",
+            raw_finish_reason=chunk.finish_reason,
+            structured_output=metadata,
+        )
 
     def stream(self, options: ParseSettings) -> _Stream:
         return self.stream_state(options, self.reader)

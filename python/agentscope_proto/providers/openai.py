@@ -482,7 +482,6 @@ class ChatCompletionStream:
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._thinking += _reasoning(delta) or ""
-        self._absorb_kept(delta, path)
         if delta.get("content"):
             self._text += expect(delta["content"], str, f"{path}.content")
         if "audio" in delta:
@@ -533,14 +532,7 @@ class ChatCompletionStream:
             content.append(
                 streamed_tool_use(call.id, call.name, call.arguments, self._inputs, parse)
             )
-        self._add_kept(content)
         return content
-
-    def _absorb_kept(self, delta: Block, path: str) -> None:
-        """Take what provider fidelity keeps of a delta (nothing here)."""
-
-    def _add_kept(self, content: list[Block]) -> None:
-        """Put what provider fidelity kept into a snapshot's content (nothing here)."""
 
     def finish(self) -> ParsedResponse:
         last = self._last
@@ -694,20 +686,23 @@ def _add_citations(content: list[Block], cited: list[Any], field: str | None) ->
 
 class KeptChatCompletionStream(ChatCompletionStream):
     """The stream in provider fidelity: where the reasoning came from, and the
-    citations (a family member with more to keep extends `_absorb_kept` and
-    `_add_kept`)."""
+    citations (a family member with more to keep extends `_absorb` and
+    `_build`)."""
 
     def __init__(self, provider: str, options: ParseSettings) -> None:
         super().__init__(provider, options)
         self._field: str | None = None
         self._cited: list[Any] = []
 
-    def _absorb_kept(self, delta: Block, path: str) -> None:
+    def _absorb(self, delta: Block, path: str) -> None:
         self._field = self._field or _reasoning_field(delta)
         self._cited += _message_annotations(delta, path)
+        super()._absorb(delta, path)
 
-    def _add_kept(self, content: list[Block]) -> None:
+    def _build(self) -> list[Block]:
+        content = super()._build()
         _add_citations(content, self._cited, self._field)
+        return content
 
 
 def _reasoning_back(turn: Turn, index: int, block: Block) -> None:
