@@ -1,4 +1,4 @@
-"""The FormatterService over plain HTTP: the Connect protocol (JSON or binary).
+"""The FormatterService (and the HubService) over plain HTTP: the Connect protocol (JSON or binary).
 
 `curl -H 'content-type: application/json' -d '{...}'
 http://HOST:PORT/agentscope.formatter.v1.FormatterService/Format` reaches the
@@ -20,7 +20,7 @@ import socket
 import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
 from connectrpc.code import Code
@@ -30,7 +30,7 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import any_pb2, descriptor_pb2
-from google.protobuf.descriptor import Descriptor, FileDescriptor
+from google.protobuf.descriptor import Descriptor, FileDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -46,6 +46,9 @@ from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
 from .servicer import SERVICE_NAME, FormatterServicer
 from .status import status_for
+
+if TYPE_CHECKING:
+    from ..hub.servicer import HubServicer
 
 __all__ = ["HttpServer", "build_app", "start_http"]
 
@@ -211,23 +214,25 @@ class _TokenCheck:
         return None
 
 
-def _endpoints(servicer: FormatterServicer) -> dict[str, Any]:
-    """One Connect endpoint per RPC of the service descriptor, each calling the servicer."""
-    service = pb.DESCRIPTOR.services_by_name["FormatterService"]
+def _endpoints(service: ServiceDescriptor, messages: Any, servicer: Any) -> dict[str, Any]:
+    """One Connect endpoint per RPC of `service`, each calling `servicer`'s
+    method of that name (`messages`: the module of its message classes)."""
     endpoints: dict[str, Any] = {}
     for method in service.methods:
         info: MethodInfo[Any, Any] = MethodInfo(
             name=method.name,
-            service_name=SERVICE_NAME,
-            input=getattr(pb, method.input_type.name),
-            output=getattr(pb, method.output_type.name),
+            service_name=service.full_name,
+            input=getattr(messages, method.input_type.name),
+            output=getattr(messages, method.output_type.name),
             idempotency_level=IdempotencyLevel.UNKNOWN,
             stream_type=_STREAM_TYPES[(method.client_streaming, method.server_streaming)],
         )
         handler = getattr(servicer, method.name)
-        path = f"/{SERVICE_NAME}/{method.name}"
+        path = f"/{service.full_name}/{method.name}"
         if info.stream_type is StreamType.UNARY:
             endpoints[path] = Endpoint.unary(info, _unary(handler))
+        elif info.stream_type is StreamType.SERVER_STREAM:
+            endpoints[path] = Endpoint.server_stream(info, _server_stream(handler, info.output))
         elif info.stream_type is StreamType.BIDI_STREAM:
             endpoints[path] = Endpoint.bidi_stream(info, _bidi(handler))
         else:  # pragma: no cover - the schema has no such RPC
@@ -238,6 +243,17 @@ def _endpoints(servicer: FormatterServicer) -> dict[str, Any]:
 def _unary(handler: Any) -> Any:
     async def call(request: Message, ctx: RequestContext[Any, Any]) -> Message:
         return cast(Message, await handler(request, _Context(ctx)))
+
+    return call
+
+
+def _server_stream(handler: Any, output: type[Message]) -> Any:
+    """A server-streaming handler; responses it writes as bytes for gRPC
+    (HubService events) are decoded for Connect's codecs."""
+
+    async def call(request: Message, ctx: RequestContext[Any, Any]) -> AsyncIterator[Message]:
+        async for response in handler(request, _Context(ctx)):
+            yield output.FromString(response) if type(response) is bytes else response
 
     return call
 
@@ -258,10 +274,22 @@ class _FormatterApp(ConnectASGIApplication[FormatterServicer]):
         return f"/{SERVICE_NAME}"
 
 
-def build_app(config: ServerConfig, servicer: FormatterServicer | None = None) -> Any:
-    """The ASGI application serving the FormatterService with the Connect protocol."""
+def build_app(
+    config: ServerConfig,
+    servicer: FormatterServicer | None = None,
+    hub: HubServicer | None = None,
+) -> Any:
+    """The ASGI application serving the FormatterService (and `hub`, if
+    given) with the Connect protocol."""
     servicer = servicer or FormatterServicer(config)
-    endpoints: Mapping[str, Any] = _endpoints(servicer)
+    endpoints: Mapping[str, Any] = _endpoints(
+        pb.DESCRIPTOR.services_by_name["FormatterService"], pb, servicer
+    )
+    if hub is not None:
+        from .._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
+
+        service = hub_pb.DESCRIPTOR.services_by_name["HubService"]
+        endpoints = {**endpoints, **_endpoints(service, hub_pb, hub)}
     interceptors = [_TokenCheck(config.auth_token)] if config.auth_token else []
     return _FormatterApp(
         service=servicer,
@@ -312,7 +340,10 @@ def _listen(config: ServerConfig, port: int) -> socket.socket:
 
 
 async def start_http(
-    config: ServerConfig, port: int, servicer: FormatterServicer | None = None
+    config: ServerConfig,
+    port: int,
+    servicer: FormatterServicer | None = None,
+    hub: HubServicer | None = None,
 ) -> HttpServer:
     """Serve the Connect app on `config.host:port` (0: any free port) in this event loop."""
     sock = _listen(config, port)
@@ -334,7 +365,7 @@ async def start_http(
             settings.ca_certs = str(config.tls_client_ca)
             settings.verify_mode = ssl.CERT_REQUIRED
     shutdown = asyncio.Event()
-    app = build_app(config, servicer)
+    app = build_app(config, servicer, hub)
     task = asyncio.create_task(hypercorn_serve(app, settings, shutdown_trigger=shutdown.wait))
     logger.info("FormatterService (Connect over HTTP) listening on %s:%d", config.host, bound)
     return HttpServer(bound, shutdown, task)
