@@ -15,6 +15,7 @@ trimmed (`XINFO STREAM`, Redis 7).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -40,8 +41,9 @@ _FIELD = b"m"
 # Entries one read hands out at most (and the retention's floor for it).
 _BATCH = 256
 # A blocked read returns after this long with nothing, and reads again: a
-# connection that died without a word is noticed.
-_BLOCK_MS = 30_000
+# connection that died without a word is noticed, and a read left behind by
+# a cancelled subscriber (see `read`) ends.
+_BLOCK_MS = 5_000
 
 # [last offset, first retained offset or "", 1 if ever trimmed], or nil for
 # a topic with no stream yet. entries-added (Redis 7) counts every XADD; a
@@ -61,6 +63,13 @@ return {f['last-generated-id'], first, trimmed}
 
 def _key(topic: str) -> str:
     return f"{_PREFIX}{{{topic}}}"
+
+
+def _left_behind(read: asyncio.Future[Any]) -> None:
+    """A read nobody waits for any more: its outcome is of no interest (and
+    an error left unretrieved would be logged as a bug)."""
+    if not read.cancelled():
+        read.exception()
 
 
 def _unavailable(exc: RedisError) -> HubUnavailableError:
@@ -118,8 +127,19 @@ class RedisHubStore(HubStore):
 
     async def read(self, key: str, cursor: str) -> list[Entry]:
         """Up to a batch of entries after `cursor` (none after `_BLOCK_MS`)."""
+        # redis-py (8.1) can swallow a cancellation that arrives while a
+        # command starts, and the subscriber's RPC would then wait for the
+        # read to end; shielded, the RPC ends at once and the read, told to
+        # stop, ends within _BLOCK_MS at most.
+        read = asyncio.ensure_future(
+            self._client.xread({key: cursor}, count=self._batch, block=_BLOCK_MS)
+        )
         try:
-            reply: Any = await self._client.xread({key: cursor}, count=self._batch, block=_BLOCK_MS)
+            reply: Any = await asyncio.shield(read)
+        except asyncio.CancelledError:
+            read.cancel()
+            read.add_done_callback(_left_behind)
+            raise
         except RedisError as exc:
             raise _unavailable(exc) from None
         if not reply:

@@ -97,7 +97,11 @@ class HubServicer(pb_grpc.HubServiceServicer):
                 )
             task = asyncio.current_task()
             assert task is not None  # a handler always runs in a task
+            # Counted until the RPC's task ends, however it ends: a stream
+            # cancelled while it waits to write leaves this generator
+            # suspended, not finished.
             self._streams.add(task)
+            task.add_done_callback(self._streams.discard)
             try:
                 subscription = await self.store.subscribe(request.topic, request.after)
                 await context.send_initial_metadata(((AFTER_HEADER, subscription.after),))
@@ -110,8 +114,6 @@ class HubServicer(pb_grpc.HubServiceServicer):
                 raise HubUnavailableError(
                     "the server is shutting down; resume from the last offset"
                 ) from None
-            finally:
-                self._streams.discard(task)
 
     async def close(self) -> None:
         """End every Subscribe stream with UNAVAILABLE (clients resume
