@@ -137,3 +137,51 @@ def status_details(error: grpc.RpcError) -> dict[str, Any]:
 
 
 CLI = [sys.executable, "-m", "agentscope_proto"]
+
+
+class ServeProcess:
+    """`agentscope-proto serve` with a hub, in a subprocess (to be killed for real)."""
+
+    def __init__(self, hub: str, port: int | None = None, *args: str) -> None:
+        self.port = port or free_port()
+        self.process = subprocess.Popen(
+            [*CLI, "serve", "--port", str(self.port), "--hub", hub, "--log-level", "warning", *args],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        deadline = time.monotonic() + 30
+        with grpc.insecure_channel(self.target) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            while True:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"serve exited: {self.process.stderr.read()}")  # type: ignore[union-attr]
+                try:
+                    health.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                    return
+                except grpc.RpcError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        """SIGKILL: no draining, connections dropped as a crash drops them."""
+        self.process.kill()
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
