@@ -127,7 +127,7 @@ AS2 := .venv-as2
 $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
 	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
-		-e '.[http]' 'pytest>=8' 'hypothesis>=6.100'
+		-e '.[http,redis]' 'pytest>=8' 'hypothesis>=6.100'
 	$(Q)touch $@
 
 .PHONY: test-agentscope2
@@ -178,11 +178,11 @@ $(BENCH)/.installed: bench/requirements.txt tests/golden/requirements.txt pyproj
 	$(Q)touch $@
 
 .PHONY: bench
-bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo ceiling: bench/results.md and charts
+bench: $(BENCH)/.installed $(AS2)/.installed ## Benchmarks vs agentscope==1.0.21 (and 2.0.11's message bus) and a gRPC Echo ceiling: bench/results.md and charts
 	$(BENCH)/bin/python bench/run.py --out bench
 
 .PHONY: bench-quick
-bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
+bench-quick: $(BENCH)/.installed $(AS2)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
 	$(Q)$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,
