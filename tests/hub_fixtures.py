@@ -145,7 +145,7 @@ class ServeProcess:
     def __init__(self, hub: str, port: int | None = None, *args: str) -> None:
         self.port = port or free_port()
         self.process = subprocess.Popen(
-            [*CLI, "serve", "--port", str(self.port), "--hub", hub, "--log-level", "warning", *args],
+            [*CLI, "serve", "--port", str(self.port), "--hub", hub, "--log-level", "error", *args],
             stderr=subprocess.PIPE,
             text=True,
         )
