@@ -103,6 +103,11 @@ test: $(INSTALLED) ## Run the test suite (pytest -q)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)$(TEST_ENV) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
+.PHONY: test-load
+test-load: $(INSTALLED) ## The load tests (`-m load`: the hub's 10 publishers x 1,000 messages through two servers on one Redis)
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/load -m load tests/hub
+
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
 	$(Q)test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
@@ -116,7 +121,7 @@ check: check-generated lint breaking test ## The test command: generated code, l
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra
-ci-extra: test-oldest test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
+ci-extra: test-oldest test-load test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the load tests, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
 	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
 
 # AgentScope 2.x (its own venv, never a dependency): the tests that need the

@@ -150,6 +150,7 @@ def _wait(condition: Any, seconds: float = 60) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.load
 def test_ten_publishers_two_servers_three_subscribers(
     redis_server: RedisServer, topic: str
 ) -> None:
