@@ -5,8 +5,11 @@ server stream) and on the command line (`hub publish`, `hub subscribe`, the
 from __future__ import annotations
 
 import json
+import os
+import re
 import struct
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +21,9 @@ import pytest
 from agentscope_proto.hub import HubClient
 from agentscope_proto.service import ServerConfig
 
+from conftest import require
 from hub_fixtures import CLI, STORES, msg, store_url
+from readme_recipes import GRPC_ADDRESS, README, grpcurl, run
 from server_harness import RunningServer
 
 connect = pytest.importorskip(
@@ -178,3 +183,50 @@ def test_serve_with_an_unreachable_redis_is_one_line() -> None:
     assert result.returncode == 1
     assert result.stderr.startswith("agentscope-proto: error: --hub: cannot reach")
     assert result.stderr.count("\n") == 1
+
+
+# -- README's grpcurl recipes ---------------------------------------------------------
+
+
+def _hub_recipes() -> list[str]:
+    """The grpcurl commands of README's "Message hub" section, continuation lines joined."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Message hub\n")
+    section = text[start : text.index("\n## ", start + 1)]
+    found: list[str] = []
+    for block in re.findall(r"^```sh\n(.*?)^```", section, re.MULTILINE | re.DOTALL):
+        for line in block.splitlines():
+            if line.startswith("grpcurl "):
+                found.append(line)
+            elif found and line.strip():
+                found[-1] += "\n" + line
+    return found
+
+
+def test_readme_grpcurl_recipes_subscribe_and_publish(server: RunningServer) -> None:
+    require(grpcurl() is not None, "grpcurl is not installed (the dev extra ships it)")
+    subscribe, publish = _hub_recipes()
+    assert subscribe.endswith("HubService/Subscribe")
+    assert publish.endswith("HubService/Publish")
+    tools = str(Path(grpcurl() or "").parent)
+    watcher = subprocess.Popen(
+        ["bash", "-c", subscribe.replace(GRPC_ADDRESS, server.target)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PATH": tools + os.pathsep + os.environ["PATH"]},
+    )
+    assert watcher.stdout is not None
+    first: list[str] = []
+    reader = threading.Thread(target=lambda: first.append(watcher.stdout.readline()))  # type: ignore[union-attr]
+    reader.start()
+    try:
+        # grpcurl shows no sign of being live: publish until its first event shows.
+        offsets = []
+        while not first:
+            offsets.append(json.loads(run(publish, grpc_target=server.target))["offset"])
+            reader.join(0.05)
+    finally:
+        watcher.kill()
+        watcher.wait(10)
+    assert first == ["{\n"]
+    assert offsets
