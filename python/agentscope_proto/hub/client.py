@@ -156,8 +156,10 @@ class Subscription:
         call = self._client._stub.Subscribe(request, metadata=self._client._metadata)
         after = _after(call.initial_metadata())
         if after is None:  # ended before it went live: its status says why
-            call.cancel()
-            next(call)  # raises that status
+            try:
+                next(call)  # raises that status
+            finally:
+                call.cancel()
             raise RemoteError(grpc.StatusCode.UNKNOWN, "the server did not go live")
         self._call = call
         self.after = after
@@ -282,8 +284,10 @@ class AsyncSubscription:
         call = self._client._stub.Subscribe(request, metadata=self._client._metadata)
         after = _after(await call.initial_metadata())
         if after is None:  # ended before it went live: its status says why
-            call.cancel()
-            await call.read()  # raises that status
+            try:
+                await call.read()  # raises that status
+            finally:
+                call.cancel()
             raise RemoteError(grpc.StatusCode.UNKNOWN, "the server did not go live")
         self._call = call
         self.after = after
