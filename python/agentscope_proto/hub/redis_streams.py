@@ -2,7 +2,8 @@
 
 Each topic is one stream, `agentscope:hub:{<topic>}`: the braces make the
 topic a hash tag, so a topic's keys stay in one slot of a Redis Cluster and
-topics spread over its nodes. An entry holds the message's protobuf bytes
+no command spans two slots (the connection itself is redis-py's single-node
+client: a Cluster client is not wired in yet). An entry holds the message's protobuf bytes
 under the field `m`; its offset is the entry id. `XADD ... MAXLEN ~ retention`
 trims a topic as it grows (never below `retention` entries).
 
