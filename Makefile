@@ -107,6 +107,11 @@ test: $(INSTALLED) ## Run the test suite (pytest -q)
 	$(Q)rm -f $(SKIPPED)
 	$(Q)$(TEST_ENV) AGENTSCOPE_PROTO_SKIP_SUMMARY=$(SKIPPED) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
+.PHONY: test-load
+test-load: $(INSTALLED) ## The load tests (`-m load`: the hub's 10 publishers x 1,000 messages through two servers on one Redis)
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/load -m load tests/hub
+
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
 	$(Q)test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
@@ -120,7 +125,7 @@ check: check-generated lint breaking test ## The test command: generated code, l
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra
-ci-extra: test-oldest test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
+ci-extra: test-oldest test-load test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the load tests, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
 	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
 
 # AgentScope 2.x (its own venv, never a dependency): the tests that need the
@@ -131,7 +136,7 @@ AS2 := .venv-as2
 $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
 	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
-		-e '.[http]' 'pytest>=8' 'hypothesis>=6.100'
+		-e '.[http,redis]' 'pytest>=8' 'hypothesis>=6.100'
 	$(Q)touch $@
 
 .PHONY: test-agentscope2
@@ -188,11 +193,11 @@ $(BENCH)/.installed: bench/requirements.txt tests/golden/requirements.txt pyproj
 	$(Q)touch $@
 
 .PHONY: bench
-bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo ceiling: bench/results.md and charts
+bench: $(BENCH)/.installed $(AS2)/.installed ## Benchmarks vs agentscope==1.0.21 (and 2.0.11's message bus) and a gRPC Echo ceiling: bench/results.md and charts
 	$(BENCH)/bin/python bench/run.py --out bench
 
 .PHONY: bench-quick
-bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
+bench-quick: $(BENCH)/.installed $(AS2)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
 	$(Q)$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,

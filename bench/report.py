@@ -27,6 +27,8 @@ TARGETS = {
     "echo_cold": 0.50,
     "echo_loop": 0.70,
     "scaling": 1.6,
+    # Issue 21: the hub on Redis vs AgentScope 2.x's RedisMessageBus replay log.
+    "hub": 2.0,
 }
 README_START = "<!-- bench-results:start -->"
 README_END = "<!-- bench-results:end -->"
@@ -266,7 +268,61 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                     _status(scale >= TARGETS["scaling"]),
                 ]
             )
+    hub = results.get("hub")
+    if hub:
+        ours, theirs = hub["sides"]["ours"], hub["sides"]["agentscope"]
+        ratio = ours["msgs_per_s"] / theirs["msgs_per_s"]
+        lower = ours["p99_ms"] < theirs["p99_ms"]
+        rows.append(
+            [
+                "Hub on Redis vs AgentScope 2.x `RedisMessageBus` replay log, publish→deliver",
+                f"≥ {TARGETS['hub']:.0f}× msgs/s, lower p99",
+                f"{_x(ratio)} ({ours['msgs_per_s']:,.0f} vs {theirs['msgs_per_s']:,.0f} msgs/s); "
+                f"p99 {ours['p99_ms']:.1f} vs {theirs['p99_ms']:.1f} ms",
+                _status(ratio >= TARGETS["hub"] and lower),
+            ]
+        )
     return rows, facts
+
+
+def hub_section(hub: dict[str, Any]) -> str:
+    """The hub benchmark's table: both sides, per message."""
+    rows = []
+    labels = (("ours", "HubService on Redis"), ("agentscope", "AgentScope 2.x replay log"))
+    for name, label in labels:
+        side = hub["sides"][name]
+        per_msg = 1e6 / side["messages"]
+        rows.append(
+            [
+                label,
+                f"{side['msgs_per_s']:,.0f}",
+                f"{side['p50_ms']:.2f}",
+                f"{side['p99_ms']:.2f}",
+                f"{side['client_cpu_s'] * per_msg:,.0f}",
+                f"{side['server_cpu_s'] * per_msg:,.0f}",
+                f"{side['redis_cpu_s'] * per_msg:,.0f}",
+                f"{hub['msg_bytes'][name]:,}",
+            ]
+        )
+    table = _table(
+        [
+            "side",
+            "msgs/s",
+            "p50 ms",
+            "p99 ms",
+            "client CPU µs/msg",
+            "hub server CPU µs/msg",
+            "Redis CPU µs/msg",
+            "bytes/msg",
+        ],
+        rows,
+    )
+    return (
+        f"{hub['messages']:,} messages a round, {hub['publishers']} publishers and "
+        f"{hub['subscribers']} subscribers, median of {hub['rounds']} alternating rounds; "
+        f"AgentScope's readers poll again {hub['poll_idle_ms']:g} ms after an empty read.\n\n"
+        + table
+    )
 
 
 def _cpu_ratio(fmt: dict[str, Any], echo: dict[str, Any]) -> float:
@@ -822,10 +878,35 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
             ax.set_xticks(list(xs), labels, rotation=30)
             ax.legend(fontsize=7)
         save(fig, "service.png")
+    hub = results.get("hub")
+    if hub:
+        save(_hub_chart(hub, plt), "hub.png")
     return written
 
 
 # --- Assembly ----------------------------------------------------------------
+
+
+def _hub_chart(hub: dict[str, Any], plt: Any) -> Any:
+    sides = [("ours", "HubService on Redis"), ("agentscope", "AgentScope 2.x replay log")]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3))
+    names = [label for _, label in sides]
+    left.bar(names, [hub["sides"][key]["msgs_per_s"] for key, _ in sides], color=["C0", "C1"])
+    left.set_ylabel("messages / s (higher is better)")
+    left.set_title("Publish → deliver throughput")
+    width = 0.35
+    for i, (metric, label) in enumerate((("p50_ms", "p50"), ("p99_ms", "p99"))):
+        right.bar(
+            [x + (i - 0.5) * width for x in range(len(sides))],
+            [hub["sides"][key][metric] for key, _ in sides],
+            width,
+            label=label,
+        )
+    right.set_xticks(range(len(sides)), names)
+    right.set_ylabel("ms (lower is better)")
+    right.set_title("Publish → deliver latency")
+    right.legend(fontsize=7)
+    return fig
 
 
 def _machine(results: dict[str, Any]) -> str:
@@ -941,6 +1022,19 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "load generator (grpc.aio) in one process on the same machine.",
             "",
             service_section(results["service"], results["machine"]["cores"]),
+        ]
+    if "hub" in results:
+        sections += [
+            "",
+            "## 6. Hub on Redis",
+            "",
+            "Messages published and delivered through one redis-server: the HubService "
+            "(`serve --hub redis://...`, its own process; `AsyncHubClient`s in the "
+            "benchmark's process) vs AgentScope 2.0.11's `RedisMessageBus` replay log "
+            "(`log_append` / `log_read`, JSON dicts, in the benchmark's process). Wall "
+            "clock; see `bench/bench_hub.py`.",
+            "",
+            hub_section(results["hub"]),
         ]
     if "profile" in results:
         sections += [

@@ -25,6 +25,11 @@ from typing import Any
 from _common import BENCH_DIR, ROOT, machine_info
 from report import write_report
 
+# The venv with AgentScope 2.x (`make test-agentscope2` builds it; `make bench`
+# too): the hub section runs there, next to AgentScope's own RedisMessageBus.
+AS2_PYTHON = ROOT / ".venv-as2" / "bin" / "python"
+# Sections run by another interpreter than this one.
+INTERPRETERS = {"hub": AS2_PYTHON}
 # (name, script, time limit of a full run in seconds)
 SECTIONS = (
     ("wire", "bench_wire.py", 120),
@@ -34,6 +39,7 @@ SECTIONS = (
     ("parse", "bench_parse.py", 600),
     ("service", "bench_service.py", 900),
     ("profile", "profile_hot.py", 300),
+    ("hub", "bench_hub.py", 300),
 )
 
 
@@ -65,7 +71,10 @@ def main() -> None:
             if args.only and name not in args.only:
                 continue
             raw = Path(tmp) / f"{name}.json"
-            command = [sys.executable, str(BENCH_DIR / script), "--json", str(raw)]
+            python = INTERPRETERS.get(name, Path(sys.executable))
+            if not python.exists():
+                raise SystemExit(f"bench: {name} needs {python} (make .venv-as2/.installed)")
+            command = [str(python), str(BENCH_DIR / script), "--json", str(raw)]
             if args.quick:
                 command.append("--quick")
             print(f"[bench] {name} ...", flush=True)

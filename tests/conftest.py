@@ -14,6 +14,8 @@ import pytest
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The hub tests' fixtures (a real redis-server, a fresh topic), for tests/hub/.
+pytest_plugins = ["hub_fixtures"]
 
 
 def _agentscope_major() -> int | None:

@@ -1,4 +1,5 @@
-"""A real FormatterService on a free loopback port, run in a background thread."""
+"""A real server (FormatterService, and HubService as `config.hub` says) on a
+free loopback port, run in a background thread."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import threading
 from typing import Any
 
+from agentscope_proto.hub import HubServicer, open_hub_store
 from agentscope_proto.service import ServerConfig, build_server, set_serving
 
 
@@ -20,14 +22,18 @@ class RunningServer:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._server: Any = None
         self.health: Any = None
+        self.hub: HubServicer | None = None
         self._error: BaseException | None = None
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         try:
-            self._server, self.health, self.port = build_server(self.config)
+            if self.config.hub is not None:
+                store = self._loop.run_until_complete(open_hub_store(self.config.hub))
+                self.hub = HubServicer(store, self.config.hub)
+            self._server, self.health, self.port = build_server(self.config, hub=self.hub)
             self._loop.run_until_complete(self._server.start())
-            self._loop.run_until_complete(set_serving(self.health, True))
+            self._loop.run_until_complete(set_serving(self.health, True, hub=self.hub is not None))
         except BaseException as exc:  # reported to the starting thread
             self._error = exc
             self._ready.set()
@@ -50,8 +56,14 @@ class RunningServer:
         """Run a coroutine on the server's loop (e.g. to flip health)."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 0) -> None:
+        """Stop as `serve` drains: hub streams end UNAVAILABLE, then the server
+        stops (in-flight calls get `grace` seconds), then the hub's store closes."""
+        if self.hub is not None:
+            self.call(self.hub.close())
         if self._server is not None:
-            self.call(self._server.stop(0))
+            self.call(self._server.stop(grace))
+        if self.hub is not None:
+            self.call(self.hub.store.close())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)

@@ -1,4 +1,4 @@
-"""The `agentscope-proto` command: `serve`, `format` and `parse`.
+"""The `agentscope-proto` command: `serve`, `format`, `parse` and `hub`.
 
 User errors (a missing or unreadable file, invalid JSON, a bad flag, a port
 already in use, input the formatter rejects) end in one line on stderr,
@@ -112,6 +112,25 @@ def _serve_parser(sub: Any) -> None:
         help="a private network downloads may reach (repeatable; default: public only)",
     )
     p.add_argument(
+        "--hub",
+        metavar="URL",
+        help="the HubService's store: memory, redis://HOST:PORT[/DB] (rediss://, unix://; "
+        "needs the redis extra) or none (default: memory; none with --workers > 1, where "
+        "each worker would have a hub of its own)",
+    )
+    p.add_argument(
+        "--hub-retention", type=int, default=10_000, help="messages each hub topic keeps"
+    )
+    p.add_argument(
+        "--hub-max-msg-kb", type=int, default=1024, help="largest message a Publish may store"
+    )
+    p.add_argument(
+        "--hub-max-subscribers", type=int, default=1000, help="Subscribe streams open at once"
+    )
+    p.add_argument(
+        "--hub-memory-mb", type=int, default=256, help="messages the memory hub keeps, all topics"
+    )
+    p.add_argument(
         "--log-level",
         default="info",
         choices=["debug", "info", "warning", "error"],
@@ -182,6 +201,35 @@ def _parse_parser(sub: Any) -> None:
     _client_args(p)
 
 
+def _hub_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "hub", help="publish to or subscribe to a topic of a running HubService", **_sub_options()
+    )
+    actions = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    publish = actions.add_parser(
+        "publish",
+        help="publish messages, printing each one's offset (JSON lines)",
+        **_sub_options(),
+    )
+    publish.add_argument("topic", help="the topic")
+    publish.add_argument(
+        "messages",
+        help="a JSON message, a JSON list of them or JSON lines, AgentScope or ProtoJSON "
+        "('-': stdin)",
+    )
+    subscribe = actions.add_parser(
+        "subscribe",
+        help="print a topic's messages as JSON lines {offset, msg (ProtoJSON)}",
+        **_sub_options(),
+    )
+    subscribe.add_argument("topic", help="the topic")
+    subscribe.add_argument("--after", metavar="OFFSET", help="resume after this offset")
+    subscribe.add_argument("--count", type=int, help="stop after this many messages")
+    for action in (publish, subscribe):
+        action.add_argument("--target", required=True, help="host:port of a server")
+        action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
+
+
 def _sub_options() -> dict[str, Any]:
     return {"formatter_class": _HelpFormatter}
 
@@ -223,13 +271,15 @@ def _json_argument(flag: str, value: str | None) -> Any:
     return _load_json(value)
 
 
-def _read_msgs(source: str) -> list[Any]:
+def _read_msgs(source: str, data: Any = None) -> list[Any]:
+    """The messages of `source` (or of `data` read from it)."""
     from google.protobuf import json_format
 
     from ._generated.agentscope.message.v1.message_pb2 import Msg
     from .formatting import message_from_input
 
-    data = _load_json(source)
+    if data is None:
+        data = _load_json(source)
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list):
@@ -397,6 +447,71 @@ def _parse_response(args: argparse.Namespace) -> None:
     _print(_result_json(result))
 
 
+def _hub_messages(source: str) -> list[Any]:
+    """The messages of `hub publish`: one JSON message, a JSON list, or JSON lines."""
+    raw = _read_bytes(source)
+    try:
+        data = [_load_json(source, raw)]
+    except UserError:
+        lines = [line for line in raw.splitlines() if line.strip()]
+        if len(lines) < 2:
+            raise
+        data = [_load_json(f"{source} line {n}", line) for n, line in enumerate(lines, 1)]
+    if len(data) == 1 and isinstance(data[0], list):
+        data = data[0]
+    return _read_msgs(source, data)
+
+
+def _run_hub(args: argparse.Namespace) -> None:
+    from .hub.client import HubClient
+
+    with HubClient(args.target, token=_token(args.token_env)) as client:
+        if args.action == "publish":
+            for msg in _hub_messages(args.messages):
+                offset = client.publish(args.topic, msg)
+                print(json.dumps({"offset": offset, "id": msg.id}), flush=True)
+            return
+        if args.count is not None and args.count < 1:
+            raise UserError("--count must be at least 1")
+        from google.protobuf import json_format
+
+        with client.subscribe(args.topic, args.after) as events:
+            print(f"{PROG}: subscribed to {args.topic} after {events.after}", file=sys.stderr)
+            for seen, event in enumerate(events, 1):
+                msg = json_format.MessageToDict(event.msg)
+                print(json.dumps({"offset": event.offset, "msg": msg}), flush=True)
+                if seen == args.count:
+                    return
+
+
+def _hub_config(args: argparse.Namespace) -> Any:
+    """The hub `serve` runs (None: none), from its --hub flags."""
+    from .hub.store import HubConfig
+
+    url = args.hub or ("memory" if args.workers == 1 else "none")
+    if url == "none":
+        return None
+    if url == "memory" and args.workers > 1:
+        raise UserError(
+            "--hub memory with --workers > 1 would give each worker a hub of its own; "
+            "use --hub redis://..."
+        )
+    if url != "memory" and not url.startswith(("redis://", "rediss://", "unix://")):
+        raise UserError(f"--hub {url}: expected memory, none or a redis://, rediss://, unix:// URL")
+    if url != "memory" and importlib.util.find_spec("redis") is None:
+        raise UserError("a Redis hub needs the redis extra: pip install 'agentscope-proto[redis]'")
+    try:
+        return HubConfig(
+            url=url,
+            retention=args.hub_retention,
+            max_msg_kb=args.hub_max_msg_kb,
+            max_subscribers=args.hub_max_subscribers,
+            memory_mb=args.hub_memory_mb,
+        )
+    except ValueError as exc:
+        raise UserError(f"--hub-{str(exc).replace('_', '-')}") from None
+
+
 def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
     from ._fetch import MediaLimits
     from .service import ServerConfig
@@ -443,6 +558,7 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         max_stream_output_mb=args.max_stream_output_mb,
         stream_idle_seconds=args.stream_idle_seconds,
         media_limits=limits,
+        hub=_hub_config(args),
     )
 
 
@@ -478,10 +594,13 @@ def _configure_logging(level: str) -> None:
 
 
 def _serve(config: Any) -> None:
+    from .errors import HubUnavailableError
     from .service import serve
 
     try:
         asyncio.run(serve(config))
+    except HubUnavailableError as exc:
+        raise UserError(f"--hub: {exc}", 1) from None
     except (OSError, RuntimeError) as exc:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError here before).
         if "bind" not in str(exc).lower():
@@ -528,6 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_parser(sub)
     _format_parser(sub)
     _parse_parser(sub)
+    _hub_parser(sub)
     return parser
 
 
@@ -540,7 +660,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `agentscope-proto` command."""
     args = build_parser().parse_args(argv)
-    runners = {"serve": _run_serve, "format": _run_format, "parse": _run_parse}
+    runners = {"serve": _run_serve, "format": _run_format, "parse": _run_parse, "hub": _run_hub}
     try:
         runners[args.command](args)
     except UserError as exc:

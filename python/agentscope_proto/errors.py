@@ -5,9 +5,12 @@ from __future__ import annotations
 __all__ = [
     "AgentScopeProtoError",
     "FormatError",
+    "HubError",
+    "HubUnavailableError",
     "LimitExceededError",
     "MediaAccessError",
     "MessageFormatError",
+    "OffsetOutOfRangeError",
     "ParseError",
     "ProviderError",
     "RemoteError",
@@ -104,6 +107,42 @@ class LimitExceededError(AgentScopeProtoError):
     """
 
     def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class HubError(AgentScopeProtoError, ValueError):
+    """A hub request naming a bad topic or offset, or none; INVALID_ARGUMENT.
+
+    `path` names the field, e.g. `topic` or `after`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class OffsetOutOfRangeError(HubError):
+    """A subscription's `after` the topic cannot resume from without a gap;
+    OUT_OF_RANGE.
+
+    `why` is `expired` (messages after it were trimmed by the topic's
+    retention) or `unknown` (the topic never gave it out: its store was
+    emptied or replaced). Subscribing again from now on (no `after`) works.
+    """
+
+    def __init__(self, path: str, reason: str, why: str = "expired") -> None:
+        super().__init__(path, reason)
+        self.why = why
+
+
+class HubUnavailableError(AgentScopeProtoError):
+    """The hub's store cannot be reached, or its server is shutting down;
+    UNAVAILABLE: retry, or resume the subscription, later or elsewhere."""
+
+    def __init__(self, reason: str, path: str = "") -> None:
         super().__init__(f"{path}: {reason}" if path else reason)
         self.path = path
         self.reason = reason

@@ -23,7 +23,7 @@ from google.rpc import code_pb2
 from grpc_status import rpc_status
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from .._wire import read_varint
+from .._wire import read_varint, varint_bytes
 from ..errors import AgentScopeProtoError, MessageFormatError
 from ..providers._base import log_safe
 from .status import status_for
@@ -146,22 +146,7 @@ def lenient(message_class: type[Message], *, keep_wire: bool = False) -> Callabl
 
 
 def _tag(field: str, wire_type: int) -> bytes:
-    return _varint_bytes(pb.FormatResponse.DESCRIPTOR.fields_by_name[field].number << 3 | wire_type)
-
-
-_ONE_BYTE = [bytes((value,)) for value in range(0x80)]
-
-
-def _varint_bytes(value: int) -> bytes:
-    if 0 <= value < 0x80:
-        return _ONE_BYTE[value]
-    value &= 0xFFFFFFFFFFFFFFFF  # a negative int64 is its two's complement
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return varint_bytes(pb.FormatResponse.DESCRIPTOR.fields_by_name[field].number << 3 | wire_type)
 
 
 _BODY_TAG = _tag("body_json", 2)
@@ -178,12 +163,12 @@ def encoded_format_response(
     `body_json` must be UTF-8, as `body_to_json` writes it."""
     parts: list[bytes] = []
     if body_json:
-        parts += (_BODY_TAG, _varint_bytes(len(body_json)), body_json)
+        parts += (_BODY_TAG, varint_bytes(len(body_json)), body_json)
     for warning in warnings:
         data = warning.SerializeToString()
-        parts += (_WARNING_TAG, _varint_bytes(len(data)), data)
+        parts += (_WARNING_TAG, varint_bytes(len(data)), data)
     if token_count is not None:
-        parts += (_COUNT_TAG, _varint_bytes(token_count))
+        parts += (_COUNT_TAG, varint_bytes(token_count))
     return b"".join(parts)
 
 

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
@@ -24,6 +24,9 @@ from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
 from .reflection import enable_reflection
 from .servicer import SERVICE_NAME, FormatterServicer
+
+if TYPE_CHECKING:
+    from ..hub.servicer import HubServicer
 
 __all__ = ["add_formatter_service", "build_server", "serve", "set_serving"]
 
@@ -87,12 +90,15 @@ def _credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
 
 
 def build_server(
-    config: ServerConfig, servicer: FormatterServicer | None = None
+    config: ServerConfig,
+    servicer: FormatterServicer | None = None,
+    hub: HubServicer | None = None,
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer, int]:
     """A configured, not yet started server, its health servicer and the bound port.
 
     `servicer` replaces the default `FormatterServicer(config)` (the benchmark's
-    Echo ceiling uses it).
+    Echo ceiling uses it); `hub`, if given, is served beside it (its store is
+    opened by the caller: `serve` does it from `config.hub`).
     """
     limit = config.max_message_mb * MB
     interceptors = [BearerTokenAuth(config.auth_token)] if config.auth_token else []
@@ -105,11 +111,18 @@ def build_server(
         ],
     )
     add_formatter_service(servicer or FormatterServicer(config), server)
+    services = [SERVICE_NAME, health.SERVICE_NAME]
+    if hub is not None:
+        from ..hub.servicer import SERVICE_NAME as HUB_SERVICE_NAME
+        from ..hub.servicer import add_hub_service
+
+        add_hub_service(hub, server)
+        services.append(HUB_SERVICE_NAME)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     # The error detail types too, so that grpcurl and grpcui decode a status's details.
     described = [health_pb2.DESCRIPTOR, error_details_pb2.DESCRIPTOR, status_pb2.DESCRIPTOR]
-    enable_reflection([SERVICE_NAME, health.SERVICE_NAME], server, described)
+    enable_reflection(services, server, described)
     address = f"{config.host}:{config.port}"
     credentials = _credentials(config)
     port = (
@@ -122,14 +135,19 @@ def build_server(
     return server, health_servicer, port
 
 
-async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
-    """Report the server and the FormatterService as SERVING or NOT_SERVING."""
+async def set_serving(
+    health_servicer: health.aio.HealthServicer, serving: bool, *, hub: bool = False
+) -> None:
+    """Report the server, the FormatterService and (with `hub`) the
+    HubService as SERVING or NOT_SERVING."""
+    from ..hub.servicer import SERVICE_NAME as HUB_SERVICE_NAME
+
     status = (
         health_pb2.HealthCheckResponse.SERVING
         if serving
         else health_pb2.HealthCheckResponse.NOT_SERVING
     )
-    for name in ("", SERVICE_NAME):
+    for name in ("", SERVICE_NAME, *((HUB_SERVICE_NAME,) if hub else ())):
         await health_servicer.set(name, status)
 
 
@@ -138,26 +156,46 @@ async def serve(
     ready: Callable[[int], None] | None = None,
     servicer: FormatterServicer | None = None,
 ) -> None:
-    """Run the server until SIGTERM/SIGINT, then drain: health goes NOT_SERVING and
+    """Run the server until SIGTERM/SIGINT, then drain: health goes NOT_SERVING,
+    hub subscriptions end (UNAVAILABLE: clients resume elsewhere) and
     in-flight RPCs get `grace_seconds` to finish."""
-    server, health_servicer, port = build_server(config, servicer)
+    hub = None
+    if config.hub is not None:
+        from ..hub import HubServicer, open_hub_store
+
+        hub = HubServicer(await open_hub_store(config.hub), config.hub)
+    try:
+        await _run(config, ready, servicer, hub)
+    finally:
+        if hub is not None:
+            await hub.store.close()
+
+
+async def _run(
+    config: ServerConfig,
+    ready: Callable[[int], None] | None,
+    servicer: FormatterServicer | None,
+    hub: HubServicer | None,
+) -> None:
+    server, health_servicer, port = build_server(config, servicer, hub)
     await server.start()
-    await set_serving(health_servicer, True)
+    await set_serving(health_servicer, True, hub=hub is not None)
     listening = [f"{config.host}:{port} (gRPC)"]
     http = None
     if config.http_port is not None:
         from .connect import start_http  # the optional `http` extra
 
-        http = await start_http(config, config.http_port, servicer, health_servicer)
+        http = await start_http(config, config.http_port, servicer, health_servicer, hub)
         listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
     # One line, once every port accepts: a script may connect as soon as it sees it.
     logger.info(
-        "FormatterService listening on %s; tls=%s, auth=%s, media_root=%s, downloads=%s",
+        "FormatterService listening on %s; tls=%s, auth=%s, media_root=%s, downloads=%s, hub=%s",
         ", ".join(listening),
         config.tls_cert is not None,
         config.auth_token is not None,
         config.media_root,
         config.allow_download,
+        _hub_name(config),
     )
     if ready is not None:
         ready(port)
@@ -168,9 +206,18 @@ async def serve(
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     logger.info("draining for up to %.1fs", config.grace_seconds)
-    await set_serving(health_servicer, False)
+    await set_serving(health_servicer, False, hub=hub is not None)
+    if hub is not None:
+        await hub.close()
     if http is None:
         await server.stop(config.grace_seconds)
     else:
         await asyncio.gather(server.stop(config.grace_seconds), http.stop(config.grace_seconds))
     logger.info("stopped")
+
+
+def _hub_name(config: ServerConfig) -> str:
+    """The hub's store for the log, without a password."""
+    from ..hub.store import redacted_url
+
+    return "off" if config.hub is None else redacted_url(config.hub.url)

@@ -31,6 +31,9 @@ _CODES: dict[type, int] = {
     errors.UnknownProviderError: code_pb2.INVALID_ARGUMENT,
     errors.ProviderError: code_pb2.INVALID_ARGUMENT,
     errors.LimitExceededError: code_pb2.RESOURCE_EXHAUSTED,
+    errors.HubError: code_pb2.INVALID_ARGUMENT,
+    errors.OffsetOutOfRangeError: code_pb2.OUT_OF_RANGE,
+    errors.HubUnavailableError: code_pb2.UNAVAILABLE,
 }
 _CLASSES: dict[str, Any] = {cls.__name__: cls for cls in _CODES}
 
@@ -82,6 +85,8 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
     metadata = {"path": path}
     if isinstance(exc, errors.ProviderError):
         metadata.update(provider=_clip(exc.provider, 64), error_type=_clip(exc.error_type, 128))
+    if isinstance(exc, errors.OffsetOutOfRangeError):
+        metadata["why"] = exc.why
     details = [
         _pack(
             error_details_pb2.ErrorInfo(reason=type(exc).__name__, domain=DOMAIN, metadata=metadata)
@@ -98,7 +103,7 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
         # tell which configured limit it ran into.
         quota = error_details_pb2.QuotaFailure.Violation(subject=path, description=reason)
         details.append(_pack(error_details_pb2.QuotaFailure(violations=[quota])))
-    else:
+    elif code != code_pb2.UNAVAILABLE:
         field_violation = error_details_pb2.BadRequest.FieldViolation(
             field=path, description=reason
         )
@@ -126,6 +131,10 @@ def error_from_status(
                     )
                 if cls is errors.UnknownProviderError:
                     return errors.FormatError(path, reason)
+                if cls is errors.OffsetOutOfRangeError:
+                    return errors.OffsetOutOfRangeError(path, reason, info.metadata.get("why", ""))
+                if cls is errors.HubUnavailableError:
+                    return errors.HubUnavailableError(reason, path)
                 error: Exception = cls(path, reason)
                 return error
     return RemoteError(code, message)
