@@ -148,6 +148,7 @@ golden-agentscope2: ## Regenerate tests/golden/agentscope2/ from the real agents
 	test -x .venv-golden2/bin/python || $(PYTHON) -m venv .venv-golden2
 	.venv-golden2/bin/python -m pip install --quiet -r tests/agentscope2/requirements.txt
 	.venv-golden2/bin/python tests/golden/make_agentscope2.py
+	.venv-golden2/bin/python tests/golden/make_agentscope2_events.py
 
 # The provider SDKs whose request types tests/provider_schemas/ validates
 # bodies against, in their own venv (the tests that need it skip without it).
