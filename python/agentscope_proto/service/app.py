@@ -1,5 +1,8 @@
-"""The server around the servicer: health, reflection, auth, TLS, lifecycle.
+"""The server around the servicers: health, reflection, auth, TLS, lifecycle.
 
+A server hosts a list of `HostedService`s (the FormatterService by default;
+`agentscope-proto serve-agent` hosts the AgentService, and any other service
+joins by adding its own); health and reflection list each of them.
 `build_server` assembles a not yet started server; `serve` runs it until
 SIGTERM/SIGINT and then drains: health goes NOT_SERVING and in-flight RPCs
 get `grace_seconds` to finish.
@@ -11,8 +14,9 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from types import ModuleType
+from typing import Any, NamedTuple
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -24,7 +28,15 @@ from .config import MB, ServerConfig
 from .reflection import enable_reflection
 from .servicer import SERVICE_NAME, FormatterServicer
 
-__all__ = ["add_formatter_service", "build_server", "serve", "set_serving"]
+__all__ = [
+    "HostedService",
+    "add_formatter_service",
+    "add_service",
+    "build_server",
+    "formatter_service",
+    "serve",
+    "set_serving",
+]
 
 logger = logging.getLogger("agentscope_proto.server")
 
@@ -47,30 +59,75 @@ def _passing_bytes(message_class: Any) -> Any:
     return serializer
 
 
+class HostedService(NamedTuple):
+    """A gRPC service a server hosts: its full name (health and reflection
+    list it) and the call that adds its handlers to a server."""
+
+    name: str
+    add_to: Callable[[grpc.aio.Server], None]
+
+
+def add_service(
+    server: grpc.aio.Server,
+    module: ModuleType,
+    service: str,
+    servicer: Any,
+    *,
+    keep_wire: Collection[str] = (),
+    passing_bytes: Collection[str] = (),
+) -> None:
+    """Add `servicer`'s methods for the service named `service` in the
+    generated `module`, with request deserializers that never raise (a
+    request that does not decode reaches the servicer, which answers
+    INVALID_ARGUMENT with details; see `_rpc.lenient`).
+
+    Built from the service descriptor, so every RPC of the schema is covered.
+    Methods in `keep_wire` get their request with its bytes (`_rpc.Wired`);
+    those in `passing_bytes` may answer with bytes they encoded themselves.
+    """
+    descriptor = module.DESCRIPTOR.services_by_name[service]
+    handlers = {}
+    for method in descriptor.methods:
+        kind = _HANDLER_KINDS[(method.client_streaming, method.server_streaming)]
+        output = getattr(module, method.output_type.name)
+        handlers[method.name] = kind(
+            getattr(servicer, method.name),
+            request_deserializer=lenient(
+                getattr(module, method.input_type.name), keep_wire=method.name in keep_wire
+            ),
+            response_serializer=(
+                _passing_bytes(output) if method.name in passing_bytes else output.SerializeToString
+            ),
+        )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(descriptor.full_name, handlers),)
+    )
+
+
 def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) -> None:
     """`add_FormatterServiceServicer_to_server` with deserializers that never raise.
 
-    Built from the service descriptor, so every RPC of the schema is covered.
+    Format keeps the request's bytes (its messages' bytes key the server's
+    format cache, see FormatterServicer.Format) and answers with bytes of its
+    own; the other methods (one response per event on ParseStream) keep
+    protobuf's serializer as it is.
     """
-    service = pb.DESCRIPTOR.services_by_name["FormatterService"]
-    handlers = {}
-    for method in service.methods:
-        kind = _HANDLER_KINDS[(method.client_streaming, method.server_streaming)]
-        output = getattr(pb, method.output_type.name)
-        handlers[method.name] = kind(
-            getattr(servicer, method.name),
-            # Format keeps the request's bytes: its messages' bytes key the
-            # server's format cache (see FormatterServicer.Format).
-            request_deserializer=lenient(
-                getattr(pb, method.input_type.name), keep_wire=method.name == "Format"
-            ),
-            # Only Format answers with bytes of its own; the rest (one response
-            # per event on ParseStream) keep protobuf's serializer as it is.
-            response_serializer=(
-                _passing_bytes(output) if method.name == "Format" else output.SerializeToString
-            ),
-        )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    add_service(
+        server,
+        pb,
+        "FormatterService",
+        servicer,
+        keep_wire={"Format"},
+        passing_bytes={"Format"},
+    )
+
+
+def formatter_service(
+    config: ServerConfig, servicer: FormatterServicer | None = None
+) -> HostedService:
+    """The FormatterService (`servicer`, or a new one for `config`), to host."""
+    chosen = servicer or FormatterServicer(config)
+    return HostedService(SERVICE_NAME, lambda server: add_formatter_service(chosen, server))
 
 
 def _credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
@@ -86,13 +143,18 @@ def _credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
 
 
 def build_server(
-    config: ServerConfig, servicer: FormatterServicer | None = None
+    config: ServerConfig,
+    servicer: FormatterServicer | None = None,
+    *,
+    services: Sequence[HostedService] | None = None,
 ) -> tuple[grpc.aio.Server, health.aio.HealthServicer, int]:
     """A configured, not yet started server, its health servicer and the bound port.
 
-    `servicer` replaces the default `FormatterServicer(config)` (the benchmark's
-    Echo ceiling uses it).
+    It hosts `services`, by default the FormatterService; `servicer` replaces
+    the default `FormatterServicer(config)` (the benchmark's Echo ceiling uses
+    it).
     """
+    hosted = list(services) if services is not None else [formatter_service(config, servicer)]
     limit = config.max_message_mb * MB
     interceptors = [BearerTokenAuth(config.auth_token)] if config.auth_token else []
     server = grpc.aio.server(
@@ -103,10 +165,12 @@ def build_server(
             ("grpc.so_reuseport", 1 if config.reuse_port else 0),
         ],
     )
-    add_formatter_service(servicer or FormatterServicer(config), server)
+    for service in hosted:
+        service.add_to(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    enable_reflection([SERVICE_NAME, health.SERVICE_NAME], server, [health_pb2.DESCRIPTOR])
+    names = [service.name for service in hosted]
+    enable_reflection([*names, health.SERVICE_NAME], server, [health_pb2.DESCRIPTOR])
     address = f"{config.host}:{config.port}"
     credentials = _credentials(config)
     port = (
@@ -119,14 +183,18 @@ def build_server(
     return server, health_servicer, port
 
 
-async def set_serving(health_servicer: health.aio.HealthServicer, serving: bool) -> None:
-    """Report the server and the FormatterService as SERVING or NOT_SERVING."""
+async def set_serving(
+    health_servicer: health.aio.HealthServicer,
+    serving: bool,
+    names: Sequence[str] = (SERVICE_NAME,),
+) -> None:
+    """Report the server and its services (`names`) as SERVING or NOT_SERVING."""
     status = (
         health_pb2.HealthCheckResponse.SERVING
         if serving
         else health_pb2.HealthCheckResponse.NOT_SERVING
     )
-    for name in ("", SERVICE_NAME):
+    for name in ("", *names):
         await health_servicer.set(name, status)
 
 
@@ -134,14 +202,20 @@ async def serve(
     config: ServerConfig,
     ready: Callable[[int], None] | None = None,
     servicer: FormatterServicer | None = None,
+    *,
+    services: Sequence[HostedService] | None = None,
 ) -> None:
-    """Run the server until SIGTERM/SIGINT, then drain: health goes NOT_SERVING and
-    in-flight RPCs get `grace_seconds` to finish."""
-    server, health_servicer, port = build_server(config, servicer)
+    """Run the server (hosting `services`, by default the FormatterService)
+    until SIGTERM/SIGINT, then drain: health goes NOT_SERVING and in-flight
+    RPCs get `grace_seconds` to finish."""
+    hosted = list(services) if services is not None else [formatter_service(config, servicer)]
+    names = [service.name for service in hosted]
+    server, health_servicer, port = build_server(config, services=hosted)
     await server.start()
-    await set_serving(health_servicer, True)
+    await set_serving(health_servicer, True, names)
     logger.info(
-        "FormatterService listening on %s:%d (tls=%s, auth=%s, media_root=%s, downloads=%s)",
+        "%s listening on %s:%d (tls=%s, auth=%s, media_root=%s, downloads=%s)",
+        ", ".join(name.rsplit(".", 1)[-1] for name in names),
         config.host,
         port,
         config.tls_cert is not None,
@@ -163,7 +237,7 @@ async def serve(
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     logger.info("draining for up to %.1fs", config.grace_seconds)
-    await set_serving(health_servicer, False)
+    await set_serving(health_servicer, False, names)
     if http is None:
         await server.stop(config.grace_seconds)
     else:
