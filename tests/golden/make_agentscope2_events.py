@@ -503,13 +503,14 @@ SCRIPT = {
 }
 
 
-def get_weather(city: str) -> str:
+def get_weather(city: str, unit: str = "celsius") -> str:
     """Get the weather of a city.
 
     Args:
         city (str): The city.
+        unit (str): `celsius` or `fahrenheit`.
     """
-    return f"Sunny in {city}, 21°C"
+    return f"Sunny in {city}, 21°C" if unit == "celsius" else f"Sunny in {city}, 70°F"
 
 
 def get_time(timezone: str) -> str:
