@@ -11,10 +11,12 @@ parsers), chosen by what the user said:
 
 The n-th model call after the user's words gets the n-th case (the agent's
 tool round trips are the calls after the first). A streamed request gets the
-case's chunks as SSE, a plain one its response (or, for a stream case, the
-chunks folded into a response is not attempted: give a non-stream case).
-AgentScope 2.x adds a `<system-reminder>` user message to every model call,
-so the user's words are the last user message that is not one.
+case's chunks as SSE, a plain one (AgentScope 1.x test agents do not stream)
+its response: script stream cases for streaming models, whole responses for
+the others. `"case@tool"` replays a case with its tool calls renamed to
+`tool` (e.g. a call of AgentScope's `GenerateStructuredOutput`). AgentScope
+2.x adds a `<system-reminder>` user message to every model call, so the
+user's words are the last user message that is not one.
 
 Two script entries are not golden cases: `"http:500"` answers with that HTTP
 status and an OpenAI error body, and `"hang"` sends the start of a stream and
@@ -23,6 +25,7 @@ then nothing until the client goes away (a reply in progress, to cancel).
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -39,6 +42,21 @@ def golden_cases() -> dict[str, dict[str, Any]]:
     """The OpenAI parser golden cases by name."""
     data = json.loads(GOLDEN.read_text(encoding="utf-8"))
     return {case["name"]: case for case in data["cases"]}
+
+
+def renamed(case: Mapping[str, Any], tool: str) -> dict[str, Any]:
+    """A case whose tool calls call `tool`."""
+    out = copy.deepcopy(dict(case))
+    chunks = out.get("chunks") or []
+    choices = [choice for chunk in chunks for choice in chunk.get("choices") or []]
+    deltas = [choice["delta"] for choice in choices]
+    if out.get("response"):
+        deltas += [choice["message"] for choice in out["response"]["choices"]]
+    for delta in deltas:
+        for call in delta.get("tool_calls") or []:
+            if call.get("function", {}).get("name"):
+                call["function"]["name"] = tool
+    return out
 
 
 def _text(message: Mapping[str, Any]) -> str:
@@ -64,9 +82,14 @@ def user_words(messages: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
 class ReplayServer:
     """The endpoint on a free loopback port, in a thread; a context manager."""
 
-    def __init__(self, script: Mapping[str, Sequence[str]]) -> None:
+    def __init__(
+        self,
+        script: Mapping[str, Sequence[str]],
+        recordings: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         self.script = {words: list(names) for words, names in script.items()}
-        self.cases = golden_cases()
+        # The golden cases, and `recordings` of the same form by name.
+        self.cases = {**golden_cases(), **(recordings or {})}
         self.requests: list[dict[str, Any]] = []
         self.open_streams = 0
         self._lock = threading.Lock()
@@ -120,10 +143,14 @@ class ReplayServer:
                     self._json(status, {"error": {"message": "recorded failure", "type": "x"}})
                 elif name == "hang":
                     self._hang()
-                elif body.get("stream"):
-                    self._stream(replay.cases[name]["chunks"])
                 else:
-                    self._json(200, replay.cases[name]["response"])
+                    case_name, _, tool = name.partition("@")
+                    case = replay.cases[case_name]
+                    case = renamed(case, tool) if tool else case
+                    if body.get("stream"):
+                        self._stream(case["chunks"])
+                    else:
+                        self._json(200, case["response"])
 
             def _json(self, status: int, value: Any) -> None:
                 data = json.dumps(value).encode()
