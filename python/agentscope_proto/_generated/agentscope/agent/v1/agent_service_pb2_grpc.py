@@ -61,7 +61,13 @@ class AgentServiceServicer(object):
         agent's events as it produces them; the last response is marked `done`
         and carries the whole reply. Cancelling the call, or its deadline
         passing, interrupts the reply as a local interrupt would: the agent
-        closes what it was doing and its session stays usable.
+        closes what it was doing and its session stays usable. A reply the
+        agent failed ends with its ReplyEndEvent (the error typed, never a
+        traceback) and its `done` response, then a status by the error's type:
+        RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
+        FAILED_PRECONDITION (credentials, permission, invalid request, setup)
+        or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
+        is 2.x's name of the type.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

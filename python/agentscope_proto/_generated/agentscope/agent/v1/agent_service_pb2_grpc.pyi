@@ -47,7 +47,13 @@ class AgentServiceStub:
     agent's events as it produces them; the last response is marked `done`
     and carries the whole reply. Cancelling the call, or its deadline
     passing, interrupts the reply as a local interrupt would: the agent
-    closes what it was doing and its session stays usable.
+    closes what it was doing and its session stays usable. A reply the
+    agent failed ends with its ReplyEndEvent (the error typed, never a
+    traceback) and its `done` response, then a status by the error's type:
+    RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
+    FAILED_PRECONDITION (credentials, permission, invalid request, setup)
+    or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
+    is 2.x's name of the type.
     """
     Observe: _grpc.UnaryUnaryMultiCallable[_agent_service_pb2.ObserveRequest, _agent_service_pb2.ObserveResponse]
     """Gives the agent messages to remember without replying (2.x `observe`),
@@ -68,7 +74,13 @@ class AgentServiceAsyncStub(AgentServiceStub):
     agent's events as it produces them; the last response is marked `done`
     and carries the whole reply. Cancelling the call, or its deadline
     passing, interrupts the reply as a local interrupt would: the agent
-    closes what it was doing and its session stays usable.
+    closes what it was doing and its session stays usable. A reply the
+    agent failed ends with its ReplyEndEvent (the error typed, never a
+    traceback) and its `done` response, then a status by the error's type:
+    RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
+    FAILED_PRECONDITION (credentials, permission, invalid request, setup)
+    or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
+    is 2.x's name of the type.
     """
     Observe: _aio.UnaryUnaryMultiCallable[_agent_service_pb2.ObserveRequest, _agent_service_pb2.ObserveResponse]  # type: ignore[assignment]
     """Gives the agent messages to remember without replying (2.x `observe`),
@@ -92,7 +104,13 @@ class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
         agent's events as it produces them; the last response is marked `done`
         and carries the whole reply. Cancelling the call, or its deadline
         passing, interrupts the reply as a local interrupt would: the agent
-        closes what it was doing and its session stays usable.
+        closes what it was doing and its session stays usable. A reply the
+        agent failed ends with its ReplyEndEvent (the error typed, never a
+        traceback) and its `done` response, then a status by the error's type:
+        RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
+        FAILED_PRECONDITION (credentials, permission, invalid request, setup)
+        or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
+        is 2.x's name of the type.
         """
 
     @_abc_1.abstractmethod

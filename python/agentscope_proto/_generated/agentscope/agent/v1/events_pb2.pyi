@@ -268,8 +268,8 @@ class ReplyStartEvent(_message.Message):
     name: _builtins.str
     """The name of the replying agent."""
     role: _message_pb2.Role.ValueType
-    """The role the agent replies as (2.x: user, assistant or system; assistant
-    by default). ROLE_TOOL does not exist in 2.x.
+    """The role the agent replies as (2.x: user, assistant or system). Unset
+    means assistant, 2.x's default; ROLE_TOOL does not exist in 2.x.
     """
     def __init__(
         self,
@@ -302,7 +302,9 @@ class ReplyEndEvent(_message.Message):
     reply_id: _builtins.str
     """The reply's id."""
     finished_reason: _message_pb2.FinishedReason.ValueType
-    """Why the reply ended (2.x `finished_reason`, `completed` by default)."""
+    """Why the reply ended (2.x `finished_reason`). Unset means
+    FINISHED_REASON_COMPLETED, 2.x's default.
+    """
     @_builtins.property
     def error(self) -> _message_pb2.ReplyError:
         """What failed, set only when `finished_reason` is
@@ -378,9 +380,9 @@ class ModelCallEndEvent(_message.Message):
     cache_creation_input_tokens: _builtins.int
     """Prompt tokens written to the provider's cache."""
     finished_reason: _message_pb2.FinishedReason.ValueType
-    """Why the call ended: FINISHED_REASON_COMPLETED, or
-    FINISHED_REASON_INTERRUPTED when the reply was cancelled during it (2.x's
-    model `FinishedReason` has only these two).
+    """Why the call ended: FINISHED_REASON_COMPLETED (also what unset means),
+    or FINISHED_REASON_INTERRUPTED when the reply was cancelled during it
+    (2.x's model `FinishedReason` has only these two).
     """
     def __init__(
         self,
@@ -953,7 +955,9 @@ class ToolResultEndEvent(_message.Message):
     tool_call_id: _builtins.str
     """The call answered."""
     state: _message_pb2.ToolResultState.ValueType
-    """How the call ended (success, error, interrupted, denied)."""
+    """How the call ended (success, error, interrupted, denied). Required: 2.x
+    has no default for it.
+    """
     def __init__(
         self,
         *,
