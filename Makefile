@@ -183,11 +183,11 @@ $(BENCH)/.installed: bench/requirements.txt tests/golden/requirements.txt pyproj
 	$(Q)touch $@
 
 .PHONY: bench
-bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo ceiling: bench/results.md and charts
+bench: $(BENCH)/.installed $(AS2)/.installed ## Benchmarks vs agentscope==1.0.21, a gRPC Echo ceiling and A2A: bench/results.md and charts
 	$(BENCH)/bin/python bench/run.py --out bench
 
 .PHONY: bench-quick
-bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
+bench-quick: $(BENCH)/.installed $(AS2)/.installed ## Smoke run of every benchmark (no speed assertions) into build/bench-quick
 	$(Q)$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,
