@@ -4,7 +4,8 @@ AgentScope 1.0.21 is not a test dependency: this runs
 tests/agentscope1/serve_react_agent.py in `.venv-golden` (made by
 `make golden`) when it exists and is skipped otherwise, as the other checks
 against the real 1.x are. The agent prints its reply; the printed chunks must
-arrive as text (and thinking) block events, the final message last.
+arrive as text (and thinking) block events, the final message last; a
+reply that fails ends with a ReplyEndEvent carrying the error.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def test_a_react_agent_streams_its_printed_chunks_then_its_message() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    card, hi, think = (json.loads(line) for line in result.stdout.splitlines())
+    card, hi, think, failed = (json.loads(line) for line in result.stdout.splitlines())
     assert card["name"] == "Jarvis"
     assert card["framework"] == "agentscope 1.0.21"
     assert card["answers"] == []
@@ -55,3 +56,10 @@ def test_a_react_agent_streams_its_printed_chunks_then_its_message() -> None:
     assert think["kinds"][-2:] == ["reply_end", "msg"]
     assert think["thinking"] == "The user wants the weather, so I should call get_weather."
     assert think["text"] == think["final"] == SUNNY
+    # A failing model: the reply ends with the error, then AgentReplyError.
+    assert failed == {
+        "raised": "upstream",
+        "kinds": ["reply_start", "reply_end"],
+        "reason": "FINISHED_REASON_ERROR",
+        "error": "ERROR_TYPE_UPSTREAM",
+    }

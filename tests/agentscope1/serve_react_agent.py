@@ -22,14 +22,19 @@ from agentscope.agent import ReActAgent  # noqa: E402
 from agentscope.formatter import OpenAIChatFormatter  # noqa: E402
 from agentscope.model import OpenAIChatModel  # noqa: E402
 
-from agentscope_proto import get_text_content  # noqa: E402
+from agentscope_proto import (  # noqa: E402
+    AgentReplyError,
+    ErrorType,
+    FinishedReason,
+    get_text_content,
+)
 from agentscope_proto._generated.agentscope.agent.v1 import events_pb2  # noqa: E402
 from agentscope_proto.agents import AsyncAgentClient, agent_service  # noqa: E402
 from agentscope_proto.service import ServerConfig, build_server  # noqa: E402
 
 from replay_server import ReplayServer  # noqa: E402
 
-SCRIPT = {"hi": ["text_plain"], "think first": ["thinking_and_text"]}
+SCRIPT = {"hi": ["text_plain"], "think first": ["thinking_and_text"], "fail": ["http:500"]}
 
 
 def make_agent(base_url: str) -> ReActAgent:
@@ -55,7 +60,7 @@ async def main() -> None:
                 "events": list(card.events),
             }
             print(json.dumps({**described, "answers": list(card.answers)}))
-            for words in SCRIPT:
+            for words in ("hi", "think first"):
                 items = [
                     item
                     async for item in client.reply_stream(
@@ -73,6 +78,24 @@ async def main() -> None:
                             "text": "".join(e.text_block_delta.delta for e in events),
                             "thinking": "".join(e.thinking_block_delta.delta for e in events),
                             "final": get_text_content(final),
+                        }
+                    )
+                )
+            items = []
+            try:
+                async for item in client.reply_stream(
+                    {"name": "user", "role": "user", "content": "fail"}
+                ):
+                    items.append(item)
+            except AgentReplyError as exc:
+                last = items[-1].reply_end
+                print(
+                    json.dumps(
+                        {
+                            "raised": exc.error_type,
+                            "kinds": [i.WhichOneof("event") for i in items],
+                            "reason": FinishedReason.Name(last.finished_reason),
+                            "error": ErrorType.Name(last.error.type),
                         }
                     )
                 )

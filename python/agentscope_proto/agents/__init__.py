@@ -2,7 +2,7 @@
 
 - `events`: AgentScope 2.x's agent events from and to `AgentEvent` (pure).
 - `serve_agent` / `agent_service`: host an agent factory's agents, one per
-  session (`sessions`, `hosts`, `servicer`, `server`; limits in `AgentConfig`).
+  session (`sessions`, `hosting`, `servicer`, `server`; limits in `AgentConfig`).
 - `AgentClient`, `AsyncAgentClient`: call a served agent with the schema's
   types; `RemoteAgent` (needs AgentScope 2.x): a served agent as a local
   AgentScope agent, for pipelines.

@@ -15,7 +15,7 @@ from .._generated.agentscope.agent.v1 import agent_service_pb2 as pb
 from ..service.app import HostedService, add_service, serve
 from ..service.config import ServerConfig
 from .config import AgentConfig
-from .hosts import hosting_for
+from .hosting import hosting_for
 from .servicer import SERVICE_NAME, AgentServicer
 from .sessions import AgentFactory, Sessions, new_agent
 

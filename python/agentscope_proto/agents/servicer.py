@@ -2,7 +2,7 @@
 
 Decoding, deadlines and the error path are `service/_rpc.py`'s, as for the
 FormatterService; sessions and replies are `sessions.py`'s; what the agent
-takes and gives is its hosting's (`hosts.py`).
+takes and gives is its hosting's (`hosting/`).
 """
 
 from __future__ import annotations

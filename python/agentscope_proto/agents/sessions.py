@@ -29,7 +29,7 @@ from .._generated.agentscope.agent.v1 import events_pb2 as pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import LimitExceededError, MessageFormatError, SessionStateError
 from .config import AgentConfig
-from .hosts import Hosting, ReplyInputs
+from .hosting import Hosting, ReplyInputs
 
 __all__ = ["Session", "Sessions"]
 
