@@ -129,13 +129,17 @@ class Sessions:
             del self._opening[session_id]
 
     def _evict_idle(self) -> None:
-        """Drop sessions idle past the limit, oldest first."""
+        """Drop sessions idle past the limit: from the least recently used
+        one, until one that is not (a busy session is never dropped)."""
         horizon = time.monotonic() - self._config.session_idle_seconds
-        for session in list(self._sessions.values()):
+        idle = []
+        for session in self._sessions.values():
             if session.used > horizon:
                 break
             if not session.busy:
-                del self._sessions[session.id]
+                idle.append(session.id)
+        for session_id in idle:
+            del self._sessions[session_id]
 
     async def observe(self, session: Session, msgs: list[Any]) -> None:
         session.busy += 1
