@@ -30,7 +30,7 @@ from server_harness import RunningServer
 # What the user says -> the recorded OpenAI streams the model calls replay
 # (the golden OpenAI parser cases), one per model call of the reply.
 SCRIPT = {
-    "hi": ["stream_text_by3"],
+    "hi": ["stream_text_by3", "stream_text_by3"],  # the second: a reply that goes on
     "think first": ["stream_thinking_then_text_by5"],
     "weather?": ["stream_text_then_tool_by4", "stream_text_by3"],
     "three tools": ["stream_parallel_tools_interleaved_by3", "stream_text_by3"],

@@ -36,7 +36,7 @@ from agentscope_proto.agents import SERVICE_NAME, AgentClient, AgentConfig, repl
 from agentscope_proto.errors import AgentReplyError, LimitExceededError, SessionStateError
 from agentscope_proto.service import ServerConfig
 
-from hosted import SUNNY, serve, user
+from hosted import SUNNY, AgentServer, serve, user
 from replay_server import ReplayServer
 from server_harness import RunningServer
 
@@ -333,6 +333,27 @@ def test_a_failing_agent_ends_its_reply_with_the_error_and_a_typed_status(
     # The server and the session go on.
     session = responses[0].event.reply_start.session_id
     assert get_text_content(client.reply(user("hi"), session_id=session)) == SUNNY
+
+
+def test_an_empty_request_goes_on_as_reply_none_does(client: AgentClient) -> None:
+    session = _event(list(client.reply_stream(user("hi"))), "reply_start").session_id
+    went_on = list(client.reply_stream(session_id=session))
+    assert _kinds(went_on)[0] == "reply_start"  # a new reply, on the session's context
+    assert get_text_content(went_on[-1]) == SUNNY
+
+
+def test_observe_refuses_bad_messages_before_any_agent_sees_them(
+    served: AgentServer, replay: ReplayServer
+) -> None:
+    sessions = len(served.servicer.sessions)
+    with grpc.insecure_channel(served.target) as channel:
+        stub = pb_grpc.AgentServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.Observe(pb.ObserveRequest(msgs=[_bad_role()]), timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    bad = _detail(_status(info.value), error_details_pb2.BadRequest)
+    assert bad.field_violations[0].field == "msgs[0].role"
+    assert len(served.servicer.sessions) == sessions
 
 
 def test_sessions_keep_callers_apart(client: AgentClient, replay: ReplayServer) -> None:
