@@ -194,6 +194,8 @@ SIDES: dict[str, Callable[[int], Awaitable[Side]]] = {"grpc": _grpc, "a2a": _a2a
 
 def main() -> None:
     args = parse_args(__doc__ or "")
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    load_before = [round(x, 2) for x in os.getloadavg()]
     warmup, seconds = (0.3, 1.0) if args.quick else (2.0, 10.0)
     sys.path.insert(0, str(BENCH_DIR))
     rows = []
@@ -206,6 +208,11 @@ def main() -> None:
     write_json(
         args.json,
         {
+            # When, and how busy the shared machine was: this section's
+            # figures are wall-clock.
+            "started": started,
+            "load_before": load_before,
+            "load_after": [round(x, 2) for x in os.getloadavg()],
             "text_chars": len(TEXT),
             "warmup_s": warmup,
             "seconds": seconds,
@@ -223,5 +230,4 @@ def _version(name: str) -> str:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     main()

@@ -672,6 +672,8 @@ def agents_section(agents: dict[str, Any]) -> str:
         "client CPU µs/reply",
     ]
     return (
+        f"Measured {agents['started']} (load average before / after: "
+        f"{agents['load_before']} / {agents['load_after']}). "
         f"The echo agent (`bench/echo_agent.py`: AgentScope {agents['agentscope']} events, "
         f"no model) echoing {agents['text_chars']} characters; a2a-sdk {agents['a2a_sdk']}. "
         f"{agents['warmup_s']} s warm-up, then {agents['seconds']} s measured per point; "

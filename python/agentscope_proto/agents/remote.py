@@ -2,7 +2,9 @@
 2.x agent.
 
 It is an `agentscope.agent.Agent`, so it goes wherever one goes (a
-`TeamPipeline` member, a `GoalPipeline` executor or verifier, your own loop):
+`TeamPipeline` member, a `GoalPipeline` executor or verifier, your own loop;
+not a `TeamPipeline` leader, whose pipeline adds a tool to the leader's own
+toolkit, which a remote agent does not have):
 `reply_stream`, `reply` and `observe` call the remote agent, and the events
 come back as the `agentscope.event` objects a local agent yields, answers
 included (the remote asks `RequireUserConfirmEvent`; the caller replies
