@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -79,6 +80,15 @@ def user_words(messages: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
     return "", turns
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # the client hung up (a cancelled reply, a retry): nothing to report
+        super().handle_error(request, client_address)
+
+
 class ReplayServer:
     """The endpoint on a free loopback port, in a thread; a context manager."""
 
@@ -94,8 +104,7 @@ class ReplayServer:
         self.open_streams = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

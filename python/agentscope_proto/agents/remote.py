@@ -182,7 +182,6 @@ class RemoteAgent(Agent):  # type: ignore[misc]
         answer = None
         if isinstance(inputs, _ANSWERS):
             answer = interop.event_from_agentscope(inputs)
-            self._mirror(inputs)
         elif inputs is not None:
             msgs = [inputs] if isinstance(inputs, AsMsg) else list(inputs)
         schema = (
@@ -202,6 +201,8 @@ class RemoteAgent(Agent):  # type: ignore[misc]
             if not accepted:  # the remote took the inputs: they are its context now
                 accepted, self._used = True, True
                 self.state.context.extend(copy.deepcopy(msgs))
+                if answer is not None:
+                    self._mirror(inputs)
             if isinstance(item, Msg):
                 yield interop.to_agentscope(item)
                 continue
