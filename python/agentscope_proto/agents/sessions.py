@@ -60,6 +60,8 @@ class _Failed:
 
 
 _END: Any = object()
+# The events a reply can end with: its end, or a question to its caller.
+_LAST = frozenset({"reply_end", "require_user_confirm", "require_external_execution"})
 
 
 async def new_agent(factory: AgentFactory) -> Any:
@@ -194,8 +196,10 @@ class Sessions:
 
 
 async def _responses(items: asyncio.Queue[Any]) -> AsyncIterator[service_pb.ReplyResponse]:
-    """The reply task's items as responses: each event in one, the last one
-    held back until the reply's message (or the end) marks it `done`."""
+    """The reply task's items as responses, each event as soon as it comes.
+    An event that may end the reply is held until the next item says
+    whether it did: the reply's message marks it `done` (so does the end of
+    the items, for an agent that gives no message)."""
     held: pb.AgentEvent | None = None
     done = False
     while (item := await items.get()) is not _END:
@@ -211,7 +215,11 @@ async def _responses(items: asyncio.Queue[Any]) -> AsyncIterator[service_pb.Repl
             continue
         if held is not None:
             yield _response(held)
-        held = item
+            held = None
+        if item.WhichOneof("event") in _LAST:
+            held = item
+        else:
+            yield _response(item)
     if not done:
         yield _response(held, done=True)
 
