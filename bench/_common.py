@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import time
@@ -256,3 +257,28 @@ def machine_info() -> dict[str, Any]:
         "versions": {name: version(name) for name in packages},
         "commit": commit or "?",
     }
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its children, from /proc."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the command: state, ppid, ...; utime and stime are fields 14, 15.
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total

@@ -29,6 +29,8 @@ TARGETS = {
     "scaling": 1.6,
     # Issue 21: the hub on Redis vs AgentScope 2.x's RedisMessageBus replay log.
     "hub": 2.0,
+    # Issue 21: Reply of an echo agent, gRPC / A2A JSON-RPC, concurrency 16.
+    "agents": 3.0,
 }
 README_START = "<!-- bench-results:start -->"
 README_END = "<!-- bench-results:end -->"
@@ -282,6 +284,24 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                 _status(ratio >= TARGETS["hub"] and lower),
             ]
         )
+    agents = results.get("agents")
+    if agents:
+        by_agents = {(r["server"], r["concurrency"]): r for r in agents["rows"]}
+        grpc_row, a2a_row = by_agents.get(("grpc", 16)), by_agents.get(("a2a", 16))
+        if grpc_row and a2a_row:
+            ratio = grpc_row["rps"] / a2a_row["rps"]
+            lower = all(grpc_row[k] < a2a_row[k] for k in ("p50_ms", "p99_ms"))
+            rows.append(
+                [
+                    "Reply of an echo agent, gRPC / A2A JSON-RPC (a2a-sdk), concurrency 16",
+                    f"≥ {TARGETS['agents']:.0f}× replies/s, lower p50 and p99",
+                    f"{_x(ratio)} ({grpc_row['rps']:,.0f} vs {a2a_row['rps']:,.0f} replies/s; "
+                    f"p50 {grpc_row['p50_ms']:.1f} vs {a2a_row['p50_ms']:.1f} ms, p99 "
+                    f"{grpc_row['p99_ms']:.1f} vs {a2a_row['p99_ms']:.1f} ms)",
+                    _status(ratio >= TARGETS["agents"] and lower),
+                ]
+            )
+            facts["agents_ratio"] = ratio
     return rows, facts
 
 
@@ -684,6 +704,40 @@ def profile_section(profile: dict[str, Any]) -> str:
 # --- Charts ------------------------------------------------------------------
 
 
+def agents_section(agents: dict[str, Any]) -> str:
+    names = {"grpc": "gRPC (`serve-agent`)", "a2a": "A2A JSON-RPC (a2a-sdk)"}
+    rows = [
+        [
+            names[r["server"]],
+            str(r["concurrency"]),
+            f"{r['rps']:,.0f}",
+            f"{r['p50_ms']:.2f}",
+            f"{r['p99_ms']:.2f}",
+            f"{r['server_cpu_us_per_reply']:,.0f}",
+            f"{r['client_cpu_us_per_reply']:,.0f}",
+        ]
+        for r in agents["rows"]
+    ]
+    header = [
+        "server",
+        "concurrency",
+        "replies/s",
+        "p50 ms",
+        "p99 ms",
+        "server CPU µs/reply",
+        "client CPU µs/reply",
+    ]
+    return (
+        f"Measured {agents['started']} (load average before / after: "
+        f"{agents['load_before']} / {agents['load_after']}). "
+        f"The echo agent (`bench/echo_agent.py`: AgentScope {agents['agentscope']} events, "
+        f"no model) echoing {agents['text_chars']} characters; a2a-sdk {agents['a2a_sdk']}. "
+        f"{agents['warmup_s']} s warm-up, then {agents['seconds']} s measured per point; "
+        "each concurrent caller keeps its own conversation (a gRPC session, an A2A "
+        "context).\n\n" + _table(header, rows)
+    )
+
+
 def _charts(results: dict[str, Any], out: Path) -> list[str]:
     import matplotlib
 
@@ -881,6 +935,39 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
     hub = results.get("hub")
     if hub:
         save(_hub_chart(hub, plt), "hub.png")
+
+    agents = results.get("agents")
+    if agents:
+        by_agents = {(r["server"], r["concurrency"]): r for r in agents["rows"]}
+        levels = sorted({r["concurrency"] for r in agents["rows"]})
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+        xs = range(len(levels))
+        for i, (server, label) in enumerate((("grpc", "gRPC"), ("a2a", "A2A JSON-RPC"))):
+            offsets = [x + (i - 0.5) * 0.4 for x in xs]
+            axes[0].bar(offsets, [by_agents[(server, c)]["rps"] for c in levels], 0.4, label=label)
+            axes[1].bar(
+                offsets,
+                [by_agents[(server, c)]["p99_ms"] for c in levels],
+                0.4,
+                label=f"{label} p99",
+            )
+            axes[1].scatter(
+                offsets,
+                [by_agents[(server, c)]["p50_ms"] for c in levels],
+                color="black",
+                marker="_",
+                s=80,
+                zorder=3,
+                label="p50" if i == 0 else None,
+            )
+        axes[0].set_title("Echo agent, replies/s (higher is better)")
+        axes[1].set_title("Latency, ms (lower is better)")
+        axes[1].set_yscale("log")
+        axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        for ax in axes:
+            ax.set_xticks(list(xs), [f"c{c}" for c in levels])
+            ax.legend(fontsize=7)
+        save(fig, "agents.png")
     return written
 
 
@@ -1035,6 +1122,17 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "clock; see `bench/bench_hub.py`.",
             "",
             hub_section(results["hub"]),
+        ]
+    if "agents" in results:
+        sections += [
+            "",
+            "## 7. Agents over loopback",
+            "",
+            "`Reply` of an echo agent served by `agentscope-proto serve-agent` vs the same "
+            "agent behind A2A JSON-RPC with the A2A Python SDK (`bench/bench_agents.py`), "
+            "each side with its own client, closed loop, one server process each.",
+            "",
+            agents_section(results["agents"]),
         ]
     if "profile" in results:
         sections += [

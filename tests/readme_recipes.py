@@ -22,18 +22,28 @@ HTTP_ADDRESS = "127.0.0.1:8080"
 _BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
-def commands(program: str) -> list[str]:
-    """The section's commands starting with `program`, each with its continuation lines."""
+def section(title: str) -> str:
+    """The README's section `## title`, up to the next one."""
     text = README.read_text(encoding="utf-8")
-    start = text.index("## From other languages\n")
-    end = text.find("\n## ", start + 1)
+    start = text.index(f"## {title}\n")
+    return text[start : text.find("\n## ", start + 1)]
+
+
+def commands(program: str, title: str = "From other languages") -> list[str]:
+    """The section's commands starting with `program` (`grpcurl`, `curl`,
+    `agentscope-proto`, ...), each with its continuation lines (the lines that
+    follow it in its block)."""
     found: list[str] = []
-    for block in _BLOCK.findall(text[start:end]):
+    for block in _BLOCK.findall(section(title)):
+        current: list[str] | None = None
         for line in block.splitlines():
-            if line.split(" ", 1)[0] in ("grpcurl", "curl"):
-                found.append(line)
-            elif found and line.strip() and not line.startswith("#"):
-                found[-1] += "\n" + line
+            if line.split(" ", 1)[0] in ("grpcurl", "curl", program):
+                current = [line]
+                found.append("")
+            elif current is not None and line.strip() and not line.startswith("#"):
+                current.append(line)
+            if current is not None:
+                found[-1] = "\n".join(current)
     return [command for command in found if command.startswith(program + " ")]
 
 

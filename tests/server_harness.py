@@ -1,21 +1,31 @@
-"""A real server (FormatterService, and HubService as `config.hub` says) on a
-free loopback port, run in a background thread."""
+"""A real server (the FormatterService, or the services given, and the
+HubService as `config.hub` says) on a free loopback port, run in a background
+thread."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from agentscope_proto.hub import HubServicer, open_hub_store
+from agentscope_proto.hub import HubServicer, hub_service, open_hub_store
 from agentscope_proto.service import ServerConfig, build_server, set_serving
+from agentscope_proto.service.app import HostedService, formatter_service
+
+ServicesFactory = Callable[[], Awaitable[Sequence[HostedService]]]
 
 
 class RunningServer:
-    """Starts `build_server(config)` on its own event loop; `stop()` shuts it down."""
+    """Starts `build_server(config)` on its own event loop; `stop()` shuts it down.
 
-    def __init__(self, config: ServerConfig) -> None:
+    `services` (a coroutine function, run on the server's loop) gives the
+    services to host instead of the FormatterService.
+    """
+
+    def __init__(self, config: ServerConfig, services: ServicesFactory | None = None) -> None:
         self.config = config
+        self._services = services
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -28,12 +38,18 @@ class RunningServer:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         try:
+            run = self._loop.run_until_complete
+            hosted = (
+                list(run(self._services()))
+                if self._services is not None
+                else [formatter_service(self.config)]
+            )
             if self.config.hub is not None:
-                store = self._loop.run_until_complete(open_hub_store(self.config.hub))
-                self.hub = HubServicer(store, self.config.hub)
-            self._server, self.health, self.port = build_server(self.config, hub=self.hub)
-            self._loop.run_until_complete(self._server.start())
-            self._loop.run_until_complete(set_serving(self.health, True, hub=self.hub is not None))
+                self.hub = HubServicer(run(open_hub_store(self.config.hub)), self.config.hub)
+                hosted.append(hub_service(self.hub))
+            self._server, self.health, self.port = build_server(self.config, services=hosted)
+            run(self._server.start())
+            run(set_serving(self.health, True, [service.name for service in hosted]))
         except BaseException as exc:  # reported to the starting thread
             self._error = exc
             self._ready.set()
@@ -55,6 +71,15 @@ class RunningServer:
     def call(self, coro: Any) -> Any:
         """Run a coroutine on the server's loop (e.g. to flip health)."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
+
+    def tasks(self) -> int:
+        """How many tasks the server's loop has now."""
+
+        async def count() -> int:
+            return len(asyncio.all_tasks()) - 1  # not this one
+
+        result: int = self.call(count())
+        return result
 
     def stop(self, grace: float = 0) -> None:
         """Stop as `serve` drains: hub streams end UNAVAILABLE, then the server

@@ -51,6 +51,9 @@ def test_expected_modules_exist() -> None:
         "formatter_service_pb2_grpc",
         "hub_service_pb2",
         "hub_service_pb2_grpc",
+        "events_pb2",
+        "agent_service_pb2",
+        "agent_service_pb2_grpc",
     }
 
 

@@ -10,6 +10,7 @@ import agentscope_proto
 
 EXPECTED = [
     "PROVIDERS",
+    "AgentReplyError",
     "AgentScopeProtoError",
     "AnyBlock",
     "AsyncFormatterClient",
@@ -57,6 +58,7 @@ EXPECTED = [
     "Role",
     "ServerToolResultBlock",
     "ServerToolUseBlock",
+    "SessionStateError",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",

@@ -1,4 +1,4 @@
-"""The `agentscope-proto` command: `serve`, `format`, `parse` and `hub`.
+"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse` and `hub`.
 
 User errors (a missing or unreadable file, invalid JSON, a bad flag, a port
 already in use, input the formatter rejects) end in one line on stderr,
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import importlib
 import importlib.util
 import json
 import logging
@@ -71,22 +72,55 @@ def _provider_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _serve_parser(sub: Any) -> None:
-    p = sub.add_parser("serve", help="run the gRPC FormatterService", **_sub_options())
+def _server_flags(p: argparse.ArgumentParser, port: int) -> None:
+    """The flags every server command shares: address, size, TLS, auth, drain, logs."""
     p.add_argument("--host", default="127.0.0.1", help="address to bind")
-    p.add_argument("--port", type=int, default=50051, help="port to bind (0: any free port)")
-    p.add_argument(
-        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
-    )
-    p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
+    p.add_argument("--port", type=int, default=port, help="port to bind (0: any free port)")
     p.add_argument("--max-message-mb", type=int, default=64, help="largest request/response")
-    p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
-    p.add_argument("--allow-download", action="store_true", help="allow fetching http(s) media")
     p.add_argument("--tls-cert", type=Path, help="server certificate (PEM)")
     p.add_argument("--tls-key", type=Path, help="server private key (PEM)")
     p.add_argument("--tls-client-ca", type=Path, help="require client certs signed by this CA")
     p.add_argument("--auth-token-env", metavar="NAME", help="env var holding the bearer token")
     p.add_argument("--grace", type=float, default=10.0, help="seconds to drain on SIGTERM")
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log threshold",
+    )
+
+
+def _hub_flags(p: argparse.ArgumentParser, default: str) -> None:
+    """The HubService's flags (`serve` and `serve-agent` host it)."""
+    p.add_argument(
+        "--hub",
+        metavar="URL",
+        help="the HubService's store: memory, redis://HOST:PORT[/DB] (rediss://, unix://; "
+        f"needs the redis extra) or none (default: {default})",
+    )
+    p.add_argument(
+        "--hub-retention", type=int, default=10_000, help="messages each hub topic keeps"
+    )
+    p.add_argument(
+        "--hub-max-msg-kb", type=int, default=1024, help="largest message a Publish may store"
+    )
+    p.add_argument(
+        "--hub-max-subscribers", type=int, default=1000, help="Subscribe streams open at once"
+    )
+    p.add_argument(
+        "--hub-memory-mb", type=int, default=256, help="messages the memory hub keeps, all topics"
+    )
+
+
+def _serve_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the gRPC FormatterService", **_sub_options())
+    _server_flags(p, 50051)
+    p.add_argument(
+        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
+    )
+    p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
+    p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
+    p.add_argument("--allow-download", action="store_true", help="allow fetching http(s) media")
     p.add_argument("--max-blocks", type=int, default=100_000, help="content blocks per request")
     p.add_argument(
         "--format-cache-mb", type=int, default=0, help="format cache per worker (0: off)"
@@ -111,31 +145,28 @@ def _serve_parser(sub: Any) -> None:
         metavar="CIDR",
         help="a private network downloads may reach (repeatable; default: public only)",
     )
-    p.add_argument(
-        "--hub",
-        metavar="URL",
-        help="the HubService's store: memory, redis://HOST:PORT[/DB] (rediss://, unix://; "
-        "needs the redis extra) or none (default: memory; none with --workers > 1, where "
-        "each worker would have a hub of its own)",
+    _hub_flags(p, "memory; none with --workers > 1, where each worker would have a hub of its own")
+
+
+def _serve_agent_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve-agent",
+        help="serve an AgentScope agent (the gRPC AgentService)",
+        description="Serve the agents FACTORY makes, one per session. MODULE is imported as "
+        "`python -m` would (from the working directory); FACTORY is a zero-argument callable "
+        "returning a new agent.",
+        **_sub_options(),
     )
+    p.add_argument("factory", metavar="MODULE:FACTORY", help="e.g. my_agents:make_assistant")
+    _server_flags(p, 50052)
+    p.add_argument("--description", help="what the agent is for (Describe)")
+    p.add_argument("--agent-version", help="the agent's version (Describe)")
+    p.add_argument("--max-sessions", type=int, default=1000, help="sessions held at once")
     p.add_argument(
-        "--hub-retention", type=int, default=10_000, help="messages each hub topic keeps"
+        "--session-idle-seconds", type=float, default=3600.0, help="drop a session idle this long"
     )
-    p.add_argument(
-        "--hub-max-msg-kb", type=int, default=1024, help="largest message a Publish may store"
-    )
-    p.add_argument(
-        "--hub-max-subscribers", type=int, default=1000, help="Subscribe streams open at once"
-    )
-    p.add_argument(
-        "--hub-memory-mb", type=int, default=256, help="messages the memory hub keeps, all topics"
-    )
-    p.add_argument(
-        "--log-level",
-        default="info",
-        choices=["debug", "info", "warning", "error"],
-        help="log threshold",
-    )
+    p.add_argument("--max-replies", type=int, default=64, help="replies running at once")
+    _hub_flags(p, "none")
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -488,10 +519,12 @@ def _hub_config(args: argparse.Namespace) -> Any:
     """The hub `serve` runs (None: none), from its --hub flags."""
     from .hub.store import HubConfig
 
-    url = args.hub or ("memory" if args.workers == 1 else "none")
+    workers = getattr(args, "workers", 1)
+    default = "memory" if args.command == "serve" and workers == 1 else "none"
+    url = args.hub or default
     if url == "none":
         return None
-    if url == "memory" and args.workers > 1:
+    if url == "memory" and workers > 1:
         raise UserError(
             "--hub memory with --workers > 1 would give each worker a hub of its own; "
             "use --hub redis://..."
@@ -512,6 +545,29 @@ def _hub_config(args: argparse.Namespace) -> Any:
         raise UserError(f"--hub-{str(exc).replace('_', '-')}") from None
 
 
+def _server_base(args: argparse.Namespace) -> dict[str, Any]:
+    """The `ServerConfig` fields of the flags every server command has."""
+    for flag, path in (
+        ("--tls-cert", args.tls_cert),
+        ("--tls-key", args.tls_key),
+        ("--tls-client-ca", args.tls_client_ca),
+    ):
+        if path is not None and not path.is_file():
+            raise UserError(f"{flag} {path}: no such file")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UserError("--tls-cert and --tls-key go together")
+    return {
+        "host": args.host,
+        "port": args.port,
+        "max_message_mb": args.max_message_mb,
+        "auth_token": _token(args.auth_token_env),
+        "tls_cert": args.tls_cert,
+        "tls_key": args.tls_key,
+        "tls_client_ca": args.tls_client_ca,
+        "grace_seconds": args.grace,
+    }
+
+
 def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
     from ._fetch import MediaLimits
     from .service import ServerConfig
@@ -524,33 +580,18 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         )
     except ValueError as exc:
         raise UserError(f"--allow-network: {exc}") from None
-    for flag, path in (
-        ("--tls-cert", args.tls_cert),
-        ("--tls-key", args.tls_key),
-        ("--tls-client-ca", args.tls_client_ca),
-    ):
-        if path is not None and not path.is_file():
-            raise UserError(f"{flag} {path}: no such file")
+    base = _server_base(args)
     if args.format_cache_mb < 0:
         raise UserError("--format-cache-mb must be 0 (off) or more")
-    if (args.tls_cert is None) != (args.tls_key is None):
-        raise UserError("--tls-cert and --tls-key go together")
     if args.media_root is not None and not args.media_root.is_dir():
         raise UserError(f"--media-root {args.media_root}: no such directory")
     if args.http_port is not None and importlib.util.find_spec("connectrpc") is None:
         raise UserError("--http-port needs the http extra: pip install 'agentscope-proto[http]'")
     return ServerConfig(
-        host=args.host,
-        port=args.port,
+        **base,
         http_port=args.http_port,
-        max_message_mb=args.max_message_mb,
         media_root=args.media_root,
         allow_download=args.allow_download,
-        auth_token=_token(args.auth_token_env),
-        tls_cert=args.tls_cert,
-        tls_key=args.tls_key,
-        tls_client_ca=args.tls_client_ca,
-        grace_seconds=args.grace,
         reuse_port=reuse_port,
         max_blocks=args.max_blocks,
         format_cache_mb=args.format_cache_mb,
@@ -645,6 +686,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _serve_parser(sub)
+    _serve_agent_parser(sub)
     _format_parser(sub)
     _parse_parser(sub)
     _hub_parser(sub)
@@ -657,10 +699,82 @@ def _version() -> str:
     return __version__
 
 
+def _factory(spec: str) -> Any:
+    """The callable `MODULE:FACTORY` names, MODULE imported as `python -m`
+    would import it (the working directory first on the path)."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise UserError(f"{spec!r}: expected MODULE:FACTORY, e.g. my_agents:make_assistant")
+    if sys.path[:1] != [os.getcwd()]:
+        sys.path.insert(0, os.getcwd())
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise UserError(f"{spec}: cannot import {exc.name!r}") from None
+    except Exception as exc:  # the module's own code failed
+        raise UserError(f"{spec}: importing {module_name} failed: {exc!r}", 1) from None
+    for name in attribute.split("."):
+        if not hasattr(target, name):
+            raise UserError(f"{spec}: {type(target).__name__} {module_name} has no {name!r}")
+        target = getattr(target, name)
+    if not callable(target):
+        raise UserError(f"{spec}: not callable (a {type(target).__name__})")
+    return target
+
+
+async def _serve_agent(factory: Any, spec: str, config: Any, agent_config: Any) -> None:
+    from .agents import agent_service
+    from .agents.sessions import new_agent
+    from .service import serve
+
+    try:
+        probe = await new_agent(factory)
+    except Exception as exc:  # the factory's own code failed
+        raise UserError(f"{spec}: making an agent failed: {exc!r}", 1) from None
+    try:
+        service = await agent_service(factory, agent_config, probe=probe)
+    except TypeError as exc:  # not an agent
+        raise UserError(f"{spec}: {exc}") from None
+    await serve(config, services=[service])
+
+
+def _run_serve_agent(args: argparse.Namespace) -> None:
+    from .agents import AgentConfig
+    from .service import ServerConfig
+
+    try:
+        agent_config = AgentConfig(
+            description=args.description or "",
+            version=args.agent_version or "",
+            max_sessions=args.max_sessions,
+            session_idle_seconds=args.session_idle_seconds,
+            max_replies=args.max_replies,
+        )
+    except ValueError as exc:
+        raise UserError(f"--{str(exc).replace('_', '-')}") from None
+    config = ServerConfig(**_server_base(args), hub=_hub_config(args))
+    factory = _factory(args.factory)
+    _check_port(args.host, args.port)
+    _configure_logging(args.log_level)
+    try:
+        asyncio.run(_serve_agent(factory, args.factory, config, agent_config))
+    except (OSError, RuntimeError) as exc:
+        # gRPC's bind failure (a RuntimeError in recent grpcio, OSError before).
+        if "bind" not in str(exc).lower():
+            raise
+        raise UserError(f"cannot listen on {args.host}:{args.port}: {exc}", 1) from None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `agentscope-proto` command."""
     args = build_parser().parse_args(argv)
-    runners = {"serve": _run_serve, "format": _run_format, "parse": _run_parse, "hub": _run_hub}
+    runners = {
+        "serve": _run_serve,
+        "serve-agent": _run_serve_agent,
+        "format": _run_format,
+        "parse": _run_parse,
+        "hub": _run_hub,
+    }
     try:
         runners[args.command](args)
     except UserError as exc:

@@ -12,8 +12,6 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from typing import Any
 
 import grpc
-from google.rpc import status_pb2
-from grpc_status import rpc_status
 
 from ._client_proto import (
     MsgLike,
@@ -32,21 +30,9 @@ from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb
 from .formatting import FormattedBody, provider_first
 from .options import ParseSettings, parse_settings_to_proto
 from .results import ParsedResponse
-from .service.status import error_from_status
+from .service.status import error_from_rpc
 
 __all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
-
-
-def _status(error: grpc.RpcError) -> status_pb2.Status | None:
-    metadata: Any = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    for key, value in metadata or ():
-        if key == rpc_status.GRPC_DETAILS_METADATA_KEY:
-            return status_pb2.Status.FromString(value)
-    return None
-
-
-def _raise(error: grpc.RpcError) -> Exception:
-    return error_from_status(error.code(), error.details() or "", _status(error))
 
 
 class FormatterClient:
@@ -93,7 +79,7 @@ class FormatterClient:
         try:
             reply = self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return body_from_proto(reply)
 
     def parse(
@@ -112,7 +98,7 @@ class FormatterClient:
         try:
             reply = self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return result_from_proto(reply.result)
 
     def parse_stream(
@@ -143,7 +129,7 @@ class FormatterClient:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
                 yield result_from_proto(reply.result)
         except grpc.RpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
 
     def close(self) -> None:
         """Close the channel."""
@@ -195,7 +181,7 @@ class AsyncFormatterClient:
         try:
             reply = await self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return body_from_proto(reply)
 
     async def parse(
@@ -214,7 +200,7 @@ class AsyncFormatterClient:
         try:
             reply = await self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return result_from_proto(reply.result)
 
     async def parse_stream(
@@ -254,7 +240,7 @@ class AsyncFormatterClient:
             async for reply in call:
                 yield result_from_proto(reply.result)
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
 
     async def close(self) -> None:
         """Close the channel."""

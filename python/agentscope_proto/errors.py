@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AgentReplyError",
     "AgentScopeProtoError",
     "FormatError",
     "HubError",
@@ -14,6 +15,7 @@ __all__ = [
     "ParseError",
     "ProviderError",
     "RemoteError",
+    "SessionStateError",
     "ToolChoiceError",
     "UnknownProviderError",
     "UnsupportedMediaError",
@@ -146,6 +148,36 @@ class HubUnavailableError(AgentScopeProtoError):
         super().__init__(f"{path}: {reason}" if path else reason)
         self.path = path
         self.reason = reason
+
+
+class SessionStateError(AgentScopeProtoError):
+    """A call a hosted agent's session cannot take as it stands: an answer the
+    session did not ask for (or to a session that is gone), or messages while
+    it waits for an answer. The server reports it as FAILED_PRECONDITION.
+
+    `path` names the request field, e.g. `user_confirm_result.confirm_results[0]`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class AgentReplyError(AgentScopeProtoError):
+    """A hosted agent's reply failed (the agent raised).
+
+    `error_type` is AgentScope 2.x's `ErrorType` value (`"rate_limit"`,
+    `"upstream"`, `"internal"`, ...) and `message` the sanitized text of the
+    reply's `ReplyEndEvent`, never a traceback; `msg` is the reply's message
+    (with `error` set) when the caller received it.
+    """
+
+    def __init__(self, error_type: str, message: str, msg: object = None) -> None:
+        super().__init__(f"the agent's reply failed ({error_type}): {message}")
+        self.error_type = error_type
+        self.message = message
+        self.msg = msg
 
 
 class RemoteError(AgentScopeProtoError):

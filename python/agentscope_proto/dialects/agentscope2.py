@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     ToolResultBlock,
 )
 from ..errors import MessageFormatError
-from ..message._codec import block_from_dict, block_to_dict, unwrap
+from ..message._codec import block_from_dict, block_to_dict, blocks_to_list, unwrap
 from ..message._fields import BEHAVIORS, CALL_STATES, RESULT_STATES, load_object
 from ._agentscope2_rules import (
     MISSING,
@@ -58,7 +58,11 @@ __all__ = [
     "AS2_BLOCK_TYPES",
     "AS2_TOP_KEYS",
     "AS2_USAGE_KEYS",
+    "block_from_agentscope2",
+    "block_to_agentscope2",
     "from_agentscope2",
+    "parts_from_agentscope2",
+    "parts_to_agentscope2",
     "to_agentscope2",
 ]
 
@@ -396,22 +400,38 @@ def from_agentscope2(data: Mapping[str, Any]) -> Msg:
     return msg
 
 
+def block_from_agentscope2(
+    data: Any, path: str, kinds: tuple[str, ...] = _ALL_KINDS
+) -> ContentBlock:
+    """One 2.x block (its `model_dump` dict) as a `ContentBlock`, validated as
+    2.x validates a block of one of `kinds` (e.g. `("tool_call",)` where 2.x
+    declares a `ToolCallBlock`)."""
+    block = _block(data, path, Tally(), kinds)
+    return block_from_dict(_to_codec(block), path)
+
+
+def parts_from_agentscope2(value: Any, path: str) -> str | list[ContentBlock]:
+    """A hint's or a tool result's content: a string, or text and data blocks."""
+    parts = _parts(value, path)
+    if isinstance(parts, str):
+        return parts
+    return [block_from_dict(_to_codec(part), f"{path}[{i}]") for i, part in enumerate(parts)]
+
+
 # --- Writing -----------------------------------------------------------------
 
 
 class _Writer:
-    """Writes one message's blocks; ids and times a block lacks are derived
-    from the message (docs/dialects.md)."""
+    """Writes the blocks of one message (or event); ids and times a block
+    lacks are derived from its owner's (docs/dialects.md)."""
 
-    def __init__(self, msg: Msg) -> None:
-        if not msg.HasField("id"):
-            raise fail("id", "a message needs an id")
-        self.msg_id = msg.id
-        self.created_at = msg.timestamp
+    def __init__(self, owner_id: str, created_at: str) -> None:
+        self.owner_id = owner_id
+        self.created_at = created_at
 
     def block_id(self, path: str) -> str:
         # Derived, not random: the same message converts to the same 2.x dict.
-        return uuid.uuid5(uuid.NAMESPACE_URL, f"agentscope-proto:{self.msg_id}:{path}").hex
+        return uuid.uuid5(uuid.NAMESPACE_URL, f"agentscope-proto:{self.owner_id}:{path}").hex
 
     def times(self, data: Mapping[str, Any], finished: Any = None) -> dict[str, Any]:
         return {
@@ -547,7 +567,10 @@ class _Writer:
         inner = unwrap(block)
         if isinstance(inner, OpaqueBlock):
             raise fail(f"{path}.type", f"AgentScope 2.x has no {inner.block_type!r} block")
-        data = block_to_dict(inner)
+        try:
+            data = block_to_dict(inner)
+        except MessageFormatError as exc:  # a field the codec cannot name (`state`): place it
+            raise MessageFormatError(f"{path}.{exc.path}".rstrip("."), exc.reason) from None
         kind = data["type"]
         if kind == "text":
             return self.text(data, path)
@@ -648,7 +671,9 @@ def _role(msg: Msg, blocks: list[dict[str, Any]]) -> str:
 def to_agentscope2(msg: Msg) -> dict[str, Any]:
     if not msg.HasField("name"):
         raise fail("name", "a message needs a name")
-    writer = _Writer(msg)
+    if not msg.HasField("id"):
+        raise fail("id", "a message needs an id")
+    writer = _Writer(msg.id, msg.timestamp)
     if msg.WhichOneof("content") == "text":
         content = [writer.text({"text": msg.text}, "content[0]")]
     else:
@@ -699,3 +724,22 @@ def _write_error(msg: Msg) -> dict[str, str] | None:
     if name is None:
         raise MessageFormatError("error.type", f"unknown error type {msg.error.type}")
     return {"type": name, "message": msg.error.message}
+
+
+def block_to_agentscope2(
+    block: ContentBlock, path: str, owner_id: str, created_at: str
+) -> dict[str, Any]:
+    """A `ContentBlock` as 2.x's `model_dump` of it. A block without an id or
+    a creation time takes one derived from its owner (the message or event
+    it belongs to: `owner_id`, `created_at`), as in a message."""
+    return _Writer(owner_id, created_at).block(block, path)
+
+
+def parts_to_agentscope2(
+    value: str | Sequence[ContentBlock], path: str, owner_id: str, created_at: str
+) -> Any:
+    """A hint's or a tool result's content as 2.x writes it: the string, or
+    its text and data blocks."""
+    if isinstance(value, str):
+        return value
+    return _Writer(owner_id, created_at).parts(blocks_to_list(list(value)), path)

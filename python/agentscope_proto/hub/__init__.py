@@ -3,9 +3,10 @@
 `store` says what a hub store is (`HubStore`, `HubConfig`, `open_hub_store`);
 `memory` keeps topics in this process, `redis_streams` in Redis Streams (the
 `redis` extra, imported only when asked for); `servicer` serves a store over
-gRPC (`HubServicer`, `add_hub_service`); `client` has `HubClient` and
-`AsyncHubClient`. Names load on first use, so that the server's
-configuration can import `store` without the rest.
+gRPC (`HubServicer`; `hub_service` hosts it beside a server's other
+services); `client` has `HubClient` and `AsyncHubClient`. Names load on
+first use, so that the server's configuration can import `store` without the
+rest.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .client import AsyncHubClient, AsyncSubscription, HubClient, Subscription
     from .memory import MemoryHubStore
-    from .servicer import AFTER_HEADER, SERVICE_NAME, HubServicer, add_hub_service
+    from .servicer import AFTER_HEADER, SERVICE_NAME, HubServicer, add_hub_service, hub_service
     from .store import HubConfig, HubStore, open_hub_store
 
 _LAZY = {
@@ -24,6 +25,7 @@ _LAZY = {
     "SERVICE_NAME": "servicer",
     "HubServicer": "servicer",
     "add_hub_service": "servicer",
+    "hub_service": "servicer",
     "AsyncHubClient": "client",
     "AsyncSubscription": "client",
     "HubClient": "client",
@@ -46,6 +48,7 @@ __all__ = [
     "MemoryHubStore",
     "Subscription",
     "add_hub_service",
+    "hub_service",
     "open_hub_store",
 ]
 

@@ -22,9 +22,9 @@ import grpc
 from .._generated.agentscope.agent.v1 import hub_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
-from ..client import _raise
 from ..dialects import from_dict
 from ..errors import RemoteError
+from ..service.status import error_from_rpc
 from .servicer import AFTER_HEADER
 
 __all__ = ["AsyncHubClient", "AsyncSubscription", "HubClient", "Subscription"]
@@ -110,7 +110,7 @@ class HubClient:
         try:
             reply = self._stub.Publish(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return reply.offset
 
     def subscribe(
@@ -147,7 +147,7 @@ class Subscription:
         try:
             self._open()
         except grpc.RpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
 
     def _open(self) -> None:
         """Subscribe after `self.after`; raises the call's `grpc.RpcError` if
@@ -194,7 +194,7 @@ class Subscription:
             except grpc.RpcError as again:
                 error = again
         raise (
-            _raise(error)
+            error_from_rpc(error)
             if error is not None
             else RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
         ) from None
@@ -240,7 +240,7 @@ class AsyncHubClient:
         try:
             reply = await self._stub.Publish(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return reply.offset
 
     async def subscribe(
@@ -251,7 +251,7 @@ class AsyncHubClient:
         try:
             await subscription._open()
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return subscription
 
     async def close(self) -> None:
@@ -321,7 +321,7 @@ class AsyncSubscription:
             except grpc.aio.AioRpcError as again:
                 error = again
         raise (
-            _raise(error)
+            error_from_rpc(error)
             if error is not None
             else RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
         ) from None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -26,10 +26,20 @@ from .._generated.agentscope.agent.v1 import hub_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._wire import field_bytes, varint_bytes
 from ..errors import HubError, HubUnavailableError, LimitExceededError
-from ..service._rpc import Context, Wired, decoded, lenient, rpc_errors
+from ..service._rpc import Context, Wired, decoded, rpc_errors
 from .store import HubConfig, HubStore, check_topic, parse_offset
 
-__all__ = ["AFTER_HEADER", "SERVICE_NAME", "HubServicer", "add_hub_service", "event_bytes"]
+if TYPE_CHECKING:
+    from ..service.app import HostedService
+
+__all__ = [
+    "AFTER_HEADER",
+    "SERVICE_NAME",
+    "HubServicer",
+    "add_hub_service",
+    "event_bytes",
+    "hub_service",
+]
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["HubService"].full_name
 # The response header of a live subscription: the offset it starts after.
@@ -128,19 +138,22 @@ class HubServicer(pb_grpc.HubServiceServicer):
 
 
 def add_hub_service(servicer: HubServicer, server: grpc.aio.Server) -> None:
-    """`add_HubServiceServicer_to_server` with deserializers that never raise
-    (a request that does not decode is INVALID_ARGUMENT with details) and
-    events written from the stored bytes."""
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
-        "Publish": grpc.unary_unary_rpc_method_handler(
-            servicer.Publish,
-            request_deserializer=lenient(pb.PublishRequest, keep_wire=True),
-            response_serializer=pb.PublishResponse.SerializeToString,
-        ),
-        "Subscribe": grpc.unary_stream_rpc_method_handler(
-            servicer.Subscribe,
-            request_deserializer=lenient(pb.SubscribeRequest),
-            response_serializer=bytes,
-        ),
-    }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    """Add the HubService's handlers to `server` (before it starts), with
+    deserializers that never raise (a request that does not decode is
+    INVALID_ARGUMENT with details) and events written from the stored bytes."""
+    from ..service.app import add_service
+
+    add_service(
+        server, pb, "HubService", servicer, keep_wire={"Publish"}, passing_bytes={"Subscribe"}
+    )
+
+
+def hub_service(servicer: HubServicer) -> HostedService:
+    """The HubService, to host beside a server's other services: when the
+    server drains, its subscriptions end (UNAVAILABLE) so clients resume
+    elsewhere."""
+    from ..service.app import HostedService
+
+    return HostedService(
+        SERVICE_NAME, lambda server: add_hub_service(servicer, server), servicer.close
+    )

@@ -36,6 +36,7 @@ __all__ = [
     "decoded",
     "encoded_format_response",
     "lenient",
+    "log_failure",
     "rpc_errors",
 ]
 
@@ -254,7 +255,7 @@ class _Checked(Sequence[T]):
             yield item
 
 
-def _log_failure(method: str, exc: BaseException) -> None:
+def log_failure(method: str, exc: BaseException) -> None:
     # Not logger.exception: the exception's text may carry client input, and a
     # newline in it would forge a log line. repr() escapes it; the frames are
     # our own code.
@@ -294,7 +295,7 @@ async def rpc_errors(
         raise
     except Exception as exc:
         code = "INTERNAL"
-        _log_failure(method, exc)
+        log_failure(method, exc)
         await context.abort(grpc.StatusCode.INTERNAL, f"internal error in {method}")
         raise  # unreachable: abort raises
     finally:

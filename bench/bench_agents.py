@@ -1,0 +1,233 @@
+"""Agents: `Reply` of an echo agent over gRPC vs the same agent over A2A JSON-RPC.
+
+The agent (`bench/echo_agent.py`) replies as an AgentScope 2.x agent does,
+with 2.x's own event objects, and echoes the user's text with no model, so
+that what is measured is the transport of a reply. Servers, each a process of
+its own, one event loop each:
+
+- gRPC: `agentscope-proto serve-agent echo_agent:make_agent` (the real
+  command); a reply is 5 events (reply start, text block start, delta and
+  end, reply end) and the reply's message, converted to `AgentEvent`s.
+- A2A: the same agent behind the A2A Python SDK's JSON-RPC app
+  (`a2a-sdk`, on uvicorn); a reply is a streamed `SendStreamingMessage`: the
+  task, working, the text as an artifact, completed.
+
+Load generator: this process, each side with its own official client
+(`AsyncAgentClient`; the SDK's `ClientFactory` client with its JSON-RPC
+transport, streaming), a closed loop of `CONCURRENCY` coroutines, each with
+its own conversation (a gRPC session, an A2A context) sending the next message
+as soon as its reply ended. Throughput counts the replies finished in the
+measuring window; latency is a reply's first request byte to its last event.
+Client and servers share the machine's cores: each side's client CPU per
+reply is reported beside the server's.
+
+Runs in the AgentScope 2.x venv (`.venv-as2`, with a2a-sdk and uvicorn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from _common import BENCH_DIR, cpu_seconds, free_port, parse_args, write_json
+
+CONCURRENCY = (1, 16)
+# The user's words: one paragraph, echoed back.
+TEXT = (
+    "Please summarise the attached quarterly report in three bullet points, keep the "
+    "numbers exact, and say which region grew fastest. 数字は正確に。 ✓"
+)
+
+
+@contextlib.contextmanager
+def _server(kind: str) -> Iterator[tuple[int, int]]:
+    """A running server of `kind` (grpc, a2a): (port, pid)."""
+    port = free_port()
+    if kind == "grpc":
+        command = [
+            sys.executable,
+            "-m",
+            "agentscope_proto",
+            "serve-agent",
+            "echo_agent:make_agent",
+            "--port",
+            str(port),
+            "--log-level",
+            "error",
+            "--max-sessions",
+            "100000",
+        ]
+    else:
+        command = [sys.executable, str(BENCH_DIR / "echo_agent.py"), "--port", str(port)]
+    process = subprocess.Popen(command, cwd=BENCH_DIR, stdin=subprocess.DEVNULL)
+    try:
+        yield port, process.pid
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+# A side: (open its client, one reply of conversation `i` -> the echoed text, close).
+Side = tuple[Callable[[int], Awaitable[str]], Callable[[], Awaitable[None]]]
+
+
+async def _grpc(port: int) -> Side:
+    from agentscope_proto import Msg, get_text_content
+    from agentscope_proto.agents import AsyncAgentClient
+
+    client = AsyncAgentClient(f"127.0.0.1:{port}")
+    message = {"name": "user", "role": "user", "content": TEXT}
+
+    async def reply(conversation: int) -> str:
+        text = ""
+        async for item in client.reply_stream(message, session_id=f"c{conversation}"):
+            if isinstance(item, Msg):
+                text = get_text_content(item) or ""
+        return text
+
+    return reply, client.close
+
+
+async def _a2a(port: int) -> Side:
+    from a2a.client import ClientConfig, ClientFactory
+    from a2a.types import Message, Part, Role, SendMessageRequest
+    from echo_agent import a2a_app
+
+    _, card = a2a_app(f"http://127.0.0.1:{port}/")
+    client = ClientFactory(ClientConfig(streaming=True)).create(card)
+    contexts: dict[int, str] = {}
+    count = 0
+
+    async def reply(conversation: int) -> str:
+        nonlocal count
+        count += 1
+        message = Message(
+            role=Role.ROLE_USER,
+            message_id=f"m{count}",
+            parts=[Part(text=TEXT)],
+            context_id=contexts.get(conversation, ""),
+        )
+        text = ""
+        async for response in client.send_message(SendMessageRequest(message=message)):
+            if response.HasField("task"):
+                contexts[conversation] = response.task.context_id
+            if response.HasField("artifact_update"):
+                text = response.artifact_update.artifact.parts[0].text
+        return text
+
+    return reply, client.close
+
+
+async def _ready(reply: Callable[[int], Awaitable[str]]) -> None:
+    """Wait for the server to answer, and check that it echoes."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            text = await reply(0)
+            if text != TEXT:
+                raise AssertionError(f"the echo agent answered {text!r}")
+            return
+        except AssertionError:
+            raise
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+async def _load(
+    open_side: Callable[[int], Awaitable[Side]],
+    port: int,
+    pid: int,
+    concurrency: int,
+    warmup: float,
+    seconds: float,
+) -> dict[str, Any]:
+    reply, close = await open_side(port)
+    await _ready(reply)
+    latencies: list[float] = []
+    clock = time.perf_counter
+    start = clock() + warmup
+    stop = start + seconds
+
+    async def loop(conversation: int) -> None:
+        while True:
+            sent = clock()
+            if sent >= stop:
+                return
+            await reply(conversation)
+            if sent >= start:
+                latencies.append(clock() - sent)
+
+    cpu_before, server_before = time.process_time(), cpu_seconds(pid)
+    await asyncio.gather(*(loop(i + 1) for i in range(concurrency)))
+    client_cpu, server_cpu = time.process_time() - cpu_before, cpu_seconds(pid) - server_before
+    await close()
+    latencies.sort()
+    count = len(latencies)
+    total = count / seconds * (warmup + seconds)  # replies over warm-up and window
+    return {
+        "concurrency": concurrency,
+        "replies": count,
+        "rps": count / seconds,
+        "p50_ms": statistics.median(latencies) * 1e3,
+        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        "server_cpu_us_per_reply": server_cpu / total * 1e6,
+        "client_cpu_us_per_reply": client_cpu / total * 1e6,
+    }
+
+
+SIDES: dict[str, Callable[[int], Awaitable[Side]]] = {"grpc": _grpc, "a2a": _a2a}
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "")
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    warmup, seconds = (0.3, 1.0) if args.quick else (2.0, 10.0)
+    sys.path.insert(0, str(BENCH_DIR))
+    rows = []
+    for concurrency in CONCURRENCY:
+        for side, open_side in SIDES.items():
+            with _server(side) as (port, pid):
+                row = asyncio.run(_load(open_side, port, pid, concurrency, warmup, seconds))
+            rows.append({"server": side, **row})
+            print(f"[agents] {side} c{concurrency}: {row['rps']:,.0f} replies/s", flush=True)
+    write_json(
+        args.json,
+        {
+            # When, and how busy the shared machine was: this section's
+            # figures are wall-clock.
+            "started": started,
+            "load_before": load_before,
+            "load_after": [round(x, 2) for x in os.getloadavg()],
+            "text_chars": len(TEXT),
+            "warmup_s": warmup,
+            "seconds": seconds,
+            "a2a_sdk": _version("a2a-sdk"),
+            "agentscope": _version("agentscope"),
+            "rows": rows,
+        },
+    )
+
+
+def _version(name: str) -> str:
+    from importlib.metadata import version
+
+    return version(name)
+
+
+if __name__ == "__main__":
+    main()

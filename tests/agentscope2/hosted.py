@@ -1,0 +1,136 @@
+"""Real AgentScope 2.x agents to host: `agentscope.agent.Agent` with a toolkit
+(a tool that asks for confirmation, one that runs at once, an external one)
+and AgentScope's own `OpenAIChatModel` pointed at a local replay of recorded
+OpenAI streams (tests/replay_server.py). Nothing reaches the network.
+
+`serve` starts an AgentService of such agents on a free port; the fixtures
+(conftest.py) share one replay and one server per module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentscope.agent import Agent, ModelConfig
+from agentscope.credential import OpenAICredential
+from agentscope.model import OpenAIChatModel
+from agentscope.permission import PermissionBehavior, PermissionDecision
+from agentscope.tool import FunctionTool, ToolBase, Toolkit
+
+from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
+from agentscope_proto.agents import SERVICE_NAME, AgentConfig, AgentServicer, agent_servicer
+from agentscope_proto.service import ServerConfig
+from agentscope_proto.service.app import HostedService, add_service
+
+from server_harness import RunningServer
+
+# What the user says -> the recorded OpenAI streams the model calls replay
+# (the golden OpenAI parser cases), one per model call of the reply.
+SCRIPT = {
+    "hi": ["stream_text_by3", "stream_text_by3"],  # the second: a reply that goes on
+    "think first": ["stream_thinking_then_text_by5"],
+    "weather?": ["stream_text_then_tool_by4", "stream_text_by3"],
+    "three tools": ["stream_parallel_tools_interleaved_by3", "stream_text_by3"],
+    "fail": ["http:500"],
+    "rate limited": ["http:429"],
+    "wait": ["hang"],
+    "where am I?": ["stream_text_then_tool_by4@GenerateStructuredOutput"],
+    # A team leader assigning "weather?" to Friday (recordings.json).
+    "ask Friday": ["stream_team_assign_friday", "stream_text_by3"],
+}
+RECORDINGS = json.loads((Path(__file__).with_name("recordings.json")).read_text(encoding="utf-8"))
+# The text the recorded streams end with.
+SUNNY = "The weather in Paris is sunny and 22 degrees."
+
+
+def get_weather(city: str, unit: str = "celsius") -> str:
+    """Get the weather of a city.
+
+    Args:
+        city (str): The city.
+        unit (str): `celsius` or `fahrenheit`.
+    """
+    return f"Sunny in {city}, 21°C" if unit == "celsius" else f"Sunny in {city}, 70°F"
+
+
+def get_time(timezone: str) -> str:
+    """Get the current time in a time zone.
+
+    Args:
+        timezone (str): The IANA time zone.
+    """
+    return f"12:00 in {timezone}"
+
+
+class WebSearch(ToolBase):
+    """An external tool: the caller runs it and sends its result back."""
+
+    name = "web_search"
+    description = "Search the web."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+    }
+    is_concurrency_safe = False
+    is_read_only = True
+    is_external_tool = True
+
+    async def check_permissions(self, *args: Any, **kwargs: Any) -> PermissionDecision:
+        return PermissionDecision(behavior=PermissionBehavior.ALLOW, message="the caller runs it")
+
+
+def make_agent(base_url: str, name: str = "Friday") -> Agent:
+    """A real 2.x agent whose model is the replay at `base_url`."""
+    model = OpenAIChatModel(
+        credential=OpenAICredential(api_key="sk-replay", base_url=base_url),
+        model="gpt-4o-mini",
+        max_retries=0,
+    )
+    allowed = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="always allowed")
+    toolkit = Toolkit(
+        tools=[
+            FunctionTool(get_weather, is_concurrency_safe=False),  # asks for confirmation
+            FunctionTool(get_time, is_concurrency_safe=False, permission=allowed),
+            WebSearch(),
+        ]
+    )
+    return Agent(
+        name=name,
+        system_prompt="You are a helpful assistant.",
+        model=model,
+        toolkit=toolkit,
+        model_config=ModelConfig(max_retries=0),
+    )
+
+
+class AgentServer(RunningServer):
+    """A running AgentService; `servicer` is its servicer (on the server's loop)."""
+
+    servicer: AgentServicer
+
+
+def serve(
+    factory: Callable[[], Any],
+    agent_config: AgentConfig | None = None,
+    config: ServerConfig | None = None,
+) -> AgentServer:
+    """An AgentService of `factory`'s agents, started on a free port."""
+
+    async def services() -> list[HostedService]:
+        server.servicer = await agent_servicer(factory, agent_config)
+        return [
+            HostedService(
+                SERVICE_NAME, lambda s: add_service(s, pb, "AgentService", server.servicer)
+            )
+        ]
+
+    server = AgentServer(config or ServerConfig(port=0), services)
+    return server.start()  # type: ignore[return-value]
+
+
+def user(text: str) -> dict[str, Any]:
+    """A user message in AgentScope 2.x's JSON."""
+    return {"name": "user", "role": "user", "content": [{"type": "text", "text": text}]}
