@@ -277,7 +277,11 @@ def _tool_result_part(inner: ToolResultBlock, path: str) -> Part:
 
 
 def _dict_part(inner: Any, path: str) -> Part:
-    return Part(data=_value(block_to_dict(inner)))
+    # The dict in its canonical key order (a Struct keeps none).
+    canonical = type(inner)()
+    canonical.CopyFrom(inner)
+    canonical.ClearField("key_order")
+    return Part(data=_value(block_to_dict(canonical)))
 
 
 def _opaque_part(inner: Any, path: str) -> Part:
@@ -540,10 +544,12 @@ def _read_plain(
     for index, part in enumerate(parts):
         meta = _py(part.metadata)
         java = java or _MSG_ID in meta or _BLOCK_TYPE in meta
-        key = meta.get(_MSG_ID) if group and isinstance(meta.get(_MSG_ID), str) else None
+        java_id = meta.get(_MSG_ID) if isinstance(meta.get(_MSG_ID), str) else None
+        key = java_id if group else None
         msg = msgs.get(key)
         if msg is None:
-            msg = msgs[key] = Msg(id=key if key is not None else fallback_id)
+            # An artifact's one Msg is the Java message it streams, when it says.
+            msg = msgs[key] = Msg(id=java_id if java_id is not None else fallback_id)
             msg.blocks.SetInParent()
         if not msg.HasField("name") and isinstance(meta.get(_MSG_SOURCE), str):
             msg.name = meta[_MSG_SOURCE]
