@@ -259,8 +259,15 @@ def _tool_use_part(inner: Any, path: str) -> Part:
     metadata = dict(metadata) if isinstance(metadata, dict) else {}
     if inner.HasField("thought_signature"):
         metadata["thoughtSignature"] = base64.b64encode(inner.thought_signature).decode()
-    _put(part.metadata, {**metadata, _TOOL_CALL_ID: inner.id, _TOOL_NAME: inner.name})
+    _put(part.metadata, metadata)
+    _tool_keys(inner, part)
     return part
+
+
+def _tool_keys(inner: Any, part: Part) -> None:
+    """agentscope-java's keys hold a tool call's or result's id and tool name exactly."""
+    _put(part.metadata, {_TOOL_CALL_ID: inner.id, _TOOL_NAME: inner.name})
+    inner.id = inner.name = ""
 
 
 def _tool_result_part(inner: ToolResultBlock, path: str) -> Part:
@@ -272,7 +279,7 @@ def _tool_result_part(inner: ToolResultBlock, path: str) -> Part:
     metadata = _object(inner.metadata_json, f"{path}.metadata_json")
     # agentscope-java merges the result's metadata into the part's (nulls it refuses).
     _put(part.metadata, {k: v for k, v in metadata.items() if v is not None})
-    _put(part.metadata, {_TOOL_CALL_ID: inner.id, _TOOL_NAME: inner.name})
+    _tool_keys(inner, part)
     return part
 
 
@@ -386,7 +393,20 @@ def _fill_media(inner: Any, part: Part) -> None:
         inner.name = part.filename
 
 
+def _fill_tool(inner: Any, part: Part) -> None:
+    fields = part.metadata.fields
+    for key, field in ((_TOOL_CALL_ID, "id"), (_TOOL_NAME, "name")):
+        value = fields.get(key)
+        if (
+            value is not None
+            and value.WhichOneof("kind") == "string_value"
+            and not getattr(inner, field)
+        ):
+            setattr(inner, field, value.string_value)
+
+
 def _fill_tool_result(inner: ToolResultBlock, part: Part) -> None:
+    _fill_tool(inner, part)
     if part.WhichOneof("content") == "data" and inner.WhichOneof("output") is None:
         value = _py(part.data)
         if isinstance(value, dict) and isinstance(value.get(_TOOL_OUTPUT), str):
@@ -398,6 +418,7 @@ _FILL: dict[str, Callable[[Any, Part], None]] = {
     "thinking": lambda inner, part: _fill_text(inner, part, "thinking"),
     "hint": _fill_hint,
     **dict.fromkeys(_MEDIA, _fill_media),
+    "tool_use": _fill_tool,
     "tool_result": _fill_tool_result,
 }
 
