@@ -16,6 +16,7 @@ import base64
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -720,3 +721,10 @@ def test_the_package_imports_without_the_extra() -> None:
         done.stdout.strip()
         == 'agentscope_proto.a2a needs a2a-sdk: pip install "agentscope-proto[a2a]"'
     )
+
+
+def test_the_readme_example_runs() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## A2A\n") :]
+    start = section.index("```python\n") + len("```python\n")
+    exec(compile(section[start : section.index("```", start)], "README.md", "exec"), {})
