@@ -528,6 +528,93 @@ def test_reads_what_agentscope_java_writes() -> None:
     assert msgs[0].blocks.items[1].image.name == "3b1f-uuid"
 
 
+def test_agentscope_java_over_a2a_0_3() -> None:
+    """agentscope-java's bridge is on a2a-java 0.3.3: its JSON (`kind`ed parts, file
+    parts with base64 bytes) reaches these 1.0 types through a2a-sdk's 0.3 layer,
+    metadata and all; what we write goes back to 0.3 in the shapes its parsers take."""
+    from a2a.compat.v0_3 import conversions
+    from a2a.compat.v0_3 import types as v03
+
+    def meta(msg_id: str, name: str, role: str, **keys: Any) -> dict[str, Any]:
+        return {
+            "_agentscope_msg_id": msg_id,
+            "_agentscope_msg_source": name,
+            "_agentscope_msg_role": role,
+            **keys,
+        }
+
+    tool = {"_agentscope_tool_call_id": "call_1", "_agentscope_tool_name": "get_weather"}
+    java_json = {
+        "kind": "message",
+        "messageId": "5f0c...",
+        "role": "user",
+        "metadata": {"u1": {"channel": "web", "count": 2}},
+        "parts": [
+            {
+                "kind": "text",
+                "text": "Weather?",
+                "metadata": meta("u1", "user", "USER", _agentscope_block_type="text"),
+            },
+            {
+                "kind": "file",
+                "file": {
+                    "bytes": base64.b64encode(PNG).decode(),
+                    "mimeType": "image/png",
+                    "name": "3b1f-uuid",
+                },
+                "metadata": meta("u1", "user", "USER"),
+            },
+            {
+                "kind": "text",
+                "text": "Checking.",
+                "metadata": meta("a1", "Friday", "ASSISTANT", _agentscope_block_type="thinking"),
+            },
+            {
+                "kind": "data",
+                "data": {"city": "Paris", "days": 3},
+                "metadata": meta(
+                    "a1",
+                    "Friday",
+                    "ASSISTANT",
+                    _agentscope_block_type="tool_use",
+                    thoughtSignature="c2ln",
+                    **tool,
+                ),
+            },
+            {
+                "kind": "data",
+                "data": {"_agentscope_tool_output": [{"type": "text", "text": "Sunny"}]},
+                "metadata": meta(
+                    "t1",
+                    "Friday",
+                    "TOOL",
+                    _agentscope_block_type="tool_result",
+                    elapsed=0.5,
+                    **tool,
+                ),
+            },
+        ],
+    }
+    core = conversions.to_core_message(v03.Message.model_validate(java_json))
+    msgs = a2a_to_msgs(core)
+    assert msgs == a2a_to_msgs(java_message())
+    back = conversions.to_compat_message(msgs_to_a2a(msgs)).model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
+    kinds = [(p["kind"], p["metadata"].get("_agentscope_block_type")) for p in back["parts"]]
+    assert kinds == [
+        ("text", "text"),
+        ("file", "image"),
+        ("text", "thinking"),
+        ("data", "tool_use"),
+        ("data", "tool_result"),
+    ]
+    assert back["parts"][1]["file"]["mimeType"] == "image/png"
+    assert back["parts"][3]["data"] == {"city": "Paris", "days": 3.0}
+    assert back["parts"][4]["data"] == {"_agentscope_tool_output": "Sunny"}
+    assert back["metadata"]["u1"] == {"channel": "web", "count": 2.0}
+
+
 def test_reads_agentscope_javas_streamed_reply() -> None:
     artifact = Artifact(artifact_id="art-1", name="agent-response")
     for text, kind in [("Thin", "thinking"), ("king", "thinking"), ("Hel", "text"), ("lo", "text")]:

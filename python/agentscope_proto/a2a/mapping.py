@@ -20,7 +20,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from a2a.types import AgentExtension, Artifact, Message, Part
 from a2a.types import Role as A2ARole
@@ -470,6 +470,27 @@ def _plain_block(part: Part, meta: dict[str, Any], path: str) -> ContentBlock:
     return _with_extras(block, extras)
 
 
+_M = TypeVar("_M", bound=ProtoMessage)
+
+
+def _unordered(message: _M) -> _M:
+    """`message` without key orders: read from a Struct, which keeps none."""
+    for field, value in message.ListFields():
+        if field.name == "key_order":
+            message.ClearField("key_order")
+        elif field.message_type is not None:
+            for item in value if _repeated(field) else [value]:
+                _unordered(item)
+    return message
+
+
+def _repeated(field: Any) -> bool:
+    # `label` is gone in protobuf 7; `is_repeated` is not in 5.29.
+    if hasattr(field, "is_repeated"):
+        return bool(field.is_repeated)
+    return bool(field.label == field.LABEL_REPEATED)
+
+
 def _plain_data_block(
     part: Part, meta: dict[str, Any], leftover: dict[str, Any], path: str
 ) -> ContentBlock:
@@ -491,10 +512,10 @@ def _plain_data_block(
         block = block_from_java(item, data_path) or ContentBlock()
         if isinstance(output, str):
             block.tool_result.text = output
-        return block
+        return _unordered(block)
     if isinstance(kind, str) and isinstance(value, dict) and value.get("type") == kind:
         # The AgentScope dict of a block A2A has no part for (server tools, ...).
-        return block_from_dict(value, data_path)
+        return _unordered(block_from_dict(value, data_path))
     extras = {"data": True, "metadata": leftover}
     extras.update(media_type=part.media_type, filename=part.filename)
     return _with_extras(ContentBlock(text=TextBlock(text=_json.dumps(value, data_path))), extras)
