@@ -393,6 +393,15 @@ def test_speaker_names_for_peers_without_the_extension() -> None:
         "[Carol]:",
         "anonymous",
     ]
+    assert [p.WhichOneof("content") for p in message.parts] == [
+        "text",
+        "text",
+        "text",
+        "text",
+        "raw",
+        "text",
+    ]
+    assert message.parts[4].raw == PNG
     assert history[0].text == "Rain tomorrow?"  # copies: the history is unchanged
 
 

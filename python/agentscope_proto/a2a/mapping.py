@@ -986,9 +986,8 @@ def prefix_speaker_names(msgs: Iterable[Msg]) -> list[Msg]:
                 if texts:
                     texts[0].text = prefix + texts[0].text
                 else:
-                    items = [ContentBlock(text=TextBlock(text=prefix.rstrip())), *copy.blocks.items]
-                    copy.blocks.ClearField("items")
-                    copy.blocks.items.extend(items)
+                    lead = ContentBlock(text=TextBlock(text=prefix.rstrip()))
+                    copy.blocks.CopyFrom(ContentBlocks(items=[lead, *copy.blocks.items]))
         out.append(copy)
     return out
 
