@@ -193,3 +193,28 @@ def test_ten_publishers_two_servers_three_subscribers(
         assert got == results[0]  # one order of the topic, whichever server
         for n in range(publishers):
             assert [i for _, name, i in got if name == f"p{n}"] == list(range(each))
+
+
+@pytest.mark.load
+def test_an_idle_redis_subscription_outlives_the_blocked_reads(
+    redis_server: RedisServer, topic: str
+) -> None:
+    """A raw stream (no client to resume it) idle for longer than one blocked
+    XREAD and redis-py's default read timeout (5 s each) still delivers."""
+    import grpc
+
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2 as pb
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
+
+    running = hub_server(redis_server.url)
+    try:
+        with grpc.insecure_channel(running.target) as channel:
+            stub = pb_grpc.HubServiceStub(channel)
+            call = stub.Subscribe(pb.SubscribeRequest(topic=topic), timeout=60)
+            assert dict(call.initial_metadata())["hub-after"]
+            time.sleep(6.5)
+            offset = stub.Publish(pb.PublishRequest(topic=topic, msg=msg("late")), timeout=10)
+            assert next(call).offset == offset.offset
+            call.cancel()
+    finally:
+        running.stop()

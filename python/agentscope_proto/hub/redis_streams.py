@@ -45,6 +45,10 @@ _BATCH = 256
 # connection that died without a word is noticed, and a read left behind by
 # a cancelled subscriber (see `read`) ends.
 _BLOCK_MS = 5_000
+# How long Redis has to answer beyond that: the connection's read timeout is
+# their sum (redis-py's default, 5 s, would end every idle blocked read as a
+# failure).
+_REPLY_S = 10.0
 
 # [last offset, first retained offset or "", 1 if ever trimmed], or nil for
 # a topic with no stream yet. entries-added (Redis 7) counts every XADD; a
@@ -89,7 +93,9 @@ class RedisHubStore(HubStore):
     @classmethod
     async def connect(cls, config: HubConfig) -> RedisHubStore:
         """A store on the Redis `config.url` names, once it answers a PING."""
-        client = aioredis.Redis.from_url(config.url, socket_connect_timeout=5)
+        client = aioredis.Redis.from_url(
+            config.url, socket_connect_timeout=5, socket_timeout=_BLOCK_MS / 1000 + _REPLY_S
+        )
         try:
             await client.ping()
         except (RedisError, OSError) as exc:
