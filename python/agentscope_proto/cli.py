@@ -128,6 +128,9 @@ def _serve_parser(sub: Any) -> None:
         "--hub-max-subscribers", type=int, default=1000, help="Subscribe streams open at once"
     )
     p.add_argument(
+        "--hub-max-publishers", type=int, default=1000, help="PublishStream streams open at once"
+    )
+    p.add_argument(
         "--hub-memory-mb", type=int, default=256, help="messages the memory hub keeps, all topics"
     )
     p.add_argument(
@@ -506,6 +509,7 @@ def _hub_config(args: argparse.Namespace) -> Any:
             retention=args.hub_retention,
             max_msg_kb=args.hub_max_msg_kb,
             max_subscribers=args.hub_max_subscribers,
+            max_publishers=args.hub_max_publishers,
             memory_mb=args.hub_memory_mb,
         )
     except ValueError as exc:
