@@ -143,9 +143,14 @@ Round = Callable[[int], Awaitable[dict[str, Any]]]
 
 
 def _result(
-    started: float, sent: list[float], delivered: list[list[tuple[int, float]]], cpu: float
+    started: float,
+    sent: list[float],
+    acked: list[float],
+    delivered: list[list[tuple[int, float]]],
+    cpu: float,
 ) -> dict[str, Any]:
-    """The round's figures; `delivered`: (message index, time) per subscriber."""
+    """The round's figures; `acked`: each publish call's duration (until its
+    answer); `delivered`: (message index, time) per subscriber."""
     last = max(times[-1][1] for times in delivered)
     latencies = sorted(t - sent[i] for times in delivered for i, t in times)
     count = len(latencies)
@@ -154,6 +159,7 @@ def _result(
         "msgs_per_s": len(sent) / (last - started),
         "p50_ms": statistics.median(latencies) * 1e3,
         "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        "ack_p50_ms": statistics.median(acked) * 1e3,
         "client_cpu_s": cpu,
     }
 
@@ -166,6 +172,7 @@ def _ours(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
         client = AsyncHubClient(target)
         subscriptions = [await client.subscribe(topic) for _ in range(subscribers)]
         sent = [0.0] * messages
+        acked = [0.0] * messages
         delivered: list[list[tuple[int, float]]] = []
         clock = time.perf_counter
         cpu = time.process_time()
@@ -178,6 +185,7 @@ def _ours(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
                 msg.CopyFrom(ours)
                 msg.id = str(i)
                 await client.publish(topic, msg)
+                acked[i] = clock() - sent[i]
 
         async def receive(subscription: Any) -> None:
             times = []
@@ -194,7 +202,7 @@ def _ours(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
         for subscription in subscriptions:
             await subscription.close()
         await client.close()
-        return _result(started, sent, delivered, cpu)
+        return _result(started, sent, acked, delivered, cpu)
 
     return run
 
@@ -215,6 +223,7 @@ def _ours_unary(target: str, ours: Any, publishers: int, subscribers: int) -> Ro
         for call in calls:
             await call.initial_metadata()  # live
         sent = [0.0] * messages
+        acked = [0.0] * messages
         delivered: list[list[tuple[int, float]]] = []
         clock = time.perf_counter
         cpu = time.process_time()
@@ -227,6 +236,7 @@ def _ours_unary(target: str, ours: Any, publishers: int, subscribers: int) -> Ro
                 msg.CopyFrom(ours)
                 msg.id = str(i)
                 await stub.Publish(pb.PublishRequest(topic=topic, msg=msg))
+                acked[i] = clock() - sent[i]
 
         async def receive(call: Any) -> None:
             times = []
@@ -240,7 +250,7 @@ def _ours_unary(target: str, ours: Any, publishers: int, subscribers: int) -> Ro
         for call in calls:
             call.cancel()
         await channel.close()
-        return _result(started, sent, delivered, cpu)
+        return _result(started, sent, acked, delivered, cpu)
 
     return run
 
@@ -271,6 +281,7 @@ def _agentscope(url: str, theirs: Any, publishers: int, subscribers: int) -> Rou
         key = f"bench:{uuid.uuid4().hex}"
         async with bus_class(host="127.0.0.1", port=port) as bus:
             sent = [0.0] * messages
+            acked = [0.0] * messages
             delivered: list[list[tuple[int, float]]] = []
             clock = time.perf_counter
             cpu = time.process_time()
@@ -280,6 +291,7 @@ def _agentscope(url: str, theirs: Any, publishers: int, subscribers: int) -> Rou
                 for i in range(first, messages, publishers):
                     sent[i] = clock()
                     await bus.log_append(key, {**payload, "id": str(i)})
+                    acked[i] = clock() - sent[i]
 
             async def receive() -> None:
                 times: list[tuple[int, float]] = []
@@ -299,7 +311,7 @@ def _agentscope(url: str, theirs: Any, publishers: int, subscribers: int) -> Rou
                 *(publish(p) for p in range(publishers)), *(receive() for _ in range(subscribers))
             )
             cpu = time.process_time() - cpu
-        return _result(started, sent, delivered, cpu)
+        return _result(started, sent, acked, delivered, cpu)
 
     return run
 

@@ -337,6 +337,7 @@ def hub_section(hub: dict[str, Any]) -> str:
                     label,
                     f"{side['msgs_per_s']:,.0f} ({side['msgs_per_s_min']:,.0f}–"
                     f"{side['msgs_per_s_max']:,.0f})",
+                    f"{side['ack_p50_ms']:.2f}" if "ack_p50_ms" in side else "–",
                     f"{side['p50_ms']:.2f}",
                     f"{side['p99_ms']:.2f} ({side['p99_ms_min']:.2f}–{side['p99_ms_max']:.2f})",
                     f"{side['client_cpu_s'] * per_msg:,.0f}",
@@ -349,8 +350,9 @@ def hub_section(hub: dict[str, Any]) -> str:
             [
                 "side",
                 "msgs/s",
-                "p50 ms",
-                "p99 ms",
+                "publish answered, p50 ms",
+                "delivered, p50 ms",
+                "delivered, p99 ms",
                 "client CPU µs/msg",
                 "hub server CPU µs/msg",
                 "Redis CPU µs/msg",
