@@ -106,7 +106,7 @@ def _publish_bytes(topic: str, msg: Msg) -> bytes:
 
 def _outcome(result: pb.PublishResult) -> str | Exception:
     """A message's offset, or the exception its `PublishError` stands for."""
-    if result.WhichOneof("outcome") == "offset":
+    if result.offset:  # never empty when set
         return result.offset
     error = result.error
     status = status_pb2.Status.FromString(error.SerializeToString())

@@ -79,15 +79,6 @@ def _batches(entries: list[Entry]) -> list[bytes]:
     return responses
 
 
-# A placeholder, replaced by every message's own result.
-_NOT_STORED = pb.PublishResult()
-
-
-def _error(exc: AgentScopeProtoError) -> pb.PublishResult:
-    """The result of a message that was not stored: its status, field for field."""
-    return pb.PublishResult(error=pb.PublishError.FromString(status_for(exc).SerializeToString()))
-
-
 class HubServicer(pb_grpc.HubServiceServicer):
     """Publish, PublishStream, Subscribe and SubscribeBatches on `store`,
     within `config`'s limits."""
@@ -107,6 +98,7 @@ class HubServicer(pb_grpc.HubServiceServicer):
         # at once; the others end after answering the request they hold.
         self._reading: set[asyncio.Task[Any]] = set()
         self._closing = False
+        self._last_batch: tuple[list[Entry] | None, list[bytes]] = (None, [])
 
     def _checked(self, topic: str, msg: bytes | None) -> bytes:
         """The bytes of a message to publish, once its topic, presence and size pass."""
@@ -175,7 +167,7 @@ class HubServicer(pb_grpc.HubServiceServicer):
                 f"requests[{index}].publishes",
                 f"{len(publishes)} messages; a request carries at most {MAX_PUBLISHES}",
             )
-        results = [_NOT_STORED] * len(publishes)
+        outcomes: list[Published | AgentScopeProtoError] = []
         places: list[int] = []
         accepted: list[tuple[str, bytes]] = []
         for place, publish in enumerate(publishes):
@@ -183,8 +175,9 @@ class HubServicer(pb_grpc.HubServiceServicer):
             try:
                 accepted.append((publish.topic, self._checked(publish.topic, msg)))
             except AgentScopeProtoError as exc:
-                results[place] = _error(exc)
+                outcomes.append(exc)
                 continue
+            outcomes.append("")
             places.append(place)
         if accepted:
             stored: list[Published]
@@ -193,12 +186,15 @@ class HubServicer(pb_grpc.HubServiceServicer):
             except HubUnavailableError as exc:
                 stored = [exc] * len(accepted)
             for place, outcome in zip(places, stored, strict=True):
-                results[place] = (
-                    _error(outcome)
-                    if isinstance(outcome, Exception)
-                    else pb.PublishResult(offset=outcome)
-                )
-        return pb.PublishStreamResponse(results=results)
+                outcomes[place] = outcome
+        response = pb.PublishStreamResponse()
+        add = response.results.add
+        for result in outcomes:
+            if isinstance(result, str):
+                add(offset=result)
+            else:  # the status a Publish of it would end with, field for field
+                add().error.ParseFromString(status_for(result).SerializeToString())
+        return response
 
     async def Subscribe(  # type: ignore[override]
         self, request: pb.SubscribeRequest, context: Context
@@ -213,8 +209,15 @@ class HubServicer(pb_grpc.HubServiceServicer):
     ) -> AsyncIterator[bytes]:
         async with rpc_errors("SubscribeBatches", context):
             async for entries in self._follow(request, context):
-                for response in _batches(entries):
+                for response in self._encoded(entries):
                     yield response
+
+    def _encoded(self, entries: list[Entry]) -> list[bytes]:
+        """`_batches(entries)`, written once for all the subscriptions a Redis
+        topic's tail hands the same batch to (the last one is remembered)."""
+        if entries is not self._last_batch[0]:
+            self._last_batch = (entries, _batches(entries))
+        return self._last_batch[1]
 
     async def _follow(self, request: Any, context: Context) -> AsyncIterator[list[Entry]]:
         """A checked subscription's entries, batch after batch, once it is
