@@ -5,13 +5,16 @@ topic a hash tag, so a topic's keys stay in one slot of a Redis Cluster and
 no command spans two slots (the connection itself is redis-py's single-node
 client: a Cluster client is not wired in yet). An entry holds the message's protobuf bytes
 under the field `m`; its offset is the entry id. `XADD ... MAXLEN ~ retention`
-trims a topic as it grows (never below `retention` entries).
+trims a topic as it grows (never below `retention` entries); a batch of
+publishes is one script call per topic, its XADDs in order.
 
-A subscriber reads with `XREAD BLOCK` from its last offset. It could only
-miss a message if the retention trimmed one it had not read yet; that takes
-at least `retention` newer messages, so only a full batch needs checking,
-and then one script reads the stream's first entry and whether it was ever
-trimmed (`XINFO STREAM`, Redis 7).
+Subscriptions read with `XREAD BLOCK` from their last offset: on their own
+until they have caught up with their topic's `_Tail` (the one blocked read
+of that topic on this server), then from it. A read could only miss a
+message if the retention trimmed one not read yet; that takes at least
+`retention` newer messages, so only a full batch needs checking, and then
+one script reads the stream's first entry and whether it was ever trimmed
+(`XINFO STREAM`, Redis 7).
 """
 
 from __future__ import annotations
