@@ -277,7 +277,8 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
         rows.append(
             [
                 f"Hub on Redis vs AgentScope 2.x `RedisMessageBus` replay log, publish→deliver, "
-                f"{config['publishers']} publishers, {config['subscribers']} subscribers",
+                f"{config['publishers']} publishers, {config['subscribers']} subscribers"
+                + (f" (measured {hub['started']})" if "started" in hub else ""),
                 f"≥ {TARGETS['hub']:.0f}× msgs/s, lower p99",
                 f"{_x(ratio)} ({ours['msgs_per_s']:,.0f} vs {theirs['msgs_per_s']:,.0f} msgs/s; "
                 f"rounds {_x(low)}–{_x(high)}; by CPU per message: "
