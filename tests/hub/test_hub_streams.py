@@ -378,6 +378,21 @@ def test_a_message_too_large_for_the_client_is_refused_before_sending(
         hub.publish_many(topic, [big])
 
 
+def test_closing_the_async_client_settles_every_publish(server: RunningServer, topic: str) -> None:
+    async def run() -> list[Any]:
+        hub = AsyncHubClient(server.target)
+        await hub.publish(topic, msg("the stream is open"))
+        pending = [asyncio.ensure_future(hub.publish(topic, msg(str(i)))) for i in range(50)]
+        await asyncio.sleep(0)
+        await hub.close()
+        return await asyncio.wait_for(asyncio.gather(*pending, return_exceptions=True), 30)
+
+    for outcome in asyncio.run(run()):
+        if not isinstance(outcome, str):
+            assert isinstance(outcome, errors.RemoteError), outcome
+            assert outcome.code is grpc.StatusCode.CANCELLED
+
+
 # -- a server that predates the stream RPCs -------------------------------------------
 
 
