@@ -1,26 +1,38 @@
 """Hub: messages publish→deliver on Redis, the HubService vs AgentScope 2.x's replay log.
 
-Both sides run on one fresh redis-server (Debian's), side by side in
-alternating rounds, each round on a topic of its own:
+All sides run on one fresh redis-server (Debian's), side by side in
+alternating rounds, each round on a topic of its own, with the same
+message, the same numbers of publishers and subscribers, on the same
+machine:
 
 - ours: `agentscope-proto serve --hub redis://...` (its own process) and, in
-  this process, `AsyncHubClient`s: PUBLISHERS coroutines publishing
-  `agentscope.message.v1.Msg`s, SUBSCRIBERS subscriptions receiving them
-  (typed messages, decoded);
+  this process, one `AsyncHubClient`: the publishers, coroutines each awaiting
+  `publish()` for one message after another (the client sends them over its
+  PublishStream; those that wait together go in one request), the
+  subscribers, subscriptions receiving them (SubscribeBatches; typed messages,
+  decoded);
+- ours, unary: the same server and message, through the first release's
+  calls, one unary `Publish` per message and one `Subscribe` stream message
+  per event (raw grpc.aio stubs): the before of this comparison;
 - AgentScope: `agentscope.app.message_bus.RedisMessageBus` (2.0.11) in this
-  process, PUBLISHERS coroutines calling `log_append(key, msg.model_dump(mode="json"))`
-  and SUBSCRIBERS coroutines reading with `log_read(key, since=cursor)`, as
-  its replay log is read: its API has no blocking read, so a reader polls,
-  at once again after a read that returned entries and after 1 ms after an
-  empty one (JSON dicts, decoded).
+  process, the publishers calling `log_append(key, msg.model_dump(mode="json"))`
+  one after another and the subscribers reading with `log_read(key,
+  since=cursor)`, as its replay log is read: its API has no blocking read,
+  so a reader polls, at once again after a read that returned entries and
+  after 1 ms after an empty one (JSON dicts, decoded).
 
-A round publishes MESSAGES messages (the same AgentScope 2.x message, a text
-and a tool call) and ends when every subscriber has them all. Throughput is
+Every publisher waits for each message's answer (its offset, or the entry
+id) before it publishes the next, on every side. A round publishes 6,000
+messages (300 in a quick run), the same AgentScope 2.x message (a text and
+a tool call), and ends when every subscriber has them all. Throughput is
 messages / (last delivery - first publish); the latency of a message is its
-delivery time minus the time its publish call started, over every message at
-every subscriber (wall clock: the server, Redis and this process share the
-machine's cores; the CPU seconds of each process are reported beside).
-Runs under the venv that has AgentScope 2.x (.venv-as2).
+delivery time minus the time its publish call started, over every message
+at every subscriber (wall clock: the server, Redis and this process share
+the machine's cores). CPU time is taken per process for every round (this
+process, the hub server, redis-server): CPU per message depends less than
+the wall clock on what else the machine runs. Each configuration runs its
+own rounds; the report gives medians and the range over the rounds. Runs under
+the venv that has AgentScope 2.x (.venv-as2).
 """
 
 from __future__ import annotations
@@ -43,8 +55,9 @@ from typing import Any
 
 from _common import parse_args, write_json
 
-PUBLISHERS = 4
-SUBSCRIBERS = 2
+# (publishers, subscribers) of each configuration: the first release's
+# 4 and 2, and more publishers at once (a busier hub).
+CONFIGS = ((4, 2), (16, 2), (64, 2))
 POLL_IDLE_S = 0.001
 
 
@@ -130,9 +143,14 @@ Round = Callable[[int], Awaitable[dict[str, Any]]]
 
 
 def _result(
-    started: float, sent: list[float], delivered: list[list[tuple[int, float]]], cpu: float
+    started: float,
+    sent: list[float],
+    acked: list[float],
+    delivered: list[list[tuple[int, float]]],
+    cpu: float,
 ) -> dict[str, Any]:
-    """The round's figures; `delivered`: (message index, time) per subscriber."""
+    """The round's figures; `acked`: each publish call's duration (until its
+    answer); `delivered`: (message index, time) per subscriber."""
     last = max(times[-1][1] for times in delivered)
     latencies = sorted(t - sent[i] for times in delivered for i, t in times)
     count = len(latencies)
@@ -141,18 +159,20 @@ def _result(
         "msgs_per_s": len(sent) / (last - started),
         "p50_ms": statistics.median(latencies) * 1e3,
         "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        "ack_p50_ms": statistics.median(acked) * 1e3,
         "client_cpu_s": cpu,
     }
 
 
-def _ours(target: str, ours: Any) -> Round:
+def _ours(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
     from agentscope_proto.hub import AsyncHubClient
 
     async def run(messages: int) -> dict[str, Any]:
         topic = f"bench/{uuid.uuid4().hex}"
         client = AsyncHubClient(target)
-        subscriptions = [await client.subscribe(topic) for _ in range(SUBSCRIBERS)]
+        subscriptions = [await client.subscribe(topic) for _ in range(subscribers)]
         sent = [0.0] * messages
+        acked = [0.0] * messages
         delivered: list[list[tuple[int, float]]] = []
         clock = time.perf_counter
         cpu = time.process_time()
@@ -160,11 +180,12 @@ def _ours(target: str, ours: Any) -> Round:
 
         async def publish(first: int) -> None:
             msg = type(ours)()
-            for i in range(first, messages, PUBLISHERS):
+            for i in range(first, messages, publishers):
                 sent[i] = clock()
                 msg.CopyFrom(ours)
                 msg.id = str(i)
                 await client.publish(topic, msg)
+                acked[i] = clock() - sent[i]
 
         async def receive(subscription: Any) -> None:
             times = []
@@ -175,13 +196,61 @@ def _ours(target: str, ours: Any) -> Round:
             delivered.append(times)
 
         await asyncio.gather(
-            *(publish(p) for p in range(PUBLISHERS)), *(receive(s) for s in subscriptions)
+            *(publish(p) for p in range(publishers)), *(receive(s) for s in subscriptions)
         )
         cpu = time.process_time() - cpu
         for subscription in subscriptions:
             await subscription.close()
         await client.close()
-        return _result(started, sent, delivered, cpu)
+        return _result(started, sent, acked, delivered, cpu)
+
+    return run
+
+
+def _ours_unary(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
+    """The first release's calls: a unary Publish per message, a Subscribe
+    stream message per event (the stubs, as its clients used them)."""
+    import grpc
+
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2 as pb
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
+
+    async def run(messages: int) -> dict[str, Any]:
+        topic = f"bench/{uuid.uuid4().hex}"
+        channel = grpc.aio.insecure_channel(target)
+        stub = pb_grpc.HubServiceStub(channel)
+        calls = [stub.Subscribe(pb.SubscribeRequest(topic=topic)) for _ in range(subscribers)]
+        for call in calls:
+            await call.initial_metadata()  # live
+        sent = [0.0] * messages
+        acked = [0.0] * messages
+        delivered: list[list[tuple[int, float]]] = []
+        clock = time.perf_counter
+        cpu = time.process_time()
+        started = clock()
+
+        async def publish(first: int) -> None:
+            msg = type(ours)()
+            for i in range(first, messages, publishers):
+                sent[i] = clock()
+                msg.CopyFrom(ours)
+                msg.id = str(i)
+                await stub.Publish(pb.PublishRequest(topic=topic, msg=msg))
+                acked[i] = clock() - sent[i]
+
+        async def receive(call: Any) -> None:
+            times = []
+            while len(times) < messages:
+                event = await call.read()
+                times.append((int(event.msg.id), clock()))
+            delivered.append(times)
+
+        await asyncio.gather(*(publish(p) for p in range(publishers)), *(receive(c) for c in calls))
+        cpu = time.process_time() - cpu
+        for call in calls:
+            call.cancel()
+        await channel.close()
+        return _result(started, sent, acked, delivered, cpu)
 
     return run
 
@@ -203,7 +272,7 @@ def _redis_message_bus() -> Any:
     return importlib.import_module("agentscope.app.message_bus").RedisMessageBus
 
 
-def _agentscope(url: str, theirs: Any) -> Round:
+def _agentscope(url: str, theirs: Any, publishers: int, subscribers: int) -> Round:
     bus_class = _redis_message_bus()
     payload = theirs.model_dump(mode="json")
     port = int(url.rsplit(":", 1)[1].split("/")[0])
@@ -212,15 +281,17 @@ def _agentscope(url: str, theirs: Any) -> Round:
         key = f"bench:{uuid.uuid4().hex}"
         async with bus_class(host="127.0.0.1", port=port) as bus:
             sent = [0.0] * messages
+            acked = [0.0] * messages
             delivered: list[list[tuple[int, float]]] = []
             clock = time.perf_counter
             cpu = time.process_time()
             started = clock()
 
             async def publish(first: int) -> None:
-                for i in range(first, messages, PUBLISHERS):
+                for i in range(first, messages, publishers):
                     sent[i] = clock()
                     await bus.log_append(key, {**payload, "id": str(i)})
+                    acked[i] = clock() - sent[i]
 
             async def receive() -> None:
                 times: list[tuple[int, float]] = []
@@ -237,49 +308,73 @@ def _agentscope(url: str, theirs: Any) -> Round:
                 delivered.append(times)
 
             await asyncio.gather(
-                *(publish(p) for p in range(PUBLISHERS)), *(receive() for _ in range(SUBSCRIBERS))
+                *(publish(p) for p in range(publishers)), *(receive() for _ in range(subscribers))
             )
             cpu = time.process_time() - cpu
-        return _result(started, sent, delivered, cpu)
+        return _result(started, sent, acked, delivered, cpu)
 
     return run
 
 
 def main() -> None:
     args = parse_args(__doc__ or "")
-    messages, rounds = (300, 2) if args.quick else (3000, 5)
+    messages, rounds = (300, 2) if args.quick else (6000, 5)
     theirs, ours = _message()
+    started = time.strftime("%Y-%m-%d %H:%M %Z")
+    load_before = os.getloadavg()
+    results = []
     with (
         tempfile.TemporaryDirectory() as tmp,
         _redis(tmp) as (url, redis_process),
         _hub_server(url) as (target, server_pid),
     ):
-        sides = {"ours": _ours(target, ours), "agentscope": _agentscope(url, theirs)}
         loop = asyncio.new_event_loop()
-        for side in sides.values():  # warm-up, and the server has started
-            loop.run_until_complete(_retrying(side, 50))
-        samples: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
-        for _ in range(rounds):
-            for name, side in sides.items():
-                server_cpu = _cpu_seconds(server_pid)
-                redis_cpu = _cpu_seconds(redis_process.pid)
-                row = loop.run_until_complete(side(messages))
-                row["server_cpu_s"] = _cpu_seconds(server_pid) - server_cpu
-                row["redis_cpu_s"] = _cpu_seconds(redis_process.pid) - redis_cpu
-                samples[name].append(row)
+        for publishers, subscribers in CONFIGS[:2] if args.quick else CONFIGS:
+            sides: dict[str, Round] = {
+                "ours": _ours(target, ours, publishers, subscribers),
+                "ours_unary": _ours_unary(target, ours, publishers, subscribers),
+                "agentscope": _agentscope(url, theirs, publishers, subscribers),
+            }
+            for side in sides.values():  # warm-up, and the server has started
+                loop.run_until_complete(_retrying(side, 50))
+            samples: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
+            for _ in range(rounds):
+                for name, side in sides.items():
+                    server_cpu = _cpu_seconds(server_pid)
+                    redis_cpu = _cpu_seconds(redis_process.pid)
+                    row = loop.run_until_complete(side(messages))
+                    row["server_cpu_s"] = _cpu_seconds(server_pid) - server_cpu
+                    row["redis_cpu_s"] = _cpu_seconds(redis_process.pid) - redis_cpu
+                    samples[name].append(row)
+            results.append(
+                {
+                    "publishers": publishers,
+                    "subscribers": subscribers,
+                    "sides": {name: _summary(rows) for name, rows in samples.items()},
+                    "rounds": samples,
+                }
+            )
         loop.close()
     write_json(
         args.json,
         {
+            "started": started,
+            "load": [round(x, 2) for x in (*load_before, *os.getloadavg())],
             "messages": messages,
             "rounds": rounds,
-            "publishers": PUBLISHERS,
-            "subscribers": SUBSCRIBERS,
             "poll_idle_ms": POLL_IDLE_S * 1e3,
             "msg_bytes": {"ours": ours.ByteSize(), "agentscope": len(theirs.model_dump_json())},
-            "sides": {name: _median(rows) for name, rows in samples.items()},
+            "redis_parser": _redis_parser(),
+            "configs": results,
         },
     )
+
+
+def _redis_parser() -> str:
+    """Which reply parser redis-py uses here (both sides share it)."""
+    from redis.utils import HIREDIS_AVAILABLE
+
+    return "hiredis" if HIREDIS_AVAILABLE else "redis-py's own (pure Python)"
 
 
 async def _retrying(side: Round, messages: int) -> None:
@@ -294,9 +389,14 @@ async def _retrying(side: Round, messages: int) -> None:
             await asyncio.sleep(0.2)
 
 
-def _median(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each figure's median over the rounds (throughput and latency rounds apart)."""
-    return {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the rounds (throughput and latency rounds
+    apart), and the range of the throughput and p99 over them."""
+    summary = {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+    for key in ("msgs_per_s", "p99_ms"):
+        summary[f"{key}_min"] = min(row[key] for row in rows)
+        summary[f"{key}_max"] = max(row[key] for row in rows)
+    return summary
 
 
 if __name__ == "__main__":

@@ -271,15 +271,20 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                 ]
             )
     hub = results.get("hub")
-    if hub:
-        ours, theirs = hub["sides"]["ours"], hub["sides"]["agentscope"]
+    for config in hub["configs"] if hub else ():
+        ours, theirs = config["sides"]["ours"], config["sides"]["agentscope"]
         ratio = ours["msgs_per_s"] / theirs["msgs_per_s"]
+        low, high = _round_ratios(config)
         lower = ours["p99_ms"] < theirs["p99_ms"]
         rows.append(
             [
-                "Hub on Redis vs AgentScope 2.x `RedisMessageBus` replay log, publish→deliver",
+                f"Hub on Redis vs AgentScope 2.x `RedisMessageBus` replay log, publish→deliver, "
+                f"{config['publishers']} publishers, {config['subscribers']} subscribers"
+                + (f" (measured {hub['started']})" if "started" in hub else ""),
                 f"≥ {TARGETS['hub']:.0f}× msgs/s, lower p99",
-                f"{_x(ratio)} ({ours['msgs_per_s']:,.0f} vs {theirs['msgs_per_s']:,.0f} msgs/s); "
+                f"{_x(ratio)} ({ours['msgs_per_s']:,.0f} vs {theirs['msgs_per_s']:,.0f} msgs/s; "
+                f"rounds {_x(low)}–{_x(high)}; by CPU per message: "
+                f"{_x(_cpu_per_msg(theirs) / _cpu_per_msg(ours))}); "
                 f"p99 {ours['p99_ms']:.1f} vs {theirs['p99_ms']:.1f} ms",
                 _status(ratio >= TARGETS["hub"] and lower),
             ]
@@ -305,44 +310,82 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
     return rows, facts
 
 
+def _cpu_per_msg(side: dict[str, Any]) -> float:
+    """CPU seconds per message of a side, all its processes (client, hub server, Redis)."""
+    return (side["client_cpu_s"] + side["server_cpu_s"] + side["redis_cpu_s"]) / side["messages"]
+
+
+def _round_ratios(config: dict[str, Any]) -> tuple[float, float]:
+    """The lowest and highest ours / AgentScope msgs/s over the paired rounds."""
+    pairs = zip(config["rounds"]["ours"], config["rounds"]["agentscope"], strict=True)
+    ratios = [a["msgs_per_s"] / b["msgs_per_s"] for a, b in pairs]
+    return min(ratios), max(ratios)
+
+
+_HUB_SIDES = (
+    ("ours", "HubService: PublishStream + SubscribeBatches"),
+    ("ours_unary", "HubService: unary Publish + Subscribe"),
+    ("agentscope", "AgentScope 2.x replay log"),
+)
+
+
 def hub_section(hub: dict[str, Any]) -> str:
-    """The hub benchmark's table: both sides, per message."""
-    rows = []
-    labels = (("ours", "HubService on Redis"), ("agentscope", "AgentScope 2.x replay log"))
-    for name, label in labels:
-        side = hub["sides"][name]
-        per_msg = 1e6 / side["messages"]
-        rows.append(
-            [
-                label,
-                f"{side['msgs_per_s']:,.0f}",
-                f"{side['p50_ms']:.2f}",
-                f"{side['p99_ms']:.2f}",
-                f"{side['client_cpu_s'] * per_msg:,.0f}",
-                f"{side['server_cpu_s'] * per_msg:,.0f}",
-                f"{side['redis_cpu_s'] * per_msg:,.0f}",
-                f"{hub['msg_bytes'][name]:,}",
-            ]
+    """The hub benchmark's tables, one per configuration: every side, per message."""
+    load = hub.get("load")
+    parts = [
+        (
+            f"Measured on {hub['started']} (load average before {load[0]:g}, after "
+            f"{load[3]:g}: the machine's other work shows in the wall clock). "
+            if load
+            else ""
         )
-    table = _table(
-        [
-            "side",
-            "msgs/s",
-            "p50 ms",
-            "p99 ms",
-            "client CPU µs/msg",
-            "hub server CPU µs/msg",
-            "Redis CPU µs/msg",
-            "bytes/msg",
-        ],
-        rows,
-    )
-    return (
-        f"{hub['messages']:,} messages a round, {hub['publishers']} publishers and "
-        f"{hub['subscribers']} subscribers, median of {hub['rounds']} alternating rounds; "
-        f"AgentScope's readers poll again {hub['poll_idle_ms']:g} ms after an empty read.\n\n"
-        + table
-    )
+        + f"{hub['messages']:,} messages a round, median (and range) of {hub['rounds']} "
+        f"alternating rounds; every publisher waits for each answer before its next message; "
+        f"AgentScope's readers poll again {hub['poll_idle_ms']:g} ms after an empty read; "
+        f"Redis replies parsed by {hub['redis_parser']} on every side. Message: "
+        f"{hub['msg_bytes']['ours']:,} bytes as protobuf, "
+        f"{hub['msg_bytes']['agentscope']:,} as AgentScope's JSON."
+    ]
+    for config in hub["configs"]:
+        rows = []
+        for name, label in _HUB_SIDES:
+            side = config["sides"].get(name)
+            if side is None:
+                continue
+            per_msg = 1e6 / side["messages"]
+            rows.append(
+                [
+                    label,
+                    f"{side['msgs_per_s']:,.0f} ({side['msgs_per_s_min']:,.0f}–"
+                    f"{side['msgs_per_s_max']:,.0f})",
+                    f"{side['ack_p50_ms']:.2f}" if "ack_p50_ms" in side else "–",
+                    f"{side['p50_ms']:.2f}",
+                    f"{side['p99_ms']:.2f} ({side['p99_ms_min']:.2f}–{side['p99_ms_max']:.2f})",
+                    f"{side['client_cpu_s'] * per_msg:,.0f}",
+                    f"{side['server_cpu_s'] * per_msg:,.0f}",
+                    f"{side['redis_cpu_s'] * per_msg:,.0f}",
+                    f"{_cpu_per_msg(side) * 1e6:,.0f}",
+                ]
+            )
+        table = _table(
+            [
+                "side",
+                "msgs/s",
+                "publish answered, p50 ms",
+                "delivered, p50 ms",
+                "delivered, p99 ms",
+                "client CPU µs/msg",
+                "hub server CPU µs/msg",
+                "Redis CPU µs/msg",
+                "total CPU µs/msg",
+            ],
+            rows,
+        )
+        parts.append(
+            f"**{config['publishers']} publishers, {config['subscribers']} subscribers**\n\n"
+            + table
+        )
+    return "\n\n".join(parts)
 
 
 def _cpu_ratio(fmt: dict[str, Any], echo: dict[str, Any]) -> float:
@@ -975,24 +1018,34 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
 
 
 def _hub_chart(hub: dict[str, Any], plt: Any) -> Any:
-    sides = [("ours", "HubService on Redis"), ("agentscope", "AgentScope 2.x replay log")]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3))
-    names = [label for _, label in sides]
-    left.bar(names, [hub["sides"][key]["msgs_per_s"] for key, _ in sides], color=["C0", "C1"])
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    configs = hub["configs"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
+    width = 0.8 / len(_HUB_SIDES)
+    xs = range(len(configs))
+    labels = [f"{c['publishers']} pub. / {c['subscribers']} sub." for c in configs]
+    for i, (key, label) in enumerate(_HUB_SIDES):
+        offset = (i - (len(_HUB_SIDES) - 1) / 2) * width
+        for axes, metric in ((left, "msgs_per_s"), (right, "p99_ms")):
+            axes.bar(
+                [x + offset for x in xs],
+                [c["sides"][key][metric] for c in configs],
+                width,
+                label=label,
+                color=f"C{i}",
+            )
     left.set_ylabel("messages / s (higher is better)")
     left.set_title("Publish → deliver throughput")
-    width = 0.35
-    for i, (metric, label) in enumerate((("p50_ms", "p50"), ("p99_ms", "p99"))):
-        right.bar(
-            [x + (i - 0.5) * width for x in range(len(sides))],
-            [hub["sides"][key][metric] for key, _ in sides],
-            width,
-            label=label,
-        )
-    right.set_xticks(range(len(sides)), names)
     right.set_ylabel("ms (lower is better)")
-    right.set_title("Publish → deliver latency")
-    right.legend(fontsize=7)
+    right.set_title("Publish → deliver p99")
+    right.set_yscale("log")
+    right.yaxis.set_major_locator(FixedLocator([0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500]))
+    right.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    right.yaxis.set_minor_formatter(NullFormatter())
+    for axes in (left, right):
+        axes.set_xticks(list(xs), labels)
+    left.legend(fontsize=6)
     return fig
 
 
@@ -1116,10 +1169,13 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "## 6. Hub on Redis",
             "",
             "Messages published and delivered through one redis-server: the HubService "
-            "(`serve --hub redis://...`, its own process; `AsyncHubClient`s in the "
-            "benchmark's process) vs AgentScope 2.0.11's `RedisMessageBus` replay log "
-            "(`log_append` / `log_read`, JSON dicts, in the benchmark's process). Wall "
-            "clock; see `bench/bench_hub.py`.",
+            "(`serve --hub redis://...`, its own process; an `AsyncHubClient` in the "
+            "benchmark's process, on PublishStream and SubscribeBatches; and the same "
+            "server through the first release's unary `Publish` and per-event `Subscribe`) "
+            "vs AgentScope 2.0.11's `RedisMessageBus` replay log (`log_append` / "
+            "`log_read`, JSON dicts, in the benchmark's process). Throughput and latency by "
+            "the wall clock; CPU per message of every process of a side (client, hub "
+            "server, Redis); see `bench/bench_hub.py`.",
             "",
             hub_section(results["hub"]),
         ]

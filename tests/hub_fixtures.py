@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from agentscope_proto import new_msg
@@ -123,6 +123,13 @@ def status_details(error: grpc.RpcError) -> dict[str, Any]:
     """The status details of a failed call, by type name."""
     status = rpc_status.from_call(error)  # type: ignore[arg-type]
     assert status is not None, error
+    return details(status)
+
+
+def details(status: Any) -> dict[str, Any]:
+    """The details of a `google.rpc.Status` (or a message of its shape, as
+    `PublishError`), by type name."""
+    status = status_pb2.Status.FromString(status.SerializeToString())
     found: dict[str, Any] = {}
     for detail in status.details:
         for kind in (

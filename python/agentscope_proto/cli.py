@@ -108,6 +108,9 @@ def _hub_flags(p: argparse.ArgumentParser, default: str) -> None:
         "--hub-max-subscribers", type=int, default=1000, help="Subscribe streams open at once"
     )
     p.add_argument(
+        "--hub-max-publishers", type=int, default=1000, help="PublishStream streams open at once"
+    )
+    p.add_argument(
         "--hub-memory-mb", type=int, default=256, help="messages the memory hub keeps, all topics"
     )
 
@@ -498,9 +501,22 @@ def _run_hub(args: argparse.Namespace) -> None:
 
     with HubClient(args.target, token=_token(args.token_env)) as client:
         if args.action == "publish":
-            for msg in _hub_messages(args.messages):
-                offset = client.publish(args.topic, msg)
-                print(json.dumps({"offset": offset, "id": msg.id}), flush=True)
+            # One PublishStream: a line for each message stored, in order,
+            # then the first that was not (one line, on stderr).
+            msgs = _hub_messages(args.messages)
+            failures: list[tuple[int, Exception]] = []
+            outcomes = client._publish_each(args.topic, msgs)
+            for index, (msg, outcome) in enumerate(zip(msgs, outcomes, strict=True)):
+                if isinstance(outcome, str):
+                    print(json.dumps({"offset": outcome, "id": msg.id}), flush=True)
+                else:
+                    failures.append((index, outcome))
+            if failures:
+                index, error = failures[0]
+                stored = len(msgs) - len(failures)
+                message = f"{stored} of {len(msgs)} published; messages[{index}]: {error}"
+                local = isinstance(error, AgentScopeProtoError) and not _is_remote(error)
+                raise UserError(message, 2 if local else 1)
             return
         if args.count is not None and args.count < 1:
             raise UserError("--count must be at least 1")
@@ -539,6 +555,7 @@ def _hub_config(args: argparse.Namespace) -> Any:
             retention=args.hub_retention,
             max_msg_kb=args.hub_max_msg_kb,
             max_subscribers=args.hub_max_subscribers,
+            max_publishers=args.hub_max_publishers,
             memory_mb=args.hub_memory_mb,
         )
     except ValueError as exc:

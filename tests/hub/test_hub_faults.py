@@ -143,6 +143,108 @@ def test_a_hub_server_killed_and_restarted_loses_nothing_acknowledged(
         assert first_seen == sorted(first_seen)
 
 
+def test_stream_publishers_through_a_killed_and_restarted_server_lose_nothing_acknowledged(
+    redis_server: RedisServer, topic: str
+) -> None:
+    """As above, with AsyncHubClient: three publishers share its PublishStream,
+    a batched subscription follows; the server is killed with messages in
+    flight on the stream."""
+    serve = ServeProcess(redis_server.url)
+    port = serve.port
+    acknowledged: dict[str, tuple[str, int]] = {}
+    failures: list[Exception] = []
+
+    async def run() -> tuple[list[Any], dict[str, tuple[str, int]]]:
+        nonlocal serve
+        hub = AsyncHubClient(serve.target)
+        live = await hub.subscribe(topic, reconnect=60)
+        received: list[Any] = []
+        stop = asyncio.Event()
+
+        async def follow() -> None:
+            async for event in live:
+                received.append(event)
+
+        async def publish(name: str) -> None:
+            seq = 0
+            while not stop.is_set():
+                try:
+                    offset = await hub.publish(topic, msg(str(seq), name), timeout=5)
+                except errors.AgentScopeProtoError as exc:
+                    failures.append(exc)  # not acknowledged: publish it again
+                    await asyncio.sleep(0.02)
+                    continue
+                acknowledged[offset] = (name, seq)
+                seq += 1
+
+        async def until(condition: Any) -> None:
+            deadline = time.monotonic() + 60
+            while not condition():
+                assert time.monotonic() < deadline, "timed out"
+                await asyncio.sleep(0.01)
+
+        follower = asyncio.ensure_future(follow())
+        publishers = [asyncio.ensure_future(publish(f"p{n}")) for n in range(3)]
+        await until(lambda: len(acknowledged) >= 300)
+        serve.kill()
+        serve = ServeProcess(redis_server.url, port)
+        await until(lambda: len(acknowledged) >= 900 and len(failures) > 0)
+        stop.set()
+        await asyncio.gather(*publishers)
+        end = await hub.publish(topic, msg("-1", "end"))
+        await until(lambda: bool(received) and received[-1].offset == end)
+        await live.close()
+        await follower
+        everything: dict[str, tuple[str, int]] = {}
+        replay = await hub.subscribe(topic, after="0-0")
+        async for event in replay:
+            everything[event.offset] = (event.msg.name, int(event.msg.text))
+            if event.offset == end:
+                break
+        await replay.close()
+        await hub.close()
+        return received, everything
+
+    try:
+        received, everything = asyncio.run(run())
+    finally:
+        serve.stop()
+    assert failures, "the publishers never saw the server down"
+    for offset, sent in acknowledged.items():
+        assert everything[offset] == sent
+    assert [e.offset for e in received] == list(everything)
+    for name in ("p0", "p1", "p2"):
+        mine = [seq for who, seq in everything.values() if who == name]
+        first_seen = list(dict.fromkeys(mine))
+        assert first_seen == sorted(first_seen)
+
+
+def test_a_server_shutting_down_ends_publish_streams_unavailable(topic: str) -> None:
+    import grpc
+
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2 as pb
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
+
+    running = hub_server("memory")
+    release = threading.Event()
+
+    def requests() -> Any:
+        yield pb.PublishStreamRequest(publishes=[pb.PublishRequest(topic=topic, msg=msg("x"))])
+        release.wait(30)
+
+    try:
+        with grpc.insecure_channel(running.target) as channel:
+            call = pb_grpc.HubServiceStub(channel).PublishStream(requests(), timeout=30)
+            assert next(call).results[0].offset
+            running.stop()  # the stream waits for its next request: it ends at once
+            with pytest.raises(grpc.RpcError) as caught:
+                next(call)
+            assert caught.value.code() is grpc.StatusCode.UNAVAILABLE
+            assert "shutting down" in (caught.value.details() or "")
+    finally:
+        release.set()
+
+
 def _wait(condition: Any, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -193,3 +295,28 @@ def test_ten_publishers_two_servers_three_subscribers(
         assert got == results[0]  # one order of the topic, whichever server
         for n in range(publishers):
             assert [i for _, name, i in got if name == f"p{n}"] == list(range(each))
+
+
+@pytest.mark.load
+def test_an_idle_redis_subscription_outlives_the_blocked_reads(
+    redis_server: RedisServer, topic: str
+) -> None:
+    """A raw stream (no client to resume it) idle for longer than one blocked
+    XREAD and redis-py's default read timeout (5 s each) still delivers."""
+    import grpc
+
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2 as pb
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
+
+    running = hub_server(redis_server.url)
+    try:
+        with grpc.insecure_channel(running.target) as channel:
+            stub = pb_grpc.HubServiceStub(channel)
+            call = stub.Subscribe(pb.SubscribeRequest(topic=topic), timeout=60)
+            assert dict(call.initial_metadata())["hub-after"]
+            time.sleep(6.5)
+            offset = stub.Publish(pb.PublishRequest(topic=topic, msg=msg("late")), timeout=10)
+            assert next(call).offset == offset.offset
+            call.cancel()
+    finally:
+        running.stop()

@@ -22,7 +22,7 @@ from agentscope_proto.hub import HubClient
 from agentscope_proto.service import ServerConfig
 
 from conftest import require
-from hub_fixtures import CLI, STORES, msg, store_url
+from hub_fixtures import CLI, STORES, hub_server, msg, store_url
 from readme_recipes import GRPC_ADDRESS, README, grpcurl, run
 from server_harness import RunningServer
 
@@ -116,6 +116,58 @@ def test_a_bad_offset_over_connect_ends_the_stream_out_of_range(served: Served, 
     assert end["error"]["code"] == "out_of_range"
 
 
+def _envelopes(data: bytes) -> list[tuple[int, Any]]:
+    found = []
+    while data:
+        flags, size = struct.unpack(">BI", data[:5])
+        found.append((flags, json.loads(data[5 : 5 + size])))
+        data = data[5 + size :]
+    return found
+
+
+def test_publish_stream_over_connect_answers_each_request(served: Served, topic: str) -> None:
+    good = {"topic": topic, "msg": {"name": "a", "role": "ROLE_USER", "text": "one"}}
+    requests = [
+        {"publishes": [good, {"topic": "no spaces", "msg": {"text": "x"}}]},
+        {},
+        {"publishes": [{**good, "msg": {**good["msg"], "text": "two"}}]},
+    ]
+    body = b"".join(_envelope(r) for r in requests)
+    with HubClient(served.grpc.target) as hub, hub.subscribe(topic) as events:
+        with served.post("PublishStream", body, "application/connect+json") as reply:
+            responses = _envelopes(reply.read())
+        got = [next(events) for _ in range(2)]
+    *answers, (end_flags, end) = responses
+    assert (end_flags, end) == (2, {})
+    assert [flags for flags, _ in answers] == [0, 0, 0]
+    first, empty, last = (answer for _, answer in answers)
+    assert empty == {}
+    offset, refused = first["results"]
+    assert [e.offset for e in got] == [offset["offset"], last["results"][0]["offset"]]
+    assert [e.msg.text for e in got] == ["one", "two"]
+    assert refused["error"]["code"] == 3
+    violation = refused["error"]["details"][1]["fieldViolations"][0]
+    assert violation["field"] == "topic"
+
+
+def test_subscribe_batches_over_connect(served: Served, topic: str) -> None:
+    with HubClient(served.grpc.target) as hub:
+        first = hub.publish(topic, msg("m0"))
+        offsets = hub.publish_many(topic, [msg("m1"), msg("m2")])
+    request = _envelope({"topic": topic, "after": first})
+    with served.post("SubscribeBatches", request, "application/connect+json") as stream:
+        assert stream.headers["hub-after"] == first
+        events: list[Any] = []
+        while len(events) < 2:
+            flags, batch = _next_envelope(stream)
+            assert flags == 0
+            events += batch["events"]
+    assert [(e["offset"], e["msg"]["text"]) for e in events] == [
+        (offsets[0], "m1"),
+        (offsets[1], "m2"),
+    ]
+
+
 # -- CLI ------------------------------------------------------------------------------
 
 
@@ -156,6 +208,26 @@ def test_hub_publish_and_subscribe_commands(
     assert events[0]["offset"] == offsets[1]
     assert [e["msg"]["text"] for e in events] == ["hello", "hi", "hello"]
     assert events[1]["msg"]["id"] == "a"
+
+
+def test_hub_publish_reports_each_message_and_the_first_refused(topic: str, tmp_path: Path) -> None:
+    small = hub_server("memory", max_msg_kb=1)
+    try:
+        lines = [
+            {"name": "a", "role": "user", "content": text} for text in ("one", "x" * 2000, "two")
+        ]
+        source = tmp_path / "msgs.jsonl"
+        source.write_text("\n".join(json.dumps(line) for line in lines))
+        result = _cli("hub", "publish", "--target", small.target, topic, str(source))
+        with HubClient(small.target) as hub, hub.subscribe(topic, after="0-0") as events:
+            stored = [next(events).msg.text for _ in range(2)]
+    finally:
+        small.stop()
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "2 of 3 published; messages[1]: hub_max_msg_kb:" in result.stderr
+    assert len(result.stdout.splitlines()) == 2
+    assert stored == ["one", "two"]
 
 
 @pytest.mark.parametrize(

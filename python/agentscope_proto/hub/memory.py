@@ -13,6 +13,7 @@ import asyncio
 import bisect
 import time
 from collections import deque
+from collections.abc import Sequence
 
 from ..errors import OffsetOutOfRangeError
 from .store import (
@@ -20,6 +21,7 @@ from .store import (
     HubConfig,
     HubStore,
     Key,
+    Published,
     Subscription,
     format_offset,
     parse_offset,
@@ -87,6 +89,22 @@ class MemoryHubStore(HubStore):
         return state
 
     async def publish(self, topic: str, msg: bytes) -> str:
+        state = self._append(topic, msg)
+        self._wake(state)
+        return format_offset(state.last)
+
+    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
+        offsets: list[Published] = []
+        touched: dict[str, _Topic] = {}
+        for topic, msg in messages:
+            state = touched[topic] = self._append(topic, msg)
+            offsets.append(format_offset(state.last))
+        for state in touched.values():  # subscribers wake once per topic
+            self._wake(state)
+        return offsets
+
+    def _append(self, topic: str, msg: bytes) -> _Topic:
+        """Store `msg` in `topic` (its offset is then the topic's `last`)."""
         state = self._topic(topic)
         key = self._next_key()
         offset = format_offset(key)
@@ -102,9 +120,12 @@ class MemoryHubStore(HubStore):
             self._evict_oldest()
         if len(self._order) > 2 * self._count + 1024:
             self._order = deque(item for item in self._order if item[1] > item[0].trimmed)
+        return state
+
+    @staticmethod
+    def _wake(state: _Topic) -> None:
         changed, state.changed = state.changed, asyncio.Event()
         changed.set()
-        return offset
 
     def _drop(self, state: _Topic) -> None:
         self._bytes -= state.pop()

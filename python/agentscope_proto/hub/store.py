@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import HubError, HubUnavailableError, OffsetOutOfRangeError
@@ -21,6 +22,7 @@ __all__ = [
     "HubConfig",
     "HubStore",
     "Key",
+    "Published",
     "Subscription",
     "check_topic",
     "open_hub_store",
@@ -33,6 +35,8 @@ __all__ = [
 Entry = tuple[bytes, bytes]
 # An offset as the pair of numbers it is made of, in the order of publishing.
 Key = tuple[int, int]
+# What became of one message of `publish_many`: its offset, or why it was not stored.
+Published = str | HubUnavailableError
 
 _TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}")
 _OFFSET = re.compile(r"(\d{1,20})-(\d{1,20})")
@@ -53,14 +57,16 @@ class HubConfig:
     retention: int = 10_000
     # The largest message one Publish may store, in KiB (its protobuf bytes).
     max_msg_kb: int = 1024
-    # Subscribe streams open at once on this server.
+    # Subscribe streams open at once on this server (SubscribeBatches too).
     max_subscribers: int = 1000
+    # PublishStream streams open at once on this server.
+    max_publishers: int = 1000
     # Bytes of messages the memory store keeps over all topics, in MiB; past
     # it the oldest messages of the store go first. (Redis: its maxmemory.)
     memory_mb: int = 256
 
     def __post_init__(self) -> None:
-        for name in ("retention", "max_msg_kb", "max_subscribers", "memory_mb"):
+        for name in ("retention", "max_msg_kb", "max_subscribers", "max_publishers", "memory_mb"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
 
@@ -80,6 +86,9 @@ class Subscription(abc.ABC):
         messages this subscriber had not received yet.
         """
 
+    def close(self) -> None:  # noqa: B027 - a subscription may hold nothing to release
+        """Stop following the topic (the subscriber is gone)."""
+
 
 class HubStore(abc.ABC):
     """Where a hub keeps its topics: in this process, or shared in Redis."""
@@ -87,6 +96,14 @@ class HubStore(abc.ABC):
     @abc.abstractmethod
     async def publish(self, topic: str, msg: bytes) -> str:
         """Append `msg` (a `Msg`'s bytes) to `topic`; its offset once stored."""
+
+    @abc.abstractmethod
+    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
+        """Append each `(topic, msg)` in order, in as few round trips as the
+        store allows; each one's offset, or the `HubUnavailableError` that
+        kept it out. A message that fails is never overtaken: the messages
+        after it on its topic fail too. Raises `HubUnavailableError` when
+        the store cannot tell which were stored (any may be)."""
 
     @abc.abstractmethod
     async def subscribe(self, topic: str, after: str) -> Subscription:

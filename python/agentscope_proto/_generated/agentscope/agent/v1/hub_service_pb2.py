@@ -23,9 +23,10 @@ _sym_db = _symbol_database.Default()
 
 
 from ...message.v1 import message_pb2 as agentscope_dot_message_dot_v1_dot_message__pb2
+from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%agentscope/agent/v1/hub_service.proto\x12\x13\x61gentscope.agent.v1\x1a#agentscope/message/v1/message.proto\"H\n\x0ePublishRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\"!\n\x0fPublishResponse\x12\x0e\n\x06offset\x18\x01 \x01(\t\"0\n\x10SubscribeRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\"C\n\x08HubEvent\x12\x0e\n\x06offset\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg2\xb7\x01\n\nHubService\x12T\n\x07Publish\x12#.agentscope.agent.v1.PublishRequest\x1a$.agentscope.agent.v1.PublishResponse\x12S\n\tSubscribe\x12%.agentscope.agent.v1.SubscribeRequest\x1a\x1d.agentscope.agent.v1.HubEvent0\x01\x42\xf1\x01\n\x1cio.agentscope.proto.agent.v1B\x0fHubServiceProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%agentscope/agent/v1/hub_service.proto\x12\x13\x61gentscope.agent.v1\x1a#agentscope/message/v1/message.proto\x1a\x19google/protobuf/any.proto\"H\n\x0ePublishRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\"!\n\x0fPublishResponse\x12\x0e\n\x06offset\x18\x01 \x01(\t\"0\n\x10SubscribeRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\"C\n\x08HubEvent\x12\x0e\n\x06offset\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\"N\n\x14PublishStreamRequest\x12\x36\n\tpublishes\x18\x01 \x03(\x0b\x32#.agentscope.agent.v1.PublishRequest\"L\n\x15PublishStreamResponse\x12\x33\n\x07results\x18\x01 \x03(\x0b\x32\".agentscope.agent.v1.PublishResult\"`\n\rPublishResult\x12\x10\n\x06offset\x18\x01 \x01(\tH\x00\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32!.agentscope.agent.v1.PublishErrorH\x00\x42\t\n\x07outcome\"T\n\x0cPublishError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12%\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32\x14.google.protobuf.Any\"7\n\x17SubscribeBatchesRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\"I\n\x18SubscribeBatchesResponse\x12-\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1d.agentscope.agent.v1.HubEvent2\x96\x03\n\nHubService\x12T\n\x07Publish\x12#.agentscope.agent.v1.PublishRequest\x1a$.agentscope.agent.v1.PublishResponse\x12S\n\tSubscribe\x12%.agentscope.agent.v1.SubscribeRequest\x1a\x1d.agentscope.agent.v1.HubEvent0\x01\x12j\n\rPublishStream\x12).agentscope.agent.v1.PublishStreamRequest\x1a*.agentscope.agent.v1.PublishStreamResponse(\x01\x30\x01\x12q\n\x10SubscribeBatches\x12,.agentscope.agent.v1.SubscribeBatchesRequest\x1a-.agentscope.agent.v1.SubscribeBatchesResponse0\x01\x42\xf1\x01\n\x1cio.agentscope.proto.agent.v1B\x0fHubServiceProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,14 +34,26 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentscope.agent.v1.hub_ser
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\034io.agentscope.proto.agent.v1B\017HubServiceProtoP\001ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\242\002\003AAX\252\002\031AgentScope.Proto.Agent.V1\272\002\022AgentScopeAgentV1_\312\002\031AgentScope\\Proto\\Agent\\V1\352\002\034AgentScope::Proto::Agent::V1'
-  _globals['_PUBLISHREQUEST']._serialized_start=99
-  _globals['_PUBLISHREQUEST']._serialized_end=171
-  _globals['_PUBLISHRESPONSE']._serialized_start=173
-  _globals['_PUBLISHRESPONSE']._serialized_end=206
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=208
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=256
-  _globals['_HUBEVENT']._serialized_start=258
-  _globals['_HUBEVENT']._serialized_end=325
-  _globals['_HUBSERVICE']._serialized_start=328
-  _globals['_HUBSERVICE']._serialized_end=511
+  _globals['_PUBLISHREQUEST']._serialized_start=126
+  _globals['_PUBLISHREQUEST']._serialized_end=198
+  _globals['_PUBLISHRESPONSE']._serialized_start=200
+  _globals['_PUBLISHRESPONSE']._serialized_end=233
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=235
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=283
+  _globals['_HUBEVENT']._serialized_start=285
+  _globals['_HUBEVENT']._serialized_end=352
+  _globals['_PUBLISHSTREAMREQUEST']._serialized_start=354
+  _globals['_PUBLISHSTREAMREQUEST']._serialized_end=432
+  _globals['_PUBLISHSTREAMRESPONSE']._serialized_start=434
+  _globals['_PUBLISHSTREAMRESPONSE']._serialized_end=510
+  _globals['_PUBLISHRESULT']._serialized_start=512
+  _globals['_PUBLISHRESULT']._serialized_end=608
+  _globals['_PUBLISHERROR']._serialized_start=610
+  _globals['_PUBLISHERROR']._serialized_end=694
+  _globals['_SUBSCRIBEBATCHESREQUEST']._serialized_start=696
+  _globals['_SUBSCRIBEBATCHESREQUEST']._serialized_end=751
+  _globals['_SUBSCRIBEBATCHESRESPONSE']._serialized_start=753
+  _globals['_SUBSCRIBEBATCHESRESPONSE']._serialized_end=826
+  _globals['_HUBSERVICE']._serialized_start=829
+  _globals['_HUBSERVICE']._serialized_end=1235
 # @@protoc_insertion_point(module_scope)

@@ -12,8 +12,11 @@ subscriber that deduplicates by offset sees every message exactly once.
 """
 
 from ...message.v1 import message_pb2 as _message_pb2
+from collections import abc as _abc
+from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -149,3 +152,180 @@ class HubEvent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___HubEvent: _TypeAlias = HubEvent  # noqa: Y015
+
+@_typing.final
+class PublishStreamRequest(_message.Message):
+    """Messages to publish on a `PublishStream`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PUBLISHES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def publishes(self) -> _containers.RepeatedCompositeFieldContainer[Global___PublishRequest]:
+        """The messages, each as a `Publish` request carries it (its own topic), in
+        the order they are to be stored; 1,000 at most. An empty request is
+        answered with an empty response.
+        """
+
+    def __init__(
+        self,
+        *,
+        publishes: _abc.Iterable[Global___PublishRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["publishes", b"publishes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishStreamRequest: _TypeAlias = PublishStreamRequest  # noqa: Y015
+
+@_typing.final
+class PublishStreamResponse(_message.Message):
+    """The answer to one `PublishStreamRequest`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___PublishResult]:
+        """One result per message of the request, in the request's order."""
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___PublishResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishStreamResponse: _TypeAlias = PublishStreamResponse  # noqa: Y015
+
+@_typing.final
+class PublishResult(_message.Message):
+    """What became of one message of a `PublishStream`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OFFSET_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    offset: _builtins.str
+    """The message is stored: its offset, as `PublishResponse.offset`."""
+    @_builtins.property
+    def error(self) -> Global___PublishError:
+        """The message is not stored (or, for UNAVAILABLE, may not be): the
+        status a `Publish` of this message alone would have ended with.
+        """
+
+    def __init__(
+        self,
+        *,
+        offset: _builtins.str = ...,
+        error: Global___PublishError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "offset", b"offset", "outcome", b"outcome"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "offset", b"offset", "outcome", b"outcome"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_outcome: _TypeAlias = _typing.Literal["offset", "error"]  # noqa: Y015
+    _WhichOneofArgType_outcome: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
+
+Global___PublishResult: _TypeAlias = PublishResult  # noqa: Y015
+
+@_typing.final
+class PublishError(_message.Message):
+    """Why one message of a `PublishStream` was not published. Its fields are
+    those of `google.rpc.Status` (the same numbers and types), so its bytes
+    decode as one in any language, and its details are the ones a `Publish`
+    status carries (`google.rpc.ErrorInfo`, `BadRequest`, `QuotaFailure`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    DETAILS_FIELD_NUMBER: _builtins.int
+    code: _builtins.int
+    """The status code, a `google.rpc.Code` value (3: INVALID_ARGUMENT, 8:
+    RESOURCE_EXHAUSTED, 14: UNAVAILABLE).
+    """
+    message: _builtins.str
+    """What went wrong, for a person; it starts with the field at fault."""
+    @_builtins.property
+    def details(self) -> _containers.RepeatedCompositeFieldContainer[_any_pb2.Any]:
+        """The details, as in a `google.rpc.Status`."""
+
+    def __init__(
+        self,
+        *,
+        code: _builtins.int = ...,
+        message: _builtins.str = ...,
+        details: _abc.Iterable[_any_pb2.Any] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "details", b"details", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishError: _TypeAlias = PublishError  # noqa: Y015
+
+@_typing.final
+class SubscribeBatchesRequest(_message.Message):
+    """Which topic to follow in batches, and from where: the fields and rules of
+    `SubscribeRequest`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOPIC_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    topic: _builtins.str
+    """The topic, under the rules of `PublishRequest.topic`."""
+    after: _builtins.str
+    """As `SubscribeRequest.after`: deliver the messages published after this
+    offset, then stay live; empty: only messages published from now on.
+    """
+    def __init__(
+        self,
+        *,
+        topic: _builtins.str = ...,
+        after: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "topic", b"topic"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubscribeBatchesRequest: _TypeAlias = SubscribeBatchesRequest  # noqa: Y015
+
+@_typing.final
+class SubscribeBatchesResponse(_message.Message):
+    """Events of a topic that were ready together, as a `SubscribeBatches`
+    subscriber receives them.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___HubEvent]:
+        """One or more events, in publish order, continuing the previous response's."""
+
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[Global___HubEvent] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubscribeBatchesResponse: _TypeAlias = SubscribeBatchesResponse  # noqa: Y015

@@ -47,6 +47,16 @@ class HubServiceStub(object):
                 request_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeRequest.SerializeToString,
                 response_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.HubEvent.FromString,
                 _registered_method=True)
+        self.PublishStream = channel.stream_stream(
+                '/agentscope.agent.v1.HubService/PublishStream',
+                request_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.PublishStreamRequest.SerializeToString,
+                response_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.PublishStreamResponse.FromString,
+                _registered_method=True)
+        self.SubscribeBatches = channel.unary_stream(
+                '/agentscope.agent.v1.HubService/SubscribeBatches',
+                request_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesRequest.SerializeToString,
+                response_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesResponse.FromString,
+                _registered_method=True)
 
 
 class HubServiceServicer(object):
@@ -83,6 +93,39 @@ class HubServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PublishStream(self, request_iterator, context):
+        """Publishes many messages over one stream, for publishers that send often:
+        a stream message costs a fraction of a unary call, and one request may
+        carry several messages (stored in one round trip to the store). The
+        server answers every request with one response, in the order the
+        requests came, holding one result per message in the request's order:
+        the message's offset once it is stored (as `Publish` returns it), or why
+        that message was not stored. A bad message (topic, missing `msg`, too
+        large) fails alone and the stream goes on; messages of one topic are
+        stored in the order they were sent. The stream itself ends with an error
+        only for what cannot be answered message by message: a request that does
+        not decode or holds more than 1,000 messages (INVALID_ARGUMENT), too many
+        streams open (RESOURCE_EXHAUSTED), the server shutting down
+        (UNAVAILABLE: the messages of requests not answered yet were not
+        stored). The server reads the next request once it answered the previous
+        one, so a client that sends faster than the store takes its messages is
+        held back by the stream's flow control.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubscribeBatches(self, request, context):
+        """`Subscribe` with the events in batches: each response holds the events
+        that were ready at once (at least one), in publish order, so a busy topic
+        costs one stream message per batch instead of one per event. The request,
+        the response headers (`hub-after`), the offsets, resuming and the errors
+        are those of `Subscribe`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HubServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -95,6 +138,16 @@ def add_HubServiceServicer_to_server(servicer, server):
                     servicer.Subscribe,
                     request_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeRequest.FromString,
                     response_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.HubEvent.SerializeToString,
+            ),
+            'PublishStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.PublishStream,
+                    request_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.PublishStreamRequest.FromString,
+                    response_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.PublishStreamResponse.SerializeToString,
+            ),
+            'SubscribeBatches': grpc.unary_stream_rpc_method_handler(
+                    servicer.SubscribeBatches,
+                    request_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesRequest.FromString,
+                    response_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -154,6 +207,60 @@ class HubService(object):
             '/agentscope.agent.v1.HubService/Subscribe',
             agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeRequest.SerializeToString,
             agentscope_dot_agent_dot_v1_dot_hub__service__pb2.HubEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/agentscope.agent.v1.HubService/PublishStream',
+            agentscope_dot_agent_dot_v1_dot_hub__service__pb2.PublishStreamRequest.SerializeToString,
+            agentscope_dot_agent_dot_v1_dot_hub__service__pb2.PublishStreamResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubscribeBatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/agentscope.agent.v1.HubService/SubscribeBatches',
+            agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesRequest.SerializeToString,
+            agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesResponse.FromString,
             options,
             channel_credentials,
             insecure,

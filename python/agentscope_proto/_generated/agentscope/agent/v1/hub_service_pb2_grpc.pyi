@@ -64,6 +64,31 @@ class HubServiceStub:
     that name.
     buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
     """
+    PublishStream: _grpc.StreamStreamMultiCallable[_hub_service_pb2.PublishStreamRequest, _hub_service_pb2.PublishStreamResponse]
+    """Publishes many messages over one stream, for publishers that send often:
+    a stream message costs a fraction of a unary call, and one request may
+    carry several messages (stored in one round trip to the store). The
+    server answers every request with one response, in the order the
+    requests came, holding one result per message in the request's order:
+    the message's offset once it is stored (as `Publish` returns it), or why
+    that message was not stored. A bad message (topic, missing `msg`, too
+    large) fails alone and the stream goes on; messages of one topic are
+    stored in the order they were sent. The stream itself ends with an error
+    only for what cannot be answered message by message: a request that does
+    not decode or holds more than 1,000 messages (INVALID_ARGUMENT), too many
+    streams open (RESOURCE_EXHAUSTED), the server shutting down
+    (UNAVAILABLE: the messages of requests not answered yet were not
+    stored). The server reads the next request once it answered the previous
+    one, so a client that sends faster than the store takes its messages is
+    held back by the stream's flow control.
+    """
+    SubscribeBatches: _grpc.UnaryStreamMultiCallable[_hub_service_pb2.SubscribeBatchesRequest, _hub_service_pb2.SubscribeBatchesResponse]
+    """`Subscribe` with the events in batches: each response holds the events
+    that were ready at once (at least one), in publish order, so a busy topic
+    costs one stream message per batch instead of one per event. The request,
+    the response headers (`hub-after`), the offsets, resuming and the errors
+    are those of `Subscribe`.
+    """
 
 @_typing.type_check_only
 class HubServiceAsyncStub(HubServiceStub):
@@ -92,6 +117,31 @@ class HubServiceAsyncStub(HubServiceStub):
     than `SubscribeResponse`: subscribers in every language handle it by
     that name.
     buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+    """
+    PublishStream: _aio.StreamStreamMultiCallable[_hub_service_pb2.PublishStreamRequest, _hub_service_pb2.PublishStreamResponse]  # type: ignore[assignment]
+    """Publishes many messages over one stream, for publishers that send often:
+    a stream message costs a fraction of a unary call, and one request may
+    carry several messages (stored in one round trip to the store). The
+    server answers every request with one response, in the order the
+    requests came, holding one result per message in the request's order:
+    the message's offset once it is stored (as `Publish` returns it), or why
+    that message was not stored. A bad message (topic, missing `msg`, too
+    large) fails alone and the stream goes on; messages of one topic are
+    stored in the order they were sent. The stream itself ends with an error
+    only for what cannot be answered message by message: a request that does
+    not decode or holds more than 1,000 messages (INVALID_ARGUMENT), too many
+    streams open (RESOURCE_EXHAUSTED), the server shutting down
+    (UNAVAILABLE: the messages of requests not answered yet were not
+    stored). The server reads the next request once it answered the previous
+    one, so a client that sends faster than the store takes its messages is
+    held back by the stream's flow control.
+    """
+    SubscribeBatches: _aio.UnaryStreamMultiCallable[_hub_service_pb2.SubscribeBatchesRequest, _hub_service_pb2.SubscribeBatchesResponse]  # type: ignore[assignment]
+    """`Subscribe` with the events in batches: each response holds the events
+    that were ready at once (at least one), in publish order, so a busy topic
+    costs one stream message per batch instead of one per event. The request,
+    the response headers (`hub-after`), the offsets, resuming and the errors
+    are those of `Subscribe`.
     """
 
 class HubServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -130,6 +180,43 @@ class HubServiceServicer(metaclass=_abc_1.ABCMeta):
         than `SubscribeResponse`: subscribers in every language handle it by
         that name.
         buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+        """
+
+    @_abc_1.abstractmethod
+    def PublishStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_hub_service_pb2.PublishStreamRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_hub_service_pb2.PublishStreamResponse], _abc.AsyncIterator[_hub_service_pb2.PublishStreamResponse]]:
+        """Publishes many messages over one stream, for publishers that send often:
+        a stream message costs a fraction of a unary call, and one request may
+        carry several messages (stored in one round trip to the store). The
+        server answers every request with one response, in the order the
+        requests came, holding one result per message in the request's order:
+        the message's offset once it is stored (as `Publish` returns it), or why
+        that message was not stored. A bad message (topic, missing `msg`, too
+        large) fails alone and the stream goes on; messages of one topic are
+        stored in the order they were sent. The stream itself ends with an error
+        only for what cannot be answered message by message: a request that does
+        not decode or holds more than 1,000 messages (INVALID_ARGUMENT), too many
+        streams open (RESOURCE_EXHAUSTED), the server shutting down
+        (UNAVAILABLE: the messages of requests not answered yet were not
+        stored). The server reads the next request once it answered the previous
+        one, so a client that sends faster than the store takes its messages is
+        held back by the stream's flow control.
+        """
+
+    @_abc_1.abstractmethod
+    def SubscribeBatches(
+        self,
+        request: _hub_service_pb2.SubscribeBatchesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_hub_service_pb2.SubscribeBatchesResponse], _abc.AsyncIterator[_hub_service_pb2.SubscribeBatchesResponse]]:
+        """`Subscribe` with the events in batches: each response holds the events
+        that were ready at once (at least one), in publish order, so a busy topic
+        costs one stream message per batch instead of one per event. The request,
+        the response headers (`hub-after`), the offsets, resuming and the errors
+        are those of `Subscribe`.
         """
 
 def add_HubServiceServicer_to_server(servicer: HubServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
