@@ -1,8 +1,9 @@
 # `make interop` (included by the Makefile): every example client in examples/
-# built from proto/ and run against a live server, compared with the Python one.
+# built from proto/ and run against live servers, compared with the Python one.
+# The example agent they call is AgentScope 2.x's, served from $(AS2).
 
 .PHONY: interop
-interop: setup ## Install toolchains (apt/npm), build the examples/ clients, check them against the Python client
+interop: setup $(AS2)/.installed ## Install toolchains (apt/npm), build the examples/ clients, check them against the Python client
 	$(BIN)/python examples/run_interop.py
 
 .PHONY: example-agent
