@@ -266,6 +266,8 @@ class Servers:
 def start_servers() -> Servers:
     """Start `agentscope-proto serve` with gRPC and Connect on free ports, and the
     example agent on another (not waiting: see `Servers.wait_ready`)."""
+    if not AGENT_PYTHON.exists():
+        raise SystemExit(f"no {AGENT_PYTHON}: `make interop` makes it (make .venv-as2/.installed)")
     port, http_port, agent_port = free_port(), free_port(), free_port()
     serve = [str(VENV_BIN / "agentscope-proto"), "serve", "--port", str(port)]
     agent = [str(AGENT_PYTHON), str(AGENT_SERVER), "--port", str(agent_port)]
