@@ -51,7 +51,7 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 setup: $(INSTALLED) ## Create .venv, install the package (dev extra)
 
 .PHONY: serve
-serve: $(INSTALLED) ## Install the package into .venv, then run the FormatterService on 127.0.0.1:50051
+serve: $(INSTALLED) ## Install the package into .venv, then run the FormatterService (and the message hub) on 127.0.0.1:50051
 	$(BIN)/agentscope-proto serve
 
 CODEGEN := .venv-codegen
