@@ -33,10 +33,17 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
     Msg,
     Role,
 )
-from agentscope_proto.agents import AgentClient, AgentConfig, RemoteAgent, reply_request
+from agentscope_proto.agents import (
+    AgentClient,
+    AgentConfig,
+    RemoteAgent,
+    reply_request,
+    serve_agent,
+)
 from agentscope_proto.errors import HubUnavailableError
 from agentscope_proto.hub import HubClient, HubConfig
 from agentscope_proto.hub.store import parse_offset
+from agentscope_proto.service import ServerConfig
 
 from hosted import SUNNY, TopicServer, make_agent, serve_topic
 from hub_fixtures import RedisServer, hub_server
@@ -400,3 +407,9 @@ def test_a_callers_reply_interrupted_in_the_topic_is_published_as_interrupted(ro
 
 def room_names(room: Room) -> list[str]:
     return [name for name, _, _ in room.context()]
+
+
+def test_serve_agent_refuses_a_topic_without_a_hub(factory: Callable[[], Agent]) -> None:
+    config = AgentConfig(topic="room")
+    with pytest.raises(ValueError, match="a topic needs a hub"):
+        asyncio.run(serve_agent(factory, ServerConfig(port=0, hub=None), config))

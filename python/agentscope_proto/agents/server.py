@@ -80,12 +80,12 @@ async def serve_agent(
     """
     config = config or ServerConfig()
     agent_config = agent_config or AgentConfig()
+    if agent_config.topic is not None and config.hub is None:
+        raise ValueError("a topic needs a hub: ServerConfig(hub=HubConfig(...))")
     servicer = await agent_servicer(factory, agent_config, probe=probe)
-    if agent_config.topic is None:
+    if agent_config.topic is None or config.hub is None:
         await serve(config, ready, services=[_hosted(servicer), *services])
         return
-    if config.hub is None:
-        raise ValueError("a topic needs a hub: ServerConfig(hub=HubConfig(...))")
     hub = HubServicer(await open_hub_store(config.hub), config.hub)
     try:
         participant = await join_topic(
