@@ -31,20 +31,33 @@ def section(title: str) -> str:
 
 def commands(program: str, title: str = "From other languages") -> list[str]:
     """The section's commands starting with `program` (`grpcurl`, `curl`,
-    `agentscope-proto`, ...), each with its continuation lines (the lines that
-    follow it in its block)."""
+    `agentscope-proto`, ...), each with its continuation lines: as a shell
+    reads them, the lines that follow while a line ends with a backslash or a
+    quote is open."""
     found: list[str] = []
     for block in _BLOCK.findall(section(title)):
         current: list[str] | None = None
         for line in block.splitlines():
-            if line.split(" ", 1)[0] in ("grpcurl", "curl", program):
-                current = [line]
-                found.append("")
-            elif current is not None and line.strip() and not line.startswith("#"):
-                current.append(line)
-            if current is not None:
-                found[-1] = "\n".join(current)
-    return [command for command in found if command.startswith(program + " ")]
+            if current is None:
+                if line.split(" ", 1)[0] != program:
+                    continue
+                current = []
+            current.append(line)
+            command = "\n".join(current)
+            if not command.endswith("\\") and _quotes_closed(command):
+                found.append(command)
+                current = None
+        if current is not None:
+            found.append("\n".join(current))
+    return found
+
+
+def _quotes_closed(command: str) -> bool:
+    try:
+        shlex.split(command)
+    except ValueError:  # "No closing quotation"
+        return False
+    return True
 
 
 def grpcurl() -> str | None:

@@ -45,6 +45,19 @@ def golden_cases() -> dict[str, dict[str, Any]]:
     return {case["name"]: case for case in data["cases"]}
 
 
+def saying(text: str) -> dict[str, Any]:
+    """A recording of our own: the golden stream `stream_text_by3` with its
+    text replaced by `text` (three characters a chunk, as it comes)."""
+    chunks = golden_cases()["stream_text_by3"]["chunks"]
+    first, pieces, last = chunks[0], chunks[1:-2], chunks[-2:]
+    said = []
+    for start in range(0, len(text), 3):
+        chunk = copy.deepcopy(pieces[0])
+        chunk["choices"][0]["delta"]["content"] = text[start : start + 3]
+        said.append(chunk)
+    return {"chunks": [first, *said, *last]}
+
+
 def renamed(case: Mapping[str, Any], tool: str) -> dict[str, Any]:
     """A case whose tool calls call `tool`."""
     out = copy.deepcopy(dict(case))

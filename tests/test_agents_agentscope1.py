@@ -5,7 +5,9 @@ tests/agentscope1/serve_react_agent.py in `.venv-golden` (made by
 `make golden`) when it exists and is skipped otherwise, as the other checks
 against the real 1.x are. The agent prints its reply; the printed chunks must
 arrive as text (and thinking) block events, the final message last; a
-reply that fails ends with a ReplyEndEvent carrying the error.
+reply that fails ends with a ReplyEndEvent carrying the error. In a hub
+topic, the 1.x agent observes, answers what names it and publishes its
+reply without thinking.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def test_a_react_agent_streams_its_printed_chunks_then_its_message() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    card, hi, think, failed = (json.loads(line) for line in result.stdout.splitlines())
+    card, hi, think, failed, topic = (json.loads(line) for line in result.stdout.splitlines())
     assert card["name"] == "Jarvis"
     assert card["framework"] == "agentscope 1.0.21"
     assert card["answers"] == []
@@ -63,3 +65,10 @@ def test_a_react_agent_streams_its_printed_chunks_then_its_message() -> None:
         "reason": "FINISHED_REASON_ERROR",
         "error": "ERROR_TYPE_UPSTREAM",
     }
+    # In a topic: it observes, answers what names it, publishes without thinking.
+    assert topic["topic"] == [
+        ["user", "nice weather"],
+        ["user", "@Jarvis, think first"],
+        ["Jarvis", SUNNY],
+    ]
+    assert topic["kinds"][-1] == ["text"]

@@ -510,6 +510,12 @@ def test_serve_agent_imports_its_module_from_the_working_directory(tmp_path: Pat
         (["--max-sessions", "0"], "--max-sessions must be at least 1"),
         (["--session-idle-seconds", "0"], "--session-idle-seconds must be more than 0"),
         (["--tls-cert", "/nonexistent/cert.pem"], "--tls-cert"),
+        (["--topic", "room"], "--topic needs a hub: --hub memory or --hub redis://..."),
+        (["--topic", "room", "--hub", "none"], "--topic needs a hub"),
+        (["--reply-to", "users"], "--reply-to needs --topic"),
+        (["--topic", "room", "--hub", "memory", "--reply-to", "all"], "invalid choice: 'all'"),
+        (["--topic", "a{b}", "--hub", "memory"], "--topic: expected 1 to 256 ASCII letters"),
+        (["--topic", "r" * 123, "--hub", "memory"], "--topic: at most 122 characters"),
     ],
 )
 def test_serve_agent_flag_errors_are_one_line(flags: list[str], expected: str) -> None:

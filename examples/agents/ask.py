@@ -1,7 +1,9 @@
-"""Ask a served agent through `RemoteAgent`: `python ask.py HOST:PORT "question"`.
+"""Ask a served agent through `RemoteAgent`: `python ask.py HOST:PORT "question" [SESSION]`.
 
 The reply streams as AgentScope events; when the agent asks to run a tool,
-this process asks you, and answers the agent with your verdict.
+this process asks you, and answers the agent with your verdict. SESSION is
+the remote session to ask in (`topic:room`: the agent's hub topic, where its
+reply is published too); a new one by default.
 """
 
 import asyncio
@@ -27,8 +29,8 @@ def confirm(event: RequireUserConfirmEvent) -> UserConfirmResultEvent:
     return UserConfirmResultEvent(reply_id=event.reply_id, confirm_results=results)
 
 
-async def main(target: str, question: str) -> None:
-    async with RemoteAgent(target) as agent:
+async def main(target: str, question: str, session: str | None = None) -> None:
+    async with RemoteAgent(target, session_id=session) as agent:
         inputs = UserMsg("user", question)
         while inputs is not None:
             answer = None
@@ -44,4 +46,4 @@ async def main(target: str, question: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(*sys.argv[1:4]))

@@ -170,6 +170,17 @@ def _serve_agent_parser(sub: Any) -> None:
     )
     p.add_argument("--max-replies", type=int, default=64, help="replies running at once")
     _hub_flags(p, "none")
+    p.add_argument(
+        "--topic",
+        help="take part in this hub topic (needs --hub): observe every message published "
+        "there (session topic:TOPIC) and publish the agent's replies there",
+    )
+    p.add_argument(
+        "--reply-to",
+        choices=["mentions", "users", "none"],
+        help="which topic messages the agent answers on its own: mentions (@NAME in the "
+        "text), users (those and every user message) or none (default: mentions)",
+    )
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -740,25 +751,28 @@ def _factory(spec: str) -> Any:
 
 
 async def _serve_agent(factory: Any, spec: str, config: Any, agent_config: Any) -> None:
-    from .agents import agent_service
+    from .agents import serve_agent
+    from .agents.hosting import hosting_for
     from .agents.sessions import new_agent
-    from .service import serve
 
     try:
         probe = await new_agent(factory)
     except Exception as exc:  # the factory's own code failed
         raise UserError(f"{spec}: making an agent failed: {exc!r}", 1) from None
     try:
-        service = await agent_service(factory, agent_config, probe=probe)
+        hosting_for(probe)
     except TypeError as exc:  # not an agent
         raise UserError(f"{spec}: {exc}") from None
-    await serve(config, services=[service])
+    await serve_agent(factory, config, agent_config, probe=probe)
 
 
 def _run_serve_agent(args: argparse.Namespace) -> None:
     from .agents import AgentConfig
+    from .errors import HubUnavailableError
     from .service import ServerConfig
 
+    if args.reply_to is not None and args.topic is None:
+        raise UserError("--reply-to needs --topic")
     try:
         agent_config = AgentConfig(
             description=args.description or "",
@@ -766,15 +780,22 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
             max_sessions=args.max_sessions,
             session_idle_seconds=args.session_idle_seconds,
             max_replies=args.max_replies,
+            topic=args.topic,
+            reply_to=args.reply_to or "mentions",
         )
     except ValueError as exc:
-        raise UserError(f"--{str(exc).replace('_', '-')}") from None
+        field, _, reason = str(exc).partition(" ")  # the field named as its flag
+        raise UserError(f"--{field.replace('_', '-')} {reason}") from None
     config = ServerConfig(**_server_base(args), hub=_hub_config(args))
+    if args.topic is not None and config.hub is None:
+        raise UserError("--topic needs a hub: --hub memory or --hub redis://...")
     factory = _factory(args.factory)
     _check_port(args.host, args.port)
     _configure_logging(args.log_level)
     try:
         asyncio.run(_serve_agent(factory, args.factory, config, agent_config))
+    except HubUnavailableError as exc:
+        raise UserError(f"--hub: {exc}", 1) from None
     except (OSError, RuntimeError) as exc:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError before).
         if "bind" not in str(exc).lower():

@@ -1,9 +1,11 @@
-"""A real AgentScope 1.x `ReActAgent` served by the AgentService, called over gRPC.
+"""A real AgentScope 1.x `ReActAgent` served by the AgentService, called over gRPC,
+then taking part in a hub topic.
 
 Run by tests/test_agents_agentscope1.py inside `.venv-golden` (agentscope==1.0.21,
-made by `make golden`); prints one JSON line per reply checked. The model is
-1.x's `OpenAIChatModel` (with `stream=False`: 1.0.21's streaming parser fails
-on current openai SDKs) pointed at the local replay of recorded responses.
+made by `make golden`); prints one JSON line per reply checked, and one for
+the topic. The model is 1.x's `OpenAIChatModel` (with `stream=False`: 1.0.21's
+streaming parser fails on current openai SDKs) pointed at the local replay of
+recorded responses.
 """
 
 from __future__ import annotations
@@ -29,12 +31,25 @@ from agentscope_proto import (  # noqa: E402
     get_text_content,
 )
 from agentscope_proto._generated.agentscope.agent.v1 import events_pb2  # noqa: E402
-from agentscope_proto.agents import AsyncAgentClient, agent_service  # noqa: E402
+from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg  # noqa: E402
+from agentscope_proto.agents import (  # noqa: E402
+    AgentConfig,
+    AsyncAgentClient,
+    agent_service,
+    agent_servicer,
+)
+from agentscope_proto.agents.topic import join_topic  # noqa: E402
+from agentscope_proto.hub import HubConfig, MemoryHubStore  # noqa: E402
 from agentscope_proto.service import ServerConfig, build_server  # noqa: E402
 
 from replay_server import ReplayServer  # noqa: E402
 
-SCRIPT = {"hi": ["text_plain"], "think first": ["thinking_and_text"], "fail": ["http:500"]}
+SCRIPT = {
+    "hi": ["text_plain"],
+    "think first": ["thinking_and_text"],
+    "fail": ["http:500"],
+    "@Jarvis, think first": ["thinking_and_text"],
+}
 
 
 def make_agent(base_url: str) -> ReActAgent:
@@ -100,6 +115,29 @@ async def main() -> None:
                     )
                 )
         await server.stop(0)
+        await topic(replay)
+
+
+async def topic(replay: ReplayServer) -> None:
+    """The agent in a topic of a memory hub: what the topic holds once it
+    has answered the message naming it."""
+    store = MemoryHubStore()
+    servicer = await agent_servicer(lambda: make_agent(replay.base_url))
+    name = servicer.description.name
+    joined = await join_topic(
+        servicer.sessions, name, store, HubConfig(), AgentConfig(topic="room")
+    )
+    log = await store.subscribe("room", "")
+    for words in ("nice weather", "@Jarvis, think first"):
+        said = Msg(name="user", role="ROLE_USER", text=words)
+        await store.publish("room", said.SerializeToString())
+    entries: list = []
+    while len(entries) < 3:
+        entries += await log.next()
+    await joined.close()
+    msgs = [Msg.FromString(data) for _, data in entries]
+    kinds = [[block.WhichOneof("block") for block in msg.blocks.items] for msg in msgs]
+    print(json.dumps({"topic": [[m.name, get_text_content(m)] for m in msgs], "kinds": kinds}))
 
 
 asyncio.run(main())

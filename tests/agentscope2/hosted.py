@@ -4,7 +4,8 @@ and AgentScope's own `OpenAIChatModel` pointed at a local replay of recorded
 OpenAI streams (tests/replay_server.py). Nothing reaches the network.
 
 `serve` starts an AgentService of such agents on a free port; the fixtures
-(conftest.py) share one replay and one server per module.
+(conftest.py) share one replay and one server per module. `serve_topic`
+starts one whose agent takes part in a topic of the hub it hosts beside.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from agentscope.tool import FunctionTool, ToolBase, Toolkit
 
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
 from agentscope_proto.agents import SERVICE_NAME, AgentConfig, AgentServicer, agent_servicer
+from agentscope_proto.agents.topic import TopicParticipant, join_topic
+from agentscope_proto.hub import HubConfig, HubServicer, hub_service, open_hub_store
 from agentscope_proto.service import ServerConfig
 from agentscope_proto.service.app import HostedService, add_service
 
@@ -134,3 +137,36 @@ def serve(
 def user(text: str) -> dict[str, Any]:
     """A user message in AgentScope 2.x's JSON."""
     return {"name": "user", "role": "user", "content": [{"type": "text", "text": text}]}
+
+
+class TopicServer(AgentServer):
+    """A running AgentService whose agent takes part in a topic of the hub
+    served beside it; `participant` is the agent in the topic."""
+
+    participant: TopicParticipant
+
+    def stop(self, grace: float = 0) -> None:
+        """Leave the topic first, as `serve_agent` drains."""
+        self.call(self.participant.close())
+        super().stop(grace)
+
+
+def serve_topic(
+    factory: Callable[[], Any], hub: HubConfig, agent_config: AgentConfig
+) -> TopicServer:
+    """An AgentService of `factory`'s agents in `agent_config.topic` on the
+    hub `hub` configures (hosted beside it), started on a free port."""
+
+    async def services() -> list[HostedService]:
+        server.servicer = await agent_servicer(factory, agent_config)
+        store = await open_hub_store(hub)
+        server.hub = HubServicer(store, hub)
+        name = server.servicer.description.name
+        server.participant = await join_topic(
+            server.servicer.sessions, name, store, hub, agent_config
+        )
+        add = lambda s: add_service(s, pb, "AgentService", server.servicer)  # noqa: E731
+        return [HostedService(SERVICE_NAME, add), hub_service(server.hub)]
+
+    server = TopicServer(ServerConfig(port=0), services)
+    return server.start()  # type: ignore[return-value]

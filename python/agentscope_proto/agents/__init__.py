@@ -6,6 +6,8 @@
 - `AgentClient`, `AsyncAgentClient`: call a served agent with the schema's
   types; `RemoteAgent` (needs AgentScope 2.x): a served agent as a local
   AgentScope agent, for pipelines.
+- `AgentConfig.topic`: the served agent takes part in a hub topic (`topic`;
+  its session is `topic_session(topic)`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .client import AgentClient, AsyncAgentClient, reply_request
-from .config import AgentConfig
+from .config import AgentConfig, topic_session
 from .events import event_from_dict, event_to_dict
 from .server import agent_service, agent_servicer, serve_agent
 from .servicer import SERVICE_NAME, AgentServicer
@@ -31,6 +33,7 @@ __all__ = [
     "event_to_dict",
     "reply_request",
     "serve_agent",
+    "topic_session",
 ]
 
 

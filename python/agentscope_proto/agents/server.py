@@ -3,21 +3,25 @@
 The agent service is a `HostedService` like the FormatterService, so a
 server can host it beside others (`serve_agent(..., services=[...])`, or
 `service.serve(config, services=[await agent_service(...), ...])`); health
-and reflection list every one.
+and reflection list every one. With `AgentConfig.topic`, `serve_agent` also
+makes the agent a participant of that topic of the server's hub (`topic.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as pb
+from ..hub.servicer import HubServicer
+from ..hub.store import open_hub_store
 from ..service.app import HostedService, add_service, serve
 from ..service.config import ServerConfig
 from .config import AgentConfig
 from .hosting import hosting_for
 from .servicer import SERVICE_NAME, AgentServicer
 from .sessions import AgentFactory, Sessions, new_agent
+from .topic import join_topic
 
 __all__ = ["agent_service", "agent_servicer", "serve_agent"]
 
@@ -46,9 +50,14 @@ async def agent_service(
     factory: AgentFactory, config: AgentConfig | None = None, *, probe: Any = None
 ) -> HostedService:
     """The AgentService for `factory`'s agents (see `agent_servicer`), to host."""
-    servicer = await agent_servicer(factory, config, probe=probe)
+    return _hosted(await agent_servicer(factory, config, probe=probe))
+
+
+def _hosted(
+    servicer: AgentServicer, drain: Callable[[], Awaitable[None]] | None = None
+) -> HostedService:
     return HostedService(
-        SERVICE_NAME, lambda server: add_service(server, pb, "AgentService", servicer)
+        SERVICE_NAME, lambda server: add_service(server, pb, "AgentService", servicer), drain
     )
 
 
@@ -59,8 +68,33 @@ async def serve_agent(
     *,
     services: Sequence[HostedService] = (),
     ready: Callable[[int], None] | None = None,
+    probe: Any = None,
 ) -> None:
     """Serve `factory`'s agents (and `services` beside them) until
-    SIGTERM/SIGINT, with `config`'s address, auth, TLS and limits."""
-    agent = await agent_service(factory, agent_config)
-    await serve(config or ServerConfig(), ready, services=[agent, *services])
+    SIGTERM/SIGINT, with `config`'s address, auth, TLS and limits (`probe`:
+    see `agent_servicer`).
+
+    With `agent_config.topic`, the agent takes part in that topic of the
+    server's hub (`config.hub`, which the server hosts too): it follows the
+    topic before the server listens, and leaves it first when it drains.
+    """
+    config = config or ServerConfig()
+    agent_config = agent_config or AgentConfig()
+    if agent_config.topic is not None and config.hub is None:
+        raise ValueError("a topic needs a hub: ServerConfig(hub=HubConfig(...))")
+    servicer = await agent_servicer(factory, agent_config, probe=probe)
+    if agent_config.topic is None or config.hub is None:
+        await serve(config, ready, services=[_hosted(servicer), *services])
+        return
+    hub = HubServicer(await open_hub_store(config.hub), config.hub)
+    try:
+        participant = await join_topic(
+            servicer.sessions, servicer.description.name, hub.store, config.hub, agent_config
+        )
+        try:
+            hosted = _hosted(servicer, participant.close)
+            await serve(config, ready, services=[hosted, *services], hub=hub)
+        finally:
+            await participant.close()
+    finally:
+        await hub.store.close()

@@ -24,7 +24,7 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
 
     def __init__(self, sessions: Sessions, description: pb.DescribeResponse) -> None:
         self.sessions = sessions
-        self._description = description
+        self.description = description
 
     async def Reply(
         self, request: pb.ReplyRequest, context: Context
@@ -47,4 +47,4 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
         raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
 
     async def Describe(self, request: pb.DescribeRequest, context: Context) -> pb.DescribeResponse:
-        return self._description
+        return self.description

@@ -12,6 +12,10 @@ interrupt cancels a reply task, and the agent closes its reply (interrupted
 tool results, its interruption message) before the session takes its next
 call. The caller reads the task's items from a queue and gets them as
 `ReplyResponse`s, the last one `done` with the reply's message.
+
+A hub topic's session (`topic.py`) is one like any other, except that it is
+never dropped and that each reply it finishes is published to the topic
+before its caller hears that it is done.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import inspect
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
@@ -40,14 +44,18 @@ _MAX_ID = 128
 class Session:
     """One caller's agent: its id, the agent, and its turn lock."""
 
-    __slots__ = ("agent", "busy", "id", "lock", "used")
+    __slots__ = ("agent", "busy", "id", "lock", "publish", "turned", "used")
 
     def __init__(self, session_id: str, agent: Any) -> None:
         self.id = session_id
         self.agent = agent
         self.lock = asyncio.Lock()
+        # Notified (under the lock) whenever a reply of the session ends.
+        self.turned = asyncio.Condition(self.lock)
         self.busy = 0  # calls running or waiting for the lock
         self.used = time.monotonic()
+        # A topic's session: where each reply it finishes goes (it is never dropped).
+        self.publish: Callable[[Msg], Awaitable[None]] | None = None
 
 
 class _Failed:
@@ -60,8 +68,9 @@ class _Failed:
 
 
 _END: Any = object()
-# The events a reply can end with: its end, or a question to its caller.
-_LAST = frozenset({"reply_end", "require_user_confirm", "require_external_execution"})
+# The events a reply asks its caller with, and can end with besides its end.
+ASKS = frozenset({"require_user_confirm", "require_external_execution"})
+_LAST = ASKS | {"reply_end"}
 
 
 async def new_agent(factory: AgentFactory) -> Any:
@@ -138,7 +147,7 @@ class Sessions:
         for session in self._sessions.values():
             if session.used > horizon:
                 break
-            if not session.busy:
+            if not session.busy and session.publish is None:
                 idle.append(session.id)
         for session_id in idle:
             del self._sessions[session_id]
@@ -158,10 +167,13 @@ class Sessions:
         if self._sessions.get(session.id) is session:
             self._sessions.move_to_end(session.id)
 
-    async def reply(self, session: Session, inputs: ReplyInputs) -> AsyncIterator[Any]:
+    async def reply(
+        self, session: Session, inputs: ReplyInputs, *, counted: bool = True
+    ) -> AsyncIterator[Any]:
         """The reply's responses; leaving early (the caller is gone)
-        interrupts it."""
-        if len(self.running) >= self._config.max_replies:
+        interrupts it. A reply not `counted` (a topic's own: one at a time)
+        is not held to `max_replies`."""
+        if counted and len(self.running) >= self._config.max_replies:
             raise LimitExceededError(
                 "max_replies", f"{self._config.max_replies} replies are running"
             )
@@ -184,9 +196,19 @@ class Sessions:
         session.busy += 1
         try:
             async with session.lock:
-                self.hosting.check(session.agent, inputs)
-                async for item in self.hosting.reply(session.agent, session.id, inputs):
-                    items.put_nowait(item)
+                try:
+                    self.hosting.check(session.agent, inputs)
+                    asked = False
+                    async for item in self.hosting.reply(session.agent, session.id, inputs):
+                        if not isinstance(item, Msg):
+                            asked = item.WhichOneof("event") in ASKS
+                        elif session.publish is not None and not asked:
+                            # A topic's reply, finished (a reply that asks is not,
+                            # yet): on the topic before its caller hears it is done.
+                            await session.publish(item)
+                        items.put_nowait(item)
+                finally:
+                    session.turned.notify_all()
         except Exception as exc:
             items.put_nowait(_Failed(exc))
         finally:

@@ -213,23 +213,32 @@ async def serve(
     servicer: FormatterServicer | None = None,
     *,
     services: Sequence[HostedService] | None = None,
+    hub: HubServicer | None = None,
 ) -> None:
     """Run the server (hosting `services`, by default the FormatterService,
     and the HubService when `config.hub` names a store) until SIGTERM/SIGINT,
     then drain: health goes NOT_SERVING, each service drains and in-flight
-    RPCs get `grace_seconds` to finish."""
-    hosted = list(services) if services is not None else [formatter_service(config, servicer)]
-    hub = None
-    if config.hub is not None:
-        from ..hub import HubServicer, hub_service, open_hub_store
+    RPCs get `grace_seconds` to finish.
 
-        hub = HubServicer(await open_hub_store(config.hub), config.hub)
+    `hub` is a HubServicer to host instead of opening `config.hub`'s store
+    here, for a caller that uses the same store in-process (an agent on a
+    topic); its store stays the caller's to close.
+    """
+    hosted = list(services) if services is not None else [formatter_service(config, servicer)]
+    opened = None
+    if hub is None and config.hub is not None:
+        from ..hub import HubServicer, open_hub_store
+
+        hub = opened = HubServicer(await open_hub_store(config.hub), config.hub)
+    if hub is not None:
+        from ..hub import hub_service
+
         hosted.append(hub_service(hub))
     try:
         await _run(config, ready, servicer, hosted, hub)
     finally:
-        if hub is not None:
-            await hub.store.close()
+        if opened is not None:
+            await opened.store.close()
 
 
 async def _run(
