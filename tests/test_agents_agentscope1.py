@@ -2,8 +2,8 @@
 
 AgentScope 1.0.21 is not a test dependency: this runs
 tests/agentscope1/serve_react_agent.py in `.venv-golden` (made by
-`make golden`) when it exists and is skipped otherwise, as the other checks
-against the real 1.x are. The agent prints its reply; the printed chunks must
+`make golden-venv`, which .ci/run makes), as the other checks against the
+real 1.x are. The agent prints its reply; the printed chunks must
 arrive as text (and thinking) block events, the final message last; a
 reply that fails ends with a ReplyEndEvent carrying the error. In a hub
 topic, the 1.x agent observes, answers what names it and publishes its
@@ -18,7 +18,7 @@ import subprocess
 import sysconfig
 from pathlib import Path
 
-import pytest
+from needs import require
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN_PYTHON = ROOT / ".venv-golden" / "bin" / "python"
@@ -26,8 +26,7 @@ SUNNY = "The weather in Paris is sunny and 22 degrees."
 
 
 def test_a_react_agent_streams_its_printed_chunks_then_its_message() -> None:
-    if not GOLDEN_PYTHON.exists():
-        pytest.skip("needs .venv-golden with agentscope==1.0.21 (make golden)")
+    require(GOLDEN_PYTHON.exists(), "needs .venv-golden with agentscope==1.0.21 (make golden-venv)")
     result = subprocess.run(
         [
             str(GOLDEN_PYTHON),
