@@ -17,7 +17,7 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HostedService",
+    "Listener",
     "add_formatter_service",
     "add_service",
     "build_server",
@@ -64,14 +65,26 @@ def _passing_bytes(message_class: Any) -> Any:
     return serializer
 
 
+class Listener(Protocol):
+    """Servers a hosted service runs on ports of its own (the agent's A2A
+    servers), started once the gRPC server is and stopped with it."""
+
+    # What the log line of a started server lists, e.g. `127.0.0.1:8080 (A2A JSON-RPC)`.
+    addresses: Sequence[str]
+
+    async def stop(self, grace_seconds: float) -> None: ...
+
+
 class HostedService(NamedTuple):
     """A gRPC service a server hosts: its full name (health and reflection
-    list it), the call that adds its handlers to a server, and what it does
-    when the server drains, if anything."""
+    list it), the call that adds its handlers to a server, what it does
+    when the server drains, if anything, and the servers it runs beside the
+    gRPC one, if any (started with the server's config)."""
 
     name: str
     add_to: Callable[[grpc.aio.Server], None]
     drain: Callable[[], Awaitable[None]] | None = None
+    listen: Callable[[ServerConfig], Awaitable[Listener]] | None = None
 
 
 def add_service(
@@ -245,11 +258,20 @@ async def _run(
     await set_serving(health_servicer, True, names)
     listening = [f"{config.host}:{port} (gRPC)"]
     http = None
-    if config.http_port is not None:
-        from .connect import start_http  # the optional `http` extra
+    listeners: list[Listener] = []
+    try:
+        if config.http_port is not None:
+            from .connect import start_http  # the optional `http` extra
 
-        http = await start_http(config, config.http_port, servicer, health_servicer, hub)
-        listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
+            http = await start_http(config, config.http_port, servicer, health_servicer, hub)
+            listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
+        for service in hosted:
+            if service.listen is not None:
+                listeners.append(await service.listen(config))
+                listening.extend(listeners[-1].addresses)
+    except BaseException:
+        await _stop(server, http, listeners, 0)
+        raise
     # One line, once every port accepts: a script may connect as soon as it sees it.
     logger.info(
         "%s listening on %s; tls=%s, auth=%s, media_root=%s, downloads=%s, hub=%s",
@@ -274,11 +296,19 @@ async def _run(
     for service in hosted:
         if service.drain is not None:
             await service.drain()
-    if http is None:
-        await server.stop(config.grace_seconds)
-    else:
-        await asyncio.gather(server.stop(config.grace_seconds), http.stop(config.grace_seconds))
+    await _stop(server, http, listeners, config.grace_seconds)
     logger.info("stopped")
+
+
+async def _stop(
+    server: grpc.aio.Server, http: Any, listeners: Sequence[Listener], grace_seconds: float
+) -> None:
+    """Stop the gRPC server and every other server beside it, in-flight
+    calls given `grace_seconds`."""
+    stopping = [server.stop(grace_seconds), *(other.stop(grace_seconds) for other in listeners)]
+    if http is not None:
+        stopping.append(http.stop(grace_seconds))
+    await asyncio.gather(*stopping)
 
 
 def _hub_name(config: ServerConfig) -> str:
