@@ -1,4 +1,4 @@
-"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse` and `hub`.
+"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse`, `hub` and `a2a`.
 
 User errors (a missing or unreadable file, invalid JSON, a bad flag, a port
 already in use, input the formatter rejects) end in one line on stderr,
@@ -167,6 +167,25 @@ def _serve_agent_parser(sub: Any) -> None:
     )
     p.add_argument("--max-replies", type=int, default=64, help="replies running at once")
     _hub_flags(p, "none")
+    _a2a_flags(p)
+
+
+def _a2a_flags(p: argparse.ArgumentParser) -> None:
+    """Serving the agent over A2A 1.0 too (the a2a extra)."""
+    p.add_argument(
+        "--a2a-port",
+        type=int,
+        metavar="N",
+        help="also serve the agent as an A2A 1.0 agent here: JSON-RPC, HTTP+JSON and its card "
+        "(/.well-known/agent-card.json); needs the a2a extra",
+    )
+    p.add_argument("--a2a-grpc-port", type=int, metavar="M", help="and A2A over gRPC here")
+    p.add_argument(
+        "--a2a-host", metavar="NAME", help="the host the agent card lists (default: --host)"
+    )
+    p.add_argument(
+        "--a2a-max-tasks", type=int, default=10_000, help="finished A2A tasks kept for GetTask"
+    )
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -258,6 +277,37 @@ def _hub_parser(sub: Any) -> None:
     subscribe.add_argument("--count", type=int, help="stop after this many messages")
     for action in (publish, subscribe):
         action.add_argument("--target", required=True, help="host:port of a server")
+        action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
+
+
+def _a2a_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "a2a",
+        help="ask any A2A 1.0 agent: its card, or a reply (needs the a2a extra)",
+        **_sub_options(),
+    )
+    actions = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    card = actions.add_parser(
+        "card", help="print the agent card (JSON) of the agent at URL", **_sub_options()
+    )
+    send = actions.add_parser(
+        "send",
+        help="send TEXT to the agent at URL and print its reply as it streams",
+        description="The reply's text goes to stdout as it streams; where the task ended "
+        "(and how to go on) to stderr. Exit 1 when the agent's reply failed.",
+        **_sub_options(),
+    )
+    send.add_argument("text", help="what the user says")
+    send.add_argument("--context", metavar="ID", help="go on in this A2A context (conversation)")
+    send.add_argument("--task", metavar="ID", help="answer this task, which waits for input")
+    send.add_argument(
+        "--binding",
+        choices=["JSONRPC", "HTTP+JSON", "GRPC"],
+        help="the transport (default: the first the card lists)",
+    )
+    send.add_argument("--timeout", type=float, help="seconds the reply may take")
+    for action in (card, send):
+        action.add_argument("url", help="the agent's base URL (or its card's)")
         action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
 
 
@@ -515,6 +565,63 @@ def _run_hub(args: argparse.Namespace) -> None:
                     return
 
 
+def _run_a2a(args: argparse.Namespace) -> None:
+    if importlib.util.find_spec("a2a") is None:
+        raise UserError("a2a needs the a2a extra: pip install 'agentscope-proto[a2a]'")
+    from .a2a.client import fetch_card
+    from .errors import AgentReplyError
+
+    token = _token(args.token_env)
+    if args.action == "card":
+        from google.protobuf import json_format
+
+        card = fetch_card(args.url, token=token)
+        print(json.dumps(json_format.MessageToDict(card), ensure_ascii=False, indent=2))
+        return
+    if args.task is not None and args.context is None:
+        raise UserError("--task needs --context (the task's context)")
+    try:
+        asyncio.run(_a2a_send(args, token))
+    except AgentReplyError as exc:
+        raise UserError(str(exc), 1) from None
+
+
+async def _a2a_send(args: argparse.Namespace, token: str | None) -> None:
+    """Print the reply's text as it streams, then where its task ended."""
+    from ._generated.agentscope.agent.v1.events_pb2 import AgentEvent
+    from .a2a.client import AsyncA2AClient
+
+    bindings = [args.binding] if args.binding else []
+    async with AsyncA2AClient(args.url, token=token, bindings=bindings) as client:
+        session = args.context or ""
+        if args.task is not None:
+            client.continue_task(session, args.task)
+        message = {"name": "user", "role": "user", "content": args.text}
+        context = session
+        async for item in client.reply_stream(message, session_id=session, timeout=args.timeout):
+            if not isinstance(item, AgentEvent):
+                continue
+            kind = item.WhichOneof("event")
+            if kind == "reply_start" and item.reply_start.session_id:
+                context = item.reply_start.session_id
+            elif kind == "text_block_delta":
+                print(item.text_block_delta.delta, end="", flush=True)
+            elif kind in ("require_user_confirm", "require_external_execution"):
+                body = getattr(item, kind)
+                calls = ", ".join(f"{c.name}({c.input_json or '{}'})" for c in body.tool_calls)
+                print(f"\n[asks to run {calls}]", end="", flush=True)
+        print(flush=True)
+        waiting = client.waiting_task(context)
+        if waiting is not None:
+            print(
+                f"{PROG}: task {waiting} waits for input: {PROG} a2a send {args.url} 'yes' "
+                f"--context {context} --task {waiting}",
+                file=sys.stderr,
+            )
+        else:
+            print(f"{PROG}: context {context}", file=sys.stderr)
+
+
 def _hub_config(args: argparse.Namespace) -> Any:
     """The hub `serve` runs (None: none), from its --hub flags."""
     from .hub.store import HubConfig
@@ -690,6 +797,7 @@ def build_parser() -> argparse.ArgumentParser:
     _format_parser(sub)
     _parse_parser(sub)
     _hub_parser(sub)
+    _a2a_parser(sub)
     return parser
 
 
@@ -722,7 +830,31 @@ def _factory(spec: str) -> Any:
     return target
 
 
-async def _serve_agent(factory: Any, spec: str, config: Any, agent_config: Any) -> None:
+def _a2a_config(args: argparse.Namespace) -> Any:
+    """The A2A serving `serve-agent` runs (None: none), from its --a2a flags."""
+    from .agents.config import A2AConfig
+
+    if args.a2a_port is None:
+        for flag in ("a2a_grpc_port", "a2a_host"):
+            if getattr(args, flag) is not None:
+                raise UserError(f"--{flag.replace('_', '-')} needs --a2a-port")
+        return None
+    if importlib.util.find_spec("a2a") is None or importlib.util.find_spec("hypercorn") is None:
+        raise UserError("--a2a-port needs the a2a extra: pip install 'agentscope-proto[a2a]'")
+    try:
+        return A2AConfig(
+            port=args.a2a_port,
+            grpc_port=args.a2a_grpc_port,
+            public_host=args.a2a_host,
+            max_tasks=args.a2a_max_tasks,
+        )
+    except ValueError as exc:
+        raise UserError(f"--a2a-{str(exc).replace('_', '-')}") from None
+
+
+async def _serve_agent(
+    factory: Any, spec: str, config: Any, agent_config: Any, a2a: Any = None
+) -> None:
     from .agents import agent_service
     from .agents.sessions import new_agent
     from .service import serve
@@ -732,7 +864,7 @@ async def _serve_agent(factory: Any, spec: str, config: Any, agent_config: Any) 
     except Exception as exc:  # the factory's own code failed
         raise UserError(f"{spec}: making an agent failed: {exc!r}", 1) from None
     try:
-        service = await agent_service(factory, agent_config, probe=probe)
+        service = await agent_service(factory, agent_config, probe=probe, a2a=a2a)
     except TypeError as exc:  # not an agent
         raise UserError(f"{spec}: {exc}") from None
     await serve(config, services=[service])
@@ -753,16 +885,20 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
     except ValueError as exc:
         raise UserError(f"--{str(exc).replace('_', '-')}") from None
     config = ServerConfig(**_server_base(args), hub=_hub_config(args))
+    a2a = _a2a_config(args)
     factory = _factory(args.factory)
-    _check_port(args.host, args.port)
+    ports = [args.port, *((a2a.port, a2a.grpc_port) if a2a is not None else ())]
+    for port in ports:
+        if port is not None:
+            _check_port(args.host, port)
     _configure_logging(args.log_level)
     try:
-        asyncio.run(_serve_agent(factory, args.factory, config, agent_config))
+        asyncio.run(_serve_agent(factory, args.factory, config, agent_config, a2a))
     except (OSError, RuntimeError) as exc:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError before).
-        if "bind" not in str(exc).lower():
+        if "bind" not in str(exc).lower() and "address already in use" not in str(exc).lower():
             raise
-        raise UserError(f"cannot listen on {args.host}:{args.port}: {exc}", 1) from None
+        raise UserError(f"cannot listen on {args.host}: {exc}", 1) from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -774,6 +910,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "format": _run_format,
         "parse": _run_parse,
         "hub": _run_hub,
+        "a2a": _run_a2a,
     }
     try:
         runners[args.command](args)

@@ -26,6 +26,11 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
         self.sessions = sessions
         self._description = description
 
+    @property
+    def description(self) -> pb.DescribeResponse:
+        """What `Describe` answers (also what an A2A agent card says)."""
+        return self._description
+
     async def Reply(
         self, request: pb.ReplyRequest, context: Context
     ) -> AsyncIterator[pb.ReplyResponse]:

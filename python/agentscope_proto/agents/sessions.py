@@ -90,6 +90,11 @@ class Sessions:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    @property
+    def config(self) -> AgentConfig:
+        """The limits the sessions keep."""
+        return self._config
+
     async def open(self, session_id: str, *, create: bool) -> Session:
         """The session `session_id`, made now if it does not exist and
         `create` allows; an empty id makes a new session with a fresh id."""

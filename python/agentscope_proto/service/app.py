@@ -69,8 +69,9 @@ class Listener(Protocol):
     """Servers a hosted service runs on ports of its own (the agent's A2A
     servers), started once the gRPC server is and stopped with it."""
 
-    # What the log line of a started server lists, e.g. `127.0.0.1:8080 (A2A JSON-RPC)`.
-    addresses: Sequence[str]
+    @property
+    def addresses(self) -> Sequence[str]:
+        """What the log line of a started server lists, e.g. `127.0.0.1:8080 (A2A gRPC)`."""
 
     async def stop(self, grace_seconds: float) -> None: ...
 
