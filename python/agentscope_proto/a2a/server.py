@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -150,8 +151,16 @@ def _text_block(text: str) -> ContentBlock:
 
 
 def _calls(question: events_pb.AgentEvent) -> str:
+    """The calls a question is about, as a person reads them: `f({"a": 1})`."""
     body = getattr(question, question.WhichOneof("event") or "")
-    return ", ".join(f"{call.name}({call.input_json or '{}'})" for call in body.tool_calls)
+    return ", ".join(f"{call.name}({_arguments(call.input_json)})" for call in body.tool_calls)
+
+
+def _arguments(input_json: str) -> str:
+    try:
+        return json.dumps(json.loads(input_json or "{}"), ensure_ascii=False)
+    except ValueError:
+        return input_json  # as the model wrote it
 
 
 def _question_text(question: events_pb.AgentEvent, name: str) -> str:
@@ -369,9 +378,8 @@ class AgentExecutorForSessions(AgentExecutor):
         status = TaskStatus(state=state)
         status.timestamp.GetCurrentTime()
         if msg is not None:
-            status.message.CopyFrom(
-                msgs_to_a2a([msg], role=Role.ROLE_AGENT, context_id=context_id, task_id=task_id)
-            )
+            # Without the update's ids, so that it reads back as the reply exactly.
+            status.message.CopyFrom(msgs_to_a2a([msg], role=Role.ROLE_AGENT))
         update = TaskStatusUpdateEvent(task_id=task_id, context_id=context_id, status=status)
         if events:
             write_events(update.metadata, events)
