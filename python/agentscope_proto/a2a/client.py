@@ -336,8 +336,10 @@ class AsyncA2AClient:
             message = msgs_to_a2a(
                 history if speaks or _speakers(history) < 2 else prefix_speaker_names(history),
                 role=Role.ROLE_USER,
-                context_id=session_id or None,
-                task_id=task_id,
+                # Given, not taken from the last message's A2A envelope (a
+                # peer's message read earlier names the peer's own task).
+                context_id=session_id,
+                task_id=task_id or "",
             )
         write_request(message, request)
         return message
