@@ -297,6 +297,9 @@ def _a2a_parser(sub: Any) -> None:
         "(and how to go on) to stderr. Exit 1 when the agent's reply failed.",
         **_sub_options(),
     )
+    for action in (card, send):
+        action.add_argument("url", help="the agent's base URL (or its card's)")
+        action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
     send.add_argument("text", help="what the user says")
     send.add_argument("--context", metavar="ID", help="go on in this A2A context (conversation)")
     send.add_argument("--task", metavar="ID", help="answer this task, which waits for input")
@@ -306,9 +309,6 @@ def _a2a_parser(sub: Any) -> None:
         help="the transport (default: the first the card lists)",
     )
     send.add_argument("--timeout", type=float, help="seconds the reply may take")
-    for action in (card, send):
-        action.add_argument("url", help="the agent's base URL (or its card's)")
-        action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
 
 
 def _sub_options() -> dict[str, Any]:
@@ -575,7 +575,10 @@ def _run_a2a(args: argparse.Namespace) -> None:
     if args.action == "card":
         from google.protobuf import json_format
 
-        card = fetch_card(args.url, token=token)
+        try:
+            card = fetch_card(args.url, token=token)
+        except MessageFormatError as exc:  # the peer's document, not the user's input
+            raise UserError(str(exc), 1) from None
         print(json.dumps(json_format.MessageToDict(card), ensure_ascii=False, indent=2))
         return
     if args.task is not None and args.context is None:
@@ -587,39 +590,54 @@ def _run_a2a(args: argparse.Namespace) -> None:
 
 
 async def _a2a_send(args: argparse.Namespace, token: str | None) -> None:
-    """Print the reply's text as it streams, then where its task ended."""
-    from ._generated.agentscope.agent.v1.events_pb2 import AgentEvent
+    """Print the reply's text as it streams, then (stderr) where its task
+    ended and, for a question, how to answer it."""
+    from ._generated.agentscope.message.v1.message_pb2 import ROLE_USER, FinishedReason, Msg
     from .a2a.client import AsyncA2AClient
 
     bindings = [args.binding] if args.binding else []
     async with AsyncA2AClient(args.url, token=token, bindings=bindings) as client:
-        session = args.context or ""
+        context = args.context or ""
         if args.task is not None:
-            client.continue_task(session, args.task)
-        message = {"name": "user", "role": "user", "content": args.text}
-        context = session
-        async for item in client.reply_stream(message, session_id=session, timeout=args.timeout):
-            if not isinstance(item, AgentEvent):
-                continue
-            kind = item.WhichOneof("event")
-            if kind == "reply_start" and item.reply_start.session_id:
-                context = item.reply_start.session_id
-            elif kind == "text_block_delta":
-                print(item.text_block_delta.delta, end="", flush=True)
-            elif kind in ("require_user_confirm", "require_external_execution"):
-                body = getattr(item, kind)
-                calls = ", ".join(f"{c.name}({c.input_json or '{}'})" for c in body.tool_calls)
-                print(f"\n[asks to run {calls}]", end="", flush=True)
-        print(flush=True)
+            client.continue_task(context, args.task)
+        # Nameless: one speaker needs no name, and a peer sees the words as typed.
+        message = Msg(role=ROLE_USER, text=args.text)
+        reply = None
+        printed = False
+        try:
+            stream = client.reply_stream(message, session_id=context, timeout=args.timeout)
+            async for item in stream:
+                if isinstance(item, Msg):
+                    reply = item
+                elif item.WhichOneof("event") == "reply_start" and item.reply_start.session_id:
+                    context = item.reply_start.session_id
+                elif (text := _a2a_text(item)) is not None:
+                    print(text, end="", flush=True)
+                    printed = True
+        finally:
+            if printed:
+                print(flush=True)
         waiting = client.waiting_task(context)
         if waiting is not None:
-            print(
-                f"{PROG}: task {waiting} waits for input: {PROG} a2a send {args.url} 'yes' "
-                f"--context {context} --task {waiting}",
-                file=sys.stderr,
-            )
-        else:
-            print(f"{PROG}: context {context}", file=sys.stderr)
+            again = f"{PROG} a2a send {args.url} 'yes' --context {context} --task {waiting}"
+            print(f"{PROG}: input-required: {again}", file=sys.stderr)
+            return
+        reason = FinishedReason.Name(reply.finished_reason) if reply else "COMPLETED"
+        state = reason.removeprefix("FINISHED_REASON_").lower()
+        state = {"unspecified": "completed", "interrupted": "canceled"}.get(state, state)
+        print(f"{PROG}: {state} in context {context}", file=sys.stderr)
+
+
+def _a2a_text(event: Any) -> str | None:
+    """What `a2a send` prints of an event: the reply's text, the agent's question."""
+    kind = event.WhichOneof("event")
+    if kind == "text_block_delta":
+        return str(event.text_block_delta.delta)
+    if kind in ("require_user_confirm", "require_external_execution"):
+        body = getattr(event, kind)
+        calls = ", ".join(f"{call.name}({call.input_json or '{}'})" for call in body.tool_calls)
+        return f"\n[asks to run {calls}]"
+    return None
 
 
 def _hub_config(args: argparse.Namespace) -> Any:
