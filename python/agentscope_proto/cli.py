@@ -600,8 +600,8 @@ async def _a2a_send(args: argparse.Namespace, token: str | None) -> None:
         context = args.context or ""
         if args.task is not None:
             client.continue_task(context, args.task)
-        # Nameless: one speaker needs no name, and a peer sees the words as typed.
-        message = Msg(role=ROLE_USER, text=args.text)
+        # One speaker: a peer without the extension sees the words as typed.
+        message = Msg(name="user", role=ROLE_USER, text=args.text)
         reply = None
         printed = False
         try:
@@ -634,9 +634,9 @@ def _a2a_text(event: Any) -> str | None:
     if kind == "text_block_delta":
         return str(event.text_block_delta.delta)
     if kind in ("require_user_confirm", "require_external_execution"):
-        body = getattr(event, kind)
-        calls = ", ".join(f"{call.name}({call.input_json or '{}'})" for call in body.tool_calls)
-        return f"\n[asks to run {calls}]"
+        from .a2a.protocol import calls_in_words
+
+        return f"\n[asks to run {calls_in_words(event)}]"
     return None
 
 

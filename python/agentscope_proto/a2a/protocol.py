@@ -9,6 +9,7 @@ client (`client.py`) the other way round.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from .mapping import EVENTS_KEY, EXTENSION_URI, REQUEST_KEY
 
 __all__ = [
     "QUESTIONS",
+    "calls_in_words",
     "card_speaks_extension",
     "last_question",
     "read_events",
@@ -113,6 +115,19 @@ def card_speaks_extension(card: AgentCard) -> bool:
 
 # The events with which a reply stops to ask its caller.
 QUESTIONS = frozenset({"require_user_confirm", "require_external_execution"})
+
+
+def calls_in_words(question: events_pb.AgentEvent) -> str:
+    """The calls a question is about, as a person reads them: `f({"a": 1})`."""
+    body = getattr(question, question.WhichOneof("event") or "")
+    return ", ".join(f"{call.name}({_arguments(call.input_json)})" for call in body.tool_calls)
+
+
+def _arguments(input_json: str) -> str:
+    try:
+        return json.dumps(json.loads(input_json or "{}"), ensure_ascii=False)
+    except ValueError:
+        return input_json  # as the model wrote it
 
 
 def last_question(events: Sequence[events_pb.AgentEvent]) -> events_pb.AgentEvent | None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -85,7 +84,14 @@ from ..service.asgi import HttpServer, listen, start_asgi
 from ..service.auth import BearerTokenAuth
 from ..service.config import MB, ServerConfig
 from .mapping import EXTENSION_URI, a2a_to_msgs, agent_extension, msgs_to_a2a
-from .protocol import QUESTIONS, last_question, read_events, read_request, write_events
+from .protocol import (
+    QUESTIONS,
+    calls_in_words,
+    last_question,
+    read_events,
+    read_request,
+    write_events,
+)
 
 __all__ = ["A2AServer", "AgentExecutorForSessions", "agent_card", "start_a2a"]
 
@@ -150,25 +156,13 @@ def _text_block(text: str) -> ContentBlock:
     return block
 
 
-def _calls(question: events_pb.AgentEvent) -> str:
-    """The calls a question is about, as a person reads them: `f({"a": 1})`."""
-    body = getattr(question, question.WhichOneof("event") or "")
-    return ", ".join(f"{call.name}({_arguments(call.input_json)})" for call in body.tool_calls)
-
-
-def _arguments(input_json: str) -> str:
-    try:
-        return json.dumps(json.loads(input_json or "{}"), ensure_ascii=False)
-    except ValueError:
-        return input_json  # as the model wrote it
-
-
 def _question_text(question: events_pb.AgentEvent, name: str) -> str:
     """The question for a caller without the extension, in words."""
+    calls = calls_in_words(question)
     if question.WhichOneof("event") == "require_user_confirm":
-        return f"{name} asks to run {_calls(question)}. Answer yes to allow it, or no to deny it."
+        return f"{name} asks to run {calls}. Answer yes to allow it, or no to deny it."
     return (
-        f"{name} asks its caller to run {_calls(question)} and send the results, "
+        f"{name} asks its caller to run {calls} and send the results, "
         f"which needs the AgentScope extension ({EXTENSION_URI}). "
         "Answer no, or cancel the task, to stop."
     )
