@@ -149,6 +149,15 @@ def _py(value: ProtoMessage) -> Any:
 def _value(data: Any) -> struct_pb2.Value:
     """`data` as a Struct value; nested too deep for protobuf's decoders (100
     messages, three per JSON level) it is its JSON text."""
+    # Most values are keys' strings and indexes: made directly (a served
+    # agent maps every reply), as ParseDict would make them.
+    kind = type(data)
+    if kind is str:
+        return struct_pb2.Value(string_value=data)
+    if kind is bool:
+        return struct_pb2.Value(bool_value=data)
+    if kind is int and abs(data) <= _MAX_EXACT:
+        return struct_pb2.Value(number_value=data)
     try:
         _json.check_depth(data, limit=_MAX_STRUCT_DEPTH)
     except MessageFormatError:
