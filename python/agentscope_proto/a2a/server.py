@@ -325,6 +325,14 @@ class AgentExecutorForSessions(AgentExecutor):
                 await self._finish(queue, task_id, context_id, running, done, events, extension)
         except AgentReplyError:
             pass  # its task is failed already, with the reply's message
+        except SessionStateError as error:
+            if error.path != "msgs":
+                raise _a2a_error(error) from None
+            # In A2A's words: the answer goes on the task that asked.
+            raise UnsupportedOperationError(
+                message=f"context {context_id} waits for an answer to the question of a task "
+                "left input-required: send the answer on that task (its task_id), or cancel it"
+            ) from None
         except AgentScopeProtoError as error:
             raise _a2a_error(error) from None
 
