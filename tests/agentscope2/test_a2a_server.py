@@ -171,7 +171,7 @@ def test_the_card_says_what_describe_says(served: A2AServed) -> None:
     assert "securitySchemes" not in card  # no token, no scheme
 
 
-@pytest.mark.parametrize("binding", BINDINGS)
+@pytest.mark.parametrize("binding", [*BINDINGS, "HTTP+JSON"])
 def test_a_streamed_reply_ends_in_a_completed_task_whose_message_is_the_reply(
     served: A2AServed, binding: str
 ) -> None:
