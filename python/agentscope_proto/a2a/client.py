@@ -291,6 +291,8 @@ class AsyncA2AClient:
         stream = client.send_message(SendMessageRequest(message=message), context=context)
         try:
             async for response in stream:
+                # The peer took the message: what was observed went with it.
+                self._observed.pop(session_id, None)
                 for item in reader.read(response):
                     yield item
             for item in reader.finish():
@@ -330,7 +332,7 @@ class AsyncA2AClient:
                 task_id=task_id,
             )
         else:
-            history = [*self._observed.pop(session_id, []), *request.msgs]
+            history = [*self._observed.get(session_id, []), *request.msgs]
             if not history:
                 raise MessageFormatError("msgs", "an A2A message needs a message to send")
             message = msgs_to_a2a(
