@@ -47,6 +47,8 @@ from agentscope_proto.a2a import a2a_to_msgs, agent_extension, msgs_to_a2a
 from agentscope_proto.service import ServerConfig
 from agentscope_proto.service.asgi import listen, start_asgi
 
+from server_harness import cancel_the_rest
+
 # The chunks PlainPeer streams its answer in.
 CHUNKS = 3
 
@@ -200,6 +202,7 @@ class PeerServer:
     async def _stop(self) -> None:
         await self._http.stop(0)
         await self._grpc.stop(0)
+        await cancel_the_rest()
 
 
 class _TokenCheck:
