@@ -3,7 +3,9 @@
 A server hosts a list of `HostedService`s (the FormatterService by default;
 `agentscope-proto serve-agent` hosts the AgentService; with `config.hub` the
 HubService joins either; any other service joins by adding its own); health
-and reflection list each of them. `build_server` assembles a not yet started
+and reflection list each of them. A service may run servers of its own beside
+the gRPC one (`HostedService.listen`: the agent's A2A servers), started once
+the gRPC server is and stopped with it. `build_server` assembles a not yet started
 server; `serve` runs it until SIGTERM/SIGINT and then drains: health goes
 NOT_SERVING, each service drains (the hub ends its subscriptions, so that
 clients resume elsewhere) and in-flight RPCs get `grace_seconds` to finish.
