@@ -149,6 +149,26 @@ def _settled(server: A2AServed, replay: ReplayServer) -> bool:
     return not server.servicer.sessions.running and replay.open_streams == 0
 
 
+def test_the_grpc_port_has_health_and_reflection(served: A2AServed) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    target = served.a2a.card.supported_interfaces[1].url
+    name = "lf.a2a.v1.A2AService"
+    with grpc.insecure_channel(target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        answer = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=10)
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+        asks = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol=name),
+        ]
+        listed, described = reflection.ServerReflectionInfo(iter(asks), timeout=10)
+    assert name in {service.name for service in listed.list_services_response.service}
+    assert described.file_descriptor_response.file_descriptor_proto  # grpcurl can describe it
+
+
 def test_the_card_says_what_describe_says(served: A2AServed) -> None:
     response = httpx.get(served.a2a.url + "/.well-known/agent-card.json", timeout=10)
     assert response.status_code == 200

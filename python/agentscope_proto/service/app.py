@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import grpc
+from google.protobuf import descriptor_pool
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
@@ -194,7 +195,12 @@ def build_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [service.name for service in hosted]
     # The error detail types too, so that grpcurl and grpcui decode a status's details.
-    described = [health_pb2.DESCRIPTOR, error_details_pb2.DESCRIPTOR, status_pb2.DESCRIPTOR]
+    described = [
+        health_pb2.DESCRIPTOR,
+        error_details_pb2.DESCRIPTOR,
+        status_pb2.DESCRIPTOR,
+        *_foreign_files(names),
+    ]
     enable_reflection([*names, health.SERVICE_NAME], server, described)
     address = f"{config.host}:{config.port}"
     credentials = _credentials(config)
@@ -206,6 +212,18 @@ def build_server(
     if port == 0:
         raise OSError(f"could not bind {address}")
     return server, health_servicer, port
+
+
+def _foreign_files(names: Sequence[str]) -> list[Any]:
+    """The files of hosted services outside this schema (A2A's), from the
+    default pool, for reflection to describe them (ours come documented)."""
+    pool = descriptor_pool.Default()
+    files = []
+    for name in names:
+        if not name.startswith("agentscope."):
+            with contextlib.suppress(KeyError):
+                files.append(pool.FindServiceByName(name).file)
+    return files
 
 
 async def set_serving(
