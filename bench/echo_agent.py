@@ -5,11 +5,13 @@ an agent that replies the way an AgentScope 2.x agent does, with 2.x's own
 event objects and messages, but has no model: it echoes the user's text as one
 text block. What the benchmark measures is the transport of a reply.
 
-`python bench/echo_agent.py --port N` serves the same agent with the A2A
-Python SDK (`a2a-sdk`): its JSON-RPC app (`DefaultRequestHandlerV2`,
-`create_jsonrpc_routes`) on uvicorn, and an `AgentExecutor` that runs the
-agent's `reply_stream` and maps its events to A2A's: the task, then working,
-the text as an artifact, completed.
+`python bench/echo_agent.py --port N [--asgi hypercorn] [--grpc-port M]`
+serves the same agent with the A2A Python SDK (`a2a-sdk`) alone, as its own
+examples do: its JSON-RPC app (`DefaultRequestHandlerV2`,
+`create_jsonrpc_routes`) on uvicorn (or hypercorn, the ASGI server
+`serve-agent --a2a-port` runs), its gRPC handler on M if given, and an
+`AgentExecutor` that runs the agent's `reply_stream` and maps its events to
+A2A's: the task, then working, the text as an artifact, completed.
 
 Runs in the AgentScope 2.x venv (`.venv-as2`, which has a2a-sdk).
 """
@@ -17,6 +19,7 @@ Runs in the AgentScope 2.x venv (`.venv-as2`, which has a2a-sdk).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -67,8 +70,9 @@ def make_agent() -> EchoAgent:
     return EchoAgent()
 
 
-def a2a_app(url: str) -> Any:
-    """The A2A JSON-RPC app serving a new echo agent per request's context."""
+def a2a_app(url: str, grpc_url: str | None = None) -> Any:
+    """The A2A JSON-RPC app serving a new echo agent per request's context,
+    its card and request handler."""
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
     from a2a.server.request_handlers import DefaultRequestHandlerV2
@@ -111,13 +115,16 @@ def a2a_app(url: str) -> Any:
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             return None
 
+    interfaces = [AgentInterface(protocol_binding="JSONRPC", url=url, protocol_version="1.0")]
+    if grpc_url is not None:
+        interfaces.append(
+            AgentInterface(protocol_binding="GRPC", url=grpc_url, protocol_version="1.0")
+        )
     card = AgentCard(
         name=NAME,
         description="Echoes the user's text.",
         version="1",
-        supported_interfaces=[
-            AgentInterface(protocol_binding="JSONRPC", url=url, protocol_version="1.0")
-        ],
+        supported_interfaces=interfaces,
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -127,17 +134,50 @@ def a2a_app(url: str) -> Any:
         agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card
     )
     routes = [*create_jsonrpc_routes(handler, "/"), *create_agent_card_routes(card)]
-    return Starlette(routes=routes), card
+    return Starlette(routes=routes), card, handler
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    import grpc
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
+    grpc_url = f"127.0.0.1:{args.grpc_port}" if args.grpc_port else None
+    app, _, handler = a2a_app(f"http://127.0.0.1:{args.port}/", grpc_url)
+    server = None
+    if grpc_url is not None:  # serves beside the HTTP server, until it stops
+        server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        server.add_insecure_port(grpc_url)
+        await server.start()
+    try:
+        if args.asgi == "hypercorn":
+            from hypercorn.asyncio import serve
+            from hypercorn.config import Config
+
+            config = Config()
+            config.bind = [f"127.0.0.1:{args.port}"]
+            config.accesslog = None
+            config.errorlog = None
+            await serve(app, config)
+        else:
+            import uvicorn
+
+            options = uvicorn.Config(
+                app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False
+            )
+            await uvicorn.Server(options).serve()
+    finally:
+        if server is not None:
+            await server.stop(0)
 
 
 def main() -> None:
-    import uvicorn
-
-    parser = argparse.ArgumentParser(description="the echo agent over A2A JSON-RPC")
-    parser.add_argument("--port", type=int, required=True)
-    args = parser.parse_args()
-    app, _ = a2a_app(f"http://127.0.0.1:{args.port}/")
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+    parser = argparse.ArgumentParser(description="the echo agent over A2A, a2a-sdk alone")
+    parser.add_argument("--port", type=int, required=True, help="JSON-RPC and the card")
+    parser.add_argument("--grpc-port", type=int, help="A2A's gRPC binding too")
+    parser.add_argument("--asgi", choices=["uvicorn", "hypercorn"], default="uvicorn")
+    asyncio.run(_serve(parser.parse_args()))
 
 
 if __name__ == "__main__":

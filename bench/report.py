@@ -31,6 +31,9 @@ TARGETS = {
     "hub": 2.0,
     # Issue 21: Reply of an echo agent, gRPC / A2A JSON-RPC, concurrency 16.
     "agents": 3.0,
+    # Issue 22: what serving over A2A through this package adds to a bare
+    # a2a-sdk server with the same agent, concurrency 16 (replies/s and p50).
+    "a2a_overhead": 0.20,
 }
 README_START = "<!-- bench-results:start -->"
 README_END = "<!-- bench-results:end -->"
@@ -307,6 +310,11 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                 ]
             )
             facts["agents_ratio"] = ratio
+        for binding, label in (("jsonrpc", "JSON-RPC"), ("grpc", "gRPC")):
+            ours = by_agents.get((f"a2a_{binding}", 16))
+            bare = by_agents.get((f"bare_{binding}", 16))
+            if ours and bare:
+                rows.append(_a2a_overhead_row(label, ours, bare))
     return rows, facts
 
 
@@ -327,6 +335,22 @@ _HUB_SIDES = (
     ("ours_unary", "HubService: unary Publish + Subscribe"),
     ("agentscope", "AgentScope 2.x replay log"),
 )
+
+
+def _a2a_overhead_row(label: str, ours: dict[str, Any], bare: dict[str, Any]) -> list[str]:
+    """The target row of what our A2A path adds to a bare a2a-sdk server."""
+    slower = bare["rps"] / ours["rps"] - 1
+    later = ours["p50_ms"] / bare["p50_ms"] - 1
+    cpu = ours["server_cpu_us_per_reply"] / bare["server_cpu_us_per_reply"] - 1
+    limit = TARGETS["a2a_overhead"]
+    return [
+        f"Reply over A2A {label} through this package vs a bare a2a-sdk server, concurrency 16",
+        f"≤ {limit:.0%} more time per reply (replies/s, p50)",
+        f"{slower:+.0%} replies/s time ({ours['rps']:,.0f} vs {bare['rps']:,.0f} replies/s), "
+        f"p50 {later:+.0%} ({ours['p50_ms']:.1f} vs {bare['p50_ms']:.1f} ms), p99 "
+        f"{ours['p99_ms']:.1f} vs {bare['p99_ms']:.1f} ms; server CPU per reply {cpu:+.0%}",
+        _status(slower <= limit and later <= limit),
+    ]
 
 
 def hub_section(hub: dict[str, Any]) -> str:
@@ -747,8 +771,18 @@ def profile_section(profile: dict[str, Any]) -> str:
 # --- Charts ------------------------------------------------------------------
 
 
+_AGENT_SIDES = {
+    "grpc": "AgentService, gRPC (`serve-agent`)",
+    "a2a": "A2A JSON-RPC, a2a-sdk alone on uvicorn",
+    "a2a_jsonrpc": "A2A JSON-RPC, `serve-agent --a2a-port` (hypercorn)",
+    "bare_jsonrpc": "A2A JSON-RPC, a2a-sdk alone on hypercorn",
+    "a2a_grpc": "A2A gRPC, `serve-agent --a2a-grpc-port`",
+    "bare_grpc": "A2A gRPC, a2a-sdk alone",
+}
+
+
 def agents_section(agents: dict[str, Any]) -> str:
-    names = {"grpc": "gRPC (`serve-agent`)", "a2a": "A2A JSON-RPC (a2a-sdk)"}
+    names = _AGENT_SIDES
     rows = [
         [
             names[r["server"]],
@@ -777,7 +811,10 @@ def agents_section(agents: dict[str, Any]) -> str:
         f"no model) echoing {agents['text_chars']} characters; a2a-sdk {agents['a2a_sdk']}. "
         f"{agents['warmup_s']} s warm-up, then {agents['seconds']} s measured per point; "
         "each concurrent caller keeps its own conversation (a gRPC session, an A2A "
-        "context).\n\n" + _table(header, rows)
+        "context). The A2A clients are a2a-sdk's own, streaming, without the AgentScope "
+        "extension; against `serve-agent` a reply is the task, working, and completed with "
+        "the reply as its status message; against a2a-sdk alone, the task, working, the "
+        "text as an artifact, completed.\n\n" + _table(header, rows)
     )
 
 
@@ -981,35 +1018,22 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
 
     agents = results.get("agents")
     if agents:
-        by_agents = {(r["server"], r["concurrency"]): r for r in agents["rows"]}
-        levels = sorted({r["concurrency"] for r in agents["rows"]})
-        fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
-        xs = range(len(levels))
-        for i, (server, label) in enumerate((("grpc", "gRPC"), ("a2a", "A2A JSON-RPC"))):
-            offsets = [x + (i - 0.5) * 0.4 for x in xs]
-            axes[0].bar(offsets, [by_agents[(server, c)]["rps"] for c in levels], 0.4, label=label)
-            axes[1].bar(
-                offsets,
-                [by_agents[(server, c)]["p99_ms"] for c in levels],
-                0.4,
-                label=f"{label} p99",
-            )
-            axes[1].scatter(
-                offsets,
-                [by_agents[(server, c)]["p50_ms"] for c in levels],
-                color="black",
-                marker="_",
-                s=80,
-                zorder=3,
-                label="p50" if i == 0 else None,
-            )
-        axes[0].set_title("Echo agent, replies/s (higher is better)")
+        at16 = [r for r in agents["rows"] if r["concurrency"] == 16]
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
+        xs = range(len(at16))
+        labels = [_AGENT_SIDES[r["server"]].split(" (")[0].replace(", ", "\n") for r in at16]
+        axes[0].bar(xs, [r["rps"] for r in at16], 0.6)
+        axes[1].bar(xs, [r["p99_ms"] for r in at16], 0.6, label="p99")
+        axes[1].scatter(
+            xs, [r["p50_ms"] for r in at16], color="black", marker="_", s=80, zorder=3, label="p50"
+        )
+        axes[0].set_title("Echo agent at concurrency 16, replies/s (higher is better)")
         axes[1].set_title("Latency, ms (lower is better)")
         axes[1].set_yscale("log")
         axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         for ax in axes:
-            ax.set_xticks(list(xs), [f"c{c}" for c in levels])
-            ax.legend(fontsize=7)
+            ax.set_xticks(list(xs), labels, rotation=30, ha="right", fontsize=6)
+        axes[1].legend(fontsize=7)
         save(fig, "agents.png")
     return written
 

@@ -90,5 +90,16 @@ class RunningServer:
             self.call(self._server.stop(grace))
         if self.hub is not None:
             self.call(self.hub.store.close())
+        self.call(cancel_the_rest())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+async def cancel_the_rest() -> None:
+    """Cancel what still runs on the loop (as `asyncio.run` does when it
+    ends), so that no task is destroyed pending when the loop stops."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=5)

@@ -1,4 +1,4 @@
-"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse` and `hub`.
+"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse`, `hub` and `a2a`.
 
 User errors (a missing or unreadable file, invalid JSON, a bad flag, a port
 already in use, input the formatter rejects) end in one line on stderr,
@@ -181,6 +181,25 @@ def _serve_agent_parser(sub: Any) -> None:
         help="which topic messages the agent answers on its own: mentions (@NAME in the "
         "text), users (those and every user message) or none (default: mentions)",
     )
+    _a2a_flags(p)
+
+
+def _a2a_flags(p: argparse.ArgumentParser) -> None:
+    """Serving the agent over A2A 1.0 too (the a2a extra)."""
+    p.add_argument(
+        "--a2a-port",
+        type=int,
+        metavar="N",
+        help="also serve the agent as an A2A 1.0 agent here: JSON-RPC, HTTP+JSON and its card "
+        "(/.well-known/agent-card.json); needs the a2a extra",
+    )
+    p.add_argument("--a2a-grpc-port", type=int, metavar="M", help="and A2A over gRPC here")
+    p.add_argument(
+        "--a2a-host", metavar="NAME", help="the host the agent card lists (default: --host)"
+    )
+    p.add_argument(
+        "--a2a-max-tasks", type=int, default=10_000, help="finished A2A tasks kept for GetTask"
+    )
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -273,6 +292,37 @@ def _hub_parser(sub: Any) -> None:
     for action in (publish, subscribe):
         action.add_argument("--target", required=True, help="host:port of a server")
         action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
+
+
+def _a2a_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "a2a",
+        help="ask any A2A 1.0 agent: its card, or a reply (needs the a2a extra)",
+        **_sub_options(),
+    )
+    actions = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    card = actions.add_parser(
+        "card", help="print the agent card (JSON) of the agent at URL", **_sub_options()
+    )
+    send = actions.add_parser(
+        "send",
+        help="send TEXT to the agent at URL and print its reply as it streams",
+        description="The reply's text goes to stdout as it streams; where the task ended "
+        "(and how to go on) to stderr. Exit 1 when the agent's reply failed.",
+        **_sub_options(),
+    )
+    for action in (card, send):
+        action.add_argument("url", help="the agent's base URL (or its card's)")
+        action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
+    send.add_argument("text", help="what the user says")
+    send.add_argument("--context", metavar="ID", help="go on in this A2A context (conversation)")
+    send.add_argument("--task", metavar="ID", help="answer this task, which waits for input")
+    send.add_argument(
+        "--binding",
+        choices=["JSONRPC", "HTTP+JSON", "GRPC"],
+        help="the transport (default: the first the card lists)",
+    )
+    send.add_argument("--timeout", type=float, help="seconds the reply may take")
 
 
 def _sub_options() -> dict[str, Any]:
@@ -542,6 +592,81 @@ def _run_hub(args: argparse.Namespace) -> None:
                     return
 
 
+def _run_a2a(args: argparse.Namespace) -> None:
+    if importlib.util.find_spec("a2a") is None:
+        raise UserError("a2a needs the a2a extra: pip install 'agentscope-proto[a2a]'")
+    from .a2a.client import fetch_card
+    from .errors import AgentReplyError
+
+    token = _token(args.token_env)
+    if args.action == "card":
+        from google.protobuf import json_format
+
+        try:
+            card = fetch_card(args.url, token=token)
+        except MessageFormatError as exc:  # the peer's document, not the user's input
+            raise UserError(str(exc), 1) from None
+        print(json.dumps(json_format.MessageToDict(card), ensure_ascii=False, indent=2))
+        return
+    if args.task is not None and args.context is None:
+        raise UserError("--task needs --context (the task's context)")
+    try:
+        asyncio.run(_a2a_send(args, token))
+    except AgentReplyError as exc:
+        raise UserError(str(exc), 1) from None
+
+
+async def _a2a_send(args: argparse.Namespace, token: str | None) -> None:
+    """Print the reply's text as it streams, then (stderr) where its task
+    ended and, for a question, how to answer it."""
+    from ._generated.agentscope.message.v1.message_pb2 import ROLE_USER, FinishedReason, Msg
+    from .a2a.client import AsyncA2AClient
+
+    bindings = [args.binding] if args.binding else []
+    async with AsyncA2AClient(args.url, token=token, bindings=bindings) as client:
+        context = args.context or ""
+        if args.task is not None:
+            client.continue_task(context, args.task)
+        # One speaker: a peer without the extension sees the words as typed.
+        message = Msg(name="user", role=ROLE_USER, text=args.text)
+        reply = None
+        printed = False
+        try:
+            stream = client.reply_stream(message, session_id=context, timeout=args.timeout)
+            async for item in stream:
+                if isinstance(item, Msg):
+                    reply = item
+                elif item.WhichOneof("event") == "reply_start" and item.reply_start.session_id:
+                    context = item.reply_start.session_id
+                elif (text := _a2a_text(item)) is not None:
+                    print(text, end="", flush=True)
+                    printed = True
+        finally:
+            if printed:
+                print(flush=True)
+        waiting = client.waiting_task(context)
+        if waiting is not None:
+            again = f"{PROG} a2a send {args.url} 'yes' --context {context} --task {waiting}"
+            print(f"{PROG}: input-required: {again}", file=sys.stderr)
+            return
+        reason = FinishedReason.Name(reply.finished_reason) if reply else "COMPLETED"
+        state = reason.removeprefix("FINISHED_REASON_").lower()
+        state = {"unspecified": "completed", "interrupted": "canceled"}.get(state, state)
+        print(f"{PROG}: {state} in context {context}", file=sys.stderr)
+
+
+def _a2a_text(event: Any) -> str | None:
+    """What `a2a send` prints of an event: the reply's text, the agent's question."""
+    kind = event.WhichOneof("event")
+    if kind == "text_block_delta":
+        return str(event.text_block_delta.delta)
+    if kind in ("require_user_confirm", "require_external_execution"):
+        from .a2a.protocol import calls_in_words
+
+        return f"\n[asks to run {calls_in_words(event)}]"
+    return None
+
+
 def _hub_config(args: argparse.Namespace) -> Any:
     """The hub `serve` runs (None: none), from its --hub flags."""
     from .hub.store import HubConfig
@@ -718,6 +843,7 @@ def build_parser() -> argparse.ArgumentParser:
     _format_parser(sub)
     _parse_parser(sub)
     _hub_parser(sub)
+    _a2a_parser(sub)
     return parser
 
 
@@ -750,7 +876,31 @@ def _factory(spec: str) -> Any:
     return target
 
 
-async def _serve_agent(factory: Any, spec: str, config: Any, agent_config: Any) -> None:
+def _a2a_config(args: argparse.Namespace) -> Any:
+    """The A2A serving `serve-agent` runs (None: none), from its --a2a flags."""
+    from .agents.config import A2AConfig
+
+    if args.a2a_port is None:
+        for flag in ("a2a_grpc_port", "a2a_host"):
+            if getattr(args, flag) is not None:
+                raise UserError(f"--{flag.replace('_', '-')} needs --a2a-port")
+        return None
+    if importlib.util.find_spec("a2a") is None or importlib.util.find_spec("hypercorn") is None:
+        raise UserError("--a2a-port needs the a2a extra: pip install 'agentscope-proto[a2a]'")
+    try:
+        return A2AConfig(
+            port=args.a2a_port,
+            grpc_port=args.a2a_grpc_port,
+            public_host=args.a2a_host,
+            max_tasks=args.a2a_max_tasks,
+        )
+    except ValueError as exc:
+        raise UserError(f"--a2a-{str(exc).replace('_', '-')}") from None
+
+
+async def _serve_agent(
+    factory: Any, spec: str, config: Any, agent_config: Any, a2a: Any = None
+) -> None:
     from .agents import serve_agent
     from .agents.hosting import hosting_for
     from .agents.sessions import new_agent
@@ -763,7 +913,7 @@ async def _serve_agent(factory: Any, spec: str, config: Any, agent_config: Any) 
         hosting_for(probe)
     except TypeError as exc:  # not an agent
         raise UserError(f"{spec}: {exc}") from None
-    await serve_agent(factory, config, agent_config, probe=probe)
+    await serve_agent(factory, config, agent_config, probe=probe, a2a=a2a)
 
 
 def _run_serve_agent(args: argparse.Namespace) -> None:
@@ -789,18 +939,22 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
     config = ServerConfig(**_server_base(args), hub=_hub_config(args))
     if args.topic is not None and config.hub is None:
         raise UserError("--topic needs a hub: --hub memory or --hub redis://...")
+    a2a = _a2a_config(args)
     factory = _factory(args.factory)
-    _check_port(args.host, args.port)
+    ports = [args.port, *((a2a.port, a2a.grpc_port) if a2a is not None else ())]
+    for port in ports:
+        if port is not None:
+            _check_port(args.host, port)
     _configure_logging(args.log_level)
     try:
-        asyncio.run(_serve_agent(factory, args.factory, config, agent_config))
+        asyncio.run(_serve_agent(factory, args.factory, config, agent_config, a2a))
     except HubUnavailableError as exc:
         raise UserError(f"--hub: {exc}", 1) from None
     except (OSError, RuntimeError) as exc:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError before).
-        if "bind" not in str(exc).lower():
+        if "bind" not in str(exc).lower() and "address already in use" not in str(exc).lower():
             raise
-        raise UserError(f"cannot listen on {args.host}:{args.port}: {exc}", 1) from None
+        raise UserError(f"cannot listen on {args.host}: {exc}", 1) from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -812,6 +966,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "format": _run_format,
         "parse": _run_parse,
         "hub": _run_hub,
+        "a2a": _run_a2a,
     }
     try:
         runners[args.command](args)

@@ -3,9 +3,10 @@
 and AgentScope's own `OpenAIChatModel` pointed at a local replay of recorded
 OpenAI streams (tests/replay_server.py). Nothing reaches the network.
 
-`serve` starts an AgentService of such agents on a free port; the fixtures
-(conftest.py) share one replay and one server per module. `serve_topic`
-starts one whose agent takes part in a topic of the hub it hosts beside.
+`serve` starts an AgentService of such agents on a free port, `serve_a2a`
+the same with its A2A servers; the fixtures (conftest.py) share one replay
+and one server per module. `serve_topic` starts one whose agent takes part
+in a topic of the hub it hosts beside.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from agentscope.agent import Agent, ModelConfig
 from agentscope.credential import OpenAICredential
@@ -22,7 +23,9 @@ from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolBase, Toolkit
 
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
+from agentscope_proto.a2a.server import A2AServer, start_a2a
 from agentscope_proto.agents import SERVICE_NAME, AgentConfig, AgentServicer, agent_servicer
+from agentscope_proto.agents.config import A2AConfig
 from agentscope_proto.agents.topic import TopicParticipant, join_topic
 from agentscope_proto.hub import HubConfig, HubServicer, hub_service, open_hub_store
 from agentscope_proto.service import ServerConfig
@@ -115,13 +118,15 @@ class AgentServer(RunningServer):
     servicer: AgentServicer
 
 
-def serve(
-    factory: Callable[[], Any],
-    agent_config: AgentConfig | None = None,
-    config: ServerConfig | None = None,
-) -> AgentServer:
-    """An AgentService of `factory`'s agents, started on a free port."""
+S = TypeVar("S", bound=AgentServer)
 
+
+def _start(
+    kind: type[S],
+    factory: Callable[[], Any],
+    agent_config: AgentConfig | None,
+    config: ServerConfig | None,
+) -> S:
     async def services() -> list[HostedService]:
         server.servicer = await agent_servicer(factory, agent_config)
         return [
@@ -130,8 +135,45 @@ def serve(
             )
         ]
 
-    server = AgentServer(config or ServerConfig(port=0), services)
-    return server.start()  # type: ignore[return-value]
+    server = kind(config or ServerConfig(port=0), services)
+    server.start()
+    return server
+
+
+def serve(
+    factory: Callable[[], Any],
+    agent_config: AgentConfig | None = None,
+    config: ServerConfig | None = None,
+) -> AgentServer:
+    """An AgentService of `factory`'s agents, started on a free port."""
+    return _start(AgentServer, factory, agent_config, config)
+
+
+class A2AServed(AgentServer):
+    """A running AgentService with its A2A servers (`a2a`: JSON-RPC and
+    HTTP+JSON at `a2a.url`, gRPC too)."""
+
+    a2a: A2AServer
+
+    def stop(self, grace: float = 0) -> None:
+        self.call(self.a2a.stop(grace))
+        super().stop(grace)
+
+
+def serve_a2a(
+    factory: Callable[[], Any],
+    agent_config: AgentConfig | None = None,
+    config: ServerConfig | None = None,
+) -> A2AServed:
+    """`serve`, and the same agents over A2A on free ports."""
+    served = _start(A2AServed, factory, agent_config, config)
+    try:
+        a2a = A2AConfig(port=0, grpc_port=0)
+        served.a2a = served.call(start_a2a(served.servicer, a2a, served.config))
+    except BaseException:
+        AgentServer.stop(served)
+        raise
+    return served
 
 
 def user(text: str) -> dict[str, Any]:

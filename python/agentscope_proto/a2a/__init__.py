@@ -1,4 +1,6 @@
-"""AgentScope messages as A2A 1.0 messages and artifacts, and back, exactly.
+"""AgentScope messages as A2A 1.0 messages and artifacts, and back, exactly;
+served agents as A2A agents (`server`), and any A2A agent called as a served
+one (`client`).
 
 The mapping, the AgentScope extension it writes and agentscope-java's keys it
 also speaks are in docs/a2a.md. The types are a2a-sdk's generated ones, so this
@@ -18,10 +20,12 @@ except ImportError as error:
 from .mapping import (
     BLOCK_KEY,
     ENVELOPE_KEY,
+    EVENTS_KEY,
     EXTENSION_URI,
     JAVA_KEYS,
     MSG_KEY,
     MSGS_KEY,
+    REQUEST_KEY,
     a2a_to_msg,
     a2a_to_msgs,
     agent_extension,
@@ -35,10 +39,12 @@ from .mapping import (
 __all__ = [
     "BLOCK_KEY",
     "ENVELOPE_KEY",
+    "EVENTS_KEY",
     "EXTENSION_URI",
     "JAVA_KEYS",
     "MSGS_KEY",
     "MSG_KEY",
+    "REQUEST_KEY",
     "a2a_to_msg",
     "a2a_to_msgs",
     "agent_extension",

@@ -45,10 +45,12 @@ from ..message._codec import block_from_dict, block_to_dict
 __all__ = [
     "BLOCK_KEY",
     "ENVELOPE_KEY",
+    "EVENTS_KEY",
     "EXTENSION_URI",
     "JAVA_KEYS",
     "MSGS_KEY",
     "MSG_KEY",
+    "REQUEST_KEY",
     "a2a_to_msg",
     "a2a_to_msgs",
     "agent_extension",
@@ -67,6 +69,12 @@ MSGS_KEY: Final = f"{EXTENSION_URI}/msgs"
 MSG_KEY: Final = f"{EXTENSION_URI}/msg"
 # Part metadata: the ProtoJSON of the part's `ContentBlock`, less what the part holds.
 BLOCK_KEY: Final = f"{EXTENSION_URI}/block"
+# Status update metadata of a served agent's task (agentscope_proto.a2a.server):
+# the reply's events so far, each the ProtoJSON of an `AgentEvent`.
+EVENTS_KEY: Final = f"{EXTENSION_URI}/events"
+# Message metadata of a caller's request: the ProtoJSON of the
+# `ReplyRequest` fields besides the messages (an answer, a schema).
+REQUEST_KEY: Final = f"{EXTENSION_URI}/request"
 _OURS: Final = f"{EXTENSION_URI}/"
 # Msg metadata key of the A2A envelope.
 ENVELOPE_KEY: Final = "a2a"
@@ -141,6 +149,15 @@ def _py(value: ProtoMessage) -> Any:
 def _value(data: Any) -> struct_pb2.Value:
     """`data` as a Struct value; nested too deep for protobuf's decoders (100
     messages, three per JSON level) it is its JSON text."""
+    # Most values are keys' strings and indexes: made directly (a served
+    # agent maps every reply), as ParseDict would make them.
+    kind = type(data)
+    if kind is str:
+        return struct_pb2.Value(string_value=data)
+    if kind is bool:
+        return struct_pb2.Value(bool_value=data)
+    if kind is int and abs(data) <= _MAX_EXACT:
+        return struct_pb2.Value(number_value=data)
     try:
         _json.check_depth(data, limit=_MAX_STRUCT_DEPTH)
     except MessageFormatError:

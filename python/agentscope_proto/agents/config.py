@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["REPLY_TO", "AgentConfig", "topic_session"]
+__all__ = ["REPLY_TO", "A2AConfig", "AgentConfig", "topic_session"]
 
 # What a topic's message must be for the agent to answer it (see `topic.py`).
 REPLY_TO = ("mentions", "users", "none")
@@ -70,3 +70,24 @@ class AgentConfig:
                 raise ValueError(
                     f"topic: at most {MAX_TOPIC} characters (a session id's 128, less 'topic:')"
                 )
+
+
+@dataclass(frozen=True)
+class A2AConfig:
+    """How `serve-agent --a2a-port` serves the agent as an A2A 1.0 agent
+    (agentscope_proto.a2a.server; needs the `a2a` extra)."""
+
+    # JSON-RPC and HTTP+JSON, and the agent card, on this port (0: any free port).
+    port: int
+    # A2A's gRPC binding on this port too; None: not served.
+    grpc_port: int | None = None
+    # The host name the agent card lists (default: the server's `host`): set it
+    # when binding all interfaces, or behind a proxy.
+    public_host: str | None = None
+    # Tasks the server keeps for GetTask: beyond it the oldest finished ones
+    # are forgotten (a running or waiting task never is).
+    max_tasks: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.max_tasks < 1:
+            raise ValueError("max_tasks must be at least 1")

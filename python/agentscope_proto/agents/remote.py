@@ -1,5 +1,5 @@
-"""`RemoteAgent`: an agent served over the AgentService, as a local AgentScope
-2.x agent.
+"""`RemoteAgent`: an agent served over the AgentService, or any A2A 1.0 agent,
+as a local AgentScope 2.x agent.
 
 It is an `agentscope.agent.Agent`, so it goes wherever one goes (a
 `TeamPipeline` member, a `GoalPipeline` executor or verifier, your own loop;
@@ -19,6 +19,12 @@ remote agent says. `state.session_id` is the remote session; clearing
 `state.context` (as `TeamPipeline` resets its members) starts a new remote
 session, the remote equivalent of forgetting.
 
+An A2A agent (an `http(s)://` target) is called through `AsyncA2AClient`
+(`agentscope_proto.a2a.client`), which has the AgentService client's
+interface: one class for both, so that a pipeline or a hub need not know
+which protocol a member speaks. Its session is the A2A context; what it
+observes goes ahead of its next reply's input (A2A has no observe).
+
 Needs AgentScope 2.x.
 """
 
@@ -29,7 +35,7 @@ import copy
 import logging
 import uuid
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from agentscope.agent import Agent, ReActConfig
@@ -49,6 +55,9 @@ from .. import interop
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from .client import AgentClient, AsyncAgentClient
 
+if TYPE_CHECKING:
+    from ..a2a.client import AsyncA2AClient
+
 __all__ = ["RemoteAgent"]
 
 logger = logging.getLogger("agentscope_proto.agents")
@@ -57,14 +66,16 @@ _ANSWERS = (UserConfirmResultEvent, ExternalExecutionResultEvent, UserInterruptE
 
 
 class RemoteAgent(Agent):  # type: ignore[misc]
-    """An agent of an AgentService at `target` (`host:port`), as a local
+    """An agent of an AgentService at `target` (`host:port`), or any A2A 1.0
+    agent (`target` its `http(s)://` URL; the `a2a` extra), as a local
     AgentScope 2.x agent (see the module doc).
 
-    `name` defaults to the remote agent's (asked with one `Describe` call,
-    blocking, at construction); `session_id` (default: a new one) is the
-    remote session this agent talks in; `credentials` and `token` are the
-    channel's TLS credentials and bearer token, as for every client here;
-    `timeout` bounds each call in seconds.
+    `name` defaults to the remote agent's (asked with one `Describe` call, or
+    read from the agent card, blocking, at construction); `session_id`
+    (default: a new one) is the remote session (the A2A context) this agent
+    talks in; `credentials` and `token` are the channel's TLS credentials
+    (gRPC) and bearer token, as for every client here; `timeout` bounds each
+    call in seconds.
     """
 
     def __init__(
@@ -88,11 +99,10 @@ class RemoteAgent(Agent):  # type: ignore[misc]
         }
         # Made on first use, in the loop that uses it (an asyncio channel
         # belongs to one loop; an agent may be built before any runs).
-        self._client: AsyncAgentClient | None = None
+        self._client: AsyncAgentClient | AsyncA2AClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         if name is None:
-            with AgentClient(target, credentials=credentials, token=token) as client:
-                name = client.describe(timeout=timeout or 30.0).name
+            name = _remote_name(target, credentials, token, timeout or 30.0)
         self.name: str = name
         self.state = AgentState(session_id=session_id or uuid.uuid4().hex)
         self.toolkit = Toolkit()
@@ -153,11 +163,16 @@ class RemoteAgent(Agent):  # type: ignore[misc]
             await self._client.close()
         self._client = None
 
-    def _connected(self) -> AsyncAgentClient:
+    def _connected(self) -> AsyncAgentClient | AsyncA2AClient:
         """The client of the running loop."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            self._client = AsyncAgentClient(self.target, **self._channel_args)
+            if _is_a2a(self.target):
+                from ..a2a.client import AsyncA2AClient
+
+                self._client = AsyncA2AClient(self.target, **self._channel_args)
+            else:
+                self._client = AsyncAgentClient(self.target, **self._channel_args)
             self._loop = loop
         return self._client
 
@@ -222,3 +237,21 @@ class RemoteAgent(Agent):  # type: ignore[misc]
             if msg.id == reply_id and msg.role == "assistant" and msg.name == self.name:
                 msg.append_event(event)
                 return
+
+
+def _is_a2a(target: str) -> bool:
+    """Whether `target` names an A2A agent (its URL) rather than an
+    AgentService (`host:port`, or a gRPC target such as `dns:///...`)."""
+    return target.startswith(("http://", "https://"))
+
+
+def _remote_name(
+    target: str, credentials: grpc.ChannelCredentials | None, token: str | None, timeout: float
+) -> str:
+    """The remote agent's name: its `Describe`, or its A2A card's."""
+    if _is_a2a(target):
+        from ..a2a.client import fetch_card
+
+        return str(fetch_card(target, token=token, timeout=timeout).name)
+    with AgentClient(target, credentials=credentials, token=token) as client:
+        return client.describe(timeout=timeout).name

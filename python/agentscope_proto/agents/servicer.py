@@ -24,7 +24,12 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
 
     def __init__(self, sessions: Sessions, description: pb.DescribeResponse) -> None:
         self.sessions = sessions
-        self.description = description
+        self._description = description
+
+    @property
+    def description(self) -> pb.DescribeResponse:
+        """What `Describe` answers (also what an A2A agent card says)."""
+        return self._description
 
     async def Reply(
         self, request: pb.ReplyRequest, context: Context
@@ -47,4 +52,4 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
         raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
 
     async def Describe(self, request: pb.DescribeRequest, context: Context) -> pb.DescribeResponse:
-        return self.description
+        return self._description

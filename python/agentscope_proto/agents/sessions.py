@@ -11,7 +11,9 @@ is cancelled inside the agent, where it awaits, exactly as AgentScope's own
 interrupt cancels a reply task, and the agent closes its reply (interrupted
 tool results, its interruption message) before the session takes its next
 call. The caller reads the task's items from a queue and gets them as
-`ReplyResponse`s, the last one `done` with the reply's message.
+`ReplyResponse`s, the last one `done` with the reply's message (`reply`; an
+A2A task reads them in batches of what is ready, and interrupts the reply
+while it reads on: `start`, `Reply`).
 
 A hub topic's session (`topic.py`) is one like any other, except that it is
 never dropped and that each reply it finishes is published to the topic
@@ -35,7 +37,7 @@ from ..errors import LimitExceededError, MessageFormatError, SessionStateError
 from .config import AgentConfig
 from .hosting import Hosting, ReplyInputs
 
-__all__ = ["Session", "Sessions"]
+__all__ = ["Reply", "Session", "Sessions"]
 
 AgentFactory = Callable[[], Any]
 _MAX_ID = 128
@@ -96,6 +98,11 @@ class Sessions:
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    @property
+    def config(self) -> AgentConfig:
+        """The limits the sessions keep."""
+        return self._config
 
     async def open(self, session_id: str, *, create: bool) -> Session:
         """The session `session_id`, made now if it does not exist and
@@ -167,12 +174,10 @@ class Sessions:
         if self._sessions.get(session.id) is session:
             self._sessions.move_to_end(session.id)
 
-    async def reply(
-        self, session: Session, inputs: ReplyInputs, *, counted: bool = True
-    ) -> AsyncIterator[Any]:
-        """The reply's responses; leaving early (the caller is gone)
-        interrupts it. A reply not `counted` (a topic's own: one at a time)
-        is not held to `max_replies`."""
+    def start(self, session: Session, inputs: ReplyInputs, *, counted: bool = True) -> Reply:
+        """Start a reply in `session`: it runs in a task of its own, which
+        `Reply.interrupt` cancels inside the agent. A reply not `counted` (a
+        topic's own: one at a time) is not held to `max_replies`."""
         if counted and len(self.running) >= self._config.max_replies:
             raise LimitExceededError(
                 "max_replies", f"{self._config.max_replies} replies are running"
@@ -181,12 +186,20 @@ class Sessions:
         task = asyncio.create_task(self._drive(session, inputs, items))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
+        return Reply(task, items)
+
+    async def reply(
+        self, session: Session, inputs: ReplyInputs, *, counted: bool = True
+    ) -> AsyncIterator[Any]:
+        """The reply's responses; leaving early (the caller is gone)
+        interrupts it (`counted`: see `start`)."""
+        reply = self.start(session, inputs, counted=counted)
         try:
-            async for response in _responses(items):
-                yield response
+            async for batch in reply.batches():
+                for response in batch:
+                    yield response
         finally:
-            if not task.done():
-                task.cancel()  # an interrupt: the task finishes the reply alone
+            reply.interrupt()  # the task finishes the reply alone
 
     async def _drive(
         self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]
@@ -217,33 +230,87 @@ class Sessions:
             items.put_nowait(_END)
 
 
-async def _responses(items: asyncio.Queue[Any]) -> AsyncIterator[service_pb.ReplyResponse]:
-    """The reply task's items as responses, each event as soon as it comes.
-    An event that may end the reply is held until the next item says
-    whether it did: the reply's message marks it `done` (so does the end of
-    the items, for an agent that gives no message)."""
-    held: pb.AgentEvent | None = None
-    done = False
-    while (item := await items.get()) is not _END:
-        if isinstance(item, _Failed):
-            if held is not None:
-                yield _response(held, done=True)
-            raise item.error
-        if done:
-            continue  # nothing follows the reply's message
+class Reply:
+    """A running reply: its responses, and its interrupt."""
+
+    __slots__ = ("_items", "_task")
+
+    def __init__(self, task: asyncio.Task[None], items: asyncio.Queue[Any]) -> None:
+        self._task = task
+        self._items = items
+
+    def interrupt(self) -> None:
+        """Interrupt the reply as AgentScope's own interrupt does (a no-op
+        once it ended): the agent closes it, and `batches` goes on with what
+        it says until then."""
+        if not self._task.done():
+            self._task.cancel()
+
+    async def batches(self) -> AsyncIterator[list[service_pb.ReplyResponse]]:
+        """The reply task's items as responses, in batches of what came
+        while the last batch was handled: each event as soon as it comes,
+        and a caller that cannot keep up gets them together. An event that
+        may end the reply is held until the next item says whether it did:
+        the reply's message marks it `done` (so does the end of the items,
+        for an agent that gives no message). The reply's error, if any, is
+        raised after the responses before it."""
+        ending = _Ending()
+        while True:
+            batch: list[service_pb.ReplyResponse] = []
+            item = await self._items.get()
+            while True:
+                if item is _END:
+                    batch.extend(ending.close())
+                    if batch:
+                        yield batch
+                    return
+                if isinstance(item, _Failed):
+                    batch.extend(ending.close(failed=True))
+                    if batch:
+                        yield batch
+                    raise item.error
+                ending.feed(item, batch)
+                if self._items.empty():
+                    break
+                item = self._items.get_nowait()
+            if batch:
+                yield batch
+
+
+class _Ending:
+    """Which response is the last: each event goes out as it comes but one
+    that may end the reply, which is held until the next item."""
+
+    __slots__ = ("done", "held")
+
+    def __init__(self) -> None:
+        self.held: pb.AgentEvent | None = None
+        self.done = False
+
+    def feed(self, item: pb.AgentEvent | Msg, out: list[service_pb.ReplyResponse]) -> None:
+        if self.done:
+            return  # nothing follows the reply's message
         if isinstance(item, Msg):
-            yield _response(held, done=True, msg=item)
-            held, done = None, True
-            continue
-        if held is not None:
-            yield _response(held)
-            held = None
+            out.append(_response(self.held, done=True, msg=item))
+            self.held, self.done = None, True
+            return
+        if self.held is not None:
+            out.append(_response(self.held))
+            self.held = None
         if item.WhichOneof("event") in _LAST:
-            held = item
+            self.held = item
         else:
-            yield _response(item)
-    if not done:
-        yield _response(held, done=True)
+            out.append(_response(item))
+
+    def close(self, *, failed: bool = False) -> list[service_pb.ReplyResponse]:
+        """The last response of items that ended without the reply's
+        message: the held event (an agent that gives no message marks its
+        last event `done`, or a `done` with none), none for a failure
+        that held none."""
+        if self.done or (failed and self.held is None):
+            return []
+        self.done = True
+        return [_response(self.held, done=True)]
 
 
 def _response(

@@ -3,7 +3,9 @@
 A server hosts a list of `HostedService`s (the FormatterService by default;
 `agentscope-proto serve-agent` hosts the AgentService; with `config.hub` the
 HubService joins either; any other service joins by adding its own); health
-and reflection list each of them. `build_server` assembles a not yet started
+and reflection list each of them. A service may run servers of its own beside
+the gRPC one (`HostedService.listen`: the agent's A2A servers), started once
+the gRPC server is and stopped with it. `build_server` assembles a not yet started
 server; `serve` runs it until SIGTERM/SIGINT and then drains: health goes
 NOT_SERVING, each service drains (the hub ends its subscriptions, so that
 clients resume elsewhere) and in-flight RPCs get `grace_seconds` to finish.
@@ -17,9 +19,10 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import grpc
+from google.protobuf import descriptor_pool
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HostedService",
+    "Listener",
     "add_formatter_service",
     "add_service",
     "build_server",
@@ -64,14 +68,27 @@ def _passing_bytes(message_class: Any) -> Any:
     return serializer
 
 
+class Listener(Protocol):
+    """Servers a hosted service runs on ports of its own (the agent's A2A
+    servers), started once the gRPC server is and stopped with it."""
+
+    @property
+    def addresses(self) -> Sequence[str]:
+        """What the log line of a started server lists, e.g. `127.0.0.1:8080 (A2A gRPC)`."""
+
+    async def stop(self, grace_seconds: float) -> None: ...
+
+
 class HostedService(NamedTuple):
     """A gRPC service a server hosts: its full name (health and reflection
-    list it), the call that adds its handlers to a server, and what it does
-    when the server drains, if anything."""
+    list it), the call that adds its handlers to a server, what it does
+    when the server drains, if anything, and the servers it runs beside the
+    gRPC one, if any (started with the server's config)."""
 
     name: str
     add_to: Callable[[grpc.aio.Server], None]
     drain: Callable[[], Awaitable[None]] | None = None
+    listen: Callable[[ServerConfig], Awaitable[Listener]] | None = None
 
 
 def add_service(
@@ -178,7 +195,12 @@ def build_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [service.name for service in hosted]
     # The error detail types too, so that grpcurl and grpcui decode a status's details.
-    described = [health_pb2.DESCRIPTOR, error_details_pb2.DESCRIPTOR, status_pb2.DESCRIPTOR]
+    described = [
+        health_pb2.DESCRIPTOR,
+        error_details_pb2.DESCRIPTOR,
+        status_pb2.DESCRIPTOR,
+        *_foreign_files(names),
+    ]
     enable_reflection([*names, health.SERVICE_NAME], server, described)
     address = f"{config.host}:{config.port}"
     credentials = _credentials(config)
@@ -190,6 +212,18 @@ def build_server(
     if port == 0:
         raise OSError(f"could not bind {address}")
     return server, health_servicer, port
+
+
+def _foreign_files(names: Sequence[str]) -> list[Any]:
+    """The files of hosted services outside this schema (A2A's), from the
+    default pool, for reflection to describe them (ours come documented)."""
+    pool = descriptor_pool.Default()
+    files = []
+    for name in names:
+        if not name.startswith("agentscope."):
+            with contextlib.suppress(KeyError):
+                files.append(pool.FindServiceByName(name).file)
+    return files
 
 
 async def set_serving(
@@ -254,11 +288,20 @@ async def _run(
     await set_serving(health_servicer, True, names)
     listening = [f"{config.host}:{port} (gRPC)"]
     http = None
-    if config.http_port is not None:
-        from .connect import start_http  # the optional `http` extra
+    listeners: list[Listener] = []
+    try:
+        if config.http_port is not None:
+            from .connect import start_http  # the optional `http` extra
 
-        http = await start_http(config, config.http_port, servicer, health_servicer, hub)
-        listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
+            http = await start_http(config, config.http_port, servicer, health_servicer, hub)
+            listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
+        for service in hosted:
+            if service.listen is not None:
+                listeners.append(await service.listen(config))
+                listening.extend(listeners[-1].addresses)
+    except BaseException:
+        await _stop(server, http, listeners, 0)
+        raise
     # One line, once every port accepts: a script may connect as soon as it sees it.
     logger.info(
         "%s listening on %s; tls=%s, auth=%s, media_root=%s, downloads=%s, hub=%s",
@@ -283,11 +326,19 @@ async def _run(
     for service in hosted:
         if service.drain is not None:
             await service.drain()
-    if http is None:
-        await server.stop(config.grace_seconds)
-    else:
-        await asyncio.gather(server.stop(config.grace_seconds), http.stop(config.grace_seconds))
+    await _stop(server, http, listeners, config.grace_seconds)
     logger.info("stopped")
+
+
+async def _stop(
+    server: grpc.aio.Server, http: Any, listeners: Sequence[Listener], grace_seconds: float
+) -> None:
+    """Stop the gRPC server and every other server beside it, in-flight
+    calls given `grace_seconds`."""
+    stopping = [server.stop(grace_seconds), *(other.stop(grace_seconds) for other in listeners)]
+    if http is not None:
+        stopping.append(http.stop(grace_seconds))
+    await asyncio.gather(*stopping)
 
 
 def _hub_name(config: ServerConfig) -> str:

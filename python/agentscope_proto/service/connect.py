@@ -17,14 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import inspect
 import json
-import logging
-import socket
-import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
@@ -41,14 +36,13 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health as grpc_health
 from grpc_health.v1 import health_pb2
 from grpc_status import rpc_status
-from hypercorn.asyncio import serve as hypercorn_serve
-from hypercorn.config import Config as HypercornConfig
 from protobuf import Registry
 from protobuf.wkt import Any as ConnectAny
 from protobuf.wkt import FileDescriptorSet as ConnectFileDescriptorSet
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..errors import LimitExceededError, MessageFormatError
+from .asgi import HttpServer, listen, start_asgi
 from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
 from .servicer import FormatterServicer
@@ -438,41 +432,6 @@ def build_app(
     return _ContentTypes(app, streams)
 
 
-@dataclass
-class HttpServer:
-    """A running HTTP (Connect) server; `stop()` drains it."""
-
-    port: int
-    _shutdown: asyncio.Event
-    _task: asyncio.Task[None]
-
-    async def stop(self, grace_seconds: float) -> None:
-        self._shutdown.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), grace_seconds + 1)
-        except asyncio.TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-
-def _listen(config: ServerConfig, port: int) -> socket.socket:
-    family, kind, proto, _, address = socket.getaddrinfo(
-        config.host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if config.reuse_port:  # worker processes share the port, as they share gRPC's
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind(address)
-        sock.listen(1024)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
 async def start_http(
     config: ServerConfig,
     port: int,
@@ -482,25 +441,5 @@ async def start_http(
 ) -> HttpServer:
     """Serve the Connect app on `config.host:port` (0: any free port) in this
     event loop; `health` is the gRPC server's (see `build_app`)."""
-    sock = _listen(config, port)
-    bound = int(sock.getsockname()[1])
-    settings = HypercornConfig()
-    # Hypercorn adopts the listening socket, so that the port is known (and
-    # already accepting) before it starts.
-    settings.bind = [f"fd://{sock.detach()}"]
-    settings.graceful_timeout = config.grace_seconds
-    settings.accesslog = None
-    # Through the logging setup of the process, not a handler of its own.
-    settings.errorlog = logging.getLogger("hypercorn.error")
-    if config.tls_cert is not None:
-        if config.tls_key is None:
-            raise ValueError("--tls-cert needs --tls-key")
-        settings.certfile = str(config.tls_cert)
-        settings.keyfile = str(config.tls_key)
-        if config.tls_client_ca is not None:
-            settings.ca_certs = str(config.tls_client_ca)
-            settings.verify_mode = ssl.CERT_REQUIRED
-    shutdown = asyncio.Event()
-    app = build_app(config, servicer, health, hub)
-    task = asyncio.create_task(hypercorn_serve(app, settings, shutdown_trigger=shutdown.wait))
-    return HttpServer(bound, shutdown, task)
+    sock = listen(config, port)
+    return start_asgi(build_app(config, servicer, health, hub), config, sock)
