@@ -1,8 +1,11 @@
-"""The AgentScope agents of the three-agent conversation
-(test_a2a_conversation.py), each served by a process of its own with
-`agentscope-proto serve-agent room_agents:make_friday --a2a-port ...`: real
-AgentScope 2.x agents whose model is the test's replay (`OPENAI_BASE_URL`).
-Their system prompts name them, so the replay's requests say whose they are.
+"""The agents of the three-agent conversation (test_a2a_conversation.py),
+each served by a process of its own with `agentscope-proto serve-agent
+room_agents:FACTORY --hub ... --topic ...`:
+
+- `make_friday`, `make_saturday`: real AgentScope 2.x agents whose model is
+  the test's replay (`OPENAI_BASE_URL`);
+- `make_peer`: the plain A2A agent at `PEER_A2A_URL` as a `RemoteAgent`, so
+  that an agent of another framework takes part in the topic too.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from agentscope.agent import Agent, ModelConfig
 from agentscope.credential import OpenAICredential
 from agentscope.model import OpenAIChatModel
 from agentscope.tool import Toolkit
+
+from agentscope_proto.agents import RemoteAgent
 
 
 def _agent(name: str) -> Agent:
@@ -36,3 +41,7 @@ def make_friday() -> Agent:
 
 def make_saturday() -> Agent:
     return _agent("Saturday")
+
+
+def make_peer() -> RemoteAgent:
+    return RemoteAgent(os.environ["PEER_A2A_URL"])

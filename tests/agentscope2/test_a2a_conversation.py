@@ -1,124 +1,89 @@
-"""Three agents in one conversation over A2A, through a hub topic: two
-AgentScope agents, each served by a process of its own (`serve-agent
---a2a-port`), and a plain a2a-sdk agent (tests/a2a_peers.py). Each is a
-`RemoteAgent` of its A2A URL; what anyone says is published to the topic,
-and each agent, when its turn comes, replies to what the topic brought since
-it last spoke. Every message must arrive with its speaker: in the AgentScope
-agents' model requests (through the extension) and in the plain agent's text
-(`[name]: `).
+"""Three agents in one conversation through a hub topic, each a participant
+the product makes, in a process of its own (room_agents.py): two AgentScope
+2.x agents served by `agentscope-proto serve-agent ... --hub redis://...
+--topic T --a2a-port 0`, and a plain a2a-sdk agent (tests/a2a_peers.py)
+joined to the topic by a third `serve-agent` whose agent is a `RemoteAgent`
+of its A2A URL. Each answers what @mentions it (the default `--reply-to`).
 
-The hub glue here is the test's own loop (subscribe, hand each agent what is
-new, publish its reply).
+Every message must arrive with its speaker: on the topic, in the AgentScope
+agents' model requests (the extension keeps names) and in the plain agent's
+text (`[name]: ` before each speaker's words, as it knows no extension).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import re
-import subprocess
-import sys
+import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from agentscope.message import Msg
 
-from agentscope_proto import get_text_content, interop, new_msg
-from agentscope_proto.agents import RemoteAgent
-from agentscope_proto.hub.client import AsyncHubClient
-from agentscope_proto.service import ServerConfig
+from agentscope_proto import new_msg
+from agentscope_proto.hub import HubClient
 
 from a2a_peers import PeerServer, PlainPeer, heard
-from hosted import RECORDINGS, SUNNY
-from replay_server import ReplayServer
-from server_harness import RunningServer
+from agent_processes import AgentProcess, Listener, all_handled
+from hosted import SUNNY
+from replay_server import ReplayServer, saying
 
-HERE = Path(__file__).resolve().parent
-ROUNDS = 2
-
-
-def _serve(factory: str, replay: ReplayServer) -> subprocess.Popen[str]:
-    """`serve-agent FACTORY --a2a-port 0` in a process of its own."""
-    command = [
-        str(Path(sys.executable).parent / "agentscope-proto"),
-        "serve-agent",
-        f"room_agents:{factory}",
-        "--port",
-        "0",
-        "--a2a-port",
-        "0",
-        "--grace",
-        "1",
-    ]
-    env = {**os.environ, "OPENAI_BASE_URL": replay.base_url}
-    return subprocess.Popen(command, cwd=HERE, env=env, stderr=subprocess.PIPE, text=True)
-
-
-def _a2a_url(process: subprocess.Popen[str]) -> str:
-    """The A2A URL a started server's log line lists."""
-    assert process.stderr is not None
-    log = []
-    for line in process.stderr:
-        log.append(line)
-        found = re.search(r"(http://\S+) \(A2A JSON-RPC", line)
-        if found:
-            return found.group(1)
-    raise AssertionError("the server did not start:\n" + "".join(log))
+HI = "@Friday, hi"
+ASK_PEER = "Let me ask @Peer."
+TO_SATURDAY = "Thanks. @Saturday, anything to add?"
+TO_PEER = "@Peer, it will be sunny."
+# The plain agent answers with what it heard: Alice and Friday (which names
+# Friday, in Alice's words), then only what is new to it, Friday and
+# Saturday (which names Saturday), the rest being in its A2A context.
+PEER_HEARD = heard([f"[Alice]: {HI}", f"[Friday]: {ASK_PEER}"])
+PEER_HEARD_AGAIN = heard([f"[Friday]: {TO_SATURDAY}", f"[Saturday]: {TO_PEER}"])
+RECORDINGS = {
+    "ask_peer": saying(ASK_PEER),
+    "to_saturday": saying(TO_SATURDAY),
+    "to_peer": saying(TO_PEER),
+}
+# By Alice's words and how many agents' messages followed them in the
+# agent's context (the n-th entry for n): Friday answers her (0), then the
+# peer (2); Saturday answers Friday (3), then the peer (5).
+FRIDAY = {HI: ["ask_peer", "ask_peer", "to_saturday"]}
+SATURDAY = {HI: ["to_peer"] * 4 + ["stream_text_by3"] * 2}
 
 
-@pytest.fixture(scope="module")
-def room() -> Iterator[tuple[ReplayServer, list[str], PeerServer, RunningServer]]:
-    # Every call answers SUNNY: the replay picks by the user's words ("hi")
-    # and the number of agents' messages since.
-    with ReplayServer({"hi": ["stream_text_by3"] * 12}, RECORDINGS["cases"]) as replay:
-        processes = [_serve(factory, replay) for factory in ("make_friday", "make_saturday")]
-        hub = RunningServer(ServerConfig(port=0)).start()  # a memory hub
+@pytest.fixture
+def room(redis_server: Any) -> Iterator[tuple[str, str, ReplayServer, ReplayServer, PeerServer]]:
+    """The three participants on a fresh topic: (topic, a server's target,
+    Friday's model, Saturday's, the plain agent)."""
+    topic = f"room-{uuid.uuid4().hex}"
+    with (
+        ReplayServer(FRIDAY, RECORDINGS) as friday_model,
+        ReplayServer(SATURDAY, RECORDINGS) as saturday_model,
+        PeerServer(PlainPeer()) as peer,
+    ):
+        flags = ["--hub", redis_server.url, "--topic", topic]
+        models = {"make_friday": friday_model, "make_saturday": saturday_model}
+        started = [
+            AgentProcess(
+                f"room_agents:{factory}",
+                [*flags, "--a2a-port", "0"],
+                {**os.environ, "OPENAI_BASE_URL": model.base_url},
+            )
+            for factory, model in models.items()
+        ]
+        started.append(
+            AgentProcess("room_agents:make_peer", flags, {**os.environ, "PEER_A2A_URL": peer.url})
+        )
         try:
-            urls = [_a2a_url(process) for process in processes]
-            with PeerServer(PlainPeer()) as peer:
-                yield replay, [*urls, peer.url], peer, hub
+            targets = [process.wait_listening() for process in started]
+            yield topic, targets[0], friday_model, saturday_model, peer
         finally:
-            hub.stop()
-            for process in processes:
-                process.terminate()
-            for process in processes:
-                process.wait(30)
+            for process in started:
+                process.stop()
 
 
-async def _converse(urls: list[str], hub_target: str) -> list[Any]:
-    """Alice says hi to the room; then each agent in turn, ROUNDS times,
-    replies to what is new in the topic. The topic's messages, in order."""
-    agents = [RemoteAgent(url) for url in urls]
-    seen = dict.fromkeys(range(len(agents)), 0)
-    log: list[Any] = []
-    async with AsyncHubClient(hub_target) as hub:
-        topic = await hub.subscribe("room")
-        published = 1
-        await hub.publish("room", new_msg("Alice", "hi", "user"))
-        for _ in range(ROUNDS):
-            for index, agent in enumerate(agents):
-                while len(log) < published:
-                    log.append((await topic.__anext__()).msg)
-                new = [msg for msg in log[seen[index] :] if msg.name != agent.name]
-                seen[index] = len(log)
-                reply: Msg = await agent.reply([interop.to_agentscope(msg) for msg in new])
-                await hub.publish("room", interop.from_agentscope(reply))
-                published += 1
-        while len(log) < published:
-            log.append((await topic.__anext__()).msg)
-        await topic.close()
-    for agent in agents:
-        await agent.aclose()
-    return log
-
-
-def _said(messages: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+def _said(body: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(role, name, text) of each named message of a model request (the
     system prompt aside)."""
     out = []
-    for message in messages:
+    for message in body["messages"]:
         if "name" in message and message["role"] != "system":
             content = message["content"]
             text = content if isinstance(content, str) else "".join(p["text"] for p in content)
@@ -126,34 +91,45 @@ def _said(messages: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return out
 
 
-def _requests_of(replay: ReplayServer, name: str) -> list[list[tuple[str, str, str]]]:
-    prompt = f"You are {name}."
-    return [
-        _said(body["messages"])
-        for body in replay.requests
-        if prompt in str(body["messages"][0].get("content"))
-    ]
-
-
 def test_every_message_arrives_with_its_speaker(
-    room: tuple[ReplayServer, list[str], PeerServer, RunningServer],
+    room: tuple[str, str, ReplayServer, ReplayServer, PeerServer], redis_server: Any
 ) -> None:
-    replay, urls, peer, hub = room
-    log = asyncio.run(_converse(urls, hub.target))
-    names = [msg.name for msg in log]
-    assert names == ["Alice", *(["Friday", "Saturday", "Peer"] * ROUNDS)]
-    peer_heard = heard(["[Alice]: hi", f"[Friday]: {SUNNY}", f"[Saturday]: {SUNNY}"])
-    assert get_text_content(log[3]) == peer_heard
-    # The AgentScope agents got every message with its speaker (the extension).
-    friday, saturday = _requests_of(replay, "Friday"), _requests_of(replay, "Saturday")
-    assert friday[0] == [("user", "Alice", "hi")]
-    assert saturday[0] == [("user", "Alice", "hi"), ("assistant", "Friday", SUNNY)]
-    assert friday[1] == [
-        ("user", "Alice", "hi"),
-        ("assistant", "Friday", SUNNY),
-        ("assistant", "Saturday", SUNNY),
-        ("assistant", "Peer", peer_heard),
+    topic, target, friday_model, saturday_model, peer = room
+    listener = Listener(target, topic)
+    alice = HubClient(target)
+    try:
+        alice.publish(topic, new_msg("Alice", HI, "user"))
+        assert listener.next(7) == [
+            ("Alice", HI),
+            ("Friday", ASK_PEER),
+            ("Peer", PEER_HEARD),
+            ("Friday", TO_SATURDAY),
+            ("Saturday", TO_PEER),
+            ("Peer", PEER_HEARD_AGAIN),
+            ("Saturday", SUNNY),
+        ]
+        # Quiet: nobody is named any more, so nothing more comes.
+        last = alice.publish(topic, new_msg("Alice", "bye", "user"))
+        assert all_handled(redis_server.url, topic, ["Friday", "Saturday", "Peer"], last)
+        alice.publish(topic, new_msg("Alice", "end", "user"))
+        assert listener.next(2) == [("Alice", "bye"), ("Alice", "end")]
+    finally:
+        listener.close()
+        alice.close()
+
+    # The AgentScope agents' models saw every message with its speaker.
+    said = [
+        ("user", "Alice", HI),
+        ("assistant", "Friday", ASK_PEER),
+        ("assistant", "Peer", PEER_HEARD),
+        ("assistant", "Friday", TO_SATURDAY),
+        ("assistant", "Saturday", TO_PEER),
+        ("assistant", "Peer", PEER_HEARD_AGAIN),
     ]
-    # The plain agent read who spoke from the text.
-    second = [part.text for part in peer.executor.received[-1].parts]
-    assert second == [f"[Friday]: {SUNNY}", f"[Saturday]: {SUNNY}"]
+    assert [_said(body) for body in friday_model.requests] == [said[:1], said[:3]]
+    assert [_said(body) for body in saturday_model.requests] == [said[:4], said[:6]]
+    # The plain agent was sent who said what in its text, each time what was new.
+    assert [[part.text for part in message.parts] for message in peer.executor.received] == [
+        [f"[Alice]: {HI}", f"[Friday]: {ASK_PEER}"],
+        [f"[Friday]: {TO_SATURDAY}", f"[Saturday]: {TO_PEER}"],
+    ]
