@@ -40,11 +40,12 @@ from agentscope_proto.agents import (
     reply_request,
     serve_agent,
 )
-from agentscope_proto.errors import HubUnavailableError
+from agentscope_proto.errors import AgentReplyError, HubUnavailableError
 from agentscope_proto.hub import HubClient, HubConfig
 from agentscope_proto.hub.store import parse_offset
 from agentscope_proto.service import ServerConfig
 
+from a2a_peers import PeerServer, PlainPeer, heard
 from hosted import SUNNY, TopicServer, make_agent, serve_topic
 from hub_fixtures import RedisServer, hub_server
 from replay_server import ReplayServer, saying, wait_until
@@ -247,6 +248,41 @@ def test_a_failed_reply_is_published_with_its_error_and_the_topic_goes_on(room: 
         ("user", "@Friday hi"),
         ("Friday", HELLO),
     ]
+
+
+def test_a_remote_agents_failure_is_published_once_with_the_remotes_error(
+    topic: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A hosted `RemoteAgent` (a plain A2A agent in the topic) whose remote
+    reply fails: its remote's message ends the reply, nothing of the
+    hosting's own; the caller gets the remote's error type too."""
+    config = AgentConfig(topic=topic, reply_to="users")
+    with PeerServer(PlainPeer()) as peer:
+        room = Room(serve_topic(lambda: RemoteAgent(peer.url), HubConfig(), config), topic)
+        try:
+            with caplog.at_level(logging.WARNING, "agentscope_proto"):
+                room.say("fail")
+            room.say("again")
+            log = room.log()
+            with (
+                AgentClient(room.server.target) as client,
+                pytest.raises(AgentReplyError) as raised,
+            ):
+                client.reply(new_msg("user", "fail", "user"))
+        finally:
+            room.close()
+    assert said(log) == [
+        ("user", "fail"),
+        ("Peer", "It broke."),
+        ("user", "again"),
+        ("Peer", heard(["again"])),
+    ]
+    failed = log[1]
+    assert failed.finished_reason == FinishedReason.FINISHED_REASON_ERROR
+    assert (failed.error.type, failed.error.message) == (ErrorType.ERROR_TYPE_UPSTREAM, "It broke.")
+    assert (raised.value.error_type, raised.value.message) == ("upstream", "It broke.")
+    assert "the reply of agent 'Peer' failed remotely (upstream): 'It broke.'" in caplog.text
+    assert "Traceback" not in caplog.text
 
 
 def test_messages_the_agent_cannot_take_are_skipped_and_the_topic_goes_on(

@@ -6,7 +6,9 @@ would refuse them; answers become 2.x's answer events, checked against what
 the agent waits for; a reply's events and message are converted as the
 agent makes them. A reply that raises ends as 2.x's own service ends one:
 its start (if it had none), its end with the error, and the message its
-events built, then `AgentReplyError`.
+events built, then `AgentReplyError`; but a `RemoteAgent`'s reply that
+failed remotely has ended already (its remote's events and message, then
+`AgentReplyError`), and goes on with the remote's error as it is.
 """
 
 from __future__ import annotations
@@ -136,16 +138,23 @@ class AgentScope2:
 
     async def reply(self, agent: Any, session_id: str, inputs: ReplyInputs) -> AsyncIterator[Item]:
         seen: list[Any] = []
+        ended = False  # the agent gave its reply's message
         try:
             async for item in agent.reply_stream(
                 inputs.native, structured_schema=inputs.schema, yield_final_msg=True
             ):
                 if isinstance(item, self._msg.Msg):
+                    ended = True
                     yield interop.from_agentscope(item)
                 else:
                     seen.append(item)
                     yield interop.event_from_agentscope(item)
         except Exception as exc:
+            if ended and isinstance(exc, AgentReplyError):
+                # A remote agent's failed reply (a hosted `RemoteAgent`): its
+                # own events and message ended it, with the remote's error.
+                failures.log_remote(getattr(agent, "name", "?"), exc)
+                raise AgentReplyError(exc.error_type, exc.message) from None
             failures.log(getattr(agent, "name", "?"), exc)
             error_type = failures.classify(exc)
             for item in self._failed(agent, session_id, seen, error_type):

@@ -9,9 +9,14 @@ may hold a credential or an internal name, and goes to the server log only.
 
 from __future__ import annotations
 
+import logging
+
+from ...errors import AgentReplyError
 from ...service._rpc import log_failure
 
-__all__ = ["MESSAGES", "classify", "log"]
+__all__ = ["MESSAGES", "classify", "log", "log_remote"]
+
+logger = logging.getLogger("agentscope_proto.agents")
 
 # HTTP statuses an upstream service answered with -> 2.x error type (other 4xx
 # are invalid requests, 5xx upstream failures).
@@ -86,3 +91,11 @@ def log(agent_name: str, exc: BaseException) -> None:
     provider's message may hold newlines that would forge log lines) and the
     stack's frames."""
     log_failure(f"the reply of agent {agent_name!r}", exc)
+
+
+def log_remote(agent_name: str, exc: AgentReplyError) -> None:
+    """Log the failed reply of a remote agent (a hosted `RemoteAgent`): what
+    its server said, no stack (the failure was not here)."""
+    logger.warning(
+        "the reply of agent %r failed remotely (%s): %r", agent_name, exc.error_type, exc.message
+    )
