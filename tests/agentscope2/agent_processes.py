@@ -2,8 +2,8 @@
 for the tests of topics across processes (test_topic_processes.py,
 test_a2a_conversation.py).
 
-`AgentProcess` runs `agentscope-proto serve-agent MODULE:FACTORY` (from this
-directory) on a free port and reads its log throughout (a full pipe would
+`AgentProcess` runs `agentscope-proto serve-agent MODULE:FACTORY ...` (from
+this directory unless told) and reads its log throughout (a full pipe would
 block it); `Listener` reads a topic's messages in a thread; `all_handled`
 says when agents are done with a message (a Redis hub).
 """
@@ -28,12 +28,13 @@ HERE = Path(__file__).resolve().parent
 
 
 class AgentProcess:
-    """`agentscope-proto serve-agent FACTORY --port 0 FLAGS...` with `env`."""
+    """`agentscope-proto serve-agent ARGS...` with `env`, in `cwd`."""
 
-    def __init__(self, factory: str, flags: Sequence[str], env: Mapping[str, str]) -> None:
+    def __init__(self, args: Sequence[str], env: Mapping[str, str], cwd: Path = HERE) -> None:
         command = str(Path(sys.executable).parent / "agentscope-proto")
-        argv = [command, "serve-agent", factory, "--port", "0", *flags]
-        self.process = subprocess.Popen(argv, cwd=HERE, env=env, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [command, "serve-agent", *args], cwd=cwd, env=env, stderr=subprocess.PIPE, text=True
+        )
         self.log: list[str] = []
         self._listening = threading.Event()
         self.target = ""

@@ -58,18 +58,19 @@ def room(redis_server: Any) -> Iterator[tuple[str, str, ReplayServer, ReplayServ
         ReplayServer(SATURDAY, RECORDINGS) as saturday_model,
         PeerServer(PlainPeer()) as peer,
     ):
-        flags = ["--hub", redis_server.url, "--topic", topic]
+        flags = ["--port", "0", "--hub", redis_server.url, "--topic", topic]
         models = {"make_friday": friday_model, "make_saturday": saturday_model}
         started = [
             AgentProcess(
-                f"room_agents:{factory}",
-                [*flags, "--a2a-port", "0"],
+                [f"room_agents:{factory}", *flags, "--a2a-port", "0"],
                 {**os.environ, "OPENAI_BASE_URL": model.base_url},
             )
             for factory, model in models.items()
         ]
         started.append(
-            AgentProcess("room_agents:make_peer", flags, {**os.environ, "PEER_A2A_URL": peer.url})
+            AgentProcess(
+                ["room_agents:make_peer", *flags], {**os.environ, "PEER_A2A_URL": peer.url}
+            )
         )
         try:
             targets = [process.wait_listening() for process in started]

@@ -1,7 +1,8 @@
 """README's "A2A" section, run as written: `agentscope-proto serve-agent ...
 --a2a-port` serving examples/agents/weather_agent.py, `agentscope-proto a2a
 card` and `a2a send` (its question, then the command it prints to answer),
-and examples/agents/ask.py given the A2A URL; and the acceptance of the
+examples/agents/ask.py given the A2A URL, and the served agent joining a
+Redis hub's topic through examples/agents/a2a_member.py; and the acceptance of the
 serving: the card at the well-known path, and a2a-sdk's streamed
 SendStreamingMessage ending in a completed task whose final message is the
 agent's reply (the same reply the AgentService gives, ids and times aside).
@@ -19,20 +20,23 @@ import re
 import shlex
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
 
-from agentscope_proto import Msg
+from agentscope_proto import Msg, new_msg
 from agentscope_proto.a2a import a2a_to_msg
 from agentscope_proto.a2a.client import fetch_card
 from agentscope_proto.agents import AgentClient
+from agentscope_proto.hub import HubClient
 
+from agent_processes import AgentProcess, Listener
 from readme_recipes import commands
 from replay_server import ReplayServer
 
@@ -40,7 +44,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "agents"
 TITLE = "A2A"
 QUESTION = "What's the weather in Paris?"
-SCRIPT = {QUESTION: ["stream_text_then_tool_by4", "stream_text_by3"], "hi": ["stream_text_by3"]}
+HELLO = "@Friday, hello!"
+SCRIPT = {
+    QUESTION: ["stream_text_then_tool_by4", "stream_text_by3"],
+    "hi": ["stream_text_by3"],
+    HELLO: ["stream_text_by3"],
+}
 README_URL = "http://127.0.0.1:8080"
 SUNNY = "The weather in Paris is sunny and 22 degrees."
 
@@ -145,6 +154,37 @@ def test_ask_py_asks_over_a2a_given_the_url(served: Served) -> None:
 
 def _python_commands() -> list[str]:
     return commands("python", TITLE)
+
+
+def test_the_served_agent_joins_a_topic_through_a2a_member(
+    served: Served, redis_server: Any
+) -> None:
+    (command,) = commands("A2A_AGENT_URL=" + README_URL, TITLE)
+    topic = f"room-{uuid.uuid4().hex}"  # the Redis server is the session's
+    for readme, ours in [
+        (README_URL, served.url),
+        ("redis://127.0.0.1:6379/0", redis_server.url),
+        ("--topic room", f"--topic {topic}"),
+        ("50053", "0"),
+    ]:
+        assert readme in command
+        command = command.replace(readme, ours)
+    assignment, *argv = shlex.split(command.replace("\\\n", " "))  # as bash reads it
+    assert argv[:2] == ["agentscope-proto", "serve-agent"]
+    name, _, value = assignment.partition("=")
+    member = AgentProcess(argv[2:], {**os.environ, name: value}, cwd=EXAMPLE)
+    try:
+        target = member.wait_listening()
+        listener = Listener(target, topic)
+        try:
+            with HubClient(target) as person:
+                person.publish(topic, new_msg("user", HELLO, "user"))
+            # The A2A agent, named from its card, answered over A2A in the room.
+            assert listener.next(2) == [("user", HELLO), ("Friday", SUNNY)]
+        finally:
+            listener.close()
+    finally:
+        member.stop()
 
 
 def test_the_card_is_at_the_well_known_path(served: Served) -> None:

@@ -54,9 +54,9 @@ def agents(redis_server: Any) -> Iterator[tuple[str, str, str]]:
             "JARVIS_MODEL_URL": jarvis_model.base_url,
             "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
         }
-        flags = ["--hub", redis_server.url, "--topic", topic]
+        flags = ["--port", "0", "--hub", redis_server.url, "--topic", topic]
         started = [
-            AgentProcess(f"topic_agents:{name}", flags, env) for name in ("friday", "jarvis")
+            AgentProcess([f"topic_agents:{name}", *flags], env) for name in ("friday", "jarvis")
         ]
         try:
             friday, jarvis = (process.wait_listening() for process in started)
