@@ -33,6 +33,7 @@ from typing import Any
 import grpc
 from google.rpc import status_pb2
 
+from .._channel import AsyncChannelClient, ChannelClient, message_bytes
 from .._generated.agentscope.agent.v1 import hub_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
@@ -61,15 +62,6 @@ _CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 def _msg(msg: Msg | Mapping[str, Any]) -> Msg:
     return msg if isinstance(msg, Msg) else from_dict(msg)
-
-
-def _options(max_message_mb: int) -> list[tuple[str, int]]:
-    limit = max_message_mb * 1024 * 1024
-    return [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
-
-
-def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),) if token else ()
 
 
 def _after(metadata: Any) -> str | None:
@@ -213,7 +205,7 @@ class _Gate:
             yield from requests
 
 
-class HubClient:
+class HubClient(ChannelClient):
     """A blocking client: `publish`, `publish_many`, and `subscribe` as an
     iterator that resumes."""
 
@@ -225,19 +217,13 @@ class HubClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        options = _options(max_message_mb)
-        self._channel = (
-            grpc.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.HubServiceStub(self._channel)
         # Requests written by `_publish_bytes`, not by protobuf.
         self._publish_stream: Any = self._channel.stream_stream(
             _PUBLISH_STREAM, response_deserializer=pb.PublishStreamResponse.FromString
         )
-        self._metadata = _metadata(token)
-        self._max_send = max_message_mb * 1024 * 1024
+        self._max_send = message_bytes(max_message_mb)
 
     def publish(
         self, topic: str, msg: Msg | Mapping[str, Any], *, timeout: float | None = None
@@ -330,16 +316,6 @@ class HubClient:
         once live. `reconnect`: seconds to keep resuming a broken stream (None:
         for ever, 0: never)."""
         return Subscription(self, topic, after or "", reconnect)
-
-    def close(self) -> None:
-        """Close the channel."""
-        self._channel.close()
-
-    def __enter__(self) -> HubClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class Subscription:
@@ -566,7 +542,7 @@ class _Publisher:
             await asyncio.gather(receiver, return_exceptions=True)
 
 
-class AsyncHubClient:
+class AsyncHubClient(AsyncChannelClient):
     """The asyncio twin of `HubClient`, whose publishes share one
     `PublishStream` (see the module's docstring)."""
 
@@ -578,18 +554,12 @@ class AsyncHubClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        options = _options(max_message_mb)
-        self._channel = (
-            grpc.aio.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.aio.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.HubServiceStub(self._channel)
         self._publish_stream: Any = self._channel.stream_stream(
             _PUBLISH_STREAM, response_deserializer=pb.PublishStreamResponse.FromString
         )
-        self._metadata = _metadata(token)
-        self._max_send = max_message_mb * 1024 * 1024
+        self._max_send = message_bytes(max_message_mb)
         self._publisher = _Publisher(self)
 
     async def publish(
@@ -670,13 +640,7 @@ class AsyncHubClient:
     async def close(self) -> None:
         """End the PublishStream (publishes not answered fail) and close the channel."""
         await self._publisher.close()
-        await self._channel.close()
-
-    async def __aenter__(self) -> AsyncHubClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+        await super().close()
 
 
 class AsyncSubscription:
