@@ -59,7 +59,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     Msg,
 )
 from .._generated.agentscope.message.v1.message_pb2 import Role as MsgRole
-from ..agents.client import Answer, MsgLike, reply_request
+from ..agents.client import Answer, MsgLike, final_msg, reply_request
 from ..agents.hosting.base import new_event
 from ..errors import AgentReplyError, MessageFormatError, RemoteError
 from .mapping import (
@@ -351,13 +351,7 @@ class AsyncA2AClient:
 
     async def reply(self, msgs: MsgLike | Iterable[MsgLike] | None = None, **kwargs: Any) -> Msg:
         """The reply's `Msg` (the keyword arguments are `reply_stream`'s)."""
-        msg: Msg | None = None
-        async for item in self.reply_stream(msgs, **kwargs):
-            if isinstance(item, Msg):
-                msg = item
-        if msg is None:  # pragma: no cover - finish() always gives one
-            raise RuntimeError("the agent's reply had no message")
-        return msg
+        return await final_msg(self.reply_stream(msgs, **kwargs))
 
     async def close(self) -> None:
         """Close the transport and the HTTP client."""

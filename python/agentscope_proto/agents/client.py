@@ -12,7 +12,7 @@ wraps `AsyncAgentClient` as an AgentScope 2.x agent.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 import grpc
@@ -104,6 +104,18 @@ def _items(response: pb.ReplyResponse) -> list[events_pb.AgentEvent | Msg]:
     if response.HasField("msg"):
         out.append(response.msg)
     return out
+
+
+async def final_msg(items: AsyncIterable[events_pb.AgentEvent | Msg]) -> Msg:
+    """The `Msg` a reply's items end with (`AsyncAgentClient.reply`,
+    `AsyncA2AClient.reply`)."""
+    msg: Msg | None = None
+    async for item in items:
+        if isinstance(item, Msg):
+            msg = item
+    if msg is None:
+        raise RuntimeError("the agent's reply had no message")
+    return msg
 
 
 def _failed(error: grpc.RpcError, msg: Msg | None) -> Exception:
@@ -242,13 +254,7 @@ class AsyncAgentClient(AsyncChannelClient):
         **kwargs: Any,
     ) -> Msg:
         """The reply's `Msg` (the keyword arguments are `reply_stream`'s)."""
-        msg: Msg | None = None
-        async for item in self.reply_stream(msgs, **kwargs):
-            if isinstance(item, Msg):
-                msg = item
-        if msg is None:
-            raise RuntimeError("the agent's reply had no message")
-        return msg
+        return await final_msg(self.reply_stream(msgs, **kwargs))
 
     async def observe(
         self,
