@@ -33,7 +33,7 @@ from typing import Any
 import grpc
 from google.rpc import status_pb2
 
-from .._channel import AsyncChannelClient, ChannelClient, message_bytes
+from .._channel import AsyncChannelClient, ChannelClient, Metadata, message_bytes
 from .._generated.agentscope.agent.v1 import hub_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
@@ -318,13 +318,11 @@ class HubClient(ChannelClient):
         return Subscription(self, topic, after or "", reconnect)
 
 
-class Subscription:
-    """The events of a topic, in order; iterate it. `after` is the offset of
-    the last one handed out (or where the subscription started), the one to
-    resume from."""
+class _Following:
+    """What `Subscription` and `AsyncSubscription` keep, and the steps they
+    share that wait for nothing."""
 
-    def __init__(self, client: HubClient, topic: str, after: str, reconnect: float | None) -> None:
-        self._client = client
+    def __init__(self, topic: str, after: str, reconnect: float | None) -> None:
         self.topic = topic
         self.after = after
         self._retry = _Retry(reconnect)
@@ -334,6 +332,45 @@ class Subscription:
         # SubscribeBatches (an older one has only Subscribe).
         self._events: deque[pb.HubEvent] = deque()
         self._batches = True
+
+    def _subscribe(self, stub: Any, metadata: Metadata) -> Any:
+        """The call that subscribes after `self.after`."""
+        if self._batches:
+            request = pb.SubscribeBatchesRequest(topic=self.topic, after=self.after)
+            return stub.SubscribeBatches(request, metadata=metadata)
+        return stub.Subscribe(
+            pb.SubscribeRequest(topic=self.topic, after=self.after), metadata=metadata
+        )
+
+    def _hand_out(self) -> pb.HubEvent:
+        event = self._events.popleft()
+        self.after = event.offset
+        return event
+
+    def _keep(self, received: Any) -> None:
+        """What the stream sent: a batch of events, or (`Subscribe`) one."""
+        self._retry.reset()
+        if self._batches:
+            self._events.extend(received.events)
+        else:
+            self._events.append(received)
+
+
+def _gave_up(error: grpc.RpcError | None) -> Exception:
+    """Why a subscription stopped resuming: its last error, or the stream's end."""
+    if error is not None:
+        return error_from_rpc(error)
+    return RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
+
+
+class Subscription(_Following):
+    """The events of a topic, in order; iterate it. `after` is the offset of
+    the last one handed out (or where the subscription started), the one to
+    resume from."""
+
+    def __init__(self, client: HubClient, topic: str, after: str, reconnect: float | None) -> None:
+        super().__init__(topic, after, reconnect)
+        self._client = client
         try:
             self._open()
         except grpc.RpcError as error:
@@ -342,14 +379,7 @@ class Subscription:
     def _open(self) -> None:
         """Subscribe after `self.after`; raises the call's `grpc.RpcError` if
         it ends before it goes live."""
-        stub, metadata = self._client._stub, self._client._metadata
-        call: Any
-        if self._batches:
-            request = pb.SubscribeBatchesRequest(topic=self.topic, after=self.after)
-            call = stub.SubscribeBatches(request, metadata=metadata)
-        else:
-            request_one = pb.SubscribeRequest(topic=self.topic, after=self.after)
-            call = stub.Subscribe(request_one, metadata=metadata)
+        call = self._subscribe(self._client._stub, self._client._metadata)
         after = _after(call.initial_metadata())
         if after is None:  # ended before it went live: its status says why
             try:
@@ -374,9 +404,7 @@ class Subscription:
             if self._closed:
                 raise StopIteration
             if self._events:
-                event = self._events.popleft()
-                self.after = event.offset
-                return event
+                return self._hand_out()
             try:
                 received = next(self._call)
             except StopIteration:  # a server that ended the stream: resume
@@ -387,11 +415,7 @@ class Subscription:
                     raise StopIteration from None
                 self._resume(error)
                 continue
-            self._retry.reset()
-            if self._batches:
-                self._events.extend(received.events)
-            else:
-                self._events.append(received)
+            self._keep(received)
 
     def _resume(self, error: grpc.RpcError | None) -> None:
         while (wait := self._retry.next_wait(error)) is not None:
@@ -401,11 +425,7 @@ class Subscription:
                 return
             except grpc.RpcError as again:
                 error = again
-        raise (
-            error_from_rpc(error)
-            if error is not None
-            else RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
-        ) from None
+        raise _gave_up(error) from None
 
     def close(self) -> None:
         """Cancel the stream; iteration stops."""
@@ -643,31 +663,18 @@ class AsyncHubClient(AsyncChannelClient):
         await super().close()
 
 
-class AsyncSubscription:
+class AsyncSubscription(_Following):
     """`Subscription` for asyncio: `async for event in subscription`."""
 
     def __init__(
         self, client: AsyncHubClient, topic: str, after: str, reconnect: float | None
     ) -> None:
+        super().__init__(topic, after, reconnect)
         self._client = client
-        self.topic = topic
-        self.after = after
-        self._retry = _Retry(reconnect)
-        self._call: Any = None
-        self._closed = False
-        self._events: deque[pb.HubEvent] = deque()
-        self._batches = True
 
     async def _open(self) -> None:
         """`Subscription._open`, awaited (raises `grpc.aio.AioRpcError`)."""
-        stub, metadata = self._client._stub, self._client._metadata
-        call: Any
-        if self._batches:
-            request = pb.SubscribeBatchesRequest(topic=self.topic, after=self.after)
-            call = stub.SubscribeBatches(request, metadata=metadata)
-        else:
-            request_one = pb.SubscribeRequest(topic=self.topic, after=self.after)
-            call = stub.Subscribe(request_one, metadata=metadata)
+        call = self._subscribe(self._client._stub, self._client._metadata)
         after = _after(await call.initial_metadata())
         if after is None:  # ended before it went live: its status says why
             try:
@@ -690,9 +697,7 @@ class AsyncSubscription:
     async def __anext__(self) -> pb.HubEvent:
         while not self._closed:
             if self._events:
-                event = self._events.popleft()
-                self.after = event.offset
-                return event
+                return self._hand_out()
             try:
                 received = await self._call.read()
             except grpc.aio.AioRpcError as error:
@@ -709,11 +714,7 @@ class AsyncSubscription:
             if received is grpc.aio.EOF:  # a server that ended the stream: resume
                 await self._resume(None)
                 continue
-            self._retry.reset()
-            if self._batches:
-                self._events.extend(received.events)
-            else:
-                self._events.append(received)
+            self._keep(received)
         raise StopAsyncIteration
 
     async def _resume(self, error: grpc.aio.AioRpcError | None) -> None:
@@ -724,11 +725,7 @@ class AsyncSubscription:
                 return
             except grpc.aio.AioRpcError as again:
                 error = again
-        raise (
-            error_from_rpc(error)
-            if error is not None
-            else RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
-        ) from None
+        raise _gave_up(error) from None
 
     async def close(self) -> None:
         """Cancel the stream; iteration stops."""
