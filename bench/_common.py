@@ -282,3 +282,36 @@ def cpu_seconds(pid: int) -> float:
         if int(entry.name) == pid or int(fields[1]) == pid:
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+async def closed_loop(
+    send: Callable[[int], Awaitable[Any]], concurrency: int, warmup: float, seconds: float
+) -> list[float]:
+    """`concurrency` senders, each awaiting `send(its index)` again as soon as
+    it returns, for `warmup` then `seconds`; the latencies of the calls sent
+    in the window, sorted."""
+    latencies: list[float] = []
+    clock = time.perf_counter
+    start = clock() + warmup
+    stop = start + seconds
+
+    async def loop(index: int) -> None:
+        while True:
+            sent = clock()
+            if sent >= stop:
+                return
+            await send(index)
+            if sent >= start:
+                latencies.append(clock() - sent)
+
+    await asyncio.gather(*(loop(i) for i in range(concurrency)))
+    latencies.sort()
+    return latencies
+
+
+def latency_ms(latencies: list[float]) -> dict[str, float]:
+    """The median and 99th percentile of sorted latencies, in milliseconds."""
+    return {
+        "p50_ms": statistics.median(latencies) * 1e3,
+        "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3,
+    }

@@ -40,14 +40,21 @@ import asyncio
 import contextlib
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from _common import BENCH_DIR, cpu_seconds, free_port, parse_args, write_json
+from _common import (
+    BENCH_DIR,
+    closed_loop,
+    cpu_seconds,
+    free_port,
+    latency_ms,
+    parse_args,
+    write_json,
+)
 
 # (side, concurrency levels): the AgentService and the uvicorn baseline alone
 # too; every side side by side at 16.
@@ -206,33 +213,18 @@ async def _load(
 ) -> dict[str, Any]:
     reply, close = await open_side(ports)
     await _ready(reply)
-    latencies: list[float] = []
-    clock = time.perf_counter
-    start = clock() + warmup
-    stop = start + seconds
-
-    async def loop(conversation: int) -> None:
-        while True:
-            sent = clock()
-            if sent >= stop:
-                return
-            await reply(conversation)
-            if sent >= start:
-                latencies.append(clock() - sent)
-
     cpu_before, server_before = time.process_time(), cpu_seconds(pid)
-    await asyncio.gather(*(loop(i + 1) for i in range(concurrency)))
+    # Conversations are numbered from 1.
+    latencies = await closed_loop(lambda i: reply(i + 1), concurrency, warmup, seconds)
     client_cpu, server_cpu = time.process_time() - cpu_before, cpu_seconds(pid) - server_before
     await close()
-    latencies.sort()
     count = len(latencies)
     total = count / seconds * (warmup + seconds)  # replies over warm-up and window
     return {
         "concurrency": concurrency,
         "replies": count,
         "rps": count / seconds,
-        "p50_ms": statistics.median(latencies) * 1e3,
-        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        **latency_ms(latencies),
         "server_cpu_us_per_reply": server_cpu / total * 1e6,
         "client_cpu_us_per_reply": client_cpu / total * 1e6,
     }

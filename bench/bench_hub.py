@@ -53,7 +53,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _common import parse_args, write_json
+from _common import latency_ms, parse_args, write_json
 
 # (publishers, subscribers) of each configuration: the first release's
 # 4 and 2, and more publishers at once (a busier hub).
@@ -153,12 +153,10 @@ def _result(
     answer); `delivered`: (message index, time) per subscriber."""
     last = max(times[-1][1] for times in delivered)
     latencies = sorted(t - sent[i] for times in delivered for i, t in times)
-    count = len(latencies)
     return {
         "messages": len(sent),
         "msgs_per_s": len(sent) / (last - started),
-        "p50_ms": statistics.median(latencies) * 1e3,
-        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        **latency_ms(latencies),
         "ack_p50_ms": statistics.median(acked) * 1e3,
         "client_cpu_s": cpu,
     }

@@ -40,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,7 +49,16 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from _common import BENCH_DIR, cpu_seconds, free_port, load_corpus, parse_args, write_json
+from _common import (
+    BENCH_DIR,
+    closed_loop,
+    cpu_seconds,
+    free_port,
+    latency_ms,
+    load_corpus,
+    parse_args,
+    write_json,
+)
 from echo_server import write_responses
 from make_corpus import tools as tools_conversation
 
@@ -166,26 +174,13 @@ async def _run_load(
 ) -> dict[str, Any]:
     channels, spread = await _open_channels(port, min(concurrency, MAX_CHANNELS), workers, request)
     calls = [c.unary_unary(METHOD) for c in channels]
-    latencies: list[float] = []
-    clock = time.perf_counter
-    start = clock() + warmup
-    stop = start + seconds
-
-    async def loop(call: Any) -> None:
-        while True:
-            sent = clock()
-            if sent >= stop:
-                return
-            await call(request)
-            if sent >= start:
-                latencies.append(clock() - sent)
-
     cpu_before = time.process_time()
-    await asyncio.gather(*(loop(calls[i % len(calls)]) for i in range(concurrency)))
+    latencies = await closed_loop(
+        lambda i: calls[i % len(calls)](request), concurrency, warmup, seconds
+    )
     client_cpu = time.process_time() - cpu_before
     for c in channels:
         await c.close()
-    latencies.sort()
     count = len(latencies)
     return {
         "concurrency": concurrency,
@@ -193,8 +188,7 @@ async def _run_load(
         "connections_per_worker": spread,
         "calls": count,
         "rps": count / seconds,
-        "p50_ms": statistics.median(latencies) * 1e3,
-        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        **latency_ms(latencies),
         "client_cpu_total_s": client_cpu,
     }
 
@@ -286,8 +280,7 @@ async def _walk(port: int, conversations: list[_Conversation]) -> dict[str, Any]
         "calls": count,
         "seconds": wall,
         "rps": count / wall,
-        "p50_ms": statistics.median(latencies) * 1e3,
-        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        **latency_ms(latencies),
         "client_cpu_us_per_call": client_cpu / count * 1e6,
     }
 

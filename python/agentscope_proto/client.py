@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 
+from ._channel import AsyncChannelClient, ChannelClient
 from ._client_proto import (
     MsgLike,
     StreamMode,
@@ -35,7 +36,7 @@ from .service.status import error_from_rpc
 __all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
 
 
-class FormatterClient:
+class FormatterClient(ChannelClient):
     """A blocking client: `format`, `parse` and `parse_stream` over gRPC."""
 
     def __init__(
@@ -46,18 +47,8 @@ class FormatterClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        limit = max_message_mb * 1024 * 1024
-        options = [
-            ("grpc.max_receive_message_length", limit),
-            ("grpc.max_send_message_length", limit),
-        ]
-        self._channel = (
-            grpc.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.FormatterServiceStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
 
     def format(
         self,
@@ -131,18 +122,8 @@ class FormatterClient:
         except grpc.RpcError as error:
             raise error_from_rpc(error) from None
 
-    def close(self) -> None:
-        """Close the channel."""
-        self._channel.close()
 
-    def __enter__(self) -> FormatterClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class AsyncFormatterClient:
+class AsyncFormatterClient(AsyncChannelClient):
     """The asyncio twin of `FormatterClient`."""
 
     def __init__(
@@ -153,18 +134,8 @@ class AsyncFormatterClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        limit = max_message_mb * 1024 * 1024
-        options = [
-            ("grpc.max_receive_message_length", limit),
-            ("grpc.max_send_message_length", limit),
-        ]
-        self._channel = (
-            grpc.aio.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.aio.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.FormatterServiceStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
 
     async def format(
         self,
@@ -241,13 +212,3 @@ class AsyncFormatterClient:
                 yield result_from_proto(reply.result)
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error) from None
-
-    async def close(self) -> None:
-        """Close the channel."""
-        await self._channel.close()
-
-    async def __aenter__(self) -> AsyncFormatterClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from agentscope.agent import Agent
 
-from hosted import RECORDINGS, SCRIPT, AgentServer, make_agent, serve
+from hosted import RECORDINGS, SCRIPT, AgentServer, serve
+from replay_agent import make_agent
 from replay_server import ReplayServer
 
 

@@ -1,6 +1,5 @@
-"""Real AgentScope 2.x agents to host: `agentscope.agent.Agent` with a toolkit
-(a tool that asks for confirmation, one that runs at once, an external one)
-and AgentScope's own `OpenAIChatModel` pointed at a local replay of recorded
+"""Real AgentScope 2.x agents to host (tests/replay_agent.py: the agent the
+golden replies are recorded from), their model a local replay of recorded
 OpenAI streams (tests/replay_server.py). Nothing reaches the network.
 
 `serve` starts an AgentService of such agents on a free port, `serve_a2a`
@@ -14,13 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
-
-from agentscope.agent import Agent, ModelConfig
-from agentscope.credential import OpenAICredential
-from agentscope.model import OpenAIChatModel
-from agentscope.permission import PermissionBehavior, PermissionDecision
-from agentscope.tool import FunctionTool, ToolBase, Toolkit
+from typing import Any, TypeVar
 
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
 from agentscope_proto.a2a.server import A2AServer, start_a2a
@@ -50,66 +43,6 @@ SCRIPT = {
 RECORDINGS = json.loads((Path(__file__).with_name("recordings.json")).read_text(encoding="utf-8"))
 # The text the recorded streams end with.
 SUNNY = "The weather in Paris is sunny and 22 degrees."
-
-
-def get_weather(city: str, unit: str = "celsius") -> str:
-    """Get the weather of a city.
-
-    Args:
-        city (str): The city.
-        unit (str): `celsius` or `fahrenheit`.
-    """
-    return f"Sunny in {city}, 21°C" if unit == "celsius" else f"Sunny in {city}, 70°F"
-
-
-def get_time(timezone: str) -> str:
-    """Get the current time in a time zone.
-
-    Args:
-        timezone (str): The IANA time zone.
-    """
-    return f"12:00 in {timezone}"
-
-
-class WebSearch(ToolBase):
-    """An external tool: the caller runs it and sends its result back."""
-
-    name = "web_search"
-    description = "Search the web."
-    input_schema: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"query": {"type": "string"}},
-    }
-    is_concurrency_safe = False
-    is_read_only = True
-    is_external_tool = True
-
-    async def check_permissions(self, *args: Any, **kwargs: Any) -> PermissionDecision:
-        return PermissionDecision(behavior=PermissionBehavior.ALLOW, message="the caller runs it")
-
-
-def make_agent(base_url: str, name: str = "Friday") -> Agent:
-    """A real 2.x agent whose model is the replay at `base_url`."""
-    model = OpenAIChatModel(
-        credential=OpenAICredential(api_key="sk-replay", base_url=base_url),
-        model="gpt-4o-mini",
-        max_retries=0,
-    )
-    allowed = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="always allowed")
-    toolkit = Toolkit(
-        tools=[
-            FunctionTool(get_weather, is_concurrency_safe=False),  # asks for confirmation
-            FunctionTool(get_time, is_concurrency_safe=False, permission=allowed),
-            WebSearch(),
-        ]
-    )
-    return Agent(
-        name=name,
-        system_prompt="You are a helpful assistant.",
-        model=model,
-        toolkit=toolkit,
-        model_config=ModelConfig(max_retries=0),
-    )
 
 
 class AgentServer(RunningServer):

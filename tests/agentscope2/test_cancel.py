@@ -20,7 +20,8 @@ from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_gr
 from agentscope_proto.agents import AgentClient, reply_request
 from agentscope_proto.errors import RemoteError
 
-from hosted import SUNNY, AgentServer, make_agent, serve, user
+from hosted import SUNNY, AgentServer, serve, user
+from replay_agent import make_agent
 from replay_server import ReplayServer, wait_until
 
 # What differs between two runs of the same conversation.

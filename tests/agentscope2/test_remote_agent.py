@@ -27,7 +27,8 @@ from pydantic import BaseModel
 from agentscope_proto.agents import RemoteAgent
 from agentscope_proto.errors import AgentReplyError
 
-from hosted import SUNNY, AgentServer, make_agent
+from hosted import SUNNY, AgentServer
+from replay_agent import make_agent
 
 
 def _run(coro: Any) -> Any:

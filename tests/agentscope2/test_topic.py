@@ -46,8 +46,9 @@ from agentscope_proto.hub.store import parse_offset
 from agentscope_proto.service import ServerConfig
 
 from a2a_peers import PeerServer, PlainPeer, heard
-from hosted import SUNNY, TopicServer, make_agent, serve_topic
+from hosted import SUNNY, TopicServer, serve_topic
 from hub_fixtures import RedisServer, hub_server
+from replay_agent import make_agent
 from replay_server import ReplayServer, saying, wait_until
 
 T = TypeVar("T")

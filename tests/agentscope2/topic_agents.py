@@ -9,7 +9,7 @@ import os
 
 from agentscope.agent import Agent
 
-from hosted import make_agent
+from replay_agent import make_agent
 
 
 def friday() -> Agent:

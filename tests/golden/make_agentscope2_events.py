@@ -35,13 +35,12 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the replay server
 
 import agentscope
-from agentscope.agent import Agent, InjectionConfig, ModelConfig
-from agentscope.credential import OpenAICredential
+from agentscope.agent import Agent, InjectionConfig
 from agentscope.event import (
     ConfirmResult,
     CustomEvent,
@@ -86,13 +85,11 @@ from agentscope.message import (
     URLSource,
     UserMsg,
 )
-from agentscope.model import FinishedReason, OpenAIChatModel
+from agentscope.model import FinishedReason
 from agentscope.permission import (
     PermissionBehavior,
-    PermissionDecision,
     PermissionRule,
 )
-from agentscope.tool import FunctionTool, ToolBase, Toolkit
 from agentscope.types import ErrorInfo, ErrorType, ReplyFinishedReason
 from make_agentscope2 import (
     AGENTSCOPE_VERSION,
@@ -108,6 +105,7 @@ from make_agentscope2 import (
     stamp,
 )
 
+from replay_agent import make_agent as make_replay_agent
 from replay_server import ReplayServer
 
 OUT = Path("tests/golden/agentscope2/events.json")
@@ -503,65 +501,9 @@ SCRIPT = {
 }
 
 
-def get_weather(city: str, unit: str = "celsius") -> str:
-    """Get the weather of a city.
-
-    Args:
-        city (str): The city.
-        unit (str): `celsius` or `fahrenheit`.
-    """
-    return f"Sunny in {city}, 21°C" if unit == "celsius" else f"Sunny in {city}, 70°F"
-
-
-def get_time(timezone: str) -> str:
-    """Get the current time in a time zone.
-
-    Args:
-        timezone (str): The IANA time zone.
-    """
-    return f"12:00 in {timezone}"
-
-
-class WebSearch(ToolBase):
-    """An external tool: the caller runs it."""
-
-    name = "web_search"
-    description = "Search the web."
-    input_schema: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"query": {"type": "string"}},
-    }
-    is_concurrency_safe = False
-    is_read_only = True
-    is_external_tool = True
-
-    async def check_permissions(self, *args: Any, **kwargs: Any) -> PermissionDecision:
-        return PermissionDecision(behavior=PermissionBehavior.ALLOW, message="external")
-
-
 def make_agent(base_url: str) -> Agent:
-    model = OpenAIChatModel(
-        credential=OpenAICredential(api_key="sk-replay", base_url=base_url),
-        model="gpt-4o-mini",
-        max_retries=0,
-    )
-    allowed = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="always allowed")
-    toolkit = Toolkit(
-        tools=[
-            FunctionTool(get_weather, is_concurrency_safe=False),  # asks for confirmation
-            FunctionTool(get_time, is_concurrency_safe=False, permission=allowed),
-            WebSearch(),
-        ]
-    )
-    return Agent(
-        name="Friday",
-        system_prompt="You are a helpful assistant.",
-        model=model,
-        toolkit=toolkit,
-        model_config=ModelConfig(max_retries=0),
-        # The runtime state reminder holds the wall-clock time.
-        injection_config=InjectionConfig(inject_runtime_state=False),
-    )
+    # The runtime state reminder holds the wall-clock time.
+    return make_replay_agent(base_url, injection_config=InjectionConfig(inject_runtime_state=False))
 
 
 def dump(item: Any) -> dict[str, Any]:

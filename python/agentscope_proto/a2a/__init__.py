@@ -17,40 +17,7 @@ except ImportError as error:
         'agentscope_proto.a2a needs a2a-sdk: pip install "agentscope-proto[a2a]"'
     ) from error
 
-from .mapping import (
-    BLOCK_KEY,
-    ENVELOPE_KEY,
-    EVENTS_KEY,
-    EXTENSION_URI,
-    JAVA_KEYS,
-    MSG_KEY,
-    MSGS_KEY,
-    REQUEST_KEY,
-    a2a_to_msg,
-    a2a_to_msgs,
-    agent_extension,
-    artifact_to_msg,
-    msg_to_a2a,
-    msg_to_artifact,
-    msgs_to_a2a,
-    prefix_speaker_names,
-)
+from . import mapping
+from .mapping import *  # noqa: F403 - the package's names are the mapping's
 
-__all__ = [
-    "BLOCK_KEY",
-    "ENVELOPE_KEY",
-    "EVENTS_KEY",
-    "EXTENSION_URI",
-    "JAVA_KEYS",
-    "MSGS_KEY",
-    "MSG_KEY",
-    "REQUEST_KEY",
-    "a2a_to_msg",
-    "a2a_to_msgs",
-    "agent_extension",
-    "artifact_to_msg",
-    "msg_to_a2a",
-    "msg_to_artifact",
-    "msgs_to_a2a",
-    "prefix_speaker_names",
-]
+__all__ = mapping.__all__

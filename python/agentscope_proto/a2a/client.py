@@ -49,6 +49,7 @@ from a2a.utils.errors import A2A_ERROR_MAPPING, A2AError
 from google.protobuf import json_format
 
 from .. import _json
+from .._channel import aio_channel
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from .._generated.agentscope.message.v1.message_pb2 import (
@@ -58,7 +59,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     Msg,
 )
 from .._generated.agentscope.message.v1.message_pb2 import Role as MsgRole
-from ..agents.client import Answer, MsgLike, reply_request
+from ..agents.client import Answer, MsgLike, final_msg, reply_request
 from ..agents.hosting.base import new_event
 from ..errors import AgentReplyError, MessageFormatError, RemoteError
 from .mapping import (
@@ -186,11 +187,7 @@ class AsyncA2AClient:
         self._token = token
         self._credentials = credentials
         self._bindings = list(bindings)
-        limit = max_message_mb * 1024 * 1024
-        self._grpc_options = [
-            ("grpc.max_receive_message_length", limit),
-            ("grpc.max_send_message_length", limit),
-        ]
+        self._max_message_mb = max_message_mb
         self._http = httpx.AsyncClient(timeout=_HTTP_TIMEOUT)
         self._card: AgentCard | None = None
         self._client: SdkClient | None = None
@@ -227,9 +224,7 @@ class AsyncA2AClient:
         return card, self._client
 
     def _channel(self, target: str) -> grpc.aio.Channel:
-        if self._credentials is not None:
-            return grpc.aio.secure_channel(target, self._credentials, self._grpc_options)
-        return grpc.aio.insecure_channel(target, self._grpc_options)
+        return aio_channel(target, self._credentials, self._max_message_mb)
 
     def waiting_task(self, session_id: str) -> str | None:
         """The task of `session_id` that waits for input (the next reply continues it)."""
@@ -356,13 +351,7 @@ class AsyncA2AClient:
 
     async def reply(self, msgs: MsgLike | Iterable[MsgLike] | None = None, **kwargs: Any) -> Msg:
         """The reply's `Msg` (the keyword arguments are `reply_stream`'s)."""
-        msg: Msg | None = None
-        async for item in self.reply_stream(msgs, **kwargs):
-            if isinstance(item, Msg):
-                msg = item
-        if msg is None:  # pragma: no cover - finish() always gives one
-            raise RuntimeError("the agent's reply had no message")
-        return msg
+        return await final_msg(self.reply_stream(msgs, **kwargs))
 
     async def close(self) -> None:
         """Close the transport and the HTTP client."""

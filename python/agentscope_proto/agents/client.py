@@ -12,12 +12,13 @@ wraps `AsyncAgentClient` as an AgentScope 2.x agent.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 import grpc
 
 from .. import _json
+from .._channel import AsyncChannelClient, ChannelClient
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
@@ -105,6 +106,18 @@ def _items(response: pb.ReplyResponse) -> list[events_pb.AgentEvent | Msg]:
     return out
 
 
+async def final_msg(items: AsyncIterable[events_pb.AgentEvent | Msg]) -> Msg:
+    """The `Msg` a reply's items end with (`AsyncAgentClient.reply`,
+    `AsyncA2AClient.reply`)."""
+    msg: Msg | None = None
+    async for item in items:
+        if isinstance(item, Msg):
+            msg = item
+    if msg is None:
+        raise RuntimeError("the agent's reply had no message")
+    return msg
+
+
 def _failed(error: grpc.RpcError, msg: Msg | None) -> Exception:
     exc = error_from_rpc(error)
     if isinstance(exc, AgentReplyError):
@@ -112,15 +125,7 @@ def _failed(error: grpc.RpcError, msg: Msg | None) -> Exception:
     return exc
 
 
-def _options(max_message_mb: int) -> list[tuple[str, int]]:
-    limit = max_message_mb * 1024 * 1024
-    return [
-        ("grpc.max_receive_message_length", limit),
-        ("grpc.max_send_message_length", limit),
-    ]
-
-
-class AgentClient:
+class AgentClient(ChannelClient):
     """A blocking client: `reply_stream`, `reply`, `observe`, `describe`."""
 
     def __init__(
@@ -131,14 +136,8 @@ class AgentClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        options = _options(max_message_mb)
-        self._channel = (
-            grpc.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
 
     def reply_stream(
         self,
@@ -206,18 +205,8 @@ class AgentClient:
         except grpc.RpcError as error:
             raise error_from_rpc(error) from None
 
-    def close(self) -> None:
-        """Close the channel."""
-        self._channel.close()
 
-    def __enter__(self) -> AgentClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class AsyncAgentClient:
+class AsyncAgentClient(AsyncChannelClient):
     """The asyncio twin of `AgentClient`."""
 
     def __init__(
@@ -228,14 +217,8 @@ class AsyncAgentClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        options = _options(max_message_mb)
-        self._channel = (
-            grpc.aio.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.aio.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
 
     async def reply_stream(
         self,
@@ -271,13 +254,7 @@ class AsyncAgentClient:
         **kwargs: Any,
     ) -> Msg:
         """The reply's `Msg` (the keyword arguments are `reply_stream`'s)."""
-        msg: Msg | None = None
-        async for item in self.reply_stream(msgs, **kwargs):
-            if isinstance(item, Msg):
-                msg = item
-        if msg is None:
-            raise RuntimeError("the agent's reply had no message")
-        return msg
+        return await final_msg(self.reply_stream(msgs, **kwargs))
 
     async def observe(
         self,
@@ -303,13 +280,3 @@ class AsyncAgentClient:
             )
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error) from None
-
-    async def close(self) -> None:
-        """Close the channel."""
-        await self._channel.close()
-
-    async def __aenter__(self) -> AsyncAgentClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()

@@ -33,6 +33,7 @@ from typing import Any
 import grpc
 from google.rpc import status_pb2
 
+from .._channel import AsyncChannelClient, ChannelClient, Metadata, message_bytes
 from .._generated.agentscope.agent.v1 import hub_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
@@ -61,15 +62,6 @@ _CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 def _msg(msg: Msg | Mapping[str, Any]) -> Msg:
     return msg if isinstance(msg, Msg) else from_dict(msg)
-
-
-def _options(max_message_mb: int) -> list[tuple[str, int]]:
-    limit = max_message_mb * 1024 * 1024
-    return [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
-
-
-def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),) if token else ()
 
 
 def _after(metadata: Any) -> str | None:
@@ -213,7 +205,7 @@ class _Gate:
             yield from requests
 
 
-class HubClient:
+class HubClient(ChannelClient):
     """A blocking client: `publish`, `publish_many`, and `subscribe` as an
     iterator that resumes."""
 
@@ -225,19 +217,13 @@ class HubClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        options = _options(max_message_mb)
-        self._channel = (
-            grpc.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.HubServiceStub(self._channel)
         # Requests written by `_publish_bytes`, not by protobuf.
         self._publish_stream: Any = self._channel.stream_stream(
             _PUBLISH_STREAM, response_deserializer=pb.PublishStreamResponse.FromString
         )
-        self._metadata = _metadata(token)
-        self._max_send = max_message_mb * 1024 * 1024
+        self._max_send = message_bytes(max_message_mb)
 
     def publish(
         self, topic: str, msg: Msg | Mapping[str, Any], *, timeout: float | None = None
@@ -331,24 +317,12 @@ class HubClient:
         for ever, 0: never)."""
         return Subscription(self, topic, after or "", reconnect)
 
-    def close(self) -> None:
-        """Close the channel."""
-        self._channel.close()
 
-    def __enter__(self) -> HubClient:
-        return self
+class _Following:
+    """What `Subscription` and `AsyncSubscription` keep, and the steps they
+    share that wait for nothing."""
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class Subscription:
-    """The events of a topic, in order; iterate it. `after` is the offset of
-    the last one handed out (or where the subscription started), the one to
-    resume from."""
-
-    def __init__(self, client: HubClient, topic: str, after: str, reconnect: float | None) -> None:
-        self._client = client
+    def __init__(self, topic: str, after: str, reconnect: float | None) -> None:
         self.topic = topic
         self.after = after
         self._retry = _Retry(reconnect)
@@ -358,6 +332,45 @@ class Subscription:
         # SubscribeBatches (an older one has only Subscribe).
         self._events: deque[pb.HubEvent] = deque()
         self._batches = True
+
+    def _subscribe(self, stub: Any, metadata: Metadata) -> Any:
+        """The call that subscribes after `self.after`."""
+        if self._batches:
+            request = pb.SubscribeBatchesRequest(topic=self.topic, after=self.after)
+            return stub.SubscribeBatches(request, metadata=metadata)
+        return stub.Subscribe(
+            pb.SubscribeRequest(topic=self.topic, after=self.after), metadata=metadata
+        )
+
+    def _hand_out(self) -> pb.HubEvent:
+        event = self._events.popleft()
+        self.after = event.offset
+        return event
+
+    def _keep(self, received: Any) -> None:
+        """What the stream sent: a batch of events, or (`Subscribe`) one."""
+        self._retry.reset()
+        if self._batches:
+            self._events.extend(received.events)
+        else:
+            self._events.append(received)
+
+
+def _gave_up(error: grpc.RpcError | None) -> Exception:
+    """Why a subscription stopped resuming: its last error, or the stream's end."""
+    if error is not None:
+        return error_from_rpc(error)
+    return RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
+
+
+class Subscription(_Following):
+    """The events of a topic, in order; iterate it. `after` is the offset of
+    the last one handed out (or where the subscription started), the one to
+    resume from."""
+
+    def __init__(self, client: HubClient, topic: str, after: str, reconnect: float | None) -> None:
+        super().__init__(topic, after, reconnect)
+        self._client = client
         try:
             self._open()
         except grpc.RpcError as error:
@@ -366,14 +379,7 @@ class Subscription:
     def _open(self) -> None:
         """Subscribe after `self.after`; raises the call's `grpc.RpcError` if
         it ends before it goes live."""
-        stub, metadata = self._client._stub, self._client._metadata
-        call: Any
-        if self._batches:
-            request = pb.SubscribeBatchesRequest(topic=self.topic, after=self.after)
-            call = stub.SubscribeBatches(request, metadata=metadata)
-        else:
-            request_one = pb.SubscribeRequest(topic=self.topic, after=self.after)
-            call = stub.Subscribe(request_one, metadata=metadata)
+        call = self._subscribe(self._client._stub, self._client._metadata)
         after = _after(call.initial_metadata())
         if after is None:  # ended before it went live: its status says why
             try:
@@ -398,9 +404,7 @@ class Subscription:
             if self._closed:
                 raise StopIteration
             if self._events:
-                event = self._events.popleft()
-                self.after = event.offset
-                return event
+                return self._hand_out()
             try:
                 received = next(self._call)
             except StopIteration:  # a server that ended the stream: resume
@@ -411,11 +415,7 @@ class Subscription:
                     raise StopIteration from None
                 self._resume(error)
                 continue
-            self._retry.reset()
-            if self._batches:
-                self._events.extend(received.events)
-            else:
-                self._events.append(received)
+            self._keep(received)
 
     def _resume(self, error: grpc.RpcError | None) -> None:
         while (wait := self._retry.next_wait(error)) is not None:
@@ -425,11 +425,7 @@ class Subscription:
                 return
             except grpc.RpcError as again:
                 error = again
-        raise (
-            error_from_rpc(error)
-            if error is not None
-            else RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
-        ) from None
+        raise _gave_up(error) from None
 
     def close(self) -> None:
         """Cancel the stream; iteration stops."""
@@ -566,7 +562,7 @@ class _Publisher:
             await asyncio.gather(receiver, return_exceptions=True)
 
 
-class AsyncHubClient:
+class AsyncHubClient(AsyncChannelClient):
     """The asyncio twin of `HubClient`, whose publishes share one
     `PublishStream` (see the module's docstring)."""
 
@@ -578,18 +574,12 @@ class AsyncHubClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        options = _options(max_message_mb)
-        self._channel = (
-            grpc.aio.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.aio.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.HubServiceStub(self._channel)
         self._publish_stream: Any = self._channel.stream_stream(
             _PUBLISH_STREAM, response_deserializer=pb.PublishStreamResponse.FromString
         )
-        self._metadata = _metadata(token)
-        self._max_send = max_message_mb * 1024 * 1024
+        self._max_send = message_bytes(max_message_mb)
         self._publisher = _Publisher(self)
 
     async def publish(
@@ -670,40 +660,21 @@ class AsyncHubClient:
     async def close(self) -> None:
         """End the PublishStream (publishes not answered fail) and close the channel."""
         await self._publisher.close()
-        await self._channel.close()
-
-    async def __aenter__(self) -> AsyncHubClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+        await super().close()
 
 
-class AsyncSubscription:
+class AsyncSubscription(_Following):
     """`Subscription` for asyncio: `async for event in subscription`."""
 
     def __init__(
         self, client: AsyncHubClient, topic: str, after: str, reconnect: float | None
     ) -> None:
+        super().__init__(topic, after, reconnect)
         self._client = client
-        self.topic = topic
-        self.after = after
-        self._retry = _Retry(reconnect)
-        self._call: Any = None
-        self._closed = False
-        self._events: deque[pb.HubEvent] = deque()
-        self._batches = True
 
     async def _open(self) -> None:
         """`Subscription._open`, awaited (raises `grpc.aio.AioRpcError`)."""
-        stub, metadata = self._client._stub, self._client._metadata
-        call: Any
-        if self._batches:
-            request = pb.SubscribeBatchesRequest(topic=self.topic, after=self.after)
-            call = stub.SubscribeBatches(request, metadata=metadata)
-        else:
-            request_one = pb.SubscribeRequest(topic=self.topic, after=self.after)
-            call = stub.Subscribe(request_one, metadata=metadata)
+        call = self._subscribe(self._client._stub, self._client._metadata)
         after = _after(await call.initial_metadata())
         if after is None:  # ended before it went live: its status says why
             try:
@@ -726,9 +697,7 @@ class AsyncSubscription:
     async def __anext__(self) -> pb.HubEvent:
         while not self._closed:
             if self._events:
-                event = self._events.popleft()
-                self.after = event.offset
-                return event
+                return self._hand_out()
             try:
                 received = await self._call.read()
             except grpc.aio.AioRpcError as error:
@@ -745,11 +714,7 @@ class AsyncSubscription:
             if received is grpc.aio.EOF:  # a server that ended the stream: resume
                 await self._resume(None)
                 continue
-            self._retry.reset()
-            if self._batches:
-                self._events.extend(received.events)
-            else:
-                self._events.append(received)
+            self._keep(received)
         raise StopAsyncIteration
 
     async def _resume(self, error: grpc.aio.AioRpcError | None) -> None:
@@ -760,11 +725,7 @@ class AsyncSubscription:
                 return
             except grpc.aio.AioRpcError as again:
                 error = again
-        raise (
-            error_from_rpc(error)
-            if error is not None
-            else RemoteError(grpc.StatusCode.UNAVAILABLE, "the stream ended")
-        ) from None
+        raise _gave_up(error) from None
 
     async def close(self) -> None:
         """Cancel the stream; iteration stops."""
