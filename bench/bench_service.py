@@ -39,10 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,7 +49,16 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from _common import BENCH_DIR, load_corpus, parse_args, write_json
+from _common import (
+    BENCH_DIR,
+    closed_loop,
+    cpu_seconds,
+    free_port,
+    latency_ms,
+    load_corpus,
+    parse_args,
+    write_json,
+)
 from echo_server import write_responses
 from make_corpus import tools as tools_conversation
 
@@ -95,37 +101,13 @@ def _cache_flags() -> tuple[list[str], list[str], str]:
     return [], [], "serve has no format cache option"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process and its children, from /proc."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # After the command: state, ppid, ...; utime and stime are fields 14, 15.
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
 @contextlib.contextmanager
 def _server(
     kind: str, workers: int, response: Path | None, extra: tuple[str, ...] = ()
 ) -> Iterator[tuple[int, int]]:
     """A running server; yields (port, pid). `extra`: more command-line options
     (Format: cache options; Echo: `--responses` instead of `--response`)."""
-    port = _free_port()
+    port = free_port()
     if kind == "format":
         # At the default level the server logs every block a formatter drops, on
         # every request; the benchmark measures the formatting, not the logging.
@@ -192,26 +174,13 @@ async def _run_load(
 ) -> dict[str, Any]:
     channels, spread = await _open_channels(port, min(concurrency, MAX_CHANNELS), workers, request)
     calls = [c.unary_unary(METHOD) for c in channels]
-    latencies: list[float] = []
-    clock = time.perf_counter
-    start = clock() + warmup
-    stop = start + seconds
-
-    async def loop(call: Any) -> None:
-        while True:
-            sent = clock()
-            if sent >= stop:
-                return
-            await call(request)
-            if sent >= start:
-                latencies.append(clock() - sent)
-
     cpu_before = time.process_time()
-    await asyncio.gather(*(loop(calls[i % len(calls)]) for i in range(concurrency)))
+    latencies = await closed_loop(
+        lambda i: calls[i % len(calls)](request), concurrency, warmup, seconds
+    )
     client_cpu = time.process_time() - cpu_before
     for c in channels:
         await c.close()
-    latencies.sort()
     count = len(latencies)
     return {
         "concurrency": concurrency,
@@ -219,8 +188,7 @@ async def _run_load(
         "connections_per_worker": spread,
         "calls": count,
         "rps": count / seconds,
-        "p50_ms": statistics.median(latencies) * 1e3,
-        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        **latency_ms(latencies),
         "client_cpu_total_s": client_cpu,
     }
 
@@ -252,9 +220,9 @@ def _measure(
     with _server(kind, workers, response, extra) as (port, pid):
         body = asyncio.run(_first_response(port, request))
         for concurrency in CONCURRENCY:
-            cpu_before = _cpu_seconds(pid)
+            cpu_before = cpu_seconds(pid)
             row = asyncio.run(_run_load(port, workers, request, concurrency, warmup, seconds))
-            server_cpu = _cpu_seconds(pid) - cpu_before
+            server_cpu = cpu_seconds(pid) - cpu_before
             # CPU per call over warm-up and measurement together (calls in the
             # warm-up are counted at the measured rate).
             total_calls = row["rps"] * (warmup + seconds)
@@ -312,8 +280,7 @@ async def _walk(port: int, conversations: list[_Conversation]) -> dict[str, Any]
         "calls": count,
         "seconds": wall,
         "rps": count / wall,
-        "p50_ms": statistics.median(latencies) * 1e3,
-        "p99_ms": latencies[min(count - 1, int(count * 0.99))] * 1e3,
+        **latency_ms(latencies),
         "client_cpu_us_per_call": client_cpu / count * 1e6,
     }
 
@@ -343,9 +310,9 @@ def _measure_loop(
         # the measured agents' cache entries.
         asyncio.run(_first_response(port, warmup.request(1)))
         asyncio.run(_walk(port, [warmup]))
-        cpu_before = _cpu_seconds(pid)
+        cpu_before = cpu_seconds(pid)
         row = asyncio.run(_walk(port, agents))
-        row["server_cpu_us_per_call"] = (_cpu_seconds(pid) - cpu_before) / row["calls"] * 1e6
+        row["server_cpu_us_per_call"] = (cpu_seconds(pid) - cpu_before) / row["calls"] * 1e6
         replies = asyncio.run(_responses(port, agents[0])) if kind == "format" else []
     return {"server": kind, "workers": 1, "flags": list(flags), **row}, replies
 

@@ -27,6 +27,13 @@ TARGETS = {
     "echo_cold": 0.50,
     "echo_loop": 0.70,
     "scaling": 1.6,
+    # Issue 21: the hub on Redis vs AgentScope 2.x's RedisMessageBus replay log.
+    "hub": 2.0,
+    # Issue 21: Reply of an echo agent, gRPC / A2A JSON-RPC, concurrency 16.
+    "agents": 3.0,
+    # Issue 22: what serving over A2A through this package adds to a bare
+    # a2a-sdk server with the same agent, concurrency 16 (replies/s and p50).
+    "a2a_overhead": 0.20,
 }
 README_START = "<!-- bench-results:start -->"
 README_END = "<!-- bench-results:end -->"
@@ -266,7 +273,143 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                     _status(scale >= TARGETS["scaling"]),
                 ]
             )
+    hub = results.get("hub")
+    for config in hub["configs"] if hub else ():
+        ours, theirs = config["sides"]["ours"], config["sides"]["agentscope"]
+        ratio = ours["msgs_per_s"] / theirs["msgs_per_s"]
+        low, high = _round_ratios(config)
+        lower = ours["p99_ms"] < theirs["p99_ms"]
+        rows.append(
+            [
+                f"Hub on Redis vs AgentScope 2.x `RedisMessageBus` replay log, publish→deliver, "
+                f"{config['publishers']} publishers, {config['subscribers']} subscribers"
+                + (f" (measured {hub['started']})" if "started" in hub else ""),
+                f"≥ {TARGETS['hub']:.0f}× msgs/s, lower p99",
+                f"{_x(ratio)} ({ours['msgs_per_s']:,.0f} vs {theirs['msgs_per_s']:,.0f} msgs/s; "
+                f"rounds {_x(low)}–{_x(high)}; by CPU per message: "
+                f"{_x(_cpu_per_msg(theirs) / _cpu_per_msg(ours))}); "
+                f"p99 {ours['p99_ms']:.1f} vs {theirs['p99_ms']:.1f} ms",
+                _status(ratio >= TARGETS["hub"] and lower),
+            ]
+        )
+    agents = results.get("agents")
+    if agents:
+        by_agents = {(r["server"], r["concurrency"]): r for r in agents["rows"]}
+        grpc_row, a2a_row = by_agents.get(("grpc", 16)), by_agents.get(("a2a", 16))
+        if grpc_row and a2a_row:
+            ratio = grpc_row["rps"] / a2a_row["rps"]
+            lower = all(grpc_row[k] < a2a_row[k] for k in ("p50_ms", "p99_ms"))
+            rows.append(
+                [
+                    "Reply of an echo agent, gRPC / A2A JSON-RPC (a2a-sdk), concurrency 16",
+                    f"≥ {TARGETS['agents']:.0f}× replies/s, lower p50 and p99",
+                    f"{_x(ratio)} ({grpc_row['rps']:,.0f} vs {a2a_row['rps']:,.0f} replies/s; "
+                    f"p50 {grpc_row['p50_ms']:.1f} vs {a2a_row['p50_ms']:.1f} ms, p99 "
+                    f"{grpc_row['p99_ms']:.1f} vs {a2a_row['p99_ms']:.1f} ms)",
+                    _status(ratio >= TARGETS["agents"] and lower),
+                ]
+            )
+            facts["agents_ratio"] = ratio
+        for binding, label in (("jsonrpc", "JSON-RPC"), ("grpc", "gRPC")):
+            ours = by_agents.get((f"a2a_{binding}", 16))
+            bare = by_agents.get((f"bare_{binding}", 16))
+            if ours and bare:
+                rows.append(_a2a_overhead_row(label, ours, bare))
     return rows, facts
+
+
+def _cpu_per_msg(side: dict[str, Any]) -> float:
+    """CPU seconds per message of a side, all its processes (client, hub server, Redis)."""
+    return (side["client_cpu_s"] + side["server_cpu_s"] + side["redis_cpu_s"]) / side["messages"]
+
+
+def _round_ratios(config: dict[str, Any]) -> tuple[float, float]:
+    """The lowest and highest ours / AgentScope msgs/s over the paired rounds."""
+    pairs = zip(config["rounds"]["ours"], config["rounds"]["agentscope"], strict=True)
+    ratios = [a["msgs_per_s"] / b["msgs_per_s"] for a, b in pairs]
+    return min(ratios), max(ratios)
+
+
+_HUB_SIDES = (
+    ("ours", "HubService: PublishStream + SubscribeBatches"),
+    ("ours_unary", "HubService: unary Publish + Subscribe"),
+    ("agentscope", "AgentScope 2.x replay log"),
+)
+
+
+def _a2a_overhead_row(label: str, ours: dict[str, Any], bare: dict[str, Any]) -> list[str]:
+    """The target row of what our A2A path adds to a bare a2a-sdk server."""
+    slower = bare["rps"] / ours["rps"] - 1
+    later = ours["p50_ms"] / bare["p50_ms"] - 1
+    cpu = ours["server_cpu_us_per_reply"] / bare["server_cpu_us_per_reply"] - 1
+    limit = TARGETS["a2a_overhead"]
+    return [
+        f"Reply over A2A {label} through this package vs a bare a2a-sdk server, concurrency 16",
+        f"≤ {limit:.0%} more time per reply (replies/s, p50)",
+        f"{slower:+.0%} replies/s time ({ours['rps']:,.0f} vs {bare['rps']:,.0f} replies/s), "
+        f"p50 {later:+.0%} ({ours['p50_ms']:.1f} vs {bare['p50_ms']:.1f} ms), p99 "
+        f"{ours['p99_ms']:.1f} vs {bare['p99_ms']:.1f} ms; server CPU per reply {cpu:+.0%}",
+        _status(slower <= limit and later <= limit),
+    ]
+
+
+def hub_section(hub: dict[str, Any]) -> str:
+    """The hub benchmark's tables, one per configuration: every side, per message."""
+    load = hub.get("load")
+    parts = [
+        (
+            f"Measured on {hub['started']} (load average before {load[0]:g}, after "
+            f"{load[3]:g}: the machine's other work shows in the wall clock). "
+            if load
+            else ""
+        )
+        + f"{hub['messages']:,} messages a round, median (and range) of {hub['rounds']} "
+        f"alternating rounds; every publisher waits for each answer before its next message; "
+        f"AgentScope's readers poll again {hub['poll_idle_ms']:g} ms after an empty read; "
+        f"Redis replies parsed by {hub['redis_parser']} on every side. Message: "
+        f"{hub['msg_bytes']['ours']:,} bytes as protobuf, "
+        f"{hub['msg_bytes']['agentscope']:,} as AgentScope's JSON."
+    ]
+    for config in hub["configs"]:
+        rows = []
+        for name, label in _HUB_SIDES:
+            side = config["sides"].get(name)
+            if side is None:
+                continue
+            per_msg = 1e6 / side["messages"]
+            rows.append(
+                [
+                    label,
+                    f"{side['msgs_per_s']:,.0f} ({side['msgs_per_s_min']:,.0f}–"
+                    f"{side['msgs_per_s_max']:,.0f})",
+                    f"{side['ack_p50_ms']:.2f}" if "ack_p50_ms" in side else "–",
+                    f"{side['p50_ms']:.2f}",
+                    f"{side['p99_ms']:.2f} ({side['p99_ms_min']:.2f}–{side['p99_ms_max']:.2f})",
+                    f"{side['client_cpu_s'] * per_msg:,.0f}",
+                    f"{side['server_cpu_s'] * per_msg:,.0f}",
+                    f"{side['redis_cpu_s'] * per_msg:,.0f}",
+                    f"{_cpu_per_msg(side) * 1e6:,.0f}",
+                ]
+            )
+        table = _table(
+            [
+                "side",
+                "msgs/s",
+                "publish answered, p50 ms",
+                "delivered, p50 ms",
+                "delivered, p99 ms",
+                "client CPU µs/msg",
+                "hub server CPU µs/msg",
+                "Redis CPU µs/msg",
+                "total CPU µs/msg",
+            ],
+            rows,
+        )
+        parts.append(
+            f"**{config['publishers']} publishers, {config['subscribers']} subscribers**\n\n"
+            + table
+        )
+    return "\n\n".join(parts)
 
 
 def _cpu_ratio(fmt: dict[str, Any], echo: dict[str, Any]) -> float:
@@ -628,6 +771,53 @@ def profile_section(profile: dict[str, Any]) -> str:
 # --- Charts ------------------------------------------------------------------
 
 
+_AGENT_SIDES = {
+    "grpc": "AgentService, gRPC (`serve-agent`)",
+    "a2a": "A2A JSON-RPC, a2a-sdk alone on uvicorn",
+    "a2a_jsonrpc": "A2A JSON-RPC, `serve-agent --a2a-port` (hypercorn)",
+    "bare_jsonrpc": "A2A JSON-RPC, a2a-sdk alone on hypercorn",
+    "a2a_grpc": "A2A gRPC, `serve-agent --a2a-grpc-port`",
+    "bare_grpc": "A2A gRPC, a2a-sdk alone",
+}
+
+
+def agents_section(agents: dict[str, Any]) -> str:
+    names = _AGENT_SIDES
+    rows = [
+        [
+            names[r["server"]],
+            str(r["concurrency"]),
+            f"{r['rps']:,.0f}",
+            f"{r['p50_ms']:.2f}",
+            f"{r['p99_ms']:.2f}",
+            f"{r['server_cpu_us_per_reply']:,.0f}",
+            f"{r['client_cpu_us_per_reply']:,.0f}",
+        ]
+        for r in agents["rows"]
+    ]
+    header = [
+        "server",
+        "concurrency",
+        "replies/s",
+        "p50 ms",
+        "p99 ms",
+        "server CPU µs/reply",
+        "client CPU µs/reply",
+    ]
+    return (
+        f"Measured {agents['started']} (load average before / after: "
+        f"{agents['load_before']} / {agents['load_after']}). "
+        f"The echo agent (`bench/echo_agent.py`: AgentScope {agents['agentscope']} events, "
+        f"no model) echoing {agents['text_chars']} characters; a2a-sdk {agents['a2a_sdk']}. "
+        f"{agents['warmup_s']} s warm-up, then {agents['seconds']} s measured per point; "
+        "each concurrent caller keeps its own conversation (a gRPC session, an A2A "
+        "context). The A2A clients are a2a-sdk's own, streaming, without the AgentScope "
+        "extension; against `serve-agent` a reply is the task, working, and completed with "
+        "the reply as its status message; against a2a-sdk alone, the task, working, the "
+        "text as an artifact, completed.\n\n" + _table(header, rows)
+    )
+
+
 def _charts(results: dict[str, Any], out: Path) -> list[str]:
     import matplotlib
 
@@ -822,10 +1012,65 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
             ax.set_xticks(list(xs), labels, rotation=30)
             ax.legend(fontsize=7)
         save(fig, "service.png")
+    hub = results.get("hub")
+    if hub:
+        save(_hub_chart(hub, plt), "hub.png")
+
+    agents = results.get("agents")
+    if agents:
+        at16 = [r for r in agents["rows"] if r["concurrency"] == 16]
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
+        xs = range(len(at16))
+        labels = [_AGENT_SIDES[r["server"]].split(" (")[0].replace(", ", "\n") for r in at16]
+        axes[0].bar(xs, [r["rps"] for r in at16], 0.6)
+        axes[1].bar(xs, [r["p99_ms"] for r in at16], 0.6, label="p99")
+        axes[1].scatter(
+            xs, [r["p50_ms"] for r in at16], color="black", marker="_", s=80, zorder=3, label="p50"
+        )
+        axes[0].set_title("Echo agent at concurrency 16, replies/s (higher is better)")
+        axes[1].set_title("Latency, ms (lower is better)")
+        axes[1].set_yscale("log")
+        axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        for ax in axes:
+            ax.set_xticks(list(xs), labels, rotation=30, ha="right", fontsize=6)
+        axes[1].legend(fontsize=7)
+        save(fig, "agents.png")
     return written
 
 
 # --- Assembly ----------------------------------------------------------------
+
+
+def _hub_chart(hub: dict[str, Any], plt: Any) -> Any:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    configs = hub["configs"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
+    width = 0.8 / len(_HUB_SIDES)
+    xs = range(len(configs))
+    labels = [f"{c['publishers']} pub. / {c['subscribers']} sub." for c in configs]
+    for i, (key, label) in enumerate(_HUB_SIDES):
+        offset = (i - (len(_HUB_SIDES) - 1) / 2) * width
+        for axes, metric in ((left, "msgs_per_s"), (right, "p99_ms")):
+            axes.bar(
+                [x + offset for x in xs],
+                [c["sides"][key][metric] for c in configs],
+                width,
+                label=label,
+                color=f"C{i}",
+            )
+    left.set_ylabel("messages / s (higher is better)")
+    left.set_title("Publish → deliver throughput")
+    right.set_ylabel("ms (lower is better)")
+    right.set_title("Publish → deliver p99")
+    right.set_yscale("log")
+    right.yaxis.set_major_locator(FixedLocator([0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500]))
+    right.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    right.yaxis.set_minor_formatter(NullFormatter())
+    for axes in (left, right):
+        axes.set_xticks(list(xs), labels)
+    left.legend(fontsize=6)
+    return fig
 
 
 def _machine(results: dict[str, Any]) -> str:
@@ -941,6 +1186,33 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "load generator (grpc.aio) in one process on the same machine.",
             "",
             service_section(results["service"], results["machine"]["cores"]),
+        ]
+    if "hub" in results:
+        sections += [
+            "",
+            "## 6. Hub on Redis",
+            "",
+            "Messages published and delivered through one redis-server: the HubService "
+            "(`serve --hub redis://...`, its own process; an `AsyncHubClient` in the "
+            "benchmark's process, on PublishStream and SubscribeBatches; and the same "
+            "server through the first release's unary `Publish` and per-event `Subscribe`) "
+            "vs AgentScope 2.0.11's `RedisMessageBus` replay log (`log_append` / "
+            "`log_read`, JSON dicts, in the benchmark's process). Throughput and latency by "
+            "the wall clock; CPU per message of every process of a side (client, hub "
+            "server, Redis); see `bench/bench_hub.py`.",
+            "",
+            hub_section(results["hub"]),
+        ]
+    if "agents" in results:
+        sections += [
+            "",
+            "## 7. Agents over loopback",
+            "",
+            "`Reply` of an echo agent served by `agentscope-proto serve-agent` vs the same "
+            "agent behind A2A JSON-RPC with the A2A Python SDK (`bench/bench_agents.py`), "
+            "each side with its own client, closed loop, one server process each.",
+            "",
+            agents_section(results["agents"]),
         ]
     if "profile" in results:
         sections += [

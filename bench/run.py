@@ -25,15 +25,18 @@ from typing import Any
 from _common import BENCH_DIR, ROOT, machine_info
 from report import write_report
 
-# (name, script, time limit of a full run in seconds)
+# (name, script, time limit of a full run in seconds, venv: None for this one)
 SECTIONS = (
-    ("wire", "bench_wire.py", 120),
-    ("codec", "bench_codec.py", 300),
-    ("format", "bench_format.py", 600),
-    ("loop", "bench_loop.py", 600),
-    ("parse", "bench_parse.py", 600),
-    ("service", "bench_service.py", 900),
-    ("profile", "profile_hot.py", 300),
+    ("wire", "bench_wire.py", 120, None),
+    ("codec", "bench_codec.py", 300, None),
+    ("format", "bench_format.py", 600, None),
+    ("loop", "bench_loop.py", 600, None),
+    ("parse", "bench_parse.py", 600, None),
+    ("service", "bench_service.py", 900, None),
+    # AgentScope 2.x and the A2A SDK (`make bench` builds .venv-as2 first).
+    ("agents", "bench_agents.py", 450, ".venv-as2"),
+    ("hub", "bench_hub.py", 300, ".venv-as2"),
+    ("profile", "profile_hot.py", 300, None),
 )
 
 
@@ -61,11 +64,14 @@ def main() -> None:
         "seconds": {},
     }
     with tempfile.TemporaryDirectory() as tmp:
-        for name, script, limit in SECTIONS:
+        for name, script, limit, venv in SECTIONS:
             if args.only and name not in args.only:
                 continue
             raw = Path(tmp) / f"{name}.json"
-            command = [sys.executable, str(BENCH_DIR / script), "--json", str(raw)]
+            python = ROOT / venv / "bin" / "python" if venv else Path(sys.executable)
+            if not python.exists():
+                raise SystemExit(f"bench: {name} needs {python} (make {venv}/.installed)")
+            command = [str(python), str(BENCH_DIR / script), "--json", str(raw)]
             if args.quick:
                 command.append("--quick")
             print(f"[bench] {name} ...", flush=True)

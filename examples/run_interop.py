@@ -1,14 +1,18 @@
-"""`make interop`: build every example client, run it against a live server, compare.
+"""`make interop`: build every example client, run it against live servers, compare.
 
 Installs what each language needs (the Debian package of each missing command,
 and missing libraries; the TypeScript example's pinned npm packages), builds
 each example by running its README's Build block exactly as written (the same
 commands as its `build.sh`; skipped when nothing it reads changed since the
-last build), starts `agentscope-proto serve` with gRPC and Connect on free
-loopback ports, runs each example against it (TypeScript twice: over gRPC and
-with `--connect` over HTTP) and compares its JSON document with the Python
-example's, case by case, as parsed JSON. The Python example's own document is
-compared with `examples/expected.json`, the golden cases.
+last build), starts `agentscope-proto serve` (the FormatterService and the
+in-memory hub) with gRPC and Connect on free loopback ports, and the example
+agent (examples/agents/serve_replayed.py: `agentscope-proto serve-agent
+weather_agent:make_agent` from .venv-as2, its model a local replay of recorded
+streams) on another, runs each example against them (TypeScript twice: over
+gRPC and with `--connect` over HTTP, the agent over gRPC both times) and
+compares its JSON document with the Python example's, case by case, as parsed
+JSON. The Python example's own document is compared with
+`examples/expected.json`, the golden cases.
 
 Usage: python examples/run_interop.py [--only LANG ...] [--no-install] [--write-expected]
 """
@@ -30,13 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 EXPECTED = EXAMPLES / "expected.json"
 LOGS = ROOT / "build" / "interop"
 VENV_BIN = Path(sys.executable).parent
+# AgentScope 2.x's venv (`make .venv-as2/.installed`), which serves the example agent.
+AGENT_PYTHON = ROOT / ".venv-as2" / "bin" / "python"
+AGENT_SERVER = EXAMPLES / "agents" / "serve_replayed.py"
+# The document's cases: one per key, and one per key inside these.
+NESTED = ("format", "hub", "agent")
 SKIPPED_DIRS = {"build", "gen", "node_modules"}
 
 
@@ -55,6 +62,9 @@ class Language:
     build: bool = True
     # Run against the Connect (HTTP) port rather than the gRPC one.
     over_http: bool = False
+    # CPU seconds a fresh build takes (measured on Debian 12): builds run two at a
+    # time, the heaviest first, so that both lanes end about together.
+    build_cpu: float = 0.0
 
     @property
     def directory(self) -> str:
@@ -69,6 +79,7 @@ LANGUAGES = [
         "typescript",
         ["node", "examples/typescript/build/client.js"],
         {"node": "nodejs", "npm": "npm", **PROTOC},
+        build_cpu=5,
     ),
     Language(
         "typescript-connect",
@@ -90,6 +101,7 @@ LANGUAGES = [
             "golang-google-protobuf-dev",
             "golang-github-golang-protobuf-1-5-dev",
         ],
+        build_cpu=11,
     ),
     Language(
         "java",
@@ -105,12 +117,14 @@ LANGUAGES = [
             "libgoogle-gson-java",
             "libgeronimo-annotation-1.3-spec-java",
         ],
+        build_cpu=10,
     ),
     Language(
         "cpp",
         ["examples/cpp/build/client"],
         {"g++": "g++", "pkg-config": "pkg-config", **PROTOC},
         ["protobuf-compiler-grpc", "libgrpc++-dev", "libprotobuf-dev"],
+        build_cpu=22,
     ),
 ]
 # The language a variant is built with (typescript-connect runs typescript's build).
@@ -218,37 +232,59 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str, str]:
-    """`agentscope-proto serve` with gRPC and Connect on free ports: (process, gRPC
-    target, HTTP target), once both accept."""
-    port, http_port = free_port(), free_port()
-    with open(LOGS / "server.log", "w") as server_log:
-        server = subprocess.Popen(
-            [
-                str(VENV_BIN / "agentscope-proto"),
-                "serve",
-                "--port",
-                str(port),
-                "--http-port",
-                str(http_port),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=server_log,
-        )
-    target, http_target = f"127.0.0.1:{port}", f"127.0.0.1:{http_port}"
-    deadline = time.monotonic() + 30
-    with grpc.insecure_channel(target) as channel:
-        try:
-            grpc.channel_ready_future(channel).result(timeout=30)
-            while not accepts(http_port):
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise grpc.FutureTimeoutError()
+@dataclass
+class Servers:
+    """The servers the examples talk to: `serve` (gRPC `target`, Connect
+    `http_target`) and the example agent (`agent_target`)."""
+
+    processes: list[subprocess.Popen[bytes]]
+    target: str
+    http_target: str
+    agent_target: str
+
+    def wait_ready(self) -> None:
+        """Return once every port accepts; exit if a server died or 60 s passed."""
+        deadline = time.monotonic() + 60
+        for target, log_name in [
+            (self.target, "server.log"),
+            (self.http_target, "server.log"),
+            (self.agent_target, "agent.log"),
+        ]:
+            while not accepts(int(target.rpartition(":")[2])):
+                if time.monotonic() > deadline or any(p.poll() is not None for p in self.processes):
+                    self.stop()
+                    raise SystemExit(f"nothing listens on {target}: see {LOGS / log_name}")
                 time.sleep(0.1)
-        except grpc.FutureTimeoutError:
-            server.kill()
-            server.wait()
-            raise SystemExit(f"no server on {target}: see {LOGS / 'server.log'}") from None
-    return server, target, http_target
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            process.wait(30)
+
+
+def start_servers() -> Servers:
+    """Start `agentscope-proto serve` with gRPC and Connect on free ports, and the
+    example agent on another (not waiting: see `Servers.wait_ready`)."""
+    if not AGENT_PYTHON.exists():
+        raise SystemExit(f"no {AGENT_PYTHON}: `make interop` makes it (make .venv-as2/.installed)")
+    port, http_port, agent_port = free_port(), free_port(), free_port()
+    serve = [str(VENV_BIN / "agentscope-proto"), "serve", "--port", str(port)]
+    agent = [str(AGENT_PYTHON), str(AGENT_SERVER), "--port", str(agent_port)]
+    return Servers(
+        [
+            spawn([*serve, "--http-port", str(http_port)], "server.log"),
+            spawn(agent, "agent.log"),
+        ],
+        f"127.0.0.1:{port}",
+        f"127.0.0.1:{http_port}",
+        f"127.0.0.1:{agent_port}",
+    )
+
+
+def spawn(command: list[str], log_name: str) -> subprocess.Popen[bytes]:
+    with open(LOGS / log_name, "w") as server_log:
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=server_log)
 
 
 def accepts(port: int) -> bool:
@@ -260,11 +296,12 @@ def accepts(port: int) -> bool:
 
 
 def cases(document: dict[str, Any]) -> dict[str, Any]:
-    """The golden cases of a document: one per provider under `format`, one per other key."""
+    """The golden cases of a document: one per key inside `format` (a provider),
+    `hub` and `agent`, one per other key."""
     flat: dict[str, Any] = {}
     for key, value in document.items():
-        if key == "format" and isinstance(value, dict):
-            flat.update({f"format.{provider}": body for provider, body in value.items()})
+        if key in NESTED and isinstance(value, dict):
+            flat.update({f"{key}.{name}": part for name, part in value.items()})
         else:
             flat[key] = value
     return flat
@@ -284,12 +321,18 @@ def first_difference(expected: Any, actual: Any, path: str = "") -> str:
     return f"{path or '.'}: expected {json.dumps(expected)[:120]}, got {json.dumps(actual)[:120]}"
 
 
-def run(language: Language, target: str) -> tuple[dict[str, Any] | None, str, float]:
-    """Run one example: (its document or None, an error, seconds)."""
+def run(language: Language, servers: Servers) -> tuple[dict[str, Any] | None, str, float]:
+    """Run one example against `serve` and the agent: (its document or None, an
+    error, seconds)."""
     started = time.monotonic()
+    target = servers.http_target if language.over_http else servers.target
     try:
         done = subprocess.run(
-            [*language.run, target], cwd=ROOT, capture_output=True, text=True, timeout=120
+            [*language.run, target, servers.agent_target],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return None, str(error), time.monotonic() - started
@@ -320,6 +363,7 @@ def build_all(
     """Install and build: (failures by language, build seconds by language)."""
     failures = install(languages) if install_packages else {}
     to_build = [lang for lang in languages if lang.build and lang.name not in failures]
+    to_build.sort(key=lambda lang: -lang.build_cpu)
     timings: dict[str, float] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for lang, (error, seconds) in zip(to_build, pool.map(build, to_build), strict=True):
@@ -344,20 +388,21 @@ def main() -> int:
     wanted = set(args.only or [lang.name for lang in LANGUAGES])
     wanted |= {BUILT_BY[name] for name in wanted if name in BUILT_BY}
     languages = [LANGUAGES[0]] + [lang for lang in LANGUAGES[1:] if lang.name in wanted]
-    failures, timings = build_all(languages, not args.no_install)
-    for variant, base in BUILT_BY.items():
-        if base in failures:
-            failures[variant] = failures[base]
     golden = cases(json.loads(EXPECTED.read_text()))
     reference = golden
     passed = failed = 0
-    server, target, http_target = start_server()
+    # The servers start while the examples build (the agent's AgentScope takes seconds).
+    servers = start_servers()
     try:
+        failures, timings = build_all(languages, not args.no_install)
+        for variant, base in BUILT_BY.items():
+            if base in failures:
+                failures[variant] = failures[base]
+        servers.wait_ready()
         for lang in languages:
             label = f"{lang.name:<18}"
-            where = http_target if lang.over_http else target
             document, error, seconds = (
-                (None, failures[lang.name], 0.0) if lang.name in failures else run(lang, where)
+                (None, failures[lang.name], 0.0) if lang.name in failures else run(lang, servers)
             )
             if document is None:
                 failed += len(reference)
@@ -381,8 +426,7 @@ def main() -> int:
             if lang.name == "python" and not wrong:
                 reference = cases(document)
     finally:
-        server.terminate()
-        server.wait(10)
+        servers.stop()
     print(f"took {time.monotonic() - began:.0f} s")
     print(f"interop: {passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -10,10 +10,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 GOLDEN = Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The hub tests' fixtures (a real redis-server, a fresh topic), for tests/hub/.
+pytest_plugins = ["hub_fixtures"]
+
+# A test that needs a part (a server binary, a venv) calls `require` (kept in
+# its own module: a suite with a conftest of its own cannot import this one).
+from needs import require  # noqa: E402
+
+__all__ = ["load_golden", "require"]
 
 
 def _agentscope_major() -> int | None:
@@ -27,17 +33,6 @@ def _agentscope_major() -> int | None:
 # tests/agentscope2/ is a suite of its own, run in the venv that has AgentScope
 # 2.x (`make test-agentscope2`, in CI); any other venv does not collect it.
 collect_ignore = [] if _agentscope_major() == 2 else ["agentscope2"]
-
-
-def require(available: bool, reason: str) -> None:
-    """Skip the calling test when a part it needs (a server binary, a venv) is
-    missing, saying why; in CI (`CI` set, as .ci/run runs) every part is
-    installed, so a missing one fails the test instead."""
-    if available:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI installs every part, but: {reason}")
-    pytest.skip(reason)
 
 
 def load_golden(name: str) -> dict[str, Any]:

@@ -22,19 +22,42 @@ HTTP_ADDRESS = "127.0.0.1:8080"
 _BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
-def commands(program: str) -> list[str]:
-    """The section's commands starting with `program`, each with its continuation lines."""
+def section(title: str) -> str:
+    """The README's section `## title`, up to the next one."""
     text = README.read_text(encoding="utf-8")
-    start = text.index("## From other languages\n")
-    end = text.find("\n## ", start + 1)
+    start = text.index(f"## {title}\n")
+    return text[start : text.find("\n## ", start + 1)]
+
+
+def commands(program: str, title: str = "From other languages") -> list[str]:
+    """The section's commands starting with `program` (`grpcurl`, `curl`,
+    `agentscope-proto`, ...), each with its continuation lines: as a shell
+    reads them, the lines that follow while a line ends with a backslash or a
+    quote is open."""
     found: list[str] = []
-    for block in _BLOCK.findall(text[start:end]):
+    for block in _BLOCK.findall(section(title)):
+        current: list[str] | None = None
         for line in block.splitlines():
-            if line.split(" ", 1)[0] in ("grpcurl", "curl"):
-                found.append(line)
-            elif found and line.strip() and not line.startswith("#"):
-                found[-1] += "\n" + line
-    return [command for command in found if command.startswith(program + " ")]
+            if current is None:
+                if line.split(" ", 1)[0] != program:
+                    continue
+                current = []
+            current.append(line)
+            command = "\n".join(current)
+            if not command.endswith("\\") and _quotes_closed(command):
+                found.append(command)
+                current = None
+        if current is not None:
+            found.append("\n".join(current))
+    return found
+
+
+def _quotes_closed(command: str) -> bool:
+    try:
+        shlex.split(command)
+    except ValueError:  # "No closing quotation"
+        return False
+    return True
 
 
 def grpcurl() -> str | None:

@@ -429,7 +429,7 @@ def _help(*args: str) -> str:
 
 def test_help() -> None:
     text = _help()
-    for command in ("serve", "format", "parse"):
+    for command in ("serve", "serve-agent", "format", "parse"):
         assert command in text
 
 
@@ -473,3 +473,50 @@ def test_limit_flags_reach_the_server() -> None:
         assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     finally:
         served.stop()
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected", "code"),
+    [
+        ("no_colon", "expected MODULE:FACTORY", 2),
+        ("no_such_module_here:make", "cannot import 'no_such_module_here'", 2),
+        ("json:no_such_factory", "module json has no 'no_such_factory'", 2),
+        ("json:__name__", "not callable (a str)", 2),
+        ("builtins:object", "expected an AgentScope agent", 2),
+        ("json:loads", "making an agent failed: TypeError(", 1),
+    ],
+)
+def test_serve_agent_factory_errors_are_one_line(spec: str, expected: str, code: int) -> None:
+    assert expected in _user_error("serve-agent", spec, "--port", "0", code=code)
+
+
+def test_serve_agent_imports_its_module_from_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "my_agents.py").write_text("def make():\n    return 42\n", encoding="utf-8")
+    result = subprocess.run(
+        [*COMMAND, "serve-agent", "my_agents:make", "--port", "0"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "my_agents:make: expected an AgentScope agent" in result.stderr
+    assert "got a builtins.int" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--max-sessions", "0"], "--max-sessions must be at least 1"),
+        (["--session-idle-seconds", "0"], "--session-idle-seconds must be more than 0"),
+        (["--tls-cert", "/nonexistent/cert.pem"], "--tls-cert"),
+        (["--topic", "room"], "--topic needs a hub: --hub memory or --hub redis://..."),
+        (["--topic", "room", "--hub", "none"], "--topic needs a hub"),
+        (["--reply-to", "users"], "--reply-to needs --topic"),
+        (["--topic", "room", "--hub", "memory", "--reply-to", "all"], "invalid choice: 'all'"),
+        (["--topic", "a{b}", "--hub", "memory"], "--topic: expected 1 to 256 ASCII letters"),
+        (["--topic", "r" * 123, "--hub", "memory"], "--topic: at most 122 characters"),
+    ],
+)
+def test_serve_agent_flag_errors_are_one_line(flags: list[str], expected: str) -> None:
+    assert expected in _user_error("serve-agent", "json:loads", "--port", "0", *flags)

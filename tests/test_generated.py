@@ -45,7 +45,16 @@ def _dependency(name: str) -> str:
 
 def test_expected_modules_exist() -> None:
     names = {m.rsplit(".", 1)[-1] for m in MODULES}
-    assert names == {"message_pb2", "formatter_service_pb2", "formatter_service_pb2_grpc"}
+    assert names == {
+        "message_pb2",
+        "formatter_service_pb2",
+        "formatter_service_pb2_grpc",
+        "hub_service_pb2",
+        "hub_service_pb2_grpc",
+        "events_pb2",
+        "agent_service_pb2",
+        "agent_service_pb2_grpc",
+    }
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -159,6 +159,7 @@ def test_reflection_serves_source_info_and_refuses_unknown_names(target: str) ->
         assert answer.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
     listed = _reflect(target, list_services="")
     assert [s.name for s in listed.list_services_response.service] == [
+        "agentscope.agent.v1.HubService",
         "agentscope.formatter.v1.FormatterService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1.ServerReflection",

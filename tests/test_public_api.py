@@ -10,6 +10,7 @@ import agentscope_proto
 
 EXPECTED = [
     "PROVIDERS",
+    "AgentReplyError",
     "AgentScopeProtoError",
     "AnyBlock",
     "AsyncFormatterClient",
@@ -34,6 +35,8 @@ EXPECTED = [
     "GroundingBlock",
     "GroundingSource",
     "HintBlock",
+    "HubError",
+    "HubUnavailableError",
     "ImageBlock",
     "LimitExceededError",
     "MediaAccessError",
@@ -41,6 +44,7 @@ EXPECTED = [
     "MediaSource",
     "MessageFormatError",
     "Msg",
+    "OffsetOutOfRangeError",
     "OpaqueBlock",
     "ParseError",
     "ParseSettings",
@@ -54,6 +58,7 @@ EXPECTED = [
     "Role",
     "ServerToolResultBlock",
     "ServerToolUseBlock",
+    "SessionStateError",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",

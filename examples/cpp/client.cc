@@ -1,30 +1,44 @@
-// A C++ client of the FormatterService.
+// A C++ client of the FormatterService, the HubService and a served agent.
 //
 // Builds a short tool-using conversation, formats it for three providers,
 // parses a provider response and a provider stream, and shows how a bad
-// request is reported. Prints the results as one JSON document (JSON is read
-// and written with protobuf's own google.protobuf.Value, so nothing else is
-// needed).
+// request is reported; publishes the conversation to a hub topic and reads it
+// back from a subscription; given an agent's address, asks the agent the
+// conversation's question, printing the type of each event of its reply on
+// stderr as it arrives, and confirms the tool call the agent asks about.
+// Prints the results as one JSON document on stdout (JSON is read and written
+// with protobuf's own google.protobuf.Value, so nothing else is needed).
 //
-// Usage: client [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+// Usage: client [HOST:PORT [AGENT_HOST:PORT]]
+//   HOST:PORT: `agentscope-proto serve` (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+//   AGENT_HOST:PORT: `agentscope-proto serve-agent` (default: $AGENTSCOPE_AGENT_TARGET;
+//   neither: no agent part)
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
 #include <grpcpp/grpcpp.h>
 
+#include "agentscope/agent/v1/agent_service.grpc.pb.h"
+#include "agentscope/agent/v1/hub_service.grpc.pb.h"
 #include "agentscope/formatter/v1/formatter_service.grpc.pb.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
+namespace agent = agentscope::agent::v1;
 namespace fmt = agentscope::formatter::v1;
 namespace msg = agentscope::message::v1;
+using google::protobuf::RepeatedPtrField;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
@@ -68,14 +82,20 @@ Value Number(double number) {
   return value;
 }
 
+Value Bool(bool boolean) {
+  Value value;
+  value.set_bool_value(boolean);
+  return value;
+}
+
 // A user question, the assistant's tool call and the tool's result.
-void AddConversation(fmt::FormatRequest* request) {
-  msg::Msg* user = request->add_messages();
+void AddConversation(RepeatedPtrField<msg::Msg>* messages) {
+  msg::Msg* user = messages->Add();
   user->set_name("user");
   user->set_role(msg::ROLE_USER);
   user->set_text("What is the weather in Paris?");
 
-  msg::Msg* assistant = request->add_messages();
+  msg::Msg* assistant = messages->Add();
   assistant->set_name("Friday");
   assistant->set_role(msg::ROLE_ASSISTANT);
   assistant->mutable_blocks()->add_items()->mutable_text()->set_text("Let me check.");
@@ -84,7 +104,7 @@ void AddConversation(fmt::FormatRequest* request) {
   call->set_name("get_weather");
   call->set_input_json(R"({"city": "Paris"})");
 
-  msg::Msg* result = request->add_messages();
+  msg::Msg* result = messages->Add();
   result->set_name("system");
   result->set_role(msg::ROLE_SYSTEM);
   msg::ToolResultBlock* output = result->mutable_blocks()->add_items()->mutable_tool_result();
@@ -164,11 +184,174 @@ Struct ParseStream(fmt::FormatterService::Stub* stub, fmt::StreamMode mode) {
   return streamed;
 }
 
+// The hub topic the conversation is published to.
+const char* kTopic = "examples/weather";
+
+// The schema's name of the field a oneof holds (e.g. "tool_use"): a case is its field's number.
+template <typename Message>
+std::string CaseName(int number) {
+  return Message::descriptor()->FindFieldByNumber(number)->name();
+}
+
+// A message's block kinds by their field names in the schema.
+Value BlockKinds(const msg::Msg& message) {
+  Value kinds;
+  kinds.mutable_list_value();
+  for (const msg::ContentBlock& block : message.blocks().items()) {
+    *kinds.mutable_list_value()->add_values() = String(CaseName<msg::ContentBlock>(block.block_case()));
+  }
+  return kinds;
+}
+
+// Publishes the conversation to the topic and reads it back: the question first, then a
+// subscription after its offset (a gap-free start over any protocol), then the other
+// messages, which reach the subscription with the offsets Publish returned.
+Struct HubRoundTrip(const std::shared_ptr<grpc::Channel>& channel) {
+  auto hub = agent::HubService::NewStub(channel);
+  RepeatedPtrField<msg::Msg> conversation;
+  AddConversation(&conversation);
+  agent::PublishRequest publish;
+  publish.set_topic(kTopic);
+  *publish.mutable_msg() = conversation[0];
+  agent::PublishResponse first;
+  Check(hub->Publish(Context().get(), publish, &first));
+  agent::SubscribeRequest subscribe;
+  subscribe.set_topic(kTopic);
+  subscribe.set_after(first.offset());
+  auto subscribed = Context();  // a subscription ends when cancelled
+  auto events = hub->Subscribe(subscribed.get(), subscribe);
+  std::vector<std::string> offsets;
+  for (int i = 1; i < conversation.size(); ++i) {
+    *publish.mutable_msg() = conversation[i];
+    agent::PublishResponse reply;
+    Check(hub->Publish(Context().get(), publish, &reply));
+    offsets.push_back(reply.offset());
+  }
+  Value received;
+  received.mutable_list_value();
+  for (int i = 1; i < conversation.size(); ++i) {
+    agent::HubEvent event;
+    if (!events->Read(&event)) {
+      Check(events->Finish());
+      std::cerr << "the subscription ended early\n";
+      std::exit(1);
+    }
+    auto& item = *received.mutable_list_value()->add_values()->mutable_struct_value()->mutable_fields();
+    item["offset_matches"] = Bool(event.offset() == offsets[i - 1]);
+    item["msg_matches"] = Bool(google::protobuf::util::MessageDifferencer::Equals(event.msg(), conversation[i]));
+    item["name"] = String(event.msg().name());
+    item["role"] = String(msg::Role_Name(event.msg().role()));
+    item["blocks"] = BlockKinds(event.msg());
+  }
+  subscribed->TryCancel();
+  events->Finish();  // CANCELLED, as asked
+  Struct out;
+  (*out.mutable_fields())["received"] = received;
+  return out;
+}
+
+// A message's text: its text, or its text blocks joined.
+std::string MsgText(const msg::Msg& message) {
+  std::string text = message.text();
+  for (const msg::ContentBlock& block : message.blocks().items()) text += block.text().text();
+  return text;
+}
+
+// Allows every tool call the agent asks about, as it asked for it.
+agent::UserConfirmResultEvent Confirm(const agent::RequireUserConfirmEvent& asked) {
+  agent::UserConfirmResultEvent answer;
+  answer.set_reply_id(asked.reply_id());
+  for (const msg::ToolUseBlock& call : asked.tool_calls()) {
+    agent::ConfirmResult* result = answer.add_confirm_results();
+    result->set_confirmed(true);
+    *result->mutable_tool_call() = call;
+  }
+  return answer;
+}
+
+// Asks the agent the conversation's question; while its reply stops to ask for a
+// confirmation, answers it (in the reply's session) and goes on until the reply ends.
+Struct AskAgent(const std::string& target) {
+  auto stub = agent::AgentService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  Value replies, asked;
+  replies.mutable_list_value();
+  asked.mutable_list_value();
+  std::string session, ended_in;
+  msg::Msg last;
+  RepeatedPtrField<msg::Msg> conversation;
+  AddConversation(&conversation);
+  std::optional<agent::ReplyRequest> request = agent::ReplyRequest();
+  *request->add_msgs() = conversation[0];
+  while (request) {
+    auto context = Context();
+    auto stream = stub->Reply(context.get(), *request);
+    request.reset();
+    Value events;
+    events.mutable_list_value();
+    std::string text, tool_result;
+    agent::ReplyResponse response;
+    while (stream->Read(&response)) {
+      if (response.done()) last = response.msg();  // the reply so far
+      const agent::AgentEvent& event = response.event();
+      if (event.event_case() == agent::AgentEvent::EVENT_NOT_SET) continue;  // none, or newer than this schema
+      std::string type = CaseName<agent::AgentEvent>(event.event_case());
+      std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
+      std::cerr << type << std::endl;  // as it arrives
+      *events.mutable_list_value()->add_values() = String(type);
+      switch (event.event_case()) {
+        case agent::AgentEvent::kReplyStart:
+          session = event.reply_start().session_id();
+          break;
+        case agent::AgentEvent::kTextBlockDelta:
+          text += event.text_block_delta().delta();
+          break;
+        case agent::AgentEvent::kToolResultTextDelta:
+          tool_result += event.tool_result_text_delta().delta();
+          break;
+        case agent::AgentEvent::kRequireUserConfirm:
+          for (const msg::ToolUseBlock& call : event.require_user_confirm().tool_calls()) {
+            auto& item = *asked.mutable_list_value()->add_values()->mutable_struct_value()->mutable_fields();
+            item["name"] = String(call.name());
+            item["input"] = Decode(call.input_json());
+          }
+          // The answer goes on with the same reply, in the session that asked.
+          request = agent::ReplyRequest();
+          request->set_session_id(session);
+          *request->mutable_user_confirm_result() = Confirm(event.require_user_confirm());
+          break;
+        case agent::AgentEvent::kReplyEnd:
+          ended_in = event.reply_end().session_id();
+          break;
+        default:
+          break;
+      }
+    }
+    Check(stream->Finish());
+    auto& reply = *replies.mutable_list_value()->add_values()->mutable_struct_value()->mutable_fields();
+    reply["events"] = events;
+    reply["text"] = String(text);
+    reply["tool_result"] = String(tool_result);
+  }
+  Struct out;
+  auto& fields = *out.mutable_fields();
+  fields["replies"] = replies;
+  fields["asked"] = asked;
+  fields["same_session"] = Bool(!session.empty() && ended_in == session);
+  auto& reply = *fields["reply"].mutable_struct_value()->mutable_fields();
+  reply["name"] = String(last.name());
+  reply["role"] = String(msg::Role_Name(last.role()));
+  reply["text"] = String(MsgText(last));
+  reply["finished_reason"] = String(msg::FinishedReason_Name(last.finished_reason()));
+  return out;
+}
+
 int main(int argc, char** argv) {
   const char* env = std::getenv("AGENTSCOPE_TARGET");
+  const char* agent_env = std::getenv("AGENTSCOPE_AGENT_TARGET");
   std::string target = argc > 1 ? argv[1] : env ? env : "127.0.0.1:50051";
-  auto stub = fmt::FormatterService::NewStub(
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  std::string agent_target = argc > 2 ? argv[2] : agent_env ? agent_env : "";
+  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  auto stub = fmt::FormatterService::NewStub(channel);
   Struct out;
   auto& fields = *out.mutable_fields();
 
@@ -179,7 +362,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, provider] : providers) {
     fmt::FormatRequest request;
     request.set_provider(provider);
-    AddConversation(&request);
+    AddConversation(request.mutable_messages());
     request.set_tools_json(kTools);
     request.set_tool_choice("auto");
     fmt::FormatResponse reply;
@@ -202,7 +385,7 @@ int main(int argc, char** argv) {
   // A tool_choice naming no given tool is INVALID_ARGUMENT with a google.rpc.BadRequest detail.
   fmt::FormatRequest bad;
   bad.set_provider(fmt::PROVIDER_OPENAI);
-  AddConversation(&bad);
+  AddConversation(bad.mutable_messages());
   bad.set_tools_json(kTools);
   bad.set_tool_choice("get_time");
   fmt::FormatResponse unused;
@@ -221,6 +404,9 @@ int main(int argc, char** argv) {
       error["description"] = String(bad_request.field_violations(0).description());
     }
   }
+
+  *fields["hub"].mutable_struct_value() = HubRoundTrip(channel);
+  if (!agent_target.empty()) *fields["agent"].mutable_struct_value() = AskAgent(agent_target);
 
   std::string json;
   google::protobuf::util::JsonPrintOptions options;

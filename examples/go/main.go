@@ -1,28 +1,40 @@
-// A Go client of the FormatterService.
+// A Go client of the FormatterService, the HubService and a served agent.
 //
 // Builds a short tool-using conversation, formats it for three providers,
 // parses a provider response and a provider stream, and shows how a bad
-// request is reported. Prints the results as one JSON document.
+// request is reported; publishes the conversation to a hub topic and reads it
+// back from a subscription; given an agent's address, asks the agent the
+// conversation's question, printing the type of each event of its reply on
+// stderr as it arrives, and confirms the tool call the agent asks about.
+// Prints the results as one JSON document on stdout.
 //
-// Usage: client [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+// Usage: client [HOST:PORT [AGENT_HOST:PORT]]
+//
+//	HOST:PORT: `agentscope-proto serve` (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+//	AGENT_HOST:PORT: `agentscope-proto serve-agent` (default: $AGENTSCOPE_AGENT_TARGET;
+//	neither: no agent part)
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"os"
 	"strings"
 	"time"
 
+	agentv1 "github.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1"
 	formatterv1 "github.com/agentscope-ai/agentscope-proto/gen/go/agentscope/formatter/v1"
 	messagev1 "github.com/agentscope-ai/agentscope-proto/gen/go/agentscope/message/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 const tools = `[{"type": "function", "function": {"name": "get_weather",
@@ -151,12 +163,155 @@ func parseStream(ctx context.Context, client formatterv1.FormatterServiceClient,
 	return streamed
 }
 
+// The hub topic the conversation is published to.
+const topic = "examples/weather"
+
+// oneofName is the schema's name of the field set in a oneof (e.g. "tool_use"), "" for none.
+func oneofName(message proto.Message, oneof protoreflect.Name) string {
+	reflected := message.ProtoReflect()
+	if field := reflected.WhichOneof(reflected.Descriptor().Oneofs().ByName(oneof)); field != nil {
+		return string(field.Name())
+	}
+	return ""
+}
+
+// blockKinds lists a message's block kinds by their field names in the schema.
+func blockKinds(msg *messagev1.Msg) []string {
+	kinds := []string{}
+	for _, block := range msg.GetBlocks().GetItems() {
+		kinds = append(kinds, oneofName(block, "block"))
+	}
+	return kinds
+}
+
+// hubRoundTrip publishes the conversation to the topic and reads it back: the question
+// first, then a subscription after its offset (a gap-free start over any protocol), then
+// the other messages, which reach the subscription with the offsets Publish returned.
+func hubRoundTrip(ctx context.Context, conn *grpc.ClientConn) map[string]any {
+	hub := agentv1.NewHubServiceClient(conn)
+	msgs := conversation()
+	question, rest := msgs[0], msgs[1:]
+	first, err := hub.Publish(ctx, &agentv1.PublishRequest{Topic: topic, Msg: question})
+	if err != nil {
+		log.Fatal(err)
+	}
+	subscribed, unsubscribe := context.WithCancel(ctx) // a subscription ends when cancelled
+	defer unsubscribe()
+	stream, err := hub.Subscribe(subscribed, &agentv1.SubscribeRequest{Topic: topic, After: first.Offset})
+	if err != nil {
+		log.Fatal(err)
+	}
+	offsets := []string{}
+	for _, msg := range rest {
+		reply, err := hub.Publish(ctx, &agentv1.PublishRequest{Topic: topic, Msg: msg})
+		if err != nil {
+			log.Fatal(err)
+		}
+		offsets = append(offsets, reply.Offset)
+	}
+	received := []any{}
+	for i, msg := range rest {
+		event, err := stream.Recv()
+		if err != nil {
+			log.Fatal(err)
+		}
+		received = append(received, map[string]any{
+			"offset_matches": event.Offset == offsets[i], "msg_matches": proto.Equal(event.Msg, msg),
+			"name": event.Msg.GetName(), "role": event.Msg.GetRole().String(), "blocks": blockKinds(event.Msg)})
+	}
+	return map[string]any{"received": received}
+}
+
+// msgText is a message's text: its text, or its text blocks joined.
+func msgText(msg *messagev1.Msg) string {
+	text := msg.GetText()
+	for _, block := range msg.GetBlocks().GetItems() {
+		text += block.GetText().GetText()
+	}
+	return text
+}
+
+// confirm allows every tool call the agent asks about, as it asked for it.
+func confirm(asked *agentv1.RequireUserConfirmEvent) *agentv1.UserConfirmResultEvent {
+	results := []*agentv1.ConfirmResult{}
+	for _, call := range asked.ToolCalls {
+		results = append(results, &agentv1.ConfirmResult{Confirmed: true, ToolCall: call})
+	}
+	return &agentv1.UserConfirmResultEvent{ReplyId: asked.ReplyId, ConfirmResults: results}
+}
+
+// askAgent asks the agent the conversation's question; while its reply stops to ask for a
+// confirmation, it answers (in the reply's session) and goes on until the reply ends.
+func askAgent(ctx context.Context, target string) map[string]any {
+	conn, err := grpc.Dial(target, grpc.WithInsecure())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	agent := agentv1.NewAgentServiceClient(conn)
+	replies, asked := []any{}, []any{}
+	session, endedIn := "", ""
+	var msg *messagev1.Msg
+	request := &agentv1.ReplyRequest{Msgs: conversation()[:1]}
+	for request != nil {
+		stream, err := agent.Reply(ctx, request)
+		if err != nil {
+			log.Fatal(err)
+		}
+		request = nil
+		events, text, toolResult := []string{}, "", ""
+		for {
+			response, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				log.Fatal(err)
+			}
+			if response.Done {
+				msg = response.Msg // the reply so far
+			}
+			kind := strings.ToUpper(oneofName(response.GetEvent(), "event"))
+			if kind == "" {
+				continue // none, or an event kind newer than this schema
+			}
+			fmt.Fprintln(os.Stderr, kind) // as it arrives
+			events = append(events, kind)
+			switch event := response.Event.Event.(type) {
+			case *agentv1.AgentEvent_ReplyStart:
+				session = event.ReplyStart.SessionId
+			case *agentv1.AgentEvent_TextBlockDelta:
+				text += event.TextBlockDelta.Delta
+			case *agentv1.AgentEvent_ToolResultTextDelta:
+				toolResult += event.ToolResultTextDelta.Delta
+			case *agentv1.AgentEvent_RequireUserConfirm:
+				for _, call := range event.RequireUserConfirm.ToolCalls {
+					asked = append(asked, map[string]any{"name": call.Name, "input": decode(call.InputJson)})
+				}
+				// The answer goes on with the same reply, in the session that asked.
+				request = &agentv1.ReplyRequest{SessionId: session, Answer: &agentv1.ReplyRequest_UserConfirmResult{
+					UserConfirmResult: confirm(event.RequireUserConfirm)}}
+			case *agentv1.AgentEvent_ReplyEnd:
+				endedIn = event.ReplyEnd.SessionId
+			}
+		}
+		replies = append(replies, map[string]any{"events": events, "text": text, "tool_result": toolResult})
+	}
+	return map[string]any{
+		"replies": replies, "asked": asked, "same_session": session != "" && endedIn == session,
+		"reply": map[string]any{"name": msg.GetName(), "role": msg.GetRole().String(), "text": msgText(msg),
+			"finished_reason": msg.GetFinishedReason().String()},
+	}
+}
+
 func main() {
-	target := os.Getenv("AGENTSCOPE_TARGET")
+	target, agentTarget := os.Getenv("AGENTSCOPE_TARGET"), os.Getenv("AGENTSCOPE_AGENT_TARGET")
 	if len(os.Args) > 1 {
 		target = os.Args[1]
 	} else if target == "" {
 		target = "127.0.0.1:50051"
+	}
+	if len(os.Args) > 2 {
+		agentTarget = os.Args[2]
 	}
 	conn, err := grpc.Dial(target, grpc.WithInsecure()) // plaintext, as Debian's grpc-go 1.33 spells it
 	if err != nil {
@@ -206,6 +361,11 @@ func main() {
 		}
 	} else {
 		log.Fatalf("expected INVALID_ARGUMENT, got %v", err)
+	}
+
+	out["hub"] = hubRoundTrip(ctx, conn)
+	if agentTarget != "" {
+		out["agent"] = askAgent(ctx, agentTarget)
 	}
 
 	encoder := json.NewEncoder(os.Stdout)

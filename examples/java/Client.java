@@ -1,11 +1,29 @@
-// A Java client of the FormatterService.
+// A Java client of the FormatterService, the HubService and a served agent.
 //
 // Builds a short tool-using conversation, formats it for three providers,
 // parses a provider response and a provider stream, and shows how a bad
-// request is reported. Prints the results as one JSON document.
+// request is reported; publishes the conversation to a hub topic and reads it
+// back from a subscription; given an agent's address, asks the agent the
+// conversation's question, printing the type of each event of its reply on
+// stderr as it arrives, and confirms the tool call the agent asks about.
+// Prints the results as one JSON document on stdout.
 //
-// Usage: java -cp ... Client [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+// Usage: java -cp ... Client [HOST:PORT [AGENT_HOST:PORT]]
+//   HOST:PORT: `agentscope-proto serve` (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+//   AGENT_HOST:PORT: `agentscope-proto serve-agent` (default: $AGENTSCOPE_AGENT_TARGET;
+//   neither: no agent part)
 
+import io.agentscope.proto.agent.v1.AgentEvent;
+import io.agentscope.proto.agent.v1.AgentServiceGrpc;
+import io.agentscope.proto.agent.v1.ConfirmResult;
+import io.agentscope.proto.agent.v1.HubEvent;
+import io.agentscope.proto.agent.v1.HubServiceGrpc;
+import io.agentscope.proto.agent.v1.PublishRequest;
+import io.agentscope.proto.agent.v1.ReplyRequest;
+import io.agentscope.proto.agent.v1.ReplyResponse;
+import io.agentscope.proto.agent.v1.RequireUserConfirmEvent;
+import io.agentscope.proto.agent.v1.SubscribeRequest;
+import io.agentscope.proto.agent.v1.UserConfirmResultEvent;
 import io.agentscope.proto.formatter.v1.BlockDelta;
 import io.agentscope.proto.formatter.v1.FormatRequest;
 import io.agentscope.proto.formatter.v1.FormatterServiceGrpc;
@@ -28,13 +46,17 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -145,9 +167,151 @@ public final class Client {
     return replies;
   }
 
+  // The hub topic the conversation is published to.
+  static final String TOPIC = "examples/weather";
+
+  /** A message's block kinds by their field names in the schema (a case's name is its field's in upper case). */
+  static JsonArray blockKinds(Msg msg) {
+    JsonArray kinds = new JsonArray();
+    for (ContentBlock block : msg.getBlocks().getItemsList()) {
+      kinds.add(block.getBlockCase().name().toLowerCase(Locale.ROOT));
+    }
+    return kinds;
+  }
+
+  /**
+   * Publish the conversation to TOPIC and read it back: the question first, then a subscription
+   * after its offset (a gap-free start over any protocol), then the other messages, which reach
+   * the subscription with the offsets Publish returned.
+   */
+  static JsonObject hubRoundTrip(ManagedChannel channel) throws Exception {
+    var hub = HubServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+    List<Msg> rest = conversation().subList(1, 3);
+    String after = hub.publish(PublishRequest.newBuilder().setTopic(TOPIC)
+        .setMsg(conversation().get(0)).build()).getOffset();
+    // A subscription ends when cancelled: it runs in a context of its own.
+    Context.CancellableContext subscribed = Context.current().withCancellation();
+    try {
+      Iterator<HubEvent> events = subscribed.call(() -> hub.subscribe(
+          SubscribeRequest.newBuilder().setTopic(TOPIC).setAfter(after).build()));
+      List<String> offsets = new ArrayList<>();
+      for (Msg msg : rest) {
+        offsets.add(hub.publish(PublishRequest.newBuilder().setTopic(TOPIC).setMsg(msg).build())
+            .getOffset());
+      }
+      JsonArray received = new JsonArray();
+      for (int i = 0; i < rest.size(); i++) {
+        HubEvent event = events.next();
+        JsonObject item = new JsonObject();
+        item.addProperty("offset_matches", event.getOffset().equals(offsets.get(i)));
+        item.addProperty("msg_matches", event.getMsg().equals(rest.get(i)));
+        item.addProperty("name", event.getMsg().getName());
+        item.addProperty("role", event.getMsg().getRole().name());
+        item.add("blocks", blockKinds(event.getMsg()));
+        received.add(item);
+      }
+      JsonObject out = new JsonObject();
+      out.add("received", received);
+      return out;
+    } finally {
+      subscribed.cancel(null);
+    }
+  }
+
+  /** A message's text: its text, or its text blocks joined. */
+  static String msgText(Msg msg) {
+    StringBuilder text = new StringBuilder(msg.getText());
+    for (ContentBlock block : msg.getBlocks().getItemsList()) {
+      text.append(block.getText().getText());
+    }
+    return text.toString();
+  }
+
+  /** Allow every tool call the agent asks about, as it asked for it. */
+  static UserConfirmResultEvent confirm(RequireUserConfirmEvent asked) {
+    UserConfirmResultEvent.Builder answer = UserConfirmResultEvent.newBuilder()
+        .setReplyId(asked.getReplyId());
+    for (ToolUseBlock call : asked.getToolCallsList()) {
+      answer.addConfirmResults(ConfirmResult.newBuilder().setConfirmed(true).setToolCall(call));
+    }
+    return answer.build();
+  }
+
+  /**
+   * Ask the agent the conversation's question; while its reply stops to ask for a confirmation,
+   * answer it (in the reply's session) and go on until the reply ends.
+   */
+  static JsonObject askAgent(String target) throws InterruptedException {
+    ManagedChannel channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+    var agent = AgentServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+    JsonArray replies = new JsonArray();
+    JsonArray asked = new JsonArray();
+    String session = "";
+    String endedIn = "";
+    Msg msg = Msg.getDefaultInstance();
+    ReplyRequest request = ReplyRequest.newBuilder().addMsgs(conversation().get(0)).build();
+    while (request != null) {
+      Iterator<ReplyResponse> responses = agent.reply(request);
+      request = null;
+      JsonArray events = new JsonArray();
+      StringBuilder text = new StringBuilder();
+      StringBuilder toolResult = new StringBuilder();
+      while (responses.hasNext()) {
+        ReplyResponse response = responses.next();
+        if (response.getDone()) {
+          msg = response.getMsg(); // the reply so far
+        }
+        AgentEvent event = response.getEvent();
+        if (event.getEventCase() == AgentEvent.EventCase.EVENT_NOT_SET) {
+          continue; // none, or an event kind newer than this schema
+        }
+        String type = event.getEventCase().name(); // the field's name in upper case: 2.x's type
+        System.err.println(type); // as it arrives
+        events.add(type);
+        switch (event.getEventCase()) {
+          case REPLY_START -> session = event.getReplyStart().getSessionId();
+          case TEXT_BLOCK_DELTA -> text.append(event.getTextBlockDelta().getDelta());
+          case TOOL_RESULT_TEXT_DELTA -> toolResult.append(event.getToolResultTextDelta().getDelta());
+          case REQUIRE_USER_CONFIRM -> {
+            for (ToolUseBlock call : event.getRequireUserConfirm().getToolCallsList()) {
+              JsonObject item = new JsonObject();
+              item.addProperty("name", call.getName());
+              item.add("input", JsonParser.parseString(call.getInputJson()));
+              asked.add(item);
+            }
+            // The answer goes on with the same reply, in the session that asked.
+            request = ReplyRequest.newBuilder().setSessionId(session)
+                .setUserConfirmResult(confirm(event.getRequireUserConfirm())).build();
+          }
+          case REPLY_END -> endedIn = event.getReplyEnd().getSessionId();
+          default -> { }
+        }
+      }
+      JsonObject reply = new JsonObject();
+      reply.add("events", events);
+      reply.addProperty("text", text.toString());
+      reply.addProperty("tool_result", toolResult.toString());
+      replies.add(reply);
+    }
+    channel.shutdown().awaitTermination(5, TimeUnit.SECONDS);
+    JsonObject last = new JsonObject();
+    last.addProperty("name", msg.getName());
+    last.addProperty("role", msg.getRole().name());
+    last.addProperty("text", msgText(msg));
+    last.addProperty("finished_reason", msg.getFinishedReason().name());
+    JsonObject out = new JsonObject();
+    out.add("replies", replies);
+    out.add("asked", asked);
+    out.addProperty("same_session", !session.isEmpty() && endedIn.equals(session));
+    out.add("reply", last);
+    return out;
+  }
+
   public static void main(String[] args) throws Exception {
     String target = args.length > 0 ? args[0]
         : System.getenv().getOrDefault("AGENTSCOPE_TARGET", "127.0.0.1:50051");
+    String agentTarget = args.length > 1 ? args[1]
+        : System.getenv().getOrDefault("AGENTSCOPE_AGENT_TARGET", "");
     ManagedChannel channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
     var client = FormatterServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
     JsonObject out = new JsonObject();
@@ -205,6 +369,11 @@ public final class Client {
           out.add("error", field);
         }
       }
+    }
+
+    out.add("hub", hubRoundTrip(channel));
+    if (!agentTarget.isEmpty()) {
+      out.add("agent", askAgent(agentTarget));
     }
     channel.shutdown().awaitTermination(5, TimeUnit.SECONDS);
     System.out.println(new GsonBuilder().setPrettyPrinting().serializeNulls().disableHtmlEscaping().create().toJson(out));

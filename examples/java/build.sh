@@ -16,6 +16,7 @@ rm -rf build && mkdir -p build/gen build/classes
 protoc -I ../../proto -I "$RPC_PROTOS" --java_out=build/gen \
   --plugin=protoc-gen-grpc-java=/usr/bin/grpc_java_plugin --grpc-java_out=build/gen \
   agentscope/message/v1/message.proto agentscope/formatter/v1/formatter_service.proto \
+  agentscope/agent/v1/events.proto agentscope/agent/v1/agent_service.proto agentscope/agent/v1/hub_service.proto \
   google/rpc/status.proto google/rpc/error_details.proto
 javac -nowarn -d build/classes -cp "$CLASSPATH" $(find build/gen -name '*.java') Client.java
 printf '#!/bin/sh\nexec java -cp "%s" Client "$@"\n' "$PWD/build/classes:$CLASSPATH" > build/client

@@ -1,10 +1,18 @@
-"""A Python client of the FormatterService, using the agentscope-proto package.
+"""A Python client of the FormatterService, the HubService and a served agent,
+using the agentscope-proto package.
 
 Builds a short tool-using conversation, formats it for three providers, parses
 a provider response and a provider stream, and shows how a bad request is
-reported. Prints the results as one JSON document.
+reported; publishes the conversation to a hub topic and reads it back from a
+subscription; given an agent's address, asks the agent the conversation's
+question, printing the type of each event of its reply on stderr as it
+arrives, and confirms the tool call the agent asks about. Prints the results
+as one JSON document on stdout.
 
-Usage: python client.py [HOST:PORT]   (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+Usage: python client.py [HOST:PORT [AGENT_HOST:PORT]]
+  HOST:PORT: `agentscope-proto serve` (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051)
+  AGENT_HOST:PORT: `agentscope-proto serve-agent` (default: $AGENTSCOPE_AGENT_TARGET;
+  neither: no agent part)
 """
 
 from __future__ import annotations
@@ -12,18 +20,24 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from agentscope_proto import (
+    FinishedReason,
     FormatError,
     FormatterClient,
     Msg,
     ParsedResponse,
+    Role,
     new_msg,
     new_text_block,
     new_tool_result_block,
     new_tool_use_block,
 )
+from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
+from agentscope_proto.agents import AgentClient
+from agentscope_proto.hub import HubClient
 from agentscope_proto.results import FinishReason
 
 TOOLS = [
@@ -87,9 +101,111 @@ def summary(result: ParsedResponse) -> dict[str, Any]:
     }
 
 
+# The hub topic the conversation is published to.
+TOPIC = "examples/weather"
+
+
+def hub_round_trip(target: str) -> dict[str, Any]:
+    """Publish the conversation to TOPIC and read it back: the question first, then a
+    subscription after its offset (a gap-free start over any protocol), then the other
+    messages, which reach the subscription with the offsets Publish returned."""
+    question, *rest = conversation()
+    with HubClient(target) as hub:
+        after = hub.publish(TOPIC, question)
+        with hub.subscribe(TOPIC, after=after) as subscription:
+            offsets = [hub.publish(TOPIC, msg) for msg in rest]
+            received = [next(subscription) for _ in rest]
+    return {
+        "received": [
+            {
+                "offset_matches": event.offset == offset,
+                "msg_matches": event.msg == msg,
+                "name": event.msg.name,
+                "role": Role.Name(event.msg.role),
+                "blocks": [block.WhichOneof("block") for block in event.msg.blocks.items],
+            }
+            for event, offset, msg in zip(received, offsets, rest, strict=True)
+        ]
+    }
+
+
+def msg_text(msg: Msg) -> str:
+    """A message's text: its text, or its text blocks joined."""
+    if msg.WhichOneof("content") == "text":
+        return msg.text
+    return "".join(block.text.text for block in msg.blocks.items if block.HasField("text"))
+
+
+def confirm(asked: events.RequireUserConfirmEvent) -> events.UserConfirmResultEvent:
+    """Allow every tool call the agent asks about, as it asked for it."""
+    return events.UserConfirmResultEvent(
+        reply_id=asked.reply_id,
+        confirm_results=[
+            events.ConfirmResult(confirmed=True, tool_call=call) for call in asked.tool_calls
+        ],
+    )
+
+
+def ask_agent(target: str) -> dict[str, Any]:
+    """Ask the agent the conversation's question; while its reply stops to ask for a
+    confirmation, answer it (in the reply's session) and go on until the reply ends."""
+    question = conversation()[0]
+    replies: list[dict[str, Any]] = []
+    asked: list[dict[str, Any]] = []
+    session = ended_in = ""
+    msg = Msg()
+    with AgentClient(target) as agent:
+        stream: Iterator[events.AgentEvent | Msg] | None = agent.reply_stream(question, timeout=30)
+        while stream is not None:
+            answer = None
+            reply: dict[str, Any] = {"events": [], "text": "", "tool_result": ""}
+            for item in stream:
+                if isinstance(item, Msg):  # the `done` response's message: the reply so far
+                    msg = item
+                    continue
+                kind = item.WhichOneof("event")
+                if kind is None:  # an event kind newer than this schema
+                    continue
+                print(kind.upper(), file=sys.stderr, flush=True)  # as it arrives
+                reply["events"].append(kind.upper())
+                if kind == "reply_start":
+                    session = item.reply_start.session_id
+                elif kind == "text_block_delta":
+                    reply["text"] += item.text_block_delta.delta
+                elif kind == "tool_result_text_delta":
+                    reply["tool_result"] += item.tool_result_text_delta.delta
+                elif kind == "require_user_confirm":
+                    calls = item.require_user_confirm.tool_calls
+                    asked += [{"name": c.name, "input": json.loads(c.input_json)} for c in calls]
+                    answer = confirm(item.require_user_confirm)
+                elif kind == "reply_end":
+                    ended_in = item.reply_end.session_id
+            replies.append(reply)
+            # The answer goes on with the same reply, in the session that asked.
+            stream = (
+                agent.reply_stream(answer=answer, session_id=session, timeout=30)
+                if answer is not None
+                else None
+            )
+    return {
+        "replies": replies,
+        "asked": asked,
+        "same_session": bool(session) and ended_in == session,
+        "reply": {
+            "name": msg.name,
+            "role": Role.Name(msg.role),
+            "text": msg_text(msg),
+            "finished_reason": FinishedReason.Name(msg.finished_reason),
+        },
+    }
+
+
 def main() -> None:
     target = (
         sys.argv[1] if len(sys.argv) > 1 else os.environ.get("AGENTSCOPE_TARGET", "127.0.0.1:50051")
+    )
+    agent_target = (
+        sys.argv[2] if len(sys.argv) > 2 else os.environ.get("AGENTSCOPE_AGENT_TARGET", "")
     )
     out: dict[str, Any] = {}
     with FormatterClient(target) as client:
@@ -123,6 +239,10 @@ def main() -> None:
             client.format("openai", conversation(), tools=TOOLS, tool_choice="get_time")
         except FormatError as error:
             out["error"] = {"field": error.path, "description": error.reason}
+
+    out["hub"] = hub_round_trip(target)
+    if agent_target:
+        out["agent"] = ask_agent(agent_target)
     json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
     print()
 

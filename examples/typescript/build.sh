@@ -12,5 +12,6 @@ rm -rf gen build && mkdir gen
 protoc -I ../../proto -I "$RPC_PROTOS" \
   --plugin=protoc-gen-es=node_modules/.bin/protoc-gen-es --es_out=gen --es_opt=target=ts,import_extension=js \
   agentscope/message/v1/message.proto agentscope/formatter/v1/formatter_service.proto \
+  agentscope/agent/v1/events.proto agentscope/agent/v1/agent_service.proto agentscope/agent/v1/hub_service.proto \
   google/rpc/status.proto google/rpc/error_details.proto
 node_modules/.bin/tsc -p .

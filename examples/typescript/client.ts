@@ -1,14 +1,22 @@
-// A TypeScript client of the FormatterService, with Connect-ES over gRPC.
+// A TypeScript client of the FormatterService, the HubService and a served agent, with
+// Connect-ES over gRPC.
 //
 // Builds a short tool-using conversation, formats it for three providers,
 // parses a provider response and a provider stream, and shows how a bad
-// request is reported. Prints the results as one JSON document.
+// request is reported; publishes the conversation to a hub topic and reads it
+// back from a subscription; given an agent's address, asks the agent the
+// conversation's question, printing the type of each event of its reply on
+// stderr as it arrives, and confirms the tool call the agent asks about.
+// Prints the results as one JSON document on stdout.
 //
-// Usage: node build/client.js [--connect] [HOST:PORT]   (default: $AGENTSCOPE_TARGET or
-// 127.0.0.1:50051). With --connect it speaks the Connect protocol to `agentscope-proto serve
-// --http-port` (HOST:PORT is then the HTTP port) and prints the same document.
+// Usage: node build/client.js [--connect] [HOST:PORT [AGENT_HOST:PORT]]
+//   HOST:PORT: `agentscope-proto serve` (default: $AGENTSCOPE_TARGET or 127.0.0.1:50051).
+//   With --connect it speaks the Connect protocol to `agentscope-proto serve --http-port`
+//   (HOST:PORT is then the HTTP port) and prints the same document.
+//   AGENT_HOST:PORT: `agentscope-proto serve-agent`, over gRPC either way (default:
+//   $AGENTSCOPE_AGENT_TARGET; neither: no agent part).
 
-import { create } from "@bufbuild/protobuf";
+import { create, equals } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import {
@@ -20,7 +28,22 @@ import {
   type ParseResult,
   type ParseStreamRequest,
 } from "./gen/agentscope/formatter/v1/formatter_service_pb.js";
-import { MsgSchema, Role, type Msg } from "./gen/agentscope/message/v1/message_pb.js";
+import { AgentService, ReplyRequestSchema, type ReplyRequest } from "./gen/agentscope/agent/v1/agent_service_pb.js";
+import {
+  AgentEventSchema,
+  UserConfirmResultEventSchema,
+  type RequireUserConfirmEvent,
+  type UserConfirmResultEvent,
+} from "./gen/agentscope/agent/v1/events_pb.js";
+import { HubService, type HubEvent } from "./gen/agentscope/agent/v1/hub_service_pb.js";
+import {
+  ContentBlockSchema,
+  FinishedReasonSchema,
+  MsgSchema,
+  Role,
+  RoleSchema,
+  type Msg,
+} from "./gen/agentscope/message/v1/message_pb.js";
 import { BadRequestSchema } from "./gen/google/rpc/error_details_pb.js";
 
 const TOOLS = [
@@ -125,6 +148,130 @@ async function* streamRequests(mode: StreamMode): AsyncIterable<ParseStreamReque
   }
 }
 
+// The hub topic the conversation is published to.
+const TOPIC = "examples/weather";
+
+/** The block kinds of a message, by their field names in the schema (`text`, `tool_use`, ...). */
+function blockKinds(msg: Msg | undefined): string[] {
+  const blocks = msg?.content.case === "blocks" ? msg.content.value.items : [];
+  return blocks.flatMap(({ block }) => (block.case ? [ContentBlockSchema.field[block.case].name] : []));
+}
+
+/**
+ * Publish the conversation to TOPIC and read it back: the question first, then a subscription
+ * after its offset (a gap-free start over any protocol), then the other messages, which reach
+ * the subscription with the offsets Publish returned.
+ */
+async function hubRoundTrip(transport: Transport) {
+  const hub = createClient(HubService, transport);
+  const [question, ...rest] = conversation();
+  const { offset: after } = await hub.publish({ topic: TOPIC, msg: question });
+  const abort = new AbortController();
+  const events = hub.subscribe({ topic: TOPIC, after }, { signal: abort.signal, timeoutMs: 30_000 });
+  const iterator = events[Symbol.asyncIterator]();
+  const first = iterator.next(); // starts the call
+  first.catch(() => {}); // awaited below: its error surfaces there
+  const offsets: string[] = [];
+  for (const msg of rest) offsets.push((await hub.publish({ topic: TOPIC, msg })).offset);
+  const received: HubEvent[] = [];
+  while (received.length < rest.length) {
+    const { done, value } = await (received.length === 0 ? first : iterator.next());
+    if (done) throw new Error("the subscription ended early");
+    received.push(value);
+  }
+  // A subscription ends when its caller cancels it: the next read then fails with CANCELED.
+  abort.abort();
+  await iterator.next().then(
+    () => {},
+    (err) => {
+      if (ConnectError.from(err).code !== Code.Canceled) throw err;
+    },
+  );
+  return {
+    received: received.map((event, i) => ({
+      offset_matches: event.offset === offsets[i],
+      msg_matches: event.msg !== undefined && equals(MsgSchema, event.msg, rest[i]),
+      name: event.msg?.name ?? "",
+      role: RoleSchema.value[event.msg?.role ?? Role.UNSPECIFIED].name,
+      blocks: blockKinds(event.msg),
+    })),
+  };
+}
+
+/** A message's text: its text, or its text blocks joined. */
+function msgText(msg: Msg | undefined): string {
+  if (msg?.content.case === "text") return msg.content.value;
+  return (msg?.content.case === "blocks" ? msg.content.value.items : [])
+    .map(({ block }) => (block.case === "text" ? block.value.text : ""))
+    .join("");
+}
+
+/** Allow every tool call the agent asks about, as it asked for it. */
+function confirm(asked: RequireUserConfirmEvent): UserConfirmResultEvent {
+  return create(UserConfirmResultEventSchema, {
+    replyId: asked.replyId,
+    confirmResults: asked.toolCalls.map((toolCall) => ({ confirmed: true, toolCall })),
+  });
+}
+
+/**
+ * Ask the agent the conversation's question; while its reply stops to ask for a confirmation,
+ * answer it (in the reply's session) and go on until the reply ends.
+ */
+async function askAgent(target: string) {
+  const agent = createClient(AgentService, createGrpcTransport({ baseUrl: `http://${target}` }));
+  const replies = [];
+  const asked = [];
+  let session = "";
+  let endedIn = "";
+  let msg: Msg | undefined;
+  let request: ReplyRequest | undefined = create(ReplyRequestSchema, { msgs: [conversation()[0]] });
+  while (request) {
+    let answer: UserConfirmResultEvent | undefined;
+    const reply = { events: [] as string[], text: "", tool_result: "" };
+    for await (const response of agent.reply(request, { timeoutMs: 30_000 })) {
+      if (response.done) msg = response.msg; // the reply so far
+      const event = response.event?.event;
+      if (!event?.case) continue; // none, or an event kind newer than this schema
+      const type = AgentEventSchema.field[event.case].name.toUpperCase();
+      console.error(type); // as it arrives
+      reply.events.push(type);
+      switch (event.case) {
+        case "replyStart":
+          session = event.value.sessionId;
+          break;
+        case "textBlockDelta":
+          reply.text += event.value.delta;
+          break;
+        case "toolResultTextDelta":
+          reply.tool_result += event.value.delta;
+          break;
+        case "requireUserConfirm":
+          asked.push(...event.value.toolCalls.map(({ name, inputJson }) => ({ name, input: JSON.parse(inputJson) })));
+          answer = confirm(event.value);
+          break;
+        case "replyEnd":
+          endedIn = event.value.sessionId;
+          break;
+      }
+    }
+    replies.push(reply);
+    // The answer goes on with the same reply, in the session that asked.
+    request = answer && create(ReplyRequestSchema, { sessionId: session, answer: { case: "userConfirmResult", value: answer } });
+  }
+  return {
+    replies,
+    asked,
+    same_session: session !== "" && endedIn === session,
+    reply: {
+      name: msg?.name ?? "",
+      role: RoleSchema.value[msg?.role ?? Role.UNSPECIFIED].name,
+      text: msgText(msg),
+      finished_reason: FinishedReasonSchema.value[msg?.finishedReason ?? 0].name,
+    },
+  };
+}
+
 /** gRPC, or the Connect protocol over HTTP/2 (ParseStream streams both ways, which needs it). */
 function transport(connect: boolean, target: string): Transport {
   const baseUrl = `http://${target}`;
@@ -133,8 +280,10 @@ function transport(connect: boolean, target: string): Transport {
 
 async function main() {
   const args = process.argv.slice(2);
-  const target = args.find((arg) => !arg.startsWith("--")) ?? process.env.AGENTSCOPE_TARGET ?? "127.0.0.1:50051";
-  const client = createClient(FormatterService, transport(args.includes("--connect"), target));
+  const [target = process.env.AGENTSCOPE_TARGET ?? "127.0.0.1:50051", agentTarget = process.env.AGENTSCOPE_AGENT_TARGET] =
+    args.filter((arg) => !arg.startsWith("--"));
+  const channel = transport(args.includes("--connect"), target);
+  const client = createClient(FormatterService, channel);
   const out: Record<string, unknown> = {};
 
   // Format: the reply's body_json is the provider's request body as JSON.
@@ -187,6 +336,9 @@ async function main() {
     const [violation] = error.findDetails(BadRequestSchema).flatMap((d) => d.fieldViolations);
     out.error = { field: violation.field, description: violation.description };
   }
+
+  out.hub = await hubRoundTrip(channel);
+  if (agentTarget) out.agent = await askAgent(agentTarget);
   console.log(JSON.stringify(out, null, 2));
 }
 

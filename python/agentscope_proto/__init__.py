@@ -6,6 +6,8 @@ a flat set of `new_*`/`get_*` helpers, `from_dict`/`to_dict`, `format` (and
 `Conversation`, which formats an agent's growing history incrementally), `parse`
 and `StreamParser`. The gRPC clients (`FormatterClient`, `AsyncFormatterClient`)
 are imported on first use, so that `import agentscope_proto` does not load gRPC.
+Agents across processes (serving, clients, `RemoteAgent`, events) are
+`agentscope_proto.agents`.
 """
 
 from __future__ import annotations
@@ -17,14 +19,19 @@ from .cache import FormatCache
 from .conversation import Conversation, FormattedJson
 from .dialects import Dialect, detect_dialect, from_dict, from_json, to_dict, to_json
 from .errors import (
+    AgentReplyError,
     AgentScopeProtoError,
     FormatError,
+    HubError,
+    HubUnavailableError,
     LimitExceededError,
     MediaAccessError,
     MessageFormatError,
+    OffsetOutOfRangeError,
     ParseError,
     ProviderError,
     RemoteError,
+    SessionStateError,
     ToolChoiceError,
     UnknownProviderError,
     UnsupportedMediaError,
@@ -90,6 +97,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROVIDERS",
+    "AgentReplyError",
     "AgentScopeProtoError",
     "AnyBlock",
     "AsyncFormatterClient",
@@ -114,6 +122,8 @@ __all__ = [
     "GroundingBlock",
     "GroundingSource",
     "HintBlock",
+    "HubError",
+    "HubUnavailableError",
     "ImageBlock",
     "LimitExceededError",
     "MediaAccessError",
@@ -121,6 +131,7 @@ __all__ = [
     "MediaSource",
     "MessageFormatError",
     "Msg",
+    "OffsetOutOfRangeError",
     "OpaqueBlock",
     "ParseError",
     "ParseSettings",
@@ -134,6 +145,7 @@ __all__ = [
     "Role",
     "ServerToolResultBlock",
     "ServerToolUseBlock",
+    "SessionStateError",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",

@@ -1,4 +1,4 @@
-"""The `agentscope-proto` command: `serve`, `format` and `parse`.
+"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse`, `hub` and `a2a`.
 
 User errors (a missing or unreadable file, invalid JSON, a bad flag, a port
 already in use, input the formatter rejects) end in one line on stderr,
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import importlib
 import importlib.util
 import json
 import logging
@@ -71,22 +72,58 @@ def _provider_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _serve_parser(sub: Any) -> None:
-    p = sub.add_parser("serve", help="run the gRPC FormatterService", **_sub_options())
+def _server_flags(p: argparse.ArgumentParser, port: int) -> None:
+    """The flags every server command shares: address, size, TLS, auth, drain, logs."""
     p.add_argument("--host", default="127.0.0.1", help="address to bind")
-    p.add_argument("--port", type=int, default=50051, help="port to bind (0: any free port)")
-    p.add_argument(
-        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
-    )
-    p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
+    p.add_argument("--port", type=int, default=port, help="port to bind (0: any free port)")
     p.add_argument("--max-message-mb", type=int, default=64, help="largest request/response")
-    p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
-    p.add_argument("--allow-download", action="store_true", help="allow fetching http(s) media")
     p.add_argument("--tls-cert", type=Path, help="server certificate (PEM)")
     p.add_argument("--tls-key", type=Path, help="server private key (PEM)")
     p.add_argument("--tls-client-ca", type=Path, help="require client certs signed by this CA")
     p.add_argument("--auth-token-env", metavar="NAME", help="env var holding the bearer token")
     p.add_argument("--grace", type=float, default=10.0, help="seconds to drain on SIGTERM")
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log threshold",
+    )
+
+
+def _hub_flags(p: argparse.ArgumentParser, default: str) -> None:
+    """The HubService's flags (`serve` and `serve-agent` host it)."""
+    p.add_argument(
+        "--hub",
+        metavar="URL",
+        help="the HubService's store: memory, redis://HOST:PORT[/DB] (rediss://, unix://; "
+        f"needs the redis extra) or none (default: {default})",
+    )
+    p.add_argument(
+        "--hub-retention", type=int, default=10_000, help="messages each hub topic keeps"
+    )
+    p.add_argument(
+        "--hub-max-msg-kb", type=int, default=1024, help="largest message a Publish may store"
+    )
+    p.add_argument(
+        "--hub-max-subscribers", type=int, default=1000, help="Subscribe streams open at once"
+    )
+    p.add_argument(
+        "--hub-max-publishers", type=int, default=1000, help="PublishStream streams open at once"
+    )
+    p.add_argument(
+        "--hub-memory-mb", type=int, default=256, help="messages the memory hub keeps, all topics"
+    )
+
+
+def _serve_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the gRPC FormatterService", **_sub_options())
+    _server_flags(p, 50051)
+    p.add_argument(
+        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
+    )
+    p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
+    p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
+    p.add_argument("--allow-download", action="store_true", help="allow fetching http(s) media")
     p.add_argument("--max-blocks", type=int, default=100_000, help="content blocks per request")
     p.add_argument(
         "--format-cache-mb", type=int, default=0, help="format cache per worker (0: off)"
@@ -111,11 +148,57 @@ def _serve_parser(sub: Any) -> None:
         metavar="CIDR",
         help="a private network downloads may reach (repeatable; default: public only)",
     )
+    _hub_flags(p, "memory; none with --workers > 1, where each worker would have a hub of its own")
+
+
+def _serve_agent_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve-agent",
+        help="serve an AgentScope agent (the gRPC AgentService)",
+        description="Serve the agents FACTORY makes, one per session. MODULE is imported as "
+        "`python -m` would (from the working directory); FACTORY is a zero-argument callable "
+        "returning a new agent.",
+        **_sub_options(),
+    )
+    p.add_argument("factory", metavar="MODULE:FACTORY", help="e.g. my_agents:make_assistant")
+    _server_flags(p, 50052)
+    p.add_argument("--description", help="what the agent is for (Describe)")
+    p.add_argument("--agent-version", help="the agent's version (Describe)")
+    p.add_argument("--max-sessions", type=int, default=1000, help="sessions held at once")
     p.add_argument(
-        "--log-level",
-        default="info",
-        choices=["debug", "info", "warning", "error"],
-        help="log threshold",
+        "--session-idle-seconds", type=float, default=3600.0, help="drop a session idle this long"
+    )
+    p.add_argument("--max-replies", type=int, default=64, help="replies running at once")
+    _hub_flags(p, "none")
+    p.add_argument(
+        "--topic",
+        help="take part in this hub topic (needs --hub): observe every message published "
+        "there (session topic:TOPIC) and publish the agent's replies there",
+    )
+    p.add_argument(
+        "--reply-to",
+        choices=["mentions", "users", "none"],
+        help="which topic messages the agent answers on its own: mentions (@NAME in the "
+        "text), users (those and every user message) or none (default: mentions)",
+    )
+    _a2a_flags(p)
+
+
+def _a2a_flags(p: argparse.ArgumentParser) -> None:
+    """Serving the agent over A2A 1.0 too (the a2a extra)."""
+    p.add_argument(
+        "--a2a-port",
+        type=int,
+        metavar="N",
+        help="also serve the agent as an A2A 1.0 agent here: JSON-RPC, HTTP+JSON and its card "
+        "(/.well-known/agent-card.json); needs the a2a extra",
+    )
+    p.add_argument("--a2a-grpc-port", type=int, metavar="M", help="and A2A over gRPC here")
+    p.add_argument(
+        "--a2a-host", metavar="NAME", help="the host the agent card lists (default: --host)"
+    )
+    p.add_argument(
+        "--a2a-max-tasks", type=int, default=10_000, help="finished A2A tasks kept for GetTask"
     )
 
 
@@ -182,6 +265,66 @@ def _parse_parser(sub: Any) -> None:
     _client_args(p)
 
 
+def _hub_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "hub", help="publish to or subscribe to a topic of a running HubService", **_sub_options()
+    )
+    actions = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    publish = actions.add_parser(
+        "publish",
+        help="publish messages, printing each one's offset (JSON lines)",
+        **_sub_options(),
+    )
+    publish.add_argument("topic", help="the topic")
+    publish.add_argument(
+        "messages",
+        help="a JSON message, a JSON list of them or JSON lines, AgentScope or ProtoJSON "
+        "('-': stdin)",
+    )
+    subscribe = actions.add_parser(
+        "subscribe",
+        help="print a topic's messages as JSON lines {offset, msg (ProtoJSON)}",
+        **_sub_options(),
+    )
+    subscribe.add_argument("topic", help="the topic")
+    subscribe.add_argument("--after", metavar="OFFSET", help="resume after this offset")
+    subscribe.add_argument("--count", type=int, help="stop after this many messages")
+    for action in (publish, subscribe):
+        action.add_argument("--target", required=True, help="host:port of a server")
+        action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
+
+
+def _a2a_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "a2a",
+        help="ask any A2A 1.0 agent: its card, or a reply (needs the a2a extra)",
+        **_sub_options(),
+    )
+    actions = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    card = actions.add_parser(
+        "card", help="print the agent card (JSON) of the agent at URL", **_sub_options()
+    )
+    send = actions.add_parser(
+        "send",
+        help="send TEXT to the agent at URL and print its reply as it streams",
+        description="The reply's text goes to stdout as it streams; where the task ended "
+        "(and how to go on) to stderr. Exit 1 when the agent's reply failed.",
+        **_sub_options(),
+    )
+    for action in (card, send):
+        action.add_argument("url", help="the agent's base URL (or its card's)")
+        action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
+    send.add_argument("text", help="what the user says")
+    send.add_argument("--context", metavar="ID", help="go on in this A2A context (conversation)")
+    send.add_argument("--task", metavar="ID", help="answer this task, which waits for input")
+    send.add_argument(
+        "--binding",
+        choices=["JSONRPC", "HTTP+JSON", "GRPC"],
+        help="the transport (default: the first the card lists)",
+    )
+    send.add_argument("--timeout", type=float, help="seconds the reply may take")
+
+
 def _sub_options() -> dict[str, Any]:
     return {"formatter_class": _HelpFormatter}
 
@@ -223,13 +366,15 @@ def _json_argument(flag: str, value: str | None) -> Any:
     return _load_json(value)
 
 
-def _read_msgs(source: str) -> list[Any]:
+def _read_msgs(source: str, data: Any = None) -> list[Any]:
+    """The messages of `source` (or of `data` read from it)."""
     from google.protobuf import json_format
 
     from ._generated.agentscope.message.v1.message_pb2 import Msg
     from .formatting import message_from_input
 
-    data = _load_json(source)
+    if data is None:
+        data = _load_json(source)
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list):
@@ -397,6 +542,185 @@ def _parse_response(args: argparse.Namespace) -> None:
     _print(_result_json(result))
 
 
+def _hub_messages(source: str) -> list[Any]:
+    """The messages of `hub publish`: one JSON message, a JSON list, or JSON lines."""
+    raw = _read_bytes(source)
+    try:
+        data = [_load_json(source, raw)]
+    except UserError:
+        lines = [line for line in raw.splitlines() if line.strip()]
+        if len(lines) < 2:
+            raise
+        data = [_load_json(f"{source} line {n}", line) for n, line in enumerate(lines, 1)]
+    if len(data) == 1 and isinstance(data[0], list):
+        data = data[0]
+    return _read_msgs(source, data)
+
+
+def _run_hub(args: argparse.Namespace) -> None:
+    from .hub.client import HubClient
+
+    with HubClient(args.target, token=_token(args.token_env)) as client:
+        if args.action == "publish":
+            # One PublishStream: a line for each message stored, in order,
+            # then the first that was not (one line, on stderr).
+            msgs = _hub_messages(args.messages)
+            failures: list[tuple[int, Exception]] = []
+            outcomes = client._publish_each(args.topic, msgs)
+            for index, (msg, outcome) in enumerate(zip(msgs, outcomes, strict=True)):
+                if isinstance(outcome, str):
+                    print(json.dumps({"offset": outcome, "id": msg.id}), flush=True)
+                else:
+                    failures.append((index, outcome))
+            if failures:
+                index, error = failures[0]
+                stored = len(msgs) - len(failures)
+                message = f"{stored} of {len(msgs)} published; messages[{index}]: {error}"
+                local = isinstance(error, AgentScopeProtoError) and not _is_remote(error)
+                raise UserError(message, 2 if local else 1)
+            return
+        if args.count is not None and args.count < 1:
+            raise UserError("--count must be at least 1")
+        from google.protobuf import json_format
+
+        with client.subscribe(args.topic, args.after) as events:
+            print(f"{PROG}: subscribed to {args.topic} after {events.after}", file=sys.stderr)
+            for seen, event in enumerate(events, 1):
+                msg = json_format.MessageToDict(event.msg)
+                print(json.dumps({"offset": event.offset, "msg": msg}), flush=True)
+                if seen == args.count:
+                    return
+
+
+def _run_a2a(args: argparse.Namespace) -> None:
+    if importlib.util.find_spec("a2a") is None:
+        raise UserError("a2a needs the a2a extra: pip install 'agentscope-proto[a2a]'")
+    from .a2a.client import fetch_card
+    from .errors import AgentReplyError
+
+    token = _token(args.token_env)
+    if args.action == "card":
+        from google.protobuf import json_format
+
+        try:
+            card = fetch_card(args.url, token=token)
+        except MessageFormatError as exc:  # the peer's document, not the user's input
+            raise UserError(str(exc), 1) from None
+        print(json.dumps(json_format.MessageToDict(card), ensure_ascii=False, indent=2))
+        return
+    if args.task is not None and args.context is None:
+        raise UserError("--task needs --context (the task's context)")
+    try:
+        asyncio.run(_a2a_send(args, token))
+    except AgentReplyError as exc:
+        raise UserError(str(exc), 1) from None
+
+
+async def _a2a_send(args: argparse.Namespace, token: str | None) -> None:
+    """Print the reply's text as it streams, then (stderr) where its task
+    ended and, for a question, how to answer it."""
+    from ._generated.agentscope.message.v1.message_pb2 import ROLE_USER, FinishedReason, Msg
+    from .a2a.client import AsyncA2AClient
+
+    bindings = [args.binding] if args.binding else []
+    async with AsyncA2AClient(args.url, token=token, bindings=bindings) as client:
+        context = args.context or ""
+        if args.task is not None:
+            client.continue_task(context, args.task)
+        # One speaker: a peer without the extension sees the words as typed.
+        message = Msg(name="user", role=ROLE_USER, text=args.text)
+        reply = None
+        printed = False
+        try:
+            stream = client.reply_stream(message, session_id=context, timeout=args.timeout)
+            async for item in stream:
+                if isinstance(item, Msg):
+                    reply = item
+                elif item.WhichOneof("event") == "reply_start" and item.reply_start.session_id:
+                    context = item.reply_start.session_id
+                elif (text := _a2a_text(item)) is not None:
+                    print(text, end="", flush=True)
+                    printed = True
+        finally:
+            if printed:
+                print(flush=True)
+        waiting = client.waiting_task(context)
+        if waiting is not None:
+            again = f"{PROG} a2a send {args.url} 'yes' --context {context} --task {waiting}"
+            print(f"{PROG}: input-required: {again}", file=sys.stderr)
+            return
+        reason = FinishedReason.Name(reply.finished_reason) if reply else "COMPLETED"
+        state = reason.removeprefix("FINISHED_REASON_").lower()
+        state = {"unspecified": "completed", "interrupted": "canceled"}.get(state, state)
+        print(f"{PROG}: {state} in context {context}", file=sys.stderr)
+
+
+def _a2a_text(event: Any) -> str | None:
+    """What `a2a send` prints of an event: the reply's text, the agent's question."""
+    kind = event.WhichOneof("event")
+    if kind == "text_block_delta":
+        return str(event.text_block_delta.delta)
+    if kind in ("require_user_confirm", "require_external_execution"):
+        from .a2a.protocol import calls_in_words
+
+        return f"\n[asks to run {calls_in_words(event)}]"
+    return None
+
+
+def _hub_config(args: argparse.Namespace) -> Any:
+    """The hub `serve` runs (None: none), from its --hub flags."""
+    from .hub.store import HubConfig
+
+    workers = getattr(args, "workers", 1)
+    default = "memory" if args.command == "serve" and workers == 1 else "none"
+    url = args.hub or default
+    if url == "none":
+        return None
+    if url == "memory" and workers > 1:
+        raise UserError(
+            "--hub memory with --workers > 1 would give each worker a hub of its own; "
+            "use --hub redis://..."
+        )
+    if url != "memory" and not url.startswith(("redis://", "rediss://", "unix://")):
+        raise UserError(f"--hub {url}: expected memory, none or a redis://, rediss://, unix:// URL")
+    if url != "memory" and importlib.util.find_spec("redis") is None:
+        raise UserError("a Redis hub needs the redis extra: pip install 'agentscope-proto[redis]'")
+    try:
+        return HubConfig(
+            url=url,
+            retention=args.hub_retention,
+            max_msg_kb=args.hub_max_msg_kb,
+            max_subscribers=args.hub_max_subscribers,
+            max_publishers=args.hub_max_publishers,
+            memory_mb=args.hub_memory_mb,
+        )
+    except ValueError as exc:
+        raise UserError(f"--hub-{str(exc).replace('_', '-')}") from None
+
+
+def _server_base(args: argparse.Namespace) -> dict[str, Any]:
+    """The `ServerConfig` fields of the flags every server command has."""
+    for flag, path in (
+        ("--tls-cert", args.tls_cert),
+        ("--tls-key", args.tls_key),
+        ("--tls-client-ca", args.tls_client_ca),
+    ):
+        if path is not None and not path.is_file():
+            raise UserError(f"{flag} {path}: no such file")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UserError("--tls-cert and --tls-key go together")
+    return {
+        "host": args.host,
+        "port": args.port,
+        "max_message_mb": args.max_message_mb,
+        "auth_token": _token(args.auth_token_env),
+        "tls_cert": args.tls_cert,
+        "tls_key": args.tls_key,
+        "tls_client_ca": args.tls_client_ca,
+        "grace_seconds": args.grace,
+    }
+
+
 def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
     from ._fetch import MediaLimits
     from .service import ServerConfig
@@ -409,33 +733,18 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         )
     except ValueError as exc:
         raise UserError(f"--allow-network: {exc}") from None
-    for flag, path in (
-        ("--tls-cert", args.tls_cert),
-        ("--tls-key", args.tls_key),
-        ("--tls-client-ca", args.tls_client_ca),
-    ):
-        if path is not None and not path.is_file():
-            raise UserError(f"{flag} {path}: no such file")
+    base = _server_base(args)
     if args.format_cache_mb < 0:
         raise UserError("--format-cache-mb must be 0 (off) or more")
-    if (args.tls_cert is None) != (args.tls_key is None):
-        raise UserError("--tls-cert and --tls-key go together")
     if args.media_root is not None and not args.media_root.is_dir():
         raise UserError(f"--media-root {args.media_root}: no such directory")
     if args.http_port is not None and importlib.util.find_spec("connectrpc") is None:
         raise UserError("--http-port needs the http extra: pip install 'agentscope-proto[http]'")
     return ServerConfig(
-        host=args.host,
-        port=args.port,
+        **base,
         http_port=args.http_port,
-        max_message_mb=args.max_message_mb,
         media_root=args.media_root,
         allow_download=args.allow_download,
-        auth_token=_token(args.auth_token_env),
-        tls_cert=args.tls_cert,
-        tls_key=args.tls_key,
-        tls_client_ca=args.tls_client_ca,
-        grace_seconds=args.grace,
         reuse_port=reuse_port,
         max_blocks=args.max_blocks,
         format_cache_mb=args.format_cache_mb,
@@ -443,6 +752,7 @@ def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
         max_stream_output_mb=args.max_stream_output_mb,
         stream_idle_seconds=args.stream_idle_seconds,
         media_limits=limits,
+        hub=_hub_config(args),
     )
 
 
@@ -478,10 +788,13 @@ def _configure_logging(level: str) -> None:
 
 
 def _serve(config: Any) -> None:
+    from .errors import HubUnavailableError
     from .service import serve
 
     try:
         asyncio.run(serve(config))
+    except HubUnavailableError as exc:
+        raise UserError(f"--hub: {exc}", 1) from None
     except (OSError, RuntimeError) as exc:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError here before).
         if "bind" not in str(exc).lower():
@@ -526,8 +839,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _serve_parser(sub)
+    _serve_agent_parser(sub)
     _format_parser(sub)
     _parse_parser(sub)
+    _hub_parser(sub)
+    _a2a_parser(sub)
     return parser
 
 
@@ -537,10 +853,121 @@ def _version() -> str:
     return __version__
 
 
+def _factory(spec: str) -> Any:
+    """The callable `MODULE:FACTORY` names, MODULE imported as `python -m`
+    would import it (the working directory first on the path)."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise UserError(f"{spec!r}: expected MODULE:FACTORY, e.g. my_agents:make_assistant")
+    if sys.path[:1] != [os.getcwd()]:
+        sys.path.insert(0, os.getcwd())
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise UserError(f"{spec}: cannot import {exc.name!r}") from None
+    except Exception as exc:  # the module's own code failed
+        raise UserError(f"{spec}: importing {module_name} failed: {exc!r}", 1) from None
+    for name in attribute.split("."):
+        if not hasattr(target, name):
+            raise UserError(f"{spec}: {type(target).__name__} {module_name} has no {name!r}")
+        target = getattr(target, name)
+    if not callable(target):
+        raise UserError(f"{spec}: not callable (a {type(target).__name__})")
+    return target
+
+
+def _a2a_config(args: argparse.Namespace) -> Any:
+    """The A2A serving `serve-agent` runs (None: none), from its --a2a flags."""
+    from .agents.config import A2AConfig
+
+    if args.a2a_port is None:
+        for flag in ("a2a_grpc_port", "a2a_host"):
+            if getattr(args, flag) is not None:
+                raise UserError(f"--{flag.replace('_', '-')} needs --a2a-port")
+        return None
+    if importlib.util.find_spec("a2a") is None or importlib.util.find_spec("hypercorn") is None:
+        raise UserError("--a2a-port needs the a2a extra: pip install 'agentscope-proto[a2a]'")
+    try:
+        return A2AConfig(
+            port=args.a2a_port,
+            grpc_port=args.a2a_grpc_port,
+            public_host=args.a2a_host,
+            max_tasks=args.a2a_max_tasks,
+        )
+    except ValueError as exc:
+        raise UserError(f"--a2a-{str(exc).replace('_', '-')}") from None
+
+
+async def _serve_agent(
+    factory: Any, spec: str, config: Any, agent_config: Any, a2a: Any = None
+) -> None:
+    from .agents import serve_agent
+    from .agents.hosting import hosting_for
+    from .agents.sessions import new_agent
+
+    try:
+        probe = await new_agent(factory)
+    except Exception as exc:  # the factory's own code failed
+        raise UserError(f"{spec}: making an agent failed: {exc!r}", 1) from None
+    try:
+        hosting_for(probe)
+    except TypeError as exc:  # not an agent
+        raise UserError(f"{spec}: {exc}") from None
+    await serve_agent(factory, config, agent_config, probe=probe, a2a=a2a)
+
+
+def _run_serve_agent(args: argparse.Namespace) -> None:
+    from .agents import AgentConfig
+    from .errors import HubUnavailableError
+    from .service import ServerConfig
+
+    if args.reply_to is not None and args.topic is None:
+        raise UserError("--reply-to needs --topic")
+    try:
+        agent_config = AgentConfig(
+            description=args.description or "",
+            version=args.agent_version or "",
+            max_sessions=args.max_sessions,
+            session_idle_seconds=args.session_idle_seconds,
+            max_replies=args.max_replies,
+            topic=args.topic,
+            reply_to=args.reply_to or "mentions",
+        )
+    except ValueError as exc:
+        field, _, reason = str(exc).partition(" ")  # the field named as its flag
+        raise UserError(f"--{field.replace('_', '-')} {reason}") from None
+    config = ServerConfig(**_server_base(args), hub=_hub_config(args))
+    if args.topic is not None and config.hub is None:
+        raise UserError("--topic needs a hub: --hub memory or --hub redis://...")
+    a2a = _a2a_config(args)
+    factory = _factory(args.factory)
+    ports = [args.port, *((a2a.port, a2a.grpc_port) if a2a is not None else ())]
+    for port in ports:
+        if port is not None:
+            _check_port(args.host, port)
+    _configure_logging(args.log_level)
+    try:
+        asyncio.run(_serve_agent(factory, args.factory, config, agent_config, a2a))
+    except HubUnavailableError as exc:
+        raise UserError(f"--hub: {exc}", 1) from None
+    except (OSError, RuntimeError) as exc:
+        # gRPC's bind failure (a RuntimeError in recent grpcio, OSError before).
+        if "bind" not in str(exc).lower() and "address already in use" not in str(exc).lower():
+            raise
+        raise UserError(f"cannot listen on {args.host}: {exc}", 1) from None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `agentscope-proto` command."""
     args = build_parser().parse_args(argv)
-    runners = {"serve": _run_serve, "format": _run_format, "parse": _run_parse}
+    runners = {
+        "serve": _run_serve,
+        "serve-agent": _run_serve_agent,
+        "format": _run_format,
+        "parse": _run_parse,
+        "hub": _run_hub,
+        "a2a": _run_a2a,
+    }
     try:
         runners[args.command](args)
     except UserError as exc:

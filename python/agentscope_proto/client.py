@@ -12,9 +12,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from typing import Any
 
 import grpc
-from google.rpc import status_pb2
-from grpc_status import rpc_status
 
+from ._channel import AsyncChannelClient, ChannelClient
 from ._client_proto import (
     MsgLike,
     StreamMode,
@@ -32,24 +31,12 @@ from ._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb
 from .formatting import FormattedBody, provider_first
 from .options import ParseSettings, parse_settings_to_proto
 from .results import ParsedResponse
-from .service.status import error_from_status
+from .service.status import error_from_rpc
 
 __all__ = ["AsyncFormatterClient", "FormatterClient", "format_request", "result_from_proto"]
 
 
-def _status(error: grpc.RpcError) -> status_pb2.Status | None:
-    metadata: Any = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    for key, value in metadata or ():
-        if key == rpc_status.GRPC_DETAILS_METADATA_KEY:
-            return status_pb2.Status.FromString(value)
-    return None
-
-
-def _raise(error: grpc.RpcError) -> Exception:
-    return error_from_status(error.code(), error.details() or "", _status(error))
-
-
-class FormatterClient:
+class FormatterClient(ChannelClient):
     """A blocking client: `format`, `parse` and `parse_stream` over gRPC."""
 
     def __init__(
@@ -60,18 +47,8 @@ class FormatterClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        limit = max_message_mb * 1024 * 1024
-        options = [
-            ("grpc.max_receive_message_length", limit),
-            ("grpc.max_send_message_length", limit),
-        ]
-        self._channel = (
-            grpc.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.FormatterServiceStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
 
     def format(
         self,
@@ -93,7 +70,7 @@ class FormatterClient:
         try:
             reply = self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return body_from_proto(reply)
 
     def parse(
@@ -112,7 +89,7 @@ class FormatterClient:
         try:
             reply = self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return result_from_proto(reply.result)
 
     def parse_stream(
@@ -143,20 +120,10 @@ class FormatterClient:
             for reply in self._stub.ParseStream(requests, timeout=timeout, metadata=self._metadata):
                 yield result_from_proto(reply.result)
         except grpc.RpcError as error:
-            raise _raise(error) from None
-
-    def close(self) -> None:
-        """Close the channel."""
-        self._channel.close()
-
-    def __enter__(self) -> FormatterClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            raise error_from_rpc(error) from None
 
 
-class AsyncFormatterClient:
+class AsyncFormatterClient(AsyncChannelClient):
     """The asyncio twin of `FormatterClient`."""
 
     def __init__(
@@ -167,18 +134,8 @@ class AsyncFormatterClient:
         token: str | None = None,
         max_message_mb: int = 64,
     ) -> None:
-        limit = max_message_mb * 1024 * 1024
-        options = [
-            ("grpc.max_receive_message_length", limit),
-            ("grpc.max_send_message_length", limit),
-        ]
-        self._channel = (
-            grpc.aio.secure_channel(target, credentials, options)
-            if credentials
-            else grpc.aio.insecure_channel(target, options)
-        )
+        super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.FormatterServiceStub(self._channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
 
     async def format(
         self,
@@ -195,7 +152,7 @@ class AsyncFormatterClient:
         try:
             reply = await self._stub.Format(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return body_from_proto(reply)
 
     async def parse(
@@ -214,7 +171,7 @@ class AsyncFormatterClient:
         try:
             reply = await self._stub.Parse(request, timeout=timeout, metadata=self._metadata)
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
+            raise error_from_rpc(error) from None
         return result_from_proto(reply.result)
 
     async def parse_stream(
@@ -254,14 +211,4 @@ class AsyncFormatterClient:
             async for reply in call:
                 yield result_from_proto(reply.result)
         except grpc.aio.AioRpcError as error:
-            raise _raise(error) from None
-
-    async def close(self) -> None:
-        """Close the channel."""
-        await self._channel.close()
-
-    async def __aenter__(self) -> AsyncFormatterClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+            raise error_from_rpc(error) from None

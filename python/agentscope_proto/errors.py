@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 __all__ = [
+    "AgentReplyError",
     "AgentScopeProtoError",
     "FormatError",
+    "HubError",
+    "HubUnavailableError",
     "LimitExceededError",
     "MediaAccessError",
     "MessageFormatError",
+    "OffsetOutOfRangeError",
     "ParseError",
     "ProviderError",
     "RemoteError",
+    "SessionStateError",
     "ToolChoiceError",
     "UnknownProviderError",
     "UnsupportedMediaError",
@@ -107,6 +112,72 @@ class LimitExceededError(AgentScopeProtoError):
         super().__init__(f"{path}: {reason}" if path else reason)
         self.path = path
         self.reason = reason
+
+
+class HubError(AgentScopeProtoError, ValueError):
+    """A hub request naming a bad topic or offset, or none; INVALID_ARGUMENT.
+
+    `path` names the field, e.g. `topic` or `after`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class OffsetOutOfRangeError(HubError):
+    """A subscription's `after` the topic cannot resume from without a gap;
+    OUT_OF_RANGE.
+
+    `why` is `expired` (messages after it were trimmed by the topic's
+    retention) or `unknown` (the topic never gave it out: its store was
+    emptied or replaced). Subscribing again from now on (no `after`) works.
+    """
+
+    def __init__(self, path: str, reason: str, why: str = "expired") -> None:
+        super().__init__(path, reason)
+        self.why = why
+
+
+class HubUnavailableError(AgentScopeProtoError):
+    """The hub's store cannot be reached, or its server is shutting down;
+    UNAVAILABLE: retry, or resume the subscription, later or elsewhere."""
+
+    def __init__(self, reason: str, path: str = "") -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class SessionStateError(AgentScopeProtoError):
+    """A call a hosted agent's session cannot take as it stands: an answer the
+    session did not ask for (or to a session that is gone), or messages while
+    it waits for an answer. The server reports it as FAILED_PRECONDITION.
+
+    `path` names the request field, e.g. `user_confirm_result.confirm_results[0]`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class AgentReplyError(AgentScopeProtoError):
+    """A hosted agent's reply failed (the agent raised).
+
+    `error_type` is AgentScope 2.x's `ErrorType` value (`"rate_limit"`,
+    `"upstream"`, `"internal"`, ...) and `message` the sanitized text of the
+    reply's `ReplyEndEvent`, never a traceback; `msg` is the reply's message
+    (with `error` set) when the caller received it.
+    """
+
+    def __init__(self, error_type: str, message: str, msg: object = None) -> None:
+        super().__init__(f"the agent's reply failed ({error_type}): {message}")
+        self.error_type = error_type
+        self.message = message
+        self.msg = msg
 
 
 class RemoteError(AgentScopeProtoError):

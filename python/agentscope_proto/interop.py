@@ -1,4 +1,5 @@
-"""Conversion from and to real AgentScope `agentscope.message.Msg` objects.
+"""Conversion from and to real AgentScope `agentscope.message.Msg` objects, and
+AgentScope 2.x's agent events (`agentscope.event`).
 
 Needs AgentScope itself, which is an optional extra:
 `pip install "agentscope-proto[agentscope]"` (AgentScope 2.x where the Python
@@ -10,23 +11,34 @@ The conversion goes through AgentScope's own JSON: 2.x's `model_dump(mode=
 "json")`/`model_validate`, 1.x's `to_dict()`/`from_dict()` (plus
 `invocation_id`, which 1.x's `to_dict()` leaves out). So it is exactly as
 lossless as `from_dict`/`to_dict` in that dialect: a 2.x message comes back
-with `model_dump` equal, a 1.x message with `to_dict` equal.
+with `model_dump` equal, a 1.x message with `to_dict` equal. Events go through
+2.x's `model_dump(mode="json")` and `agents.events` the same way.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
+import typing
 from typing import Any
 
+from ._generated.agentscope.agent.v1.events_pb2 import AgentEvent
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .dialects import from_dict, to_dict
 
-__all__ = ["agentscope_major", "from_agentscope", "to_agentscope"]
+__all__ = [
+    "agentscope_major",
+    "event_from_agentscope",
+    "event_to_agentscope",
+    "from_agentscope",
+    "to_agentscope",
+]
 
 _INSTALL = 'pip install "agentscope-proto[agentscope]"'
 
 
+@functools.cache
 def agentscope_major() -> int:
     """The major version of the installed AgentScope (1 or 2)."""
     try:
@@ -82,3 +94,37 @@ def from_agentscope(obj: Any) -> Msg:
     if invocation_id is not None:
         data["invocation_id"] = invocation_id
     return from_dict(data, dialect="agentscope")
+
+
+@functools.cache
+def _event_classes() -> dict[str, type[Any]]:
+    """AgentScope 2.x's event classes by their `type` value."""
+    if agentscope_major() != 2:
+        raise ImportError("agent events need AgentScope 2.x: pip install 'agentscope>=2'")
+    module = importlib.import_module("agentscope.event")
+    return {cls.model_fields["type"].default: cls for cls in typing.get_args(module.AgentEvent)}
+
+
+def event_to_agentscope(event: AgentEvent) -> Any:
+    """The event as the `agentscope.event` object of its type (AgentScope 2.x).
+
+    What `event_to_dict` writes, validated by the event's class; raises
+    `MessageFormatError` for what 2.x cannot hold.
+    """
+    from .agents.events import event_to_dict, event_type  # the agents package loads gRPC
+
+    data = event_to_dict(event)
+    return _event_classes()[event_type(event)].model_validate(data)
+
+
+def event_from_agentscope(obj: Any) -> AgentEvent:
+    """An `AgentEvent` from an `agentscope.event` object (AgentScope 2.x).
+
+    Raises `TypeError` for anything else.
+    """
+    from .agents.events import event_from_dict  # the agents package loads gRPC
+
+    classes = _event_classes()
+    if type(obj) not in classes.values():
+        raise TypeError(f"expected an agentscope.event event, got {type(obj).__name__}")
+    return event_from_dict(obj.model_dump(mode="json"))

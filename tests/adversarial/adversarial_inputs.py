@@ -407,3 +407,53 @@ def parse_corpus() -> list[ParseCase]:
             label = f"{list(path)}={new!r}"
             cases.append(ParseCase(label, provider, json.dumps(replaced(response, path, new))))
     return cases
+
+
+@dataclass(frozen=True)
+class StreamCase:
+    """One stream every path (Python, CLI, gRPC, Connect) must parse alike."""
+
+    label: str
+    provider: str
+    chunks: tuple[str, ...]  # each event's JSON text, as the provider sent it
+    fidelity: str = "agentscope"
+
+    @property
+    def id(self) -> str:
+        extra = "" if self.fidelity == "agentscope" else f" ({self.fidelity})"
+        return f"{self.provider}:{self.label}{extra}"
+
+
+def stream_corpus() -> list[StreamCase]:
+    """The streams of test_same_verdict.py's ParseStream half: for each provider
+    its first golden stream, whole (in both fidelities), with an event that is
+    not JSON, not an object, or an error body, and with odd values put in at
+    a few paths of its first and last events."""
+    cases = []
+    for provider in PROVIDERS:
+        (case, *_) = [c for c in golden("parsers", provider) if c["stream"]]
+        chunks = tuple(json.dumps(chunk) for chunk in case["chunks"])
+        for fidelity in ("agentscope", "provider"):
+            cases.append(StreamCase("golden", provider, chunks, fidelity))
+        middle = len(chunks) // 2
+        for label, text in (
+            ("not JSON", "{nope"),
+            ("JSON, not an object", "[1]"),
+            ("an error body", BAD_RESPONSES["an error body"]),
+            ("empty", ""),
+        ):
+            cases.append(
+                StreamCase(f"event {middle} {label}", provider, _with(chunks, middle, text))
+            )
+        for at in (0, len(chunks) - 1):
+            chunk = case["chunks"][at]
+            for index, path in enumerate(list(paths(chunk))[1::5]):
+                new = ODD[index % len(ODD)]
+                changed = json.dumps(replaced(chunk, path, new))
+                label = f"event {at} {list(path)}={new!r}"
+                cases.append(StreamCase(label, provider, _with(chunks, at, changed)))
+    return cases
+
+
+def _with(chunks: tuple[str, ...], at: int, text: str) -> tuple[str, ...]:
+    return (*chunks[:at], text, *chunks[at + 1 :])

@@ -21,6 +21,7 @@ import base64
 import contextlib
 import io
 import json
+import struct
 import subprocess
 import sys
 import urllib.error
@@ -42,16 +43,25 @@ from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
 from agentscope_proto.formatting import body_to_json, format
-from agentscope_proto.parsing import parse
+from agentscope_proto.parsing import StreamParser, parse
 from agentscope_proto.providers import provider_enum
 from agentscope_proto.service import ServerConfig
 from agentscope_proto.service.status import _clip
 
-from adversarial_inputs import SNIFFABLE, ParseCase, VerdictCase, parse_corpus, verdict_corpus
+from adversarial_inputs import (
+    SNIFFABLE,
+    ParseCase,
+    StreamCase,
+    VerdictCase,
+    parse_corpus,
+    stream_corpus,
+    verdict_corpus,
+)
 from server_harness import RunningServer
 
 CORPUS = verdict_corpus()
 PARSE_CORPUS = parse_corpus()
+STREAM_CORPUS = stream_corpus()
 FORMAT = "/agentscope.formatter.v1.FormatterService/Format"
 PARSE = "/agentscope.formatter.v1.FormatterService/Parse"
 _DETAILS = {
@@ -389,4 +399,102 @@ def test_every_path_parses_alike(case: ParseCase, paths: Paths, tmp_path: Path) 
 def test_the_parse_corpus_has_both_outcomes() -> None:
     verdicts = [_python_parse(case)[0] for case in PARSE_CORPUS]
     assert {"ParseError", "ProviderError"} <= {v.error for v in verdicts}
+    assert sum(v.error is None for v in verdicts) >= 14
+
+
+# -- ParseStream -----------------------------------------------------------------------
+
+PARSE_STREAM = "/agentscope.formatter.v1.FormatterService/ParseStream"
+
+
+def _stream_requests(case: StreamCase) -> list[pb.ParseStreamRequest]:
+    requests = [pb.ParseStreamRequest(chunk_json=chunk) for chunk in case.chunks]
+    requests[0].provider = provider_enum(case.provider)
+    if case.fidelity == "provider":
+        requests[0].options.fidelity = pb.FIDELITY_PROVIDER
+    return requests
+
+
+def _python_stream(case: StreamCase) -> tuple[Verdict, Any]:
+    """Python's verdict on the whole stream, and its last result (for the CLI)."""
+    parser = StreamParser(case.provider, fidelity=case.fidelity)
+    try:
+        for chunk in case.chunks:
+            parser.feed(chunk)
+        result = parser.finish()
+    except errors.AgentScopeProtoError as exc:
+        return _error(exc), None
+    return Verdict(body=_result(result.to_proto())), result
+
+
+def _grpc_stream(paths: Paths, case: StreamCase) -> tuple[Verdict, str]:
+    replies: list[pb.ParseStreamResponse] = []
+    try:
+        for reply in paths.stub.ParseStream(iter(_stream_requests(case)), timeout=30):
+            replies.append(reply)
+    except grpc.RpcError as error:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+        assert status is not None, "a status without details"
+        details = [_DETAILS[d.TypeName()].FromString(d.value) for d in status.details]
+        return _status_verdict(details, status.message), code_pb2.Code.Name(status.code).lower()
+    return Verdict(body=_result(replies[-1].result)), "ok"
+
+
+def _connect_stream(paths: Paths, case: StreamCase) -> tuple[Verdict, str]:
+    frames = b"".join(
+        struct.pack(">BI", 0, len(data)) + data
+        for data in (json_format.MessageToJson(r).encode() for r in _stream_requests(case))
+    )
+    post = urllib.request.Request(
+        f"http://{paths.server.config.host}:{paths.http.port}{PARSE_STREAM}",
+        data=frames,
+        headers={"content-type": "application/connect+json"},
+    )
+    with urllib.request.urlopen(post, timeout=30) as response:
+        body = response.read()
+    replies, end, index = [], {}, 0
+    while index < len(body):
+        flags, size = struct.unpack(">BI", body[index : index + 5])
+        message = json.loads(body[index + 5 : index + 5 + size])
+        index += 5 + size
+        if flags & 2:
+            end = message
+        else:
+            replies.append(json_format.ParseDict(message, pb.ParseStreamResponse()))
+    if "error" in end:
+        error = end["error"]
+        details = [
+            _DETAILS[d["type"]].FromString(_unbase64(d["value"])) for d in error.get("details", [])
+        ]
+        return _status_verdict(details, error["message"]), error["code"]
+    return Verdict(body=_result(replies[-1].result)), "ok"
+
+
+def _cli_stream_agrees(case: StreamCase, expected: Verdict, result: Any, tmp_path: Path) -> None:
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps(list(case.chunks)), encoding="utf-8")
+    argv = ["parse", "--stream", "--provider", case.provider, "--fidelity", case.fidelity]
+    code, out, err = _run_cli([*argv, str(events)])
+    if expected.error is None:
+        assert (code, err) == (0, "")
+        assert json.loads(out) == json.loads(json.dumps(cli._result_json(result)))
+        return
+    assert code == 2, (code, err)
+    said = f"{expected.path}: {expected.reason}" if expected.path else expected.reason
+    assert err.splitlines() == [f"{cli.PROG}: error: {' '.join(said.split())}"]
+
+
+@pytest.mark.parametrize("case", STREAM_CORPUS, ids=[case.id for case in STREAM_CORPUS])
+def test_every_path_parses_a_stream_alike(case: StreamCase, paths: Paths, tmp_path: Path) -> None:
+    expected, result = _python_stream(case)
+    grpc_verdict, grpc_code = _grpc_stream(paths, case)
+    assert grpc_verdict == _clipped(expected)
+    if paths.http is not None:
+        assert _connect_stream(paths, case) == (grpc_verdict, grpc_code)
+    _cli_stream_agrees(case, expected, result, tmp_path)
+
+
+def test_the_stream_corpus_has_both_outcomes() -> None:
+    verdicts = [_python_stream(case)[0] for case in STREAM_CORPUS]
+    assert "ParseError" in {v.error for v in verdicts}
     assert sum(v.error is None for v in verdicts) >= 14

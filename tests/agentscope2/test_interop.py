@@ -7,6 +7,7 @@ here, so its `Msg` is the judge of what the package writes.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -30,10 +31,10 @@ from agentscope_proto import (
 )
 from agentscope_proto.interop import agentscope_major, from_agentscope, to_agentscope
 
-from conftest import load_golden
+from golden_data import GOLDEN
 
-MESSAGES = load_golden("agentscope2/messages.json")["cases"]
-ONE_X = load_golden("messages.json")["cases"]
+MESSAGES = json.loads((GOLDEN / "agentscope2" / "messages.json").read_text("utf-8"))["cases"]
+ONE_X = json.loads((GOLDEN / "messages.json").read_text("utf-8"))["cases"]
 
 
 def test_the_installed_agentscope_is_2x() -> None:
@@ -80,7 +81,6 @@ def test_1x_messages_write_what_2x_holds_or_are_refused(case: dict[str, Any]) ->
 
 
 def _java_messages() -> list[dict[str, Any]]:
-    import json
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[3] / "shared" / "agentscope-java" / "messages.jsonl"

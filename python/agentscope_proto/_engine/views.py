@@ -33,7 +33,7 @@ from .entries import (
     view_keys,
     wire_key,
 )
-from .wire import WireMessages
+from .._wire import WireMessages
 
 __all__ = [
     "CachedView",

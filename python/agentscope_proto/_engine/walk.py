@@ -29,7 +29,7 @@ from .entries import (
     turn_key,
 )
 from .views import CachedView, MsgView
-from .wire import WireMessages
+from .._wire import WireMessages
 
 __all__ = ["TurnCache", "resume_point", "settings_scope"]
 

@@ -1,9 +1,10 @@
 """AgentScope Python 2.x: `Msg.model_dump(mode="json")`, read and written exactly.
 
-Reading validates as 2.x's `Msg.model_validate` does (pydantic 2 in lax mode:
-`"5"`, `7.0` and `true` are integers, a block without `type` is the first kind
-its fields fit, missing ids and timestamps are generated) and refuses what it
-refuses, naming the path and the rule; unknown keys, which 2.x drops, are kept
+Reading validates as 2.x's `Msg.model_validate` does (pydantic 2 in lax mode,
+`_agentscope2_rules.py`: `"5"`, `7.0` and `true` are integers, a block without
+`type` is the kind whose model uses most of its keys, missing ids and
+timestamps are generated) and refuses what it refuses, naming the path and
+the rule; unknown keys, which 2.x drops, are kept
 (in `extra_json`) but not written back. Writing gives what `model_dump` gives
 for the 2.x message holding the same content, and refuses, like 2.x's
 validation, what a 2.x message cannot hold. The rules and the conversion table
@@ -19,11 +20,10 @@ typed `redacted_data` and `reasoning_id`.
 from __future__ import annotations
 
 import json
-import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from .. import _json
 from .._generated.agentscope.message.v1.message_pb2 import (
@@ -36,8 +36,21 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     ToolResultBlock,
 )
 from ..errors import MessageFormatError
-from ..message._codec import block_from_dict, block_to_dict, unwrap
+from ..message._codec import block_from_dict, block_to_dict, blocks_to_list, unwrap
 from ..message._fields import BEHAVIORS, CALL_STATES, RESULT_STATES, load_object
+from ._agentscope2_rules import (
+    MISSING,
+    Field,
+    Tally,
+    choice,
+    fail,
+    model,
+    read_dict,
+    read_int,
+    read_opt_str,
+    read_str,
+    union,
+)
 from ._common import type_name
 from ._url import normalize_url
 
@@ -45,7 +58,11 @@ __all__ = [
     "AS2_BLOCK_TYPES",
     "AS2_TOP_KEYS",
     "AS2_USAGE_KEYS",
+    "block_from_agentscope2",
+    "block_to_agentscope2",
     "from_agentscope2",
+    "parts_from_agentscope2",
+    "parts_to_agentscope2",
     "to_agentscope2",
 ]
 
@@ -81,95 +98,7 @@ _THINKING_RENAMES = {"redacted_thinking_data": "redacted_data", "reasoning_item_
 _MEDIA_KINDS = ("image", "audio", "video")
 
 
-# --- Pydantic's lax mode, for the value kinds 2.x's models use ----------------
-
-
-class _Missing:
-    """A key that was not given."""
-
-
-_MISSING = _Missing()
-_I64 = 2**63 - 1
-# A string pydantic reads as an integer: ASCII digits (single underscores
-# between them), a sign, and zeros after a decimal point.
-_INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*(?:\.0+)?")
-
-
-def _fail(path: str, reason: str) -> MessageFormatError:
-    return MessageFormatError(path, f"AgentScope 2.x refuses this: {reason}")
-
-
-class _Tally:
-    """How many declared keys a validation used, nested models included: how
-    pydantic's smart union chooses among the models a value fits."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-
-class _Reader(Protocol):
-    """A reader of one value: the value as 2.x holds it; nested models count
-    their keys in `tally`."""
-
-    def __call__(self, value: Any, path: str, tally: _Tally | None = None, /) -> Any: ...
-
-
-def _str(value: Any, path: str, tally: _Tally | None = None) -> str:
-    if not isinstance(value, str):
-        raise _fail(path, f"expected a string, got {type_name(value)}")
-    return value
-
-
-def _opt_str(value: Any, path: str, tally: _Tally | None = None) -> str | None:
-    return None if value is None else _str(value, path)
-
-
-def _int(value: Any, path: str, tally: _Tally | None = None) -> int:
-    """An integer as pydantic's lax mode reads one: ints, bools, integral floats
-    within 64 bits, and integer strings."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if value != value:
-            raise _fail(path, "expected an integer, got NaN")
-        if abs(value) > _I64:
-            raise _fail(path, "an integer that exceeds the maximum size")
-        if not value.is_integer():
-            raise _fail(path, "expected an integer, got a number with a fractional part")
-        return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if not _INT_TEXT.fullmatch(text):
-            raise _fail(path, f"expected an integer, got the string {value!r}")
-        return int(text.split(".", 1)[0])
-    raise _fail(path, f"expected an integer, got {type_name(value)}")
-
-
-def _dict(value: Any, path: str, tally: _Tally | None = None) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _fail(path, f"expected an object, got {type_name(value)}")
-    return dict(value)
-
-
-def _choice(names: Mapping[str, Any], what: str) -> _Reader:
-    def read(value: Any, path: str, tally: _Tally | None = None) -> Any:
-        if not isinstance(value, str) or value not in names:
-            expected = ", ".join(map(repr, names))
-            raise _fail(path, f"{what} is one of {expected}, got {value!r}")
-        return value
-
-    return read
-
-
 # --- Reading -----------------------------------------------------------------
-
-# A model's declared keys: (key, reader, default), where a default of
-# `_MISSING` makes the key required and a callable default is a factory.
-_Field = tuple[str, _Reader, Any]
 
 
 def _new_id() -> str:
@@ -181,70 +110,23 @@ def _new_timestamp() -> str:
     return datetime.now().isoformat()
 
 
-def _model(
-    fields: tuple[_Field, ...], data: Any, path: str, tally: _Tally | None = None
-) -> dict[str, Any]:
-    """The declared keys of one model, read and defaulted, in its order."""
-    if not isinstance(data, Mapping):
-        raise _fail(path, f"expected an object, got {type_name(data)}")
-    tally = tally or _Tally()
-    out: dict[str, Any] = {}
-    for key, read, default in fields:
-        value = data.get(key, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise _fail(f"{path}.{key}", "missing")
-            out[key] = default() if callable(default) else default
-        else:
-            out[key] = read(value, f"{path}.{key}", tally)
-            tally.count += 1
-    return out
-
-
-def _union(
-    choices: tuple[str, ...],
-    fields: Mapping[str, tuple[_Field, ...]],
-    data: Mapping[str, Any],
-    path: str,
-    tally: _Tally,
-    build: Callable[[str, dict[str, Any], str], dict[str, Any]],
-) -> dict[str, Any]:
-    """Pydantic's smart union over models that all default their `type`: the
-    one that validates with the most keys used, the first of equals."""
-    best: tuple[int, dict[str, Any]] | None = None
-    first_error: MessageFormatError | None = None
-    for choice in choices:
-        mine = _Tally()
-        try:
-            value = build(choice, _model(fields[choice], data, path, mine), path)
-        except MessageFormatError as exc:
-            first_error = first_error or exc
-            continue
-        if best is None or mine.count > best[0]:
-            best = (mine.count, value)
-    if best is None:
-        raise first_error or _fail(path, "fits no model")
-    tally.count += best[0]
-    return best[1]
-
-
-_RULE: tuple[_Field, ...] = (
-    ("tool_name", _str, _MISSING),
-    ("rule_content", _opt_str, _MISSING),
-    ("behavior", _choice(BEHAVIORS.numbers, "a permission behavior"), _MISSING),
-    ("source", _str, _MISSING),
+_RULE: tuple[Field, ...] = (
+    ("tool_name", read_str, MISSING),
+    ("rule_content", read_opt_str, MISSING),
+    ("behavior", choice(BEHAVIORS.numbers, "a permission behavior"), MISSING),
+    ("source", read_str, MISSING),
 )
 # A source's declared keys but `type`; the union tries base64 first.
-_SOURCES: dict[str, tuple[_Field, ...]] = {
-    "base64": (("data", _str, _MISSING), ("media_type", _str, _MISSING)),
-    "url": (("url", _str, _MISSING), ("media_type", _str, _MISSING)),
+_SOURCES: dict[str, tuple[Field, ...]] = {
+    "base64": (("data", read_str, MISSING), ("media_type", read_str, MISSING)),
+    "url": (("url", read_str, MISSING), ("media_type", read_str, MISSING)),
 }
 
 
-def _rules(value: Any, path: str, tally: _Tally | None = None) -> list[dict[str, Any]]:
+def _rules(value: Any, path: str, tally: Tally | None = None) -> list[dict[str, Any]]:
     if not isinstance(value, list):
-        raise _fail(path, f"expected a list, got {type_name(value)}")
-    return [_model(_RULE, item, f"{path}[{i}]", tally) for i, item in enumerate(value)]
+        raise fail(path, f"expected a list, got {type_name(value)}")
+    return [model(_RULE, item, f"{path}[{i}]", tally) for i, item in enumerate(value)]
 
 
 def _with_url(kind: str, source: dict[str, Any], path: str) -> dict[str, Any]:
@@ -253,69 +135,69 @@ def _with_url(kind: str, source: dict[str, Any], path: str) -> dict[str, Any]:
         try:
             source["url"] = normalize_url(source["url"])
         except ValueError as exc:
-            raise _fail(f"{path}.url", str(exc)) from None
+            raise fail(f"{path}.url", str(exc)) from None
     return {"type": kind, **{k: v for k, v in source.items() if k != "type"}}
 
 
-def _source(value: Any, path: str, tally: _Tally | None = None) -> dict[str, Any]:
-    tally = tally or _Tally()
+def _source(value: Any, path: str, tally: Tally | None = None) -> dict[str, Any]:
+    tally = tally or Tally()
     if not isinstance(value, Mapping):
-        raise _fail(path, f"expected a source object, got {type_name(value)}")
-    kind = value.get("type", _MISSING)
-    if kind is _MISSING:
-        return _union(tuple(_SOURCES), _SOURCES, value, path, tally, _with_url)
+        raise fail(path, f"expected a source object, got {type_name(value)}")
+    kind = value.get("type", MISSING)
+    if kind is MISSING:
+        return union(tuple(_SOURCES), _SOURCES, value, path, tally, _with_url)
     if not isinstance(kind, str) or kind not in _SOURCES:
-        raise _fail(f"{path}.type", f"a source is 'base64' or 'url', got {kind!r}")
-    return _with_url(kind, _model(_SOURCES[kind], value, path, tally), path)
+        raise fail(f"{path}.type", f"a source is 'base64' or 'url', got {kind!r}")
+    return _with_url(kind, model(_SOURCES[kind], value, path, tally), path)
 
 
-def _parts(value: Any, path: str, tally: _Tally | None = None) -> Any:
-    tally = tally or _Tally()
+def _parts(value: Any, path: str, tally: Tally | None = None) -> Any:
     """A hint or a tool result's output: a string, or text and data blocks."""
+    tally = tally or Tally()
     if isinstance(value, str):
         return value
     if not isinstance(value, list):
-        raise _fail(path, f"expected a string or a list of blocks, got {type_name(value)}")
+        raise fail(path, f"expected a string or a list of blocks, got {type_name(value)}")
     return [_block(item, f"{path}[{i}]", tally, _PARTS) for i, item in enumerate(value)]
 
 
-_TIMES: tuple[_Field, ...] = (
-    ("created_at", _str, _new_timestamp),
-    ("finished_at", _opt_str, None),
+_TIMES: tuple[Field, ...] = (
+    ("created_at", read_str, _new_timestamp),
+    ("finished_at", read_opt_str, None),
 )
 _PARTS = ("text", "data")
 # Each block model's declared keys but `type`, in 2.x's order (the order
 # `model_dump` writes them in). The union tries the models in this order.
-_BLOCKS: dict[str, tuple[_Field, ...]] = {
-    "text": (("text", _str, _MISSING), ("id", _str, _new_id), *_TIMES),
-    "thinking": (("thinking", _str, _MISSING), ("id", _str, _new_id), *_TIMES),
+_BLOCKS: dict[str, tuple[Field, ...]] = {
+    "text": (("text", read_str, MISSING), ("id", read_str, _new_id), *_TIMES),
+    "thinking": (("thinking", read_str, MISSING), ("id", read_str, _new_id), *_TIMES),
     "hint": (
-        ("hint", _parts, _MISSING),
-        ("id", _str, _new_id),
-        ("source", _opt_str, None),
-        ("created_at", _str, _new_timestamp),
-        ("finished_at", _opt_str, _new_timestamp),
+        ("hint", _parts, MISSING),
+        ("id", read_str, _new_id),
+        ("source", read_opt_str, None),
+        ("created_at", read_str, _new_timestamp),
+        ("finished_at", read_opt_str, _new_timestamp),
     ),
     "tool_call": (
-        ("id", _str, _MISSING),
-        ("name", _str, _MISSING),
-        ("input", _str, _MISSING),
-        ("state", _choice(CALL_STATES.numbers, "a tool call state"), "pending"),
+        ("id", read_str, MISSING),
+        ("name", read_str, MISSING),
+        ("input", read_str, MISSING),
+        ("state", choice(CALL_STATES.numbers, "a tool call state"), "pending"),
         ("suggested_rules", _rules, list),
         *_TIMES,
     ),
     "tool_result": (
-        ("id", _str, _MISSING),
-        ("name", _str, _MISSING),
-        ("output", _parts, _MISSING),
-        ("state", _choice(RESULT_STATES.numbers, "a tool result state"), "running"),
-        ("metadata", _dict, dict),
+        ("id", read_str, MISSING),
+        ("name", read_str, MISSING),
+        ("output", _parts, MISSING),
+        ("state", choice(RESULT_STATES.numbers, "a tool result state"), "running"),
+        ("metadata", read_dict, dict),
         *_TIMES,
     ),
     "data": (
-        ("id", _str, _new_id),
-        ("source", _source, _MISSING),
-        ("name", _opt_str, None),
+        ("id", read_str, _new_id),
+        ("source", _source, MISSING),
+        ("name", read_opt_str, None),
         *_TIMES,
     ),
 }
@@ -334,21 +216,21 @@ def _with_type(data: Mapping[str, Any]) -> Callable[[str, dict[str, Any], str], 
 
 
 def _block(
-    item: Any, path: str, tally: _Tally, kinds: tuple[str, ...] = _ALL_KINDS
+    item: Any, path: str, tally: Tally, kinds: tuple[str, ...] = _ALL_KINDS
 ) -> dict[str, Any]:
     """One 2.x block, validated as 2.x's union of block models validates it."""
     if not isinstance(item, Mapping):
-        raise _fail(path, f"expected a block object, got {type_name(item)}")
-    kind = item.get("type", _MISSING)
-    if kind is _MISSING:
+        raise fail(path, f"expected a block object, got {type_name(item)}")
+    kind = item.get("type", MISSING)
+    if kind is MISSING:
         # Every model defaults its `type`, so the union decides by the keys.
-        return _union(kinds, _BLOCKS, item, path, tally, _with_type(item))
+        return union(kinds, _BLOCKS, item, path, tally, _with_type(item))
     if not isinstance(kind, str) or kind not in kinds:
-        raise _fail(
+        raise fail(
             f"{path}.type", f"unknown block type {kind!r} here (expected one of {list(kinds)})"
         )
     tally.count += 1
-    return _with_type(item)(kind, _model(_BLOCKS[kind], item, path, tally), path)
+    return _with_type(item)(kind, model(_BLOCKS[kind], item, path, tally), path)
 
 
 def _call_input(raw: str) -> dict[str, Any]:
@@ -436,7 +318,7 @@ def _check_role(role: str, blocks: list[dict[str, Any]]) -> None:
     for index, block in enumerate(blocks):
         if block["type"] not in allowed:
             names = " and ".join(sorted(allowed))
-            raise _fail(
+            raise fail(
                 f"content[{index}].type",
                 f"a {role} message holds only {names} blocks, not {block['type']!r}",
             )
@@ -445,13 +327,13 @@ def _check_role(role: str, blocks: list[dict[str, Any]]) -> None:
 def _usage(value: Any, msg: Msg) -> None:
     if value is None:
         return
-    usage = _dict(value, "usage")
+    usage = read_dict(value, "usage")
     counts = {}
     for key, _ in _USAGE:
         if key in usage:
-            counts[key] = _int(usage[key], f"usage.{key}")
+            counts[key] = read_int(usage[key], f"usage.{key}")
         elif key in ("input_tokens", "output_tokens"):
-            raise _fail(f"usage.{key}", "missing")
+            raise fail(f"usage.{key}", "missing")
         else:
             counts[key] = 0
     for key, field in _USAGE:
@@ -464,45 +346,47 @@ def _usage(value: Any, msg: Msg) -> None:
 def _error(value: Any, msg: Msg) -> None:
     if value is None:
         return
-    error = _dict(value, "error")
-    kind = _choice(_ERROR_TYPES, "an error type")(error.get("type", "unknown"), "error.type")
+    error = read_dict(value, "error")
+    kind = choice(_ERROR_TYPES, "an error type")(error.get("type", "unknown"), "error.type")
     if "message" not in error:
-        raise _fail("error.message", "missing")
+        raise fail("error.message", "missing")
     msg.error.type = _ERROR_TYPES[kind]
-    msg.error.message = _str(error["message"], "error.message")
+    msg.error.message = read_str(error["message"], "error.message")
 
 
 def from_agentscope2(data: Mapping[str, Any]) -> Msg:
     for key in ("name", "content", "role"):
         if key not in data:
-            raise _fail(key, "missing")
-    msg = Msg(name=_str(data["name"], "name"))
+            raise fail(key, "missing")
+    msg = Msg(name=read_str(data["name"], "name"))
     content = data["content"]
     if not isinstance(content, list):
-        raise _fail("content", f"content is a list of blocks, got {type_name(content)}")
-    tally = _Tally()
+        raise fail("content", f"content is a list of blocks, got {type_name(content)}")
+    tally = Tally()
     blocks = [_block(item, f"content[{i}]", tally) for i, item in enumerate(content)]
     role = data["role"]
     if not isinstance(role, str) or role not in _ROLES:
-        raise _fail("role", f"expected one of 'user', 'assistant', 'system', got {role!r}")
+        raise fail("role", f"expected one of 'user', 'assistant', 'system', got {role!r}")
     msg.role = _ROLES[role]
-    msg.id = _str(data["id"], "id") if "id" in data else _new_id()
-    metadata = _dict(data.get("metadata", {}), "metadata")
+    msg.id = read_str(data["id"], "id") if "id" in data else _new_id()
+    metadata = read_dict(data.get("metadata", {}), "metadata")
     if metadata:
         msg.metadata_json = _json.dumps(metadata, "metadata")
-    created_at = data.get("created_at", _MISSING)
-    msg.timestamp = _new_timestamp() if created_at is _MISSING else _str(created_at, "created_at")
+    created_at = data.get("created_at", MISSING)
+    msg.timestamp = (
+        _new_timestamp() if created_at is MISSING else read_str(created_at, "created_at")
+    )
     _usage(data.get("usage"), msg)
-    if (finished_at := _opt_str(data.get("finished_at"), "finished_at")) is not None:
+    if (finished_at := read_opt_str(data.get("finished_at"), "finished_at")) is not None:
         msg.finished_at = finished_at
     reason = data.get("finished_reason")
     if reason is not None:
         msg.finished_reason = _FINISHED[
-            _choice(_FINISHED, "a finished reason")(reason, "finished_reason")
+            choice(_FINISHED, "a finished reason")(reason, "finished_reason")
         ]
     structured = data.get("structured_output")
     if structured is not None:
-        value = _dict(structured, "structured_output")
+        value = read_dict(structured, "structured_output")
         msg.structured_output_json = _json.dumps(value, "structured_output")
     _error(data.get("error"), msg)
     _check_role(role, blocks)
@@ -516,22 +400,38 @@ def from_agentscope2(data: Mapping[str, Any]) -> Msg:
     return msg
 
 
+def block_from_agentscope2(
+    data: Any, path: str, kinds: tuple[str, ...] = _ALL_KINDS
+) -> ContentBlock:
+    """One 2.x block (its `model_dump` dict) as a `ContentBlock`, validated as
+    2.x validates a block of one of `kinds` (e.g. `("tool_call",)` where 2.x
+    declares a `ToolCallBlock`)."""
+    block = _block(data, path, Tally(), kinds)
+    return block_from_dict(_to_codec(block), path)
+
+
+def parts_from_agentscope2(value: Any, path: str) -> str | list[ContentBlock]:
+    """A hint's or a tool result's content: a string, or text and data blocks."""
+    parts = _parts(value, path)
+    if isinstance(parts, str):
+        return parts
+    return [block_from_dict(_to_codec(part), f"{path}[{i}]") for i, part in enumerate(parts)]
+
+
 # --- Writing -----------------------------------------------------------------
 
 
 class _Writer:
-    """Writes one message's blocks; ids and times a block lacks are derived
-    from the message (docs/dialects.md)."""
+    """Writes the blocks of one message (or event); ids and times a block
+    lacks are derived from its owner's (docs/dialects.md)."""
 
-    def __init__(self, msg: Msg) -> None:
-        if not msg.HasField("id"):
-            raise _fail("id", "a message needs an id")
-        self.msg_id = msg.id
-        self.created_at = msg.timestamp
+    def __init__(self, owner_id: str, created_at: str) -> None:
+        self.owner_id = owner_id
+        self.created_at = created_at
 
     def block_id(self, path: str) -> str:
         # Derived, not random: the same message converts to the same 2.x dict.
-        return uuid.uuid5(uuid.NAMESPACE_URL, f"agentscope-proto:{self.msg_id}:{path}").hex
+        return uuid.uuid5(uuid.NAMESPACE_URL, f"agentscope-proto:{self.owner_id}:{path}").hex
 
     def times(self, data: Mapping[str, Any], finished: Any = None) -> dict[str, Any]:
         return {
@@ -551,7 +451,7 @@ class _Writer:
                 media_type = _guess_media_type(kind, url, f"{path}.source.media_type")
             out = {"type": "url", "url": url, "media_type": media_type}
         if not isinstance(media_type, str):
-            raise _fail(f"{path}.source.media_type", "a source needs a media type")
+            raise fail(f"{path}.source.media_type", "a source needs a media type")
         return {
             "type": "data",
             "id": data["id"] if "id" in data else self.block_id(path),
@@ -573,7 +473,7 @@ class _Writer:
             elif kind in (*_MEDIA_KINDS, "data"):
                 out.append(self.media(item, where))
             else:
-                raise _fail(f"{where}.type", f"only text and data blocks may be here, not {kind!r}")
+                raise fail(f"{where}.type", f"only text and data blocks may be here, not {kind!r}")
         return out
 
     def text(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -604,14 +504,14 @@ class _Writer:
     def tool_call(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
         for key in ("id", "name"):
             if not isinstance(data.get(key), str):
-                raise _fail(f"{path}.{key}", f"a tool call's {key} is a string")
+                raise fail(f"{path}.{key}", f"a tool call's {key} is a string")
         raw = data.get("raw_input")
         if not isinstance(raw, str):
             # AgentScope 2.x writes a call's arguments as json.dumps does.
             raw = json.dumps(data["input"], ensure_ascii=False)
         rules = data.get("suggested_rules", [])
         if not isinstance(rules, list) or any(not isinstance(r, dict) for r in rules):
-            raise _fail(f"{path}.suggested_rules", "expected a list of permission rules")
+            raise fail(f"{path}.suggested_rules", "expected a list of permission rules")
         return {
             "type": "tool_call",
             "id": data["id"],
@@ -621,7 +521,7 @@ class _Writer:
                 data.get("state", "pending"), CALL_STATES.numbers, f"{path}.state"
             ),
             "suggested_rules": [
-                _model(_RULE, r, f"{path}.suggested_rules[{i}]") for i, r in enumerate(rules)
+                model(_RULE, r, f"{path}.suggested_rules[{i}]") for i, r in enumerate(rules)
             ],
             **self.times(data),
         }
@@ -629,11 +529,11 @@ class _Writer:
     def tool_result(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
         for key in ("id", "name"):
             if not isinstance(data.get(key), str):
-                raise _fail(f"{path}.{key}", f"a tool result's {key} is a string")
+                raise fail(f"{path}.{key}", f"a tool result's {key} is a string")
         output = data["output"]
         metadata = data.get("metadata", {})
         if not isinstance(metadata, dict):
-            raise _fail(f"{path}.metadata", f"expected an object, got {type_name(metadata)}")
+            raise fail(f"{path}.metadata", f"expected an object, got {type_name(metadata)}")
         return {
             "type": "tool_result",
             "id": data["id"],
@@ -650,7 +550,7 @@ class _Writer:
     def hint(self, data: Mapping[str, Any], path: str) -> dict[str, Any]:
         source = data.get("source")
         if source is not None and not isinstance(source, str):
-            raise _fail(f"{path}.source", f"a hint's source is a string, got {type_name(source)}")
+            raise fail(f"{path}.source", f"a hint's source is a string, got {type_name(source)}")
         times = self.times(data)
         if "finished_at" not in data:
             # 2.x stamps a hint finished when it is made.
@@ -666,8 +566,11 @@ class _Writer:
     def block(self, block: ContentBlock, path: str) -> dict[str, Any]:
         inner = unwrap(block)
         if isinstance(inner, OpaqueBlock):
-            raise _fail(f"{path}.type", f"AgentScope 2.x has no {inner.block_type!r} block")
-        data = block_to_dict(inner)
+            raise fail(f"{path}.type", f"AgentScope 2.x has no {inner.block_type!r} block")
+        try:
+            data = block_to_dict(inner)
+        except MessageFormatError as exc:  # a field the codec cannot name (`state`): place it
+            raise MessageFormatError(f"{path}.{exc.path}".rstrip("."), exc.reason) from None
         kind = data["type"]
         if kind == "text":
             return self.text(data, path)
@@ -681,12 +584,12 @@ class _Writer:
             return self.hint(data, path)
         if kind in (*_MEDIA_KINDS, "data"):
             return self.media(data, path)
-        raise _fail(f"{path}.type", f"AgentScope 2.x has no {kind!r} block")
+        raise fail(f"{path}.type", f"AgentScope 2.x has no {kind!r} block")
 
 
 def _enum_value(value: Any, names: Mapping[str, Any], path: str) -> str:
     if not isinstance(value, str) or value.lower() not in names:
-        raise _fail(path, f"expected one of {', '.join(map(repr, names))}, got {value!r}")
+        raise fail(path, f"expected one of {', '.join(map(repr, names))}, got {value!r}")
     return value.lower()
 
 
@@ -733,7 +636,7 @@ def _guess_media_type(kind: str, url: str, path: str) -> str:
     extension = stem.rsplit(".", 1)[-1].lower() if "." in stem else ""
     found = _EXTENSIONS.get(kind, {}).get(extension)
     if found is None:
-        raise _fail(path, "a URL source needs a media type, and none follows from the URL")
+        raise fail(path, "a URL source needs a media type, and none follows from the URL")
     return found
 
 
@@ -747,14 +650,14 @@ def _local_url(url: str, path: str) -> str:
     try:
         return normalize_url(url)
     except ValueError as exc:
-        raise _fail(path, str(exc)) from None
+        raise fail(path, str(exc)) from None
 
 
 def _role(msg: Msg, blocks: list[dict[str, Any]]) -> str:
     if msg.role == Role.ROLE_ASSISTANT:
         return "assistant"
     if msg.role not in (Role.ROLE_USER, Role.ROLE_SYSTEM, Role.ROLE_TOOL):
-        raise _fail("role", "a message needs a role")
+        raise fail("role", "a message needs a role")
     kinds = [block["type"] for block in blocks]
     if msg.role == Role.ROLE_TOOL or (kinds and all(kind == "tool_result" for kind in kinds)):
         # 2.x keeps tool results in the assistant's messages; a tool message
@@ -767,8 +670,10 @@ def _role(msg: Msg, blocks: list[dict[str, Any]]) -> str:
 
 def to_agentscope2(msg: Msg) -> dict[str, Any]:
     if not msg.HasField("name"):
-        raise _fail("name", "a message needs a name")
-    writer = _Writer(msg)
+        raise fail("name", "a message needs a name")
+    if not msg.HasField("id"):
+        raise fail("id", "a message needs an id")
+    writer = _Writer(msg.id, msg.timestamp)
     if msg.WhichOneof("content") == "text":
         content = [writer.text({"text": msg.text}, "content[0]")]
     else:
@@ -819,3 +724,22 @@ def _write_error(msg: Msg) -> dict[str, str] | None:
     if name is None:
         raise MessageFormatError("error.type", f"unknown error type {msg.error.type}")
     return {"type": name, "message": msg.error.message}
+
+
+def block_to_agentscope2(
+    block: ContentBlock, path: str, owner_id: str, created_at: str
+) -> dict[str, Any]:
+    """A `ContentBlock` as 2.x's `model_dump` of it. A block without an id or
+    a creation time takes one derived from its owner (the message or event
+    it belongs to: `owner_id`, `created_at`), as in a message."""
+    return _Writer(owner_id, created_at).block(block, path)
+
+
+def parts_to_agentscope2(
+    value: str | Sequence[ContentBlock], path: str, owner_id: str, created_at: str
+) -> Any:
+    """A hint's or a tool result's content as 2.x writes it: the string, or
+    its text and data blocks."""
+    if isinstance(value, str):
+        return value
+    return _Writer(owner_id, created_at).parts(blocks_to_list(list(value)), path)

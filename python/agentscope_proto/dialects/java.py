@@ -24,7 +24,7 @@ from ..message._codec import block_from_dict, block_to_dict, unwrap
 from . import _java_rules as rules
 from ._common import is_canonical_b64, set_extras, type_name, with_output
 
-__all__ = ["from_java", "to_java"]
+__all__ = ["block_from_java", "from_java", "to_java"]
 
 _MSG_KEYS = frozenset({"id", "name", "role", "content", "metadata", "timestamp", "usage"})
 # (JSON key, `Usage` field) of `ChatUsage`; `totalTokens` is derived.
@@ -212,6 +212,12 @@ def _read_block(item: Any, path: str) -> ContentBlock | None:
     if kind == "tool_result":
         return with_output(data, path, _read_block)
     return block_from_dict(data, path)
+
+
+def block_from_java(item: Any, path: str) -> ContentBlock | None:
+    """One block as agentscope-java's Jackson writes it (None for Java's null block),
+    refusing what Java's reader refuses. The A2A mapping reads Java's parts with it."""
+    return _read_block(item, path)
 
 
 def _text_field(data: Mapping[str, Any], key: str) -> str | None:

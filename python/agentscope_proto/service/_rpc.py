@@ -22,9 +22,9 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2
 from grpc_status import rpc_status
 
-from .._engine.wire import read_varint
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._log import log_safe
+from .._wire import read_varint, varint_bytes
 from ..errors import AgentScopeProtoError, MessageFormatError
 from .status import status_for
 
@@ -36,6 +36,7 @@ __all__ = [
     "decoded",
     "encoded_format_response",
     "lenient",
+    "log_failure",
     "rpc_errors",
 ]
 
@@ -146,22 +147,7 @@ def lenient(message_class: type[Message], *, keep_wire: bool = False) -> Callabl
 
 
 def _tag(field: str, wire_type: int) -> bytes:
-    return _varint_bytes(pb.FormatResponse.DESCRIPTOR.fields_by_name[field].number << 3 | wire_type)
-
-
-_ONE_BYTE = [bytes((value,)) for value in range(0x80)]
-
-
-def _varint_bytes(value: int) -> bytes:
-    if 0 <= value < 0x80:
-        return _ONE_BYTE[value]
-    value &= 0xFFFFFFFFFFFFFFFF  # a negative int64 is its two's complement
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return varint_bytes(pb.FormatResponse.DESCRIPTOR.fields_by_name[field].number << 3 | wire_type)
 
 
 _BODY_TAG = _tag("body_json", 2)
@@ -178,12 +164,12 @@ def encoded_format_response(
     `body_json` must be UTF-8, as `body_to_json` writes it."""
     parts: list[bytes] = []
     if body_json:
-        parts += (_BODY_TAG, _varint_bytes(len(body_json)), body_json)
+        parts += (_BODY_TAG, varint_bytes(len(body_json)), body_json)
     for warning in warnings:
         data = warning.SerializeToString()
-        parts += (_WARNING_TAG, _varint_bytes(len(data)), data)
+        parts += (_WARNING_TAG, varint_bytes(len(data)), data)
     if token_count is not None:
-        parts += (_COUNT_TAG, _varint_bytes(token_count))
+        parts += (_COUNT_TAG, varint_bytes(token_count))
     return b"".join(parts)
 
 
@@ -269,7 +255,7 @@ class _Checked(Sequence[T]):
             yield item
 
 
-def _log_failure(method: str, exc: BaseException) -> None:
+def log_failure(method: str, exc: BaseException) -> None:
     # Not logger.exception: the exception's text may carry client input, and a
     # newline in it would forge a log line. repr() escapes it; the frames are
     # our own code.
@@ -309,7 +295,7 @@ async def rpc_errors(
         raise
     except Exception as exc:
         code = "INTERNAL"
-        _log_failure(method, exc)
+        log_failure(method, exc)
         await context.abort(grpc.StatusCode.INTERNAL, f"internal error in {method}")
         raise  # unreachable: abort raises
     finally:

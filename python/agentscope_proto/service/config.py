@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._fetch import MediaLimits
+from ..hub.store import HubConfig
 
 __all__ = ["MB", "ServerConfig"]
 
@@ -49,3 +50,5 @@ class ServerConfig:
     # Size and time caps of media reads and downloads, and the private networks
     # downloads may reach (none by default: the SSRF guard refuses them).
     media_limits: MediaLimits = field(default_factory=MediaLimits)
+    # The HubService's store and limits (hub/store.py); None: not served.
+    hub: HubConfig | None = field(default_factory=HubConfig)

@@ -1,4 +1,4 @@
-"""The FormatterService over plain HTTP: the Connect protocol (JSON or binary).
+"""The FormatterService (and the HubService) over plain HTTP: the Connect protocol (JSON or binary).
 
 `curl -H 'content-type: application/json' -d '{...}'
 http://HOST:PORT/agentscope.formatter.v1.FormatterService/Format` reaches the
@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
+import inspect
 import json
-import logging
-import socket
-import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
 from connectrpc.code import Code
@@ -40,18 +36,20 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health as grpc_health
 from grpc_health.v1 import health_pb2
 from grpc_status import rpc_status
-from hypercorn.asyncio import serve as hypercorn_serve
-from hypercorn.config import Config as HypercornConfig
 from protobuf import Registry
 from protobuf.wkt import Any as ConnectAny
 from protobuf.wkt import FileDescriptorSet as ConnectFileDescriptorSet
 
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ..errors import LimitExceededError, MessageFormatError
+from .asgi import HttpServer, listen, start_asgi
 from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
 from .servicer import FormatterServicer
 from .status import status_for
+
+if TYPE_CHECKING:
+    from ..hub.servicer import HubServicer
 
 __all__ = ["HttpServer", "build_app", "start_http"]
 
@@ -255,7 +253,7 @@ def _endpoints(
         if info.stream_type is StreamType.UNARY:
             endpoints[path] = Endpoint.unary(info, _unary(handler))
         elif info.stream_type is StreamType.SERVER_STREAM:
-            endpoints[path] = Endpoint.server_stream(info, _server_stream(handler))
+            endpoints[path] = Endpoint.server_stream(info, _server_stream(handler, info.output))
         elif info.stream_type is StreamType.BIDI_STREAM:
             endpoints[path] = Endpoint.bidi_stream(info, _bidi(handler))
         else:  # pragma: no cover - no schema served has one
@@ -270,13 +268,20 @@ def _unary(handler: Any) -> Any:
     return call
 
 
-def _server_stream(handler: Any) -> Any:
-    """A grpc.aio-style handler that writes its responses (`context.write`),
-    as health's Watch does, as a Connect server stream."""
+def _server_stream(handler: Any, output: type[Message]) -> Any:
+    """A server-streaming handler as a Connect server stream: an async
+    generator (its responses written as bytes for gRPC, HubService events, are
+    decoded for Connect's codecs), or a grpc.aio-style coroutine that writes
+    its responses (`context.write`), as health's Watch does."""
 
-    async def call(request: Message, ctx: RequestContext[Any, Any]) -> AsyncIterator[Message]:
+    async def call(request: Message, ctx: RequestContext[Any, Any]) -> AsyncIterator[Any]:
         writes: asyncio.Queue[Message] = asyncio.Queue()
-        task = asyncio.ensure_future(handler(request, _Context(ctx, writes=writes)))
+        running: Any = handler(request, _Context(ctx, writes=writes))
+        if inspect.isasyncgen(running):
+            async for response in running:
+                yield output.FromString(response) if type(response) is bytes else response
+            return
+        task = asyncio.ensure_future(running)
         try:
             while True:
                 written = asyncio.ensure_future(writes.get())
@@ -385,10 +390,12 @@ def build_app(
     config: ServerConfig,
     servicer: FormatterServicer | None = None,
     health_servicer: grpc_health.aio.HealthServicer | None = None,
+    hub: HubServicer | None = None,
 ) -> Any:
-    """The ASGI application serving the FormatterService and `grpc.health.v1.Health`
-    with the Connect protocol; health reports `health_servicer`'s statuses (the
-    gRPC server's), or SERVING when none is given."""
+    """The ASGI application serving the FormatterService, `grpc.health.v1.Health`
+    (and `hub`, if given) with the Connect protocol; health reports
+    `health_servicer`'s statuses (the gRPC server's), or SERVING when none is
+    given."""
     servicer = servicer or FormatterServicer(config)
     if health_servicer is None:
         health_servicer = grpc_health.aio.HealthServicer()  # SERVING until it stops
@@ -401,6 +408,11 @@ def build_app(
             safe=frozenset({"Check"}),
         ),
     }
+    if hub is not None:
+        from .._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
+
+        service = hub_pb.DESCRIPTOR.services_by_name["HubService"]
+        endpoints = {**endpoints, **_endpoints(service, hub_pb, hub)}
     interceptors = [_TokenCheck(config.auth_token)] if config.auth_token else []
     app = _App(
         service=servicer,
@@ -420,68 +432,14 @@ def build_app(
     return _ContentTypes(app, streams)
 
 
-@dataclass
-class HttpServer:
-    """A running HTTP (Connect) server; `stop()` drains it."""
-
-    port: int
-    _shutdown: asyncio.Event
-    _task: asyncio.Task[None]
-
-    async def stop(self, grace_seconds: float) -> None:
-        self._shutdown.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), grace_seconds + 1)
-        except asyncio.TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-
-def _listen(config: ServerConfig, port: int) -> socket.socket:
-    family, kind, proto, _, address = socket.getaddrinfo(
-        config.host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if config.reuse_port:  # worker processes share the port, as they share gRPC's
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind(address)
-        sock.listen(1024)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
 async def start_http(
     config: ServerConfig,
     port: int,
     servicer: FormatterServicer | None = None,
     health: grpc_health.aio.HealthServicer | None = None,
+    hub: HubServicer | None = None,
 ) -> HttpServer:
     """Serve the Connect app on `config.host:port` (0: any free port) in this
     event loop; `health` is the gRPC server's (see `build_app`)."""
-    sock = _listen(config, port)
-    bound = int(sock.getsockname()[1])
-    settings = HypercornConfig()
-    # Hypercorn adopts the listening socket, so that the port is known (and
-    # already accepting) before it starts.
-    settings.bind = [f"fd://{sock.detach()}"]
-    settings.graceful_timeout = config.grace_seconds
-    settings.accesslog = None
-    # Through the logging setup of the process, not a handler of its own.
-    settings.errorlog = logging.getLogger("hypercorn.error")
-    if config.tls_cert is not None:
-        if config.tls_key is None:
-            raise ValueError("--tls-cert needs --tls-key")
-        settings.certfile = str(config.tls_cert)
-        settings.keyfile = str(config.tls_key)
-        if config.tls_client_ca is not None:
-            settings.ca_certs = str(config.tls_client_ca)
-            settings.verify_mode = ssl.CERT_REQUIRED
-    shutdown = asyncio.Event()
-    app = build_app(config, servicer, health)
-    task = asyncio.create_task(hypercorn_serve(app, settings, shutdown_trigger=shutdown.wait))
-    return HttpServer(bound, shutdown, task)
+    sock = listen(config, port)
+    return start_asgi(build_app(config, servicer, health, hub), config, sock)

@@ -19,7 +19,7 @@ import grpc
 from google.protobuf.message import Message
 
 from .. import _json
-from .._engine.wire import WireMessages
+from .._wire import WireMessages
 from .._fetch import media_limits
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc

@@ -13,11 +13,12 @@ from typing import Any
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
 
 from .. import errors
 from ..errors import RemoteError
 
-__all__ = ["DOMAIN", "error_from_status", "status_for"]
+__all__ = ["DOMAIN", "error_from_rpc", "error_from_status", "status_for"]
 
 DOMAIN = "agentscope-proto"
 
@@ -31,8 +32,30 @@ _CODES: dict[type, int] = {
     errors.UnknownProviderError: code_pb2.INVALID_ARGUMENT,
     errors.ProviderError: code_pb2.INVALID_ARGUMENT,
     errors.LimitExceededError: code_pb2.RESOURCE_EXHAUSTED,
+    errors.HubError: code_pb2.INVALID_ARGUMENT,
+    errors.OffsetOutOfRangeError: code_pb2.OUT_OF_RANGE,
+    errors.HubUnavailableError: code_pb2.UNAVAILABLE,
+    errors.SessionStateError: code_pb2.FAILED_PRECONDITION,
 }
-_CLASSES: dict[str, Any] = {cls.__name__: cls for cls in _CODES}
+_CLASSES: dict[str, Any] = {cls.__name__: cls for cls in (*_CODES, errors.AgentReplyError)}
+# The PreconditionFailure violation type of each FAILED_PRECONDITION error.
+_PRECONDITIONS: dict[type, str] = {
+    errors.MediaAccessError: "MEDIA_ACCESS",
+    errors.SessionStateError: "SESSION_STATE",
+}
+# A failed reply's status, by its AgentScope 2.x error type: what a gRPC
+# client's retry policy should make of it. Quota and upstream outages may
+# pass (RESOURCE_EXHAUSTED, UNAVAILABLE); a misconfigured agent will not
+# (FAILED_PRECONDITION); anything else is the agent's bug (INTERNAL).
+_REPLY_CODES: dict[str, int] = {
+    "rate_limit": code_pb2.RESOURCE_EXHAUSTED,
+    "upstream": code_pb2.UNAVAILABLE,
+    "connection": code_pb2.UNAVAILABLE,
+    "authentication": code_pb2.FAILED_PRECONDITION,
+    "permission": code_pb2.FAILED_PRECONDITION,
+    "invalid_request": code_pb2.FAILED_PRECONDITION,
+    "setup": code_pb2.FAILED_PRECONDITION,
+}
 
 
 # A status travels in HTTP/2 trailers, which clients accept up to 8 KiB by
@@ -72,6 +95,8 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
     `field_prefix` places the error's path inside the request, e.g. a message
     path `content[1]` becomes `messages[3].content[1]`.
     """
+    if isinstance(exc, errors.AgentReplyError):
+        return _reply_status(exc)
     path = getattr(exc, "path", "") or ""
     if field_prefix:
         path = (
@@ -82,6 +107,8 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
     metadata = {"path": path}
     if isinstance(exc, errors.ProviderError):
         metadata.update(provider=_clip(exc.provider, 64), error_type=_clip(exc.error_type, 128))
+    if isinstance(exc, errors.OffsetOutOfRangeError):
+        metadata["why"] = exc.why
     details = [
         _pack(
             error_details_pb2.ErrorInfo(reason=type(exc).__name__, domain=DOMAIN, metadata=metadata)
@@ -89,8 +116,9 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
     ]
     reason = _clip(getattr(exc, "reason", None) or str(exc))
     if code == code_pb2.FAILED_PRECONDITION:
+        kind = next(_PRECONDITIONS[c] for c in type(exc).__mro__ if c in _PRECONDITIONS)
         violation = error_details_pb2.PreconditionFailure.Violation(
-            type="MEDIA_ACCESS", subject=path, description=reason
+            type=kind, subject=path, description=reason
         )
         details.append(_pack(error_details_pb2.PreconditionFailure(violations=[violation])))
     elif code == code_pb2.RESOURCE_EXHAUSTED:
@@ -98,13 +126,28 @@ def status_for(exc: errors.AgentScopeProtoError, field_prefix: str = "") -> stat
         # tell which configured limit it ran into.
         quota = error_details_pb2.QuotaFailure.Violation(subject=path, description=reason)
         details.append(_pack(error_details_pb2.QuotaFailure(violations=[quota])))
-    else:
+    elif code != code_pb2.UNAVAILABLE:
         field_violation = error_details_pb2.BadRequest.FieldViolation(
             field=path, description=reason
         )
         details.append(_pack(error_details_pb2.BadRequest(field_violations=[field_violation])))
     message = f"{path}: {reason}" if path else reason
     return status_pb2.Status(code=code, message=message, details=details)
+
+
+def _reply_status(exc: errors.AgentReplyError) -> status_pb2.Status:
+    """A failed reply: its code by error type, and the type in an ErrorInfo."""
+    info = error_details_pb2.ErrorInfo(
+        reason=type(exc).__name__,
+        domain=DOMAIN,
+        metadata={"error_type": _clip(exc.error_type, 64)},
+    )
+    message = _clip(exc.message)
+    return status_pb2.Status(
+        code=_REPLY_CODES.get(exc.error_type, code_pb2.INTERNAL),
+        message=message,
+        details=[_pack(info)],
+    )
 
 
 def error_from_status(
@@ -126,6 +169,25 @@ def error_from_status(
                     )
                 if cls is errors.UnknownProviderError:
                     return errors.FormatError(path, reason)
+                if cls is errors.OffsetOutOfRangeError:
+                    return errors.OffsetOutOfRangeError(path, reason, info.metadata.get("why", ""))
+                if cls is errors.HubUnavailableError:
+                    return errors.HubUnavailableError(reason, path)
+                if cls is errors.AgentReplyError:
+                    return errors.AgentReplyError(info.metadata.get("error_type", ""), message)
                 error: Exception = cls(path, reason)
                 return error
     return RemoteError(code, message)
+
+
+def error_from_rpc(error: grpc.RpcError) -> Exception:
+    """The package exception a failed call's status stands for (its details
+    read from the trailing metadata)."""
+    metadata: Any = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    status = None
+    for key, value in metadata or ():
+        if key == rpc_status.GRPC_DETAILS_METADATA_KEY:
+            status = status_pb2.Status.FromString(value)
+    code: Any = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+    details: Any = error.details() if hasattr(error, "details") else ""
+    return error_from_status(code, details or "", status)

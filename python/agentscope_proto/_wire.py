@@ -8,7 +8,7 @@ protobuf wire format to find them: tags and lengths, never the content.
 
 from __future__ import annotations
 
-__all__ = ["WireMessages", "read_varint"]
+__all__ = ["WireMessages", "field_bytes", "read_varint", "varint_bytes"]
 
 
 def read_varint(data: bytes | memoryview, position: int) -> tuple[int, int]:
@@ -21,6 +21,48 @@ def read_varint(data: bytes | memoryview, position: int) -> tuple[int, int]:
         if byte < 0x80:
             return value, position
         shift += 7
+
+
+_ONE_BYTE = [bytes((value,)) for value in range(0x80)]
+
+
+def varint_bytes(value: int) -> bytes:
+    """`value` as a varint (a negative int64 as its two's complement, as protobuf writes it)."""
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
+    value &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def field_bytes(data: bytes, number: int) -> bytes:
+    """The bytes of message field `number` in the serialized message `data`.
+
+    A field that occurs several times is their concatenation, which protobuf
+    reads as the occurrences merged, as it reads the field itself. `data`
+    must be a message that decoded (anything else may raise IndexError).
+    """
+    parts = []
+    position = 0
+    while position < len(data):
+        key, position = read_varint(data, position)
+        wire = key & 7
+        if wire == 0:
+            _, position = read_varint(data, position)
+        elif wire in (1, 5):
+            position += 8 if wire == 1 else 4
+        elif wire == 2:
+            size, position = read_varint(data, position)
+            if key >> 3 == number:
+                parts.append(data[position : position + size])
+            position += size
+        else:  # groups: not in a proto3 schema, and not after a clean decode
+            raise IndexError(f"wire type {wire}")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 class WireMessages:

@@ -1,0 +1,283 @@
+"""Agents: `Reply` of an echo agent over our gRPC AgentService, over A2A through
+this package (JSON-RPC and gRPC), and behind a bare a2a-sdk server.
+
+The agent (`bench/echo_agent.py`) replies as an AgentScope 2.x agent does,
+with 2.x's own event objects, and echoes the user's text with no model, so
+that what is measured is the transport of a reply. Servers, each a process of
+its own, one event loop each:
+
+- `grpc`: `agentscope-proto serve-agent echo_agent:make_agent` (the real
+  command); a reply is 5 events (reply start, text block start, delta and
+  end, reply end) and the reply's message, converted to `AgentEvent`s.
+- `a2a_jsonrpc`, `a2a_grpc`: the same command with `--a2a-port` and
+  `--a2a-grpc-port`: the agent served over A2A by this package (a2a-sdk's
+  request handler over the sessions; hypercorn for JSON-RPC); a reply is a
+  streamed `SendStreamingMessage`: the task, working, completed with the
+  reply as its status message.
+- `bare_jsonrpc`, `bare_grpc`: the same agent behind a2a-sdk alone
+  (`echo_agent.py --asgi hypercorn --grpc-port`, the ASGI server ours runs):
+  the task, working, the text as an artifact, completed. What our A2A path
+  adds is measured against these.
+- `a2a`: the bare JSON-RPC server on uvicorn, as a2a-sdk's examples run it
+  (the AgentService's comparison since the benchmark began).
+
+Load generator: this process, each side with its own official client
+(`AsyncAgentClient`; a2a-sdk's `ClientFactory` client, streaming, over the
+binding measured; no AgentScope extension asked for, as any A2A client), a
+closed loop of `CONCURRENCY` coroutines, each with its own conversation (a
+gRPC session, an A2A context) sending the next message as soon as its reply
+ended. Throughput counts the replies finished in the measuring window;
+latency is a reply's first request byte to its last event. Client and
+servers share the machine's cores: each side's client CPU per reply is
+reported beside the server's.
+
+Runs in the AgentScope 2.x venv (`.venv-as2`, with a2a-sdk, uvicorn and hypercorn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from _common import (
+    BENCH_DIR,
+    closed_loop,
+    cpu_seconds,
+    free_port,
+    latency_ms,
+    parse_args,
+    write_json,
+)
+
+# (side, concurrency levels): the AgentService and the uvicorn baseline alone
+# too; every side side by side at 16.
+SIDES = (
+    ("grpc", (1, 16)),
+    ("a2a", (1, 16)),
+    ("a2a_jsonrpc", (16,)),
+    ("bare_jsonrpc", (16,)),
+    ("a2a_grpc", (16,)),
+    ("bare_grpc", (16,)),
+)
+# The user's words: one paragraph, echoed back.
+TEXT = (
+    "Please summarise the attached quarterly report in three bullet points, keep the "
+    "numbers exact, and say which region grew fastest. 数字は正確に。 ✓"
+)
+
+
+@contextlib.contextmanager
+def _server(side: str) -> Iterator[tuple[dict[str, int], int]]:
+    """A running server for `side`: its ports by binding, and its pid."""
+    ports = {"grpc": free_port(), "http": free_port(), "a2a_grpc": free_port()}
+    if side.startswith(("grpc", "a2a_")):
+        command = [
+            sys.executable,
+            "-m",
+            "agentscope_proto",
+            "serve-agent",
+            "echo_agent:make_agent",
+            "--port",
+            str(ports["grpc"]),
+            "--log-level",
+            "error",
+            "--max-sessions",
+            "100000",
+        ]
+        if side != "grpc":
+            command += ["--a2a-port", str(ports["http"]), "--a2a-grpc-port", str(ports["a2a_grpc"])]
+    else:
+        command = [sys.executable, str(BENCH_DIR / "echo_agent.py"), "--port", str(ports["http"])]
+        if side != "a2a":
+            command += ["--asgi", "hypercorn", "--grpc-port", str(ports["a2a_grpc"])]
+    process = subprocess.Popen(command, cwd=BENCH_DIR, stdin=subprocess.DEVNULL)
+    try:
+        yield ports, process.pid
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+# A side: (open its client, one reply of conversation `i` -> the echoed text, close).
+Side = tuple[Callable[[int], Awaitable[str]], Callable[[], Awaitable[None]]]
+
+
+async def _grpc(ports: dict[str, int]) -> Side:
+    from agentscope_proto import Msg, get_text_content
+    from agentscope_proto.agents import AsyncAgentClient
+
+    client = AsyncAgentClient(f"127.0.0.1:{ports['grpc']}")
+    message = {"name": "user", "role": "user", "content": TEXT}
+
+    async def reply(conversation: int) -> str:
+        text = ""
+        async for item in client.reply_stream(message, session_id=f"c{conversation}"):
+            if isinstance(item, Msg):
+                text = get_text_content(item) or ""
+        return text
+
+    return reply, client.close
+
+
+def _a2a_side(binding: str) -> Callable[[dict[str, int]], Awaitable[Side]]:
+    """A side of a2a-sdk's own client over `binding`, against any of the A2A servers."""
+
+    async def open_side(ports: dict[str, int]) -> Side:
+        import grpc
+        from a2a.client import ClientConfig
+        from a2a.types import Message, Part, Role, SendMessageRequest
+
+        config = ClientConfig(
+            streaming=True,
+            supported_protocol_bindings=[binding],
+            grpc_channel_factory=grpc.aio.insecure_channel,
+        )
+        client = await _connect(config, ports["http"])
+        contexts: dict[int, str] = {}
+        count = 0
+
+        async def reply(conversation: int) -> str:
+            nonlocal count
+            count += 1
+            message = Message(
+                role=Role.ROLE_USER,
+                message_id=f"m{count}",
+                parts=[Part(text=TEXT)],
+                context_id=contexts.get(conversation, ""),
+            )
+            text = ""
+            async for response in client.send_message(SendMessageRequest(message=message)):
+                kind = response.WhichOneof("payload")
+                if kind == "task":
+                    contexts[conversation] = response.task.context_id
+                elif kind == "artifact_update":  # a2a-sdk's echo: the text as an artifact
+                    text = response.artifact_update.artifact.parts[0].text
+                elif kind == "status_update" and response.status_update.status.message.parts:
+                    text = response.status_update.status.message.parts[0].text  # ours
+            return text
+
+        return reply, client.close
+
+    return open_side
+
+
+async def _connect(config: Any, port: int) -> Any:
+    """a2a-sdk's client for the server's card, once the server answers."""
+    from a2a.client import ClientFactory
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return await ClientFactory(config).create_from_url(f"http://127.0.0.1:{port}")
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+async def _ready(reply: Callable[[int], Awaitable[str]]) -> None:
+    """Wait for the server to answer, and check that it echoes."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            text = await reply(0)
+            if text != TEXT:
+                raise AssertionError(f"the echo agent answered {text!r}")
+            return
+        except AssertionError:
+            raise
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+async def _load(
+    open_side: Callable[[dict[str, int]], Awaitable[Side]],
+    ports: dict[str, int],
+    pid: int,
+    concurrency: int,
+    warmup: float,
+    seconds: float,
+) -> dict[str, Any]:
+    reply, close = await open_side(ports)
+    await _ready(reply)
+    cpu_before, server_before = time.process_time(), cpu_seconds(pid)
+    # Conversations are numbered from 1.
+    latencies = await closed_loop(lambda i: reply(i + 1), concurrency, warmup, seconds)
+    client_cpu, server_cpu = time.process_time() - cpu_before, cpu_seconds(pid) - server_before
+    await close()
+    count = len(latencies)
+    total = count / seconds * (warmup + seconds)  # replies over warm-up and window
+    return {
+        "concurrency": concurrency,
+        "replies": count,
+        "rps": count / seconds,
+        **latency_ms(latencies),
+        "server_cpu_us_per_reply": server_cpu / total * 1e6,
+        "client_cpu_us_per_reply": client_cpu / total * 1e6,
+    }
+
+
+CLIENTS: dict[str, Callable[[dict[str, int]], Awaitable[Side]]] = {
+    "grpc": _grpc,
+    "a2a": _a2a_side("JSONRPC"),
+    "a2a_jsonrpc": _a2a_side("JSONRPC"),
+    "bare_jsonrpc": _a2a_side("JSONRPC"),
+    "a2a_grpc": _a2a_side("GRPC"),
+    "bare_grpc": _a2a_side("GRPC"),
+}
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "")
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    warmup, seconds = (0.3, 1.0) if args.quick else (2.0, 10.0)
+    sys.path.insert(0, str(BENCH_DIR))
+    rows = []
+    for concurrency in (1, 16):
+        for side, levels in SIDES:
+            if concurrency not in levels:
+                continue
+            with _server(side) as (ports, pid):
+                row = asyncio.run(_load(CLIENTS[side], ports, pid, concurrency, warmup, seconds))
+            rows.append({"server": side, **row})
+            print(f"[agents] {side} c{concurrency}: {row['rps']:,.0f} replies/s", flush=True)
+    write_json(
+        args.json,
+        {
+            # When, and how busy the shared machine was: this section's
+            # figures are wall-clock.
+            "started": started,
+            "load_before": load_before,
+            "load_after": [round(x, 2) for x in os.getloadavg()],
+            "text_chars": len(TEXT),
+            "warmup_s": warmup,
+            "seconds": seconds,
+            "a2a_sdk": _version("a2a-sdk"),
+            "agentscope": _version("agentscope"),
+            "rows": rows,
+        },
+    )
+
+
+def _version(name: str) -> str:
+    from importlib.metadata import version
+
+    return version(name)
+
+
+if __name__ == "__main__":
+    main()

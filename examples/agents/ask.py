@@ -1,0 +1,49 @@
+"""Ask a served agent through `RemoteAgent`: `python ask.py HOST:PORT "question" [SESSION]`.
+
+The reply streams as AgentScope events; when the agent asks to run a tool,
+this process asks you, and answers the agent with your verdict. SESSION is
+the remote session to ask in (`topic:room`: the agent's hub topic, where its
+reply is published too); a new one by default.
+"""
+
+import asyncio
+import sys
+
+from agentscope.event import (
+    ConfirmResult,
+    RequireUserConfirmEvent,
+    TextBlockDeltaEvent,
+    UserConfirmResultEvent,
+)
+from agentscope.message import UserMsg
+
+from agentscope_proto.agents import RemoteAgent
+
+
+def confirm(event: RequireUserConfirmEvent) -> UserConfirmResultEvent:
+    """Ask the user about each tool call the agent wants to make."""
+    results = []
+    for call in event.tool_calls:
+        verdict = input(f"\nAllow {call.name}({call.input})? [y/N] ").strip().lower()
+        results.append(ConfirmResult(confirmed=verdict == "y", tool_call=call))
+    return UserConfirmResultEvent(reply_id=event.reply_id, confirm_results=results)
+
+
+async def main(target: str, question: str, session: str | None = None) -> None:
+    async with RemoteAgent(target, session_id=session) as agent:
+        inputs = UserMsg("user", question)
+        while inputs is not None:
+            answer = None
+            async for event in agent.reply_stream(inputs):
+                if isinstance(event, TextBlockDeltaEvent):
+                    print(event.delta, end="", flush=True)
+                elif isinstance(event, RequireUserConfirmEvent):
+                    answer = confirm(event)
+                else:
+                    print(f"\n[{event.type}]", flush=True)
+            inputs = answer
+        print()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:4]))

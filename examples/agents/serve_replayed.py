@@ -1,0 +1,61 @@
+"""Serve weather_agent.py offline: `agentscope-proto serve-agent weather_agent:make_agent`
+with its model answered from recordings instead of OpenAI.
+
+The agent is the real one (AgentScope 2.x's `Agent`, its `OpenAIChatModel`, its
+`get_weather` tool, which asks for confirmation); only `OPENAI_BASE_URL` points at
+a local endpoint replaying recorded OpenAI streams (tests/replay_server.py, the
+golden OpenAI cases). It answers the example clients' question, "What is the
+weather in Paris?": first with text and a `get_weather` call, then, once the
+call's result is in, with the answer. So every run of an example streams the
+same events. `make example-agent` runs this from `.venv-as2` (AgentScope
+2.0.11); `make interop` too, for the example clients.
+
+Usage: python serve_replayed.py [--port 50052]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
+
+from replay_server import ReplayServer  # noqa: E402
+
+# The example clients' question -> the recorded streams of its model calls.
+SCRIPT = {"What is the weather in Paris?": ["stream_text_then_tool_by4", "stream_text_by3"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--port", type=int, default=50052, help="the agent's port (0: any)")
+    args = parser.parse_args()
+    # The agentscope-proto of this interpreter's venv (the one with AgentScope).
+    command = Path(sys.executable).parent / "agentscope-proto"
+    with ReplayServer(SCRIPT) as replay:
+        env = {
+            **os.environ,
+            "OPENAI_API_KEY": "sk-replay",
+            "OPENAI_BASE_URL": replay.base_url,
+            "OPENAI_MODEL": "gpt-4o-mini",
+        }
+        server = subprocess.Popen(
+            [str(command), "serve-agent", "weather_agent:make_agent", "--port", str(args.port)],
+            cwd=HERE,
+            env=env,
+        )
+        # Stopping this process stops the server (which drains) before the replay.
+        signal.signal(signal.SIGTERM, lambda *_: server.terminate())
+        try:
+            return server.wait()
+        except KeyboardInterrupt:  # Ctrl-C reached the server too: let it drain
+            return server.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

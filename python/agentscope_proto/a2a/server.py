@@ -1,0 +1,661 @@
+"""A served agent as an A2A 1.0 agent: `serve-agent --a2a-port N
+[--a2a-grpc-port M]`, with a2a-sdk's own server parts (docs/a2a.md, "Serving").
+
+- The executor (`AgentExecutor`) runs each A2A task as a reply in the
+  session the task's context names: context ids are session ids, so an A2A
+  conversation is an AgentService session, with the same agent, limits and
+  turn order.
+- A task goes submitted, working (the reply started), then completed,
+  failed or canceled by how the reply ended, its status message the reply's
+  message; a reply that stops to ask its caller leaves the task
+  `input-required`, and the next message on that task answers it. CancelTask
+  interrupts the reply as a local interrupt would.
+- A caller that asks for the AgentScope extension (the `A2A-Extensions`
+  header) gets the reply's message exactly and its events as they come, on
+  `working` status updates; others get the reply's text and media.
+- The agent card comes from `Describe`; the JSON-RPC and HTTP+JSON bindings
+  and the card are served with hypercorn, the gRPC binding by a gRPC server
+  of its own, with the server's auth token, TLS and size limit.
+
+Needs the `a2a` extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, cast
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandlerV2, GrpcHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    HTTPAuthSecurityScheme,
+    Message,
+    MutualTlsSecurityScheme,
+    Role,
+    SecurityRequirement,
+    StringList,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    a2a_pb2,
+    a2a_pb2_grpc,
+)
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
+from a2a.utils.errors import A2AError, InvalidParamsError, UnsupportedOperationError
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+
+from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
+from .._generated.agentscope.message.v1.message_pb2 import (
+    ContentBlock,
+    ContentBlocks,
+    ErrorType,
+    FinishedReason,
+    Msg,
+)
+from .._generated.agentscope.message.v1.message_pb2 import Role as MsgRole
+from ..agents.config import A2AConfig
+from ..agents.servicer import AgentServicer
+from ..agents.sessions import Reply, Sessions
+from ..errors import (
+    AgentReplyError,
+    AgentScopeProtoError,
+    LimitExceededError,
+    MessageFormatError,
+    SessionStateError,
+)
+from ..service.app import HostedService, build_server, set_serving
+from ..service.asgi import HttpServer, listen, start_asgi
+from ..service.auth import BearerTokenAuth
+from ..service.config import MB, ServerConfig
+from .mapping import EXTENSION_URI, a2a_to_msgs, agent_extension, msgs_to_a2a
+from .protocol import (
+    QUESTIONS,
+    calls_in_words,
+    last_question,
+    read_events,
+    read_request,
+    write_events,
+)
+
+__all__ = ["A2AServer", "AgentExecutorForSessions", "agent_card", "start_a2a"]
+
+logger = logging.getLogger("agentscope_proto.a2a")
+
+SERVICE_NAME: str = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
+# How long CancelTask waits for the agent to close the interrupted reply;
+# past it the task is canceled all the same and the reply ends alone.
+_CANCEL_WAIT = 10.0
+# What a caller without the extension may answer to a confirmation.
+_YES = frozenset({"yes", "y", "allow", "approve", "confirm", "ok", "okay", "sure"})
+_NO = frozenset({"no", "n", "deny", "reject", "refuse", "cancel", "stop"})
+# The blocks a peer without the extension gets of a reply: its answer, not its
+# work (reasoning, tool calls and results ride the extension only).
+_FOR_PEERS = frozenset({"text", "image", "audio", "video", "data"})
+_FINISHED = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
+_REASONS = {
+    "FINISHED_REASON_INTERRUPTED": TaskState.TASK_STATE_CANCELED,
+    "FINISHED_REASON_ERROR": TaskState.TASK_STATE_FAILED,
+}
+
+
+# --- Errors --------------------------------------------------------------------
+
+
+def _a2a_error(error: AgentScopeProtoError) -> A2AError:
+    """The A2A error for one of the package's own (a reply's refusals)."""
+    if isinstance(error, MessageFormatError):
+        return InvalidParamsError(message=str(error))
+    # A2A has no "resource exhausted" or "failed precondition" of its own:
+    # both are operations the agent cannot take now (gRPC: FAILED_PRECONDITION).
+    if isinstance(error, SessionStateError | LimitExceededError):
+        return UnsupportedOperationError(message=str(error))
+    return A2AError(str(error))
+
+
+# --- What a reply looks like on the task ---------------------------------------
+
+
+def _for_peers(msg: Msg) -> Msg:
+    """The reply as a caller without the extension gets it: its text and
+    media blocks (its reasoning and tool calls ride the extension only)."""
+    if msg.WhichOneof("content") != "blocks":
+        return msg
+    view = Msg()
+    view.CopyFrom(msg)
+    kept = [block for block in msg.blocks.items if block.WhichOneof("block") in _FOR_PEERS]
+    view.blocks.CopyFrom(ContentBlocks(items=kept))
+    return view
+
+
+def _text_block(text: str) -> ContentBlock:
+    block = ContentBlock()
+    block.text.text = text
+    return block
+
+
+def _question_text(question: events_pb.AgentEvent, name: str) -> str:
+    """The question for a caller without the extension, in words."""
+    calls = calls_in_words(question)
+    if question.WhichOneof("event") == "require_user_confirm":
+        return f"{name} asks to run {calls}. Answer yes to allow it, or no to deny it."
+    return (
+        f"{name} asks its caller to run {calls} and send the results, "
+        f"which needs the AgentScope extension ({EXTENSION_URI}). "
+        "Answer no, or cancel the task, to stop."
+    )
+
+
+def _peer_view(msg: Msg | None, question: events_pb.AgentEvent | None, name: str) -> Msg | None:
+    """The status message a caller without the extension gets: the reply's
+    text and media, its question in words, what failed."""
+    if msg is None:
+        return None
+    view = _for_peers(msg)
+    extra = []
+    if question is not None:
+        extra.append(_text_block(_question_text(question, name)))
+    if msg.HasField("error"):
+        kind = ErrorType.Name(msg.error.type).removeprefix("ERROR_TYPE_").lower()
+        extra.append(_text_block(f"The reply failed ({kind}): {msg.error.message}"))
+    if extra:
+        if view.WhichOneof("content") == "text":
+            extra.insert(0, _text_block(view.text))
+        view.blocks.CopyFrom(ContentBlocks(items=[*view.blocks.items, *extra]))
+    return view
+
+
+def _verdict(message: Message) -> bool | None:
+    """What a caller without the extension answered: yes, no, or neither."""
+    text = " ".join(part.text for part in message.parts if part.HasField("text"))
+    word = text.strip().lower().rstrip(".!")
+    return True if word in _YES else False if word in _NO else None
+
+
+def _answer_in_words(
+    question: events_pb.AgentEvent, message: Message
+) -> service_pb.ReplyRequest | None:
+    """The answer a yes or no in words means (None: neither, or a yes to a
+    question that needs more than words)."""
+    verdict = _verdict(message)
+    if verdict is None:
+        return None
+    kind = question.WhichOneof("event")
+    body = getattr(question, kind or "")
+    request = service_pb.ReplyRequest()
+    if kind == "require_user_confirm":
+        answer = request.user_confirm_result
+        answer.reply_id = body.reply_id
+        for call in body.tool_calls:
+            answer.confirm_results.add(confirmed=verdict).tool_call.CopyFrom(call)
+        return request
+    if verdict:
+        return None  # external results come through the extension only
+    request.user_interrupt.reply_id = body.reply_id
+    return request
+
+
+# --- The executor ----------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Running:
+    """A task's reply while it runs, for CancelTask."""
+
+    reply: Reply
+    ended: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    cancelled: bool = False
+
+
+class AgentExecutorForSessions(AgentExecutor):
+    """Runs A2A tasks as replies in the sessions of an AgentService (see the
+    module doc): the context is the session, the task one reply."""
+
+    def __init__(self, sessions: Sessions, name: str) -> None:
+        self._sessions = sessions
+        self._name = name
+        self._running: dict[str, _Running] = {}
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task_id, context_id = str(context.task_id), str(context.context_id)
+        message = context.message
+        if message is None:  # pragma: no cover - the SDK always sends one
+            raise InvalidParamsError(message="no message")
+        extension = EXTENSION_URI in context.requested_extensions
+        current = context.current_task
+        question = None
+        if current is not None:
+            question = last_question(read_events(current.metadata))
+            if current.status.state != TaskState.TASK_STATE_INPUT_REQUIRED or question is None:
+                state = TaskState.Name(current.status.state)
+                raise UnsupportedOperationError(
+                    message=f"task {task_id} is {state}: send a new message, without its task_id"
+                )
+        try:
+            request = self._request(message, context_id, question)
+            if request is None:  # an answer in words that answers nothing: ask again
+                await self._ask_again(event_queue, task_id, context_id, question)
+                return
+            inputs = self._sessions.hosting.read_inputs(request)
+            session = await self._sessions.open(context_id, create=inputs.answer is None)
+            running = _Running(self._sessions.start(session, inputs))
+        except AgentScopeProtoError as error:
+            raise _a2a_error(error) from None
+        if current is None:
+            submitted = TaskStatus(state=TaskState.TASK_STATE_SUBMITTED)
+            submitted.timestamp.GetCurrentTime()
+            task = Task(id=task_id, context_id=context_id, status=submitted, history=[message])
+            await event_queue.enqueue_event(task)
+        self._running[task_id] = running
+        try:
+            await self._publish(running, event_queue, task_id, context_id, extension)
+        finally:
+            del self._running[task_id]
+            running.reply.interrupt()  # a no-op once it ended
+            running.ended.set()
+
+    def _request(
+        self, message: Message, context_id: str, question: events_pb.AgentEvent | None
+    ) -> service_pb.ReplyRequest | None:
+        """The `ReplyRequest` an A2A message makes: its messages, or the answer
+        to the task's question (None: an answer in words that answers nothing)."""
+        request = read_request(message)
+        request.session_id = context_id
+        answered = request.WhichOneof("answer") is not None
+        if question is None:
+            if answered:
+                raise MessageFormatError(
+                    "message.metadata", "an answer goes on the task that asked (its task_id)"
+                )
+            request.msgs.extend(a2a_to_msgs(message))
+            return request
+        if answered:
+            return request
+        return _answer_in_words(question, message)
+
+    async def _publish(
+        self,
+        running: _Running,
+        queue: EventQueue,
+        task_id: str,
+        context_id: str,
+        extension: bool,
+    ) -> None:
+        """The reply's responses as the task's status updates."""
+        started = False
+        try:
+            async for batch in running.reply.batches():
+                events = [response.event for response in batch if response.HasField("event")]
+                done = next((response for response in batch if response.done), None)
+                if done is None:
+                    if extension or not started:
+                        await self._update(
+                            queue,
+                            task_id,
+                            context_id,
+                            TaskState.TASK_STATE_WORKING,
+                            events=events if extension else (),
+                        )
+                        started = True
+                    continue
+                if not started:
+                    await self._update(queue, task_id, context_id, TaskState.TASK_STATE_WORKING)
+                await self._finish(queue, task_id, context_id, running, done, events, extension)
+        except AgentReplyError:
+            pass  # its task is failed already, with the reply's message
+        except SessionStateError as error:
+            if error.path != "msgs":
+                raise _a2a_error(error) from None
+            # In A2A's words: the answer goes on the task that asked.
+            raise UnsupportedOperationError(
+                message=f"context {context_id} waits for an answer to the question of a task "
+                "left input-required: send the answer on that task (its task_id), or cancel it"
+            ) from None
+        except AgentScopeProtoError as error:
+            raise _a2a_error(error) from None
+
+    async def _finish(
+        self,
+        queue: EventQueue,
+        task_id: str,
+        context_id: str,
+        running: _Running,
+        done: service_pb.ReplyResponse,
+        events: Sequence[events_pb.AgentEvent],
+        extension: bool,
+    ) -> None:
+        """The task's last status update of this reply: by how it ended."""
+        msg = done.msg if done.HasField("msg") else None
+        last = done.event.WhichOneof("event") if done.HasField("event") else None
+        question = done.event if last in QUESTIONS else None
+        if question is not None:
+            state = TaskState.TASK_STATE_INPUT_REQUIRED
+        elif last == "reply_end":
+            reason = FinishedReason.Name(done.event.reply_end.finished_reason)
+            state = _REASONS.get(reason, TaskState.TASK_STATE_COMPLETED)
+        else:  # interrupted before the agent began
+            state = (
+                TaskState.TASK_STATE_CANCELED
+                if running.cancelled
+                else TaskState.TASK_STATE_COMPLETED
+            )
+        view = msg if extension else _peer_view(msg, question, self._name)
+        shown: Sequence[events_pb.AgentEvent] = events
+        if not extension:
+            # The question rides along for the answer in words to read.
+            shown = [question] if question is not None else ()
+        await self._update(queue, task_id, context_id, state, view, shown)
+
+    async def _update(
+        self,
+        queue: EventQueue,
+        task_id: str,
+        context_id: str,
+        state: Any,
+        msg: Msg | None = None,
+        events: Sequence[events_pb.AgentEvent] = (),
+    ) -> None:
+        status = TaskStatus(state=state)
+        status.timestamp.GetCurrentTime()
+        if msg is not None:
+            # Without the update's ids, so that it reads back as the reply exactly.
+            status.message.CopyFrom(msgs_to_a2a([msg], role=Role.ROLE_AGENT))
+        update = TaskStatusUpdateEvent(task_id=task_id, context_id=context_id, status=status)
+        if events:
+            write_events(update.metadata, events)
+        await queue.enqueue_event(update)
+
+    async def _ask_again(
+        self,
+        queue: EventQueue,
+        task_id: str,
+        context_id: str,
+        question: events_pb.AgentEvent | None,
+    ) -> None:
+        if question is None:  # pragma: no cover - only an answer asks again
+            return
+        again = Msg(name=self._name, role=MsgRole.ROLE_ASSISTANT)
+        again.blocks.items.append(_text_block(_question_text(question, self._name)))
+        await self._update(
+            queue, task_id, context_id, TaskState.TASK_STATE_INPUT_REQUIRED, again, [question]
+        )
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Interrupt the task's reply and wait (a while) for the agent to close
+        it; a task waiting for an answer is answered with an interrupt."""
+        task_id = str(context.task_id)
+        running = self._running.get(task_id)
+        if running is not None:
+            running.cancelled = True
+            running.reply.interrupt()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(running.ended.wait(), _CANCEL_WAIT)
+            return
+        task = context.current_task
+        if task is None or task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+            return
+        question = last_question(read_events(task.metadata))
+        if question is None:
+            return
+        request = service_pb.ReplyRequest(session_id=task.context_id)
+        request.user_interrupt.reply_id = getattr(
+            question, question.WhichOneof("event") or ""
+        ).reply_id
+        try:
+            session = await self._sessions.open(task.context_id, create=False)
+            reply = self._sessions.start(session, self._sessions.hosting.read_inputs(request))
+        except AgentScopeProtoError:
+            return  # the session is gone: nothing waits any more
+        running = _Running(reply, cancelled=True)
+        self._running[task_id] = running
+        try:
+            extension = EXTENSION_URI in context.requested_extensions
+            await self._publish(running, event_queue, task_id, task.context_id, extension)
+        finally:
+            del self._running[task_id]
+            running.ended.set()
+
+
+# --- The task store ------------------------------------------------------------------
+
+
+class _TaskStore(InMemoryTaskStore):
+    """a2a-sdk's in-memory store, keeping at most `max_tasks` finished tasks
+    (the oldest finished go first; running and waiting tasks are bounded by
+    the sessions and replies the server takes)."""
+
+    def __init__(self, max_tasks: int) -> None:
+        super().__init__()
+        self._max = max_tasks
+        # Finished tasks, the oldest first, each with whose it is.
+        self._finished: OrderedDict[str, ServerCallContext] = OrderedDict()
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        await super().save(task, context)
+        if task.status.state not in _FINISHED:
+            self._finished.pop(task.id, None)
+            return
+        # Only who owns it: the call's state (its headers, its gRPC context) is not kept.
+        self._finished[task.id] = ServerCallContext(user=context.user, tenant=context.tenant)
+        self._finished.move_to_end(task.id)
+        while len(self._finished) > self._max:
+            old, owner = self._finished.popitem(last=False)
+            await super().delete(old, owner)
+
+    async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        self._finished.pop(task_id, None)
+        await super().delete(task_id, context)
+
+
+# --- The agent card --------------------------------------------------------------------
+
+
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def agent_card(
+    description: service_pb.DescribeResponse,
+    *,
+    http_url: str,
+    grpc_url: str | None = None,
+    bearer: bool = False,
+    mutual_tls: bool = False,
+) -> AgentCard:
+    """The A2A agent card of a served agent, from its `Describe`: JSON-RPC
+    and HTTP+JSON at `http_url`, gRPC at `grpc_url` (a `host:port`), the
+    AgentScope extension, the tools as skills, and how to authenticate."""
+    interfaces = [AgentInterface(url=http_url, protocol_binding=TransportProtocol.JSONRPC)]
+    if grpc_url is not None:
+        interfaces.append(AgentInterface(url=grpc_url, protocol_binding=TransportProtocol.GRPC))
+    interfaces.append(AgentInterface(url=http_url, protocol_binding=TransportProtocol.HTTP_JSON))
+    for interface in interfaces:
+        interface.protocol_version = "1.0"
+    summary = description.description or f"An AgentScope agent ({description.framework})."
+    skills = [
+        AgentSkill(
+            id=tool.name, name=tool.name, description=tool.description or tool.name, tags=["tool"]
+        )
+        for tool in description.tools
+    ] or [AgentSkill(id="reply", name=description.name, description=summary, tags=["agentscope"])]
+    card = AgentCard(
+        name=description.name,
+        description=summary,
+        version=description.version or "unspecified",
+        supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(streaming=True, extensions=[agent_extension()]),
+        default_input_modes=list(description.input_media_types) or ["text/plain"],
+        default_output_modes=list(description.output_media_types) or ["text/plain"],
+        skills=skills,
+    )
+    if bearer:
+        scheme = HTTPAuthSecurityScheme(scheme="Bearer", description="the server's token")
+        card.security_schemes["bearer"].http_auth_security_scheme.CopyFrom(scheme)
+        card.security_requirements.append(SecurityRequirement(schemes={"bearer": StringList()}))
+    if mutual_tls:
+        mtls = MutualTlsSecurityScheme(description="a client certificate the server's CA signed")
+        card.security_schemes["mtls"].mtls_security_scheme.CopyFrom(mtls)
+        card.security_requirements.append(SecurityRequirement(schemes={"mtls": StringList()}))
+    return card
+
+
+# --- The servers ----------------------------------------------------------------------
+
+
+class _Guard:
+    """Before the A2A app reads anything: the bearer token (on everything but
+    the card, which says how to authenticate) and the size limit."""
+
+    def __init__(self, app: Any, token: str | None, max_bytes: int) -> None:
+        self._app = app
+        self._auth = BearerTokenAuth(token) if token else None
+        self._max = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        card = scope["method"] in ("GET", "HEAD") and scope["path"] == AGENT_CARD_WELL_KNOWN_PATH
+        token = headers.get(b"authorization", b"")
+        if self._auth is not None and not card and not self._auth.accepts(token):
+            await _refuse(scope, receive, send, 401, "missing or invalid bearer token")
+            return
+        length = headers.get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > self._max:
+            await _refuse(scope, receive, send, 413, f"a request holds at most {self._max} bytes")
+            return
+        read = 0
+
+        async def bounded() -> Any:
+            nonlocal read
+            message = await receive()
+            read += len(message.get("body", b""))
+            if read > self._max:
+                raise _TooLarge
+            return message
+
+        try:
+            await self._app(scope, bounded, send)
+        except _TooLarge:
+            await _refuse(scope, receive, send, 413, f"a request holds at most {self._max} bytes")
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _refuse(scope: Any, receive: Any, send: Any, status: int, reason: str) -> None:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    await JSONResponse({"error": reason}, status_code=status, headers=headers)(scope, receive, send)
+
+
+@dataclasses.dataclass
+class A2AServer:
+    """The A2A servers of a served agent (a `service.app.Listener`): HTTP
+    (JSON-RPC, HTTP+JSON, the card) and, if asked, gRPC."""
+
+    card: AgentCard
+    http: HttpServer
+    grpc: Any
+    handler: DefaultRequestHandlerV2
+    addresses: list[str]
+
+    @property
+    def url(self) -> str:
+        """The HTTP interfaces' URL (the card is under it)."""
+        return str(self.card.supported_interfaces[0].url)
+
+    async def stop(self, grace_seconds: float) -> None:
+        stopping = [self.http.stop(grace_seconds)]
+        if self.grpc is not None:
+            stopping.append(self.grpc.stop(grace_seconds))
+        await asyncio.gather(*stopping)
+        await self.handler.aclose()
+
+
+async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfig) -> A2AServer:
+    """Serve `servicer`'s agent over A2A as `a2a` says, with `config`'s auth,
+    TLS and size limit, in this event loop."""
+    host = _host(a2a.public_host or config.host)
+    sock = listen(config, a2a.port)
+    http_url = f"{'https' if config.tls_cert else 'http'}://{host}:{sock.getsockname()[1]}"
+    grpc_server = grpc_url = None
+    # Its request handler comes with the card, which lists the bound port.
+    grpc_handler = GrpcHandler(request_handler=cast(Any, None))
+    try:
+        if a2a.grpc_port is not None:
+            service = HostedService(
+                SERVICE_NAME,
+                lambda server: a2a_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
+                    grpc_handler, server
+                ),
+            )
+            grpc_config = dataclasses.replace(config, port=a2a.grpc_port, reuse_port=False)
+            grpc_server, health, grpc_port = build_server(grpc_config, services=[service])
+            grpc_url = f"{host}:{grpc_port}"
+        card = agent_card(
+            servicer.description,
+            http_url=http_url,
+            grpc_url=grpc_url,
+            bearer=config.auth_token is not None,
+            mutual_tls=config.tls_client_ca is not None,
+        )
+        sessions = servicer.sessions
+        handler = DefaultRequestHandlerV2(
+            agent_executor=AgentExecutorForSessions(sessions, servicer.description.name),
+            task_store=_TaskStore(a2a.max_tasks),
+            agent_card=card,
+            # A task left waiting for an answer lets go of what it holds when
+            # its session would be dropped.
+            interrupted_task_timeout=sessions.config.session_idle_seconds,
+        )
+        grpc_handler.request_handler = handler
+        if grpc_server is not None:
+            await grpc_server.start()
+            await set_serving(health, True, [SERVICE_NAME])
+        routes = [
+            *create_agent_card_routes(card),
+            *create_jsonrpc_routes(handler, "/"),
+            *create_rest_routes(handler),
+        ]
+        app = _Guard(Starlette(routes=routes), config.auth_token, config.max_message_mb * MB)
+        http = start_asgi(app, config, sock)
+    except BaseException:
+        sock.close()
+        if grpc_server is not None:
+            await grpc_server.stop(0)
+        raise
+    addresses = [f"{http_url} (A2A JSON-RPC, HTTP+JSON)"]
+    if grpc_url is not None:
+        addresses.append(f"{grpc_url} (A2A gRPC)")
+    return A2AServer(card, http, grpc_server, handler, addresses)
+
+
+def a2a_listener(
+    servicer: AgentServicer, a2a: A2AConfig
+) -> Callable[[ServerConfig], Awaitable[A2AServer]]:
+    """What `HostedService.listen` runs to serve `servicer`'s agent over A2A."""
+    return lambda config: start_a2a(servicer, a2a, config)

@@ -1,0 +1,110 @@
+"""What every hosting shares: a reply's inputs, the `Hosting` protocol, and
+the reading helpers of both AgentScope versions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+from ... import _json
+from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from ..._generated.agentscope.agent.v1 import events_pb2 as pb
+from ..._generated.agentscope.message.v1.message_pb2 import Msg
+from ...errors import MessageFormatError
+
+__all__ = [
+    "Hosting",
+    "Item",
+    "ReplyInputs",
+    "new_event",
+    "now",
+    "read_each",
+    "structured_schema",
+]
+
+Item = pb.AgentEvent | Msg
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+@dataclass(frozen=True)
+class ReplyInputs:
+    """A reply's inputs as the agent takes them: messages or an answer (or
+    neither: go on), and a structured-output JSON schema."""
+
+    msgs: list[Any] | None
+    answer: Any
+    schema: dict[str, Any] | None
+
+    @property
+    def native(self) -> Any:
+        """What the agent's reply is called with."""
+        return self.answer if self.answer is not None else self.msgs
+
+
+class Hosting(Protocol):
+    """Drives agents of one AgentScope major version: reads a request's
+    messages and answer into that version's objects (refusing, before any
+    agent sees them, what the agent would refuse), checks that a session can
+    take an answer, runs a reply as proto items (`AgentEvent`s as they
+    happen, the reply's `Msg` last), describes an agent. It holds no agent:
+    the session passes its own."""
+
+    framework: str
+
+    def read_msgs(self, msgs: Sequence[Msg], field: str) -> list[Any]: ...
+
+    def read_inputs(self, request: service_pb.ReplyRequest) -> ReplyInputs: ...
+
+    def bind(self, agent: Any, session_id: str) -> None: ...
+
+    def check(self, agent: Any, inputs: ReplyInputs) -> None: ...
+
+    def reply(self, agent: Any, session_id: str, inputs: ReplyInputs) -> AsyncIterator[Item]: ...
+
+    async def observe(self, agent: Any, msgs: list[Any]) -> None: ...
+
+    async def describe(self, agent: Any) -> service_pb.DescribeResponse: ...
+
+
+def now() -> str:
+    """The current time as AgentScope 2.x stamps one (local ISO-8601)."""
+    return datetime.now().isoformat()
+
+
+def new_event(kind: str, **fields: Any) -> pb.AgentEvent:
+    """A new `AgentEvent` of `kind` (an `event` field name) with `fields`."""
+    event = pb.AgentEvent(id=uuid.uuid4().hex, created_at=now())
+    body = getattr(event, kind)
+    body.SetInParent()
+    for name, value in fields.items():
+        setattr(body, name, value)
+    return event
+
+
+def read_each(items: Sequence[T], field: str, read: Callable[[T, str], U]) -> list[U]:
+    """`read(item, path)` of each item, a `MessageFormatError` placed under
+    `field[i]` (its path inside the item appended)."""
+    out = []
+    for index, item in enumerate(items):
+        path = f"{field}[{index}]"
+        try:
+            out.append(read(item, path))
+        except MessageFormatError as exc:
+            if exc.path.startswith(path):
+                raise
+            raise MessageFormatError(f"{path}.{exc.path}".rstrip("."), exc.reason) from None
+    return out
+
+
+def structured_schema(request: service_pb.ReplyRequest) -> dict[str, Any] | None:
+    """The request's JSON Schema, if it gives one."""
+    if not request.HasField("structured_schema_json"):
+        return None
+    schema = _json.loads(request.structured_schema_json, "structured_schema_json")
+    if not isinstance(schema, dict):
+        raise MessageFormatError("structured_schema_json", "expected a JSON Schema object")
+    return schema

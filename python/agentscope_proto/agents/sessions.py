@@ -1,0 +1,324 @@
+"""Sessions: one agent (one agent state) per session id, and its replies.
+
+A session's agent comes from the operator's factory, called once when the
+session is opened; its replies and observations run one at a time, in the
+order they arrive. Sessions are bounded (`AgentConfig.max_sessions`) and
+dropped after `session_idle_seconds` without a call.
+
+Each reply runs in a task of its own, which does nothing but pull the agent's
+reply: so when the caller goes away (cancel, deadline, disconnect) the task
+is cancelled inside the agent, where it awaits, exactly as AgentScope's own
+interrupt cancels a reply task, and the agent closes its reply (interrupted
+tool results, its interruption message) before the session takes its next
+call. The caller reads the task's items from a queue and gets them as
+`ReplyResponse`s, the last one `done` with the reply's message (`reply`; an
+A2A task reads them in batches of what is ready, and interrupts the reply
+while it reads on: `start`, `Reply`).
+
+A hub topic's session (`topic.py`) is one like any other, except that it is
+never dropped and that each reply it finishes is published to the topic
+before its caller hears that it is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from .._generated.agentscope.agent.v1 import events_pb2 as pb
+from .._generated.agentscope.message.v1.message_pb2 import Msg
+from ..errors import LimitExceededError, MessageFormatError, SessionStateError
+from .config import AgentConfig
+from .hosting import Hosting, ReplyInputs
+
+__all__ = ["Reply", "Session", "Sessions"]
+
+AgentFactory = Callable[[], Any]
+_MAX_ID = 128
+
+
+class Session:
+    """One caller's agent: its id, the agent, and its turn lock."""
+
+    __slots__ = ("agent", "busy", "id", "lock", "publish", "turned", "used")
+
+    def __init__(self, session_id: str, agent: Any) -> None:
+        self.id = session_id
+        self.agent = agent
+        self.lock = asyncio.Lock()
+        # Notified (under the lock) whenever a reply of the session ends.
+        self.turned = asyncio.Condition(self.lock)
+        self.busy = 0  # calls running or waiting for the lock
+        self.used = time.monotonic()
+        # A topic's session: where each reply it finishes goes (it is never dropped).
+        self.publish: Callable[[Msg], Awaitable[None]] | None = None
+
+
+class _Failed:
+    """The reply task's error, for the caller to raise."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+_END: Any = object()
+# The events a reply asks its caller with, and can end with besides its end.
+ASKS = frozenset({"require_user_confirm", "require_external_execution"})
+_LAST = ASKS | {"reply_end"}
+
+
+async def new_agent(factory: AgentFactory) -> Any:
+    """A new agent from the operator's factory (which may be async)."""
+    agent = factory()
+    if inspect.isawaitable(agent):
+        agent = await agent
+    return agent
+
+
+class Sessions:
+    """The server's sessions and the replies running in them."""
+
+    def __init__(self, factory: AgentFactory, hosting: Hosting, config: AgentConfig) -> None:
+        self.hosting = hosting
+        self._factory = factory
+        self._config = config
+        # Least recently used first.
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._opening: dict[str, asyncio.Future[Session]] = {}
+        # The reply tasks (asyncio keeps only weak references to tasks).
+        self.running: set[asyncio.Task[None]] = set()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    @property
+    def config(self) -> AgentConfig:
+        """The limits the sessions keep."""
+        return self._config
+
+    async def open(self, session_id: str, *, create: bool) -> Session:
+        """The session `session_id`, made now if it does not exist and
+        `create` allows; an empty id makes a new session with a fresh id."""
+        if len(session_id) > _MAX_ID or not session_id.isprintable():
+            raise MessageFormatError(
+                "session_id", f"expected at most {_MAX_ID} printable characters"
+            )
+        self._evict_idle()
+        session = self._sessions.get(session_id) if session_id else None
+        if session is not None:
+            self._touch(session)
+            return session
+        pending = self._opening.get(session_id) if session_id else None
+        if pending is not None:
+            return await asyncio.shield(pending)
+        if not create:
+            raise SessionStateError(
+                "session_id", f"no session {session_id!r} (it never existed, or expired)"
+            )
+        return await self._create(session_id or uuid.uuid4().hex)
+
+    async def _create(self, session_id: str) -> Session:
+        if len(self._sessions) + len(self._opening) >= self._config.max_sessions:
+            raise LimitExceededError(
+                "max_sessions", f"the server holds {self._config.max_sessions} sessions"
+            )
+        pending: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
+        self._opening[session_id] = pending
+        try:
+            agent = await new_agent(self._factory)
+            self.hosting.bind(agent, session_id)
+            session = Session(session_id, agent)
+            self._sessions[session_id] = session
+            pending.set_result(session)
+            return session
+        except BaseException as exc:
+            pending.set_exception(exc)
+            pending.exception()  # retrieved: a waiter may not exist
+            raise
+        finally:
+            del self._opening[session_id]
+
+    def _evict_idle(self) -> None:
+        """Drop sessions idle past the limit: from the least recently used
+        one, until one that is not (a busy session is never dropped)."""
+        horizon = time.monotonic() - self._config.session_idle_seconds
+        idle = []
+        for session in self._sessions.values():
+            if session.used > horizon:
+                break
+            if not session.busy and session.publish is None:
+                idle.append(session.id)
+        for session_id in idle:
+            del self._sessions[session_id]
+
+    async def observe(self, session: Session, msgs: list[Any]) -> None:
+        session.busy += 1
+        try:
+            async with session.lock:
+                await self.hosting.observe(session.agent, msgs)
+        finally:
+            session.busy -= 1
+            self._touch(session)
+
+    def _touch(self, session: Session) -> None:
+        """Mark the session used now (the most recent of all)."""
+        session.used = time.monotonic()
+        if self._sessions.get(session.id) is session:
+            self._sessions.move_to_end(session.id)
+
+    def start(self, session: Session, inputs: ReplyInputs, *, counted: bool = True) -> Reply:
+        """Start a reply in `session`: it runs in a task of its own, which
+        `Reply.interrupt` cancels inside the agent. A reply not `counted` (a
+        topic's own: one at a time) is not held to `max_replies`."""
+        if counted and len(self.running) >= self._config.max_replies:
+            raise LimitExceededError(
+                "max_replies", f"{self._config.max_replies} replies are running"
+            )
+        items: asyncio.Queue[Any] = asyncio.Queue()
+        task = asyncio.create_task(self._drive(session, inputs, items))
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+        return Reply(task, items)
+
+    async def reply(
+        self, session: Session, inputs: ReplyInputs, *, counted: bool = True
+    ) -> AsyncIterator[Any]:
+        """The reply's responses; leaving early (the caller is gone)
+        interrupts it (`counted`: see `start`)."""
+        reply = self.start(session, inputs, counted=counted)
+        try:
+            async for batch in reply.batches():
+                for response in batch:
+                    yield response
+        finally:
+            reply.interrupt()  # the task finishes the reply alone
+
+    async def _drive(
+        self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]
+    ) -> None:
+        """Run one reply into `items`. It awaits nothing but the session's
+        turn and the agent, so a cancellation lands inside the agent."""
+        session.busy += 1
+        try:
+            async with session.lock:
+                try:
+                    self.hosting.check(session.agent, inputs)
+                    asked = False
+                    async for item in self.hosting.reply(session.agent, session.id, inputs):
+                        if not isinstance(item, Msg):
+                            asked = item.WhichOneof("event") in ASKS
+                        elif session.publish is not None and not asked:
+                            # A topic's reply, finished (a reply that asks is not,
+                            # yet): on the topic before its caller hears it is done.
+                            await session.publish(item)
+                        items.put_nowait(item)
+                finally:
+                    session.turned.notify_all()
+        except Exception as exc:
+            items.put_nowait(_Failed(exc))
+        finally:
+            session.busy -= 1
+            self._touch(session)
+            items.put_nowait(_END)
+
+
+class Reply:
+    """A running reply: its responses, and its interrupt."""
+
+    __slots__ = ("_items", "_task")
+
+    def __init__(self, task: asyncio.Task[None], items: asyncio.Queue[Any]) -> None:
+        self._task = task
+        self._items = items
+
+    def interrupt(self) -> None:
+        """Interrupt the reply as AgentScope's own interrupt does (a no-op
+        once it ended): the agent closes it, and `batches` goes on with what
+        it says until then."""
+        if not self._task.done():
+            self._task.cancel()
+
+    async def batches(self) -> AsyncIterator[list[service_pb.ReplyResponse]]:
+        """The reply task's items as responses, in batches of what came
+        while the last batch was handled: each event as soon as it comes,
+        and a caller that cannot keep up gets them together. An event that
+        may end the reply is held until the next item says whether it did:
+        the reply's message marks it `done` (so does the end of the items,
+        for an agent that gives no message). The reply's error, if any, is
+        raised after the responses before it."""
+        ending = _Ending()
+        while True:
+            batch: list[service_pb.ReplyResponse] = []
+            item = await self._items.get()
+            while True:
+                if item is _END:
+                    batch.extend(ending.close())
+                    if batch:
+                        yield batch
+                    return
+                if isinstance(item, _Failed):
+                    batch.extend(ending.close(failed=True))
+                    if batch:
+                        yield batch
+                    raise item.error
+                ending.feed(item, batch)
+                if self._items.empty():
+                    break
+                item = self._items.get_nowait()
+            if batch:
+                yield batch
+
+
+class _Ending:
+    """Which response is the last: each event goes out as it comes but one
+    that may end the reply, which is held until the next item."""
+
+    __slots__ = ("done", "held")
+
+    def __init__(self) -> None:
+        self.held: pb.AgentEvent | None = None
+        self.done = False
+
+    def feed(self, item: pb.AgentEvent | Msg, out: list[service_pb.ReplyResponse]) -> None:
+        if self.done:
+            return  # nothing follows the reply's message
+        if isinstance(item, Msg):
+            out.append(_response(self.held, done=True, msg=item))
+            self.held, self.done = None, True
+            return
+        if self.held is not None:
+            out.append(_response(self.held))
+            self.held = None
+        if item.WhichOneof("event") in _LAST:
+            self.held = item
+        else:
+            out.append(_response(item))
+
+    def close(self, *, failed: bool = False) -> list[service_pb.ReplyResponse]:
+        """The last response of items that ended without the reply's
+        message: the held event (an agent that gives no message marks its
+        last event `done`, or a `done` with none), none for a failure
+        that held none."""
+        if self.done or (failed and self.held is None):
+            return []
+        self.done = True
+        return [_response(self.held, done=True)]
+
+
+def _response(
+    event: pb.AgentEvent | None, *, done: bool = False, msg: Msg | None = None
+) -> service_pb.ReplyResponse:
+    response = service_pb.ReplyResponse(done=done)
+    if event is not None:
+        response.event.CopyFrom(event)
+    if msg is not None:
+        response.msg.CopyFrom(msg)
+    return response

@@ -1,0 +1,380 @@
+"""A served agent as a participant of a hub topic: AgentScope's `MsgHub`
+across processes.
+
+The topic feeds one session, `topic:<topic>`, which is never dropped.
+Every message published to the topic by someone else is given to that
+session's agent, in publish order: as observed messages (1.x `MsgHub`: every
+participant observes every message), or as the input of a reply when the
+message is addressed to it (`AgentConfig.reply_to`; 2.x's group-chat
+channels answer only when @mentioned). Whatever the agent replies in that
+session, on the hub's initiative or to a caller of the AgentService, is
+published to the topic once the reply ends, without its thinking (1.x's
+`MsgHub` strips it too). Its own messages (by its name) come back from the
+topic and are skipped: an agent never reacts to itself.
+
+One turn at a time: messages that arrive while a reply runs wait on the
+topic, and the next turn takes all of them together (one reply, if any is
+addressed to the agent). A reply on the hub's initiative has nobody to ask:
+a tool call that needs confirmation is denied, an external one interrupted,
+and the agent goes on as 2.x's own agent does after a denial. While a
+caller's reply in the session waits for its answer, the topic waits too.
+
+Progress is the offset of the last message handled; with a Redis hub it is
+kept in Redis (`agentscope:agent:{<topic>}:<agent name>`, the topic's hash
+tag), so a restarted agent goes on after it: nothing missed, nothing answered
+twice, except a turn whose reply was published just before the process died
+and recorded its progress (at least once). A restarted agent's memory starts
+empty, like every session's after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any, Protocol
+
+from google.protobuf.message import DecodeError
+
+from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from .._generated.agentscope.agent.v1 import events_pb2 as pb
+from .._generated.agentscope.message.v1.message_pb2 import Msg, Role
+from ..errors import (
+    AgentReplyError,
+    HubUnavailableError,
+    MessageFormatError,
+    OffsetOutOfRangeError,
+    SessionStateError,
+)
+from ..hub.store import Entry, HubConfig, HubStore, Subscription, redacted_url
+from ..message.helpers import get_text_content
+from ..service._rpc import log_failure
+from .config import AgentConfig, topic_session
+from .hosting import ReplyInputs
+from .sessions import ASKS, Session, Sessions
+
+__all__ = ["TopicParticipant", "join_topic"]
+
+logger = logging.getLogger("agentscope_proto.agents")
+
+# Waits between attempts while the hub's store is unreachable: doubling.
+_BACKOFF = (0.05, 5.0)
+# The blocks a participant takes from others' messages: what a speaker said
+# (2.x's TeamPipeline passes a member's text and data on, nothing else);
+# tool calls, their results and thinking are the speaker's own business.
+_SAID = frozenset({"text", "image", "audio", "video", "data"})
+_GO_ON = ReplyInputs(None, None, None)
+
+
+class _Cursor(Protocol):
+    """Where a participant keeps the offset of the last message it handled."""
+
+    async def load(self) -> str: ...
+
+    async def save(self, offset: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class _Unkept:
+    """The memory hub's: a restart empties the topic too, so nothing is kept."""
+
+    async def load(self) -> str:
+        return ""
+
+    async def save(self, offset: str) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+class _RedisCursor:
+    """A key beside the topic's stream, in the same slot (its hash tag)."""
+
+    def __init__(self, url: str, topic: str, name: str) -> None:
+        import redis.asyncio as aioredis
+        from redis.exceptions import RedisError
+
+        self._client = aioredis.Redis.from_url(url, socket_connect_timeout=5)
+        self._errors = (RedisError, OSError)
+        self._url = redacted_url(url)
+        self.key = f"agentscope:agent:{{{topic}}}:{name}"
+
+    async def load(self) -> str:
+        try:
+            value: Any = await self._client.get(self.key)
+        except self._errors as exc:
+            raise HubUnavailableError(f"cannot reach {self._url}: {exc}") from None
+        return value.decode() if value else ""
+
+    async def save(self, offset: str) -> None:
+        try:
+            await self._client.set(self.key, offset)
+        except self._errors as exc:
+            raise HubUnavailableError(f"cannot reach {self._url}: {exc}") from None
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+def _open_cursor(config: HubConfig, topic: str, name: str) -> _Cursor:
+    return _Unkept() if config.url == "memory" else _RedisCursor(config.url, topic, name)
+
+
+def _blocks_kept(msg: Msg, keep: Any) -> Msg:
+    """A copy of `msg` with only the blocks `keep(kind)` keeps."""
+    copy = Msg()
+    copy.CopyFrom(msg)
+    if msg.WhichOneof("content") == "blocks":
+        del copy.blocks.items[:]
+        copy.blocks.items.extend(b for b in msg.blocks.items if keep(b.WhichOneof("block")))
+    return copy
+
+
+class TopicParticipant:
+    """The agents of `sessions` in `topic` on `store`: see the module doc.
+    `start()` joins (live once it returns), `close()` leaves."""
+
+    def __init__(
+        self,
+        sessions: Sessions,
+        name: str,
+        store: HubStore,
+        topic: str,
+        reply_to: str,
+        cursor: _Cursor,
+    ) -> None:
+        self.sessions = sessions
+        self.name = name
+        self.store = store
+        self.topic = topic
+        self.reply_to = reply_to
+        self._cursor = cursor
+        self._mention = re.compile(rf"(?<!\w)@{re.escape(name)}(?!\w)", re.IGNORECASE)
+        # The offset of the last message handled ("": none yet).
+        self.after = ""
+        self.session: Session | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def start(self) -> None:
+        """Open the topic's session and follow the topic after the offset
+        kept from a previous run (from now on without one)."""
+        session = await self.sessions.open(topic_session(self.topic), create=True)
+        session.publish = self._publish
+        self.session = session
+        self.after = await self._cursor.load()
+        resumed = bool(self.after)
+        subscription = await self._subscribe()
+        self._task = asyncio.create_task(self._follow(subscription))
+        logger.info(
+            "agent %r joined topic %r (session %r, replying to %s) %s %s",
+            self.name,
+            self.topic,
+            session.id,
+            self.reply_to,
+            "after" if resumed else "from",
+            self.after if resumed else "now",
+        )
+
+    async def close(self) -> None:
+        """Stop following the topic: a reply running on the hub's initiative
+        is interrupted and not published, its turn left to the next run."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self._cursor.close()
+
+    async def _subscribe(self) -> Subscription:
+        try:
+            subscription = await self.store.subscribe(self.topic, self.after)
+        except OffsetOutOfRangeError as exc:
+            logger.error(
+                "agent %r cannot resume topic %r after %s (%s): going on from now",
+                self.name,
+                self.topic,
+                self.after,
+                exc.reason,
+            )
+            subscription = await self.store.subscribe(self.topic, "")
+        self.after = subscription.after
+        return subscription
+
+    async def _follow(self, subscription: Subscription | None) -> None:
+        """Take the topic's messages turn by turn, for as long as it runs."""
+        wait = _BACKOFF[0]
+        while True:
+            try:
+                if subscription is None:
+                    subscription = await self._subscribe()
+                entries = await subscription.next()
+            except HubUnavailableError as exc:
+                logger.warning(
+                    "agent %r lost topic %r (%s); resuming after %s",
+                    self.name,
+                    self.topic,
+                    exc,
+                    self.after,
+                )
+                subscription = None
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, _BACKOFF[1])
+                continue
+            except OffsetOutOfRangeError as exc:
+                logger.error(
+                    "agent %r fell behind topic %r (%s): going on from now",
+                    self.name,
+                    self.topic,
+                    exc.reason,
+                )
+                subscription, self.after = None, ""
+                continue
+            wait = _BACKOFF[0]
+            try:
+                await self._turn(entries)
+            except Exception as exc:  # a bug: logged, and the topic goes on
+                log_failure(f"agent {self.name!r}'s turn on topic {self.topic!r}", exc)
+            self.after = entries[-1][0].decode()
+            await self._save()
+
+    async def _save(self) -> None:
+        try:
+            await self._cursor.save(self.after)
+        except HubUnavailableError as exc:
+            # The next turn saves again; a restart before it redoes this one.
+            logger.warning("agent %r could not record its progress: %s", self.name, exc)
+
+    def _read(self, offset: bytes, data: bytes) -> tuple[Msg, Any] | None:
+        """A message of someone else's and what the agent takes of it, or
+        None: its own, nothing it takes, or one it refuses (logged)."""
+        try:
+            msg = Msg.FromString(data)
+        except DecodeError:
+            logger.warning("topic %r: the message at %s does not decode", self.topic, offset)
+            return None
+        if msg.HasField("name") and msg.name == self.name:
+            return None
+        said = _blocks_kept(msg, _SAID.__contains__)
+        if said.WhichOneof("content") == "blocks" and not said.blocks.items:
+            return None
+        try:
+            (native,) = self.sessions.hosting.read_msgs([said], "msg")
+        except MessageFormatError as exc:
+            logger.warning(
+                "agent %r skips the message at %s of topic %r: %s",
+                self.name,
+                offset.decode(),
+                self.topic,
+                exc,
+            )
+            return None
+        return msg, native
+
+    def _addressed(self, msg: Msg) -> bool:
+        """Whether the agent answers `msg` on its own (`reply_to`)."""
+        if self.reply_to == "none":
+            return False
+        if self.reply_to == "users" and msg.role == Role.ROLE_USER:
+            return True
+        return self._mention.search(get_text_content(msg, " ") or "") is not None
+
+    def _answered(self) -> bool:
+        """Whether the session waits for no answer (the topic waits while it does)."""
+        assert self.session is not None
+        try:
+            self.sessions.hosting.check(self.session.agent, _GO_ON)
+        except SessionStateError:
+            return False
+        return True
+
+    async def _turn(self, entries: list[Entry]) -> None:
+        read = [item for item in (self._read(*entry) for entry in entries) if item]
+        if not read:
+            return
+        natives = [native for _, native in read]
+        assert self.session is not None
+        async with self.session.turned:
+            await self.session.turned.wait_for(self._answered)
+            if not any(self._addressed(msg) for msg, _ in read):
+                await self.sessions.hosting.observe(self.session.agent, natives)
+                return
+        await self._reply(ReplyInputs(natives, None, None))
+
+    async def _reply(self, first: ReplyInputs) -> None:
+        """Reply to a turn; the reply publishes itself once it ends."""
+        assert self.session is not None
+        inputs: ReplyInputs | None = first
+        while inputs is not None:
+            question = None
+            try:
+                async for response in self.sessions.reply(self.session, inputs, counted=False):
+                    if response.event.WhichOneof("event") in ASKS:
+                        question = response.event
+            except SessionStateError:
+                if inputs.answer is not None:
+                    return  # a caller answered in between: the reply is theirs now
+                # A caller's reply asked in between: its answer first.
+                async with self.session.turned:
+                    await self.session.turned.wait_for(self._answered)
+                continue
+            except AgentReplyError:
+                return  # logged by its hosting, and published with its error
+            inputs = None if question is None else self._refusal(question)
+
+    def _refusal(self, question: pb.AgentEvent) -> ReplyInputs:
+        """The answer nobody on the topic could give: no to each
+        confirmation, an interrupt for external tools."""
+        assert self.session is not None
+        kind = question.WhichOneof("event")
+        asked = getattr(question, kind or "")
+        request = service_pb.ReplyRequest(session_id=self.session.id)
+        if kind == "require_user_confirm":
+            request.user_confirm_result.reply_id = asked.reply_id
+            for call in asked.tool_calls:
+                request.user_confirm_result.confirm_results.add(confirmed=False, tool_call=call)
+        else:
+            request.user_interrupt.reply_id = asked.reply_id
+        logger.info(
+            "agent %r on topic %r: nobody to ask about %s, so %s",
+            self.name,
+            self.topic,
+            ", ".join(call.name for call in asked.tool_calls),
+            "denied" if kind == "require_user_confirm" else "interrupted",
+        )
+        return self.sessions.hosting.read_inputs(request)
+
+    async def _publish(self, msg: Msg) -> None:
+        """Publish a finished reply of the session, without its thinking;
+        while the store is unreachable, again and again."""
+        data = _blocks_kept(msg, lambda kind: kind != "thinking").SerializeToString()
+        wait = _BACKOFF[0]
+        while not self._closed:
+            try:
+                await self.store.publish(self.topic, data)
+                return
+            except HubUnavailableError as exc:
+                logger.warning("agent %r cannot publish to %r yet: %s", self.name, self.topic, exc)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, _BACKOFF[1])
+        logger.info("agent %r's reply %r is not published: it left the topic", self.name, msg.id)
+
+
+async def join_topic(
+    sessions: Sessions, name: str, store: HubStore, hub: HubConfig, config: AgentConfig
+) -> TopicParticipant:
+    """The agent `name` of `sessions` in `config.topic` on `store` (the hub
+    `hub` configures), following it once this returns."""
+    if config.topic is None:
+        raise ValueError("join_topic needs AgentConfig.topic")
+    cursor = _open_cursor(hub, config.topic, name)
+    participant = TopicParticipant(sessions, name, store, config.topic, config.reply_to, cursor)
+    try:
+        await participant.start()
+    except BaseException:
+        await cursor.close()
+        raise
+    return participant

@@ -1,0 +1,66 @@
+"""The HubService: AgentScope's `MsgHub` across processes.
+
+`store` says what a hub store is (`HubStore`, `HubConfig`, `open_hub_store`);
+`memory` keeps topics in this process, `redis_streams` in Redis Streams (the
+`redis` extra, imported only when asked for); `servicer` serves a store over
+gRPC (`HubServicer`; `hub_service` hosts it beside a server's other
+services); `client` has `HubClient` and `AsyncHubClient`. Names load on
+first use, so that the server's configuration can import `store` without the
+rest.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import AsyncHubClient, AsyncSubscription, HubClient, Subscription
+    from .memory import MemoryHubStore
+    from .servicer import AFTER_HEADER, SERVICE_NAME, HubServicer, add_hub_service, hub_service
+    from .store import HubConfig, HubStore, open_hub_store
+
+_LAZY = {
+    "AFTER_HEADER": "servicer",
+    "SERVICE_NAME": "servicer",
+    "HubServicer": "servicer",
+    "add_hub_service": "servicer",
+    "hub_service": "servicer",
+    "AsyncHubClient": "client",
+    "AsyncSubscription": "client",
+    "HubClient": "client",
+    "Subscription": "client",
+    "HubConfig": "store",
+    "HubStore": "store",
+    "open_hub_store": "store",
+    "MemoryHubStore": "memory",
+}
+
+__all__ = [
+    "AFTER_HEADER",
+    "SERVICE_NAME",
+    "AsyncHubClient",
+    "AsyncSubscription",
+    "HubClient",
+    "HubConfig",
+    "HubServicer",
+    "HubStore",
+    "MemoryHubStore",
+    "Subscription",
+    "add_hub_service",
+    "hub_service",
+    "open_hub_store",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -1,0 +1,379 @@
+"""The hub on Redis Streams: topics shared by every server on one Redis (the `redis` extra).
+
+Each topic is one stream, `agentscope:hub:{<topic>}`: the braces make the
+topic a hash tag, so a topic's keys stay in one slot of a Redis Cluster and
+no command spans two slots (the connection itself is redis-py's single-node
+client: a Cluster client is not wired in yet). An entry holds the message's protobuf bytes
+under the field `m`; its offset is the entry id. `XADD ... MAXLEN ~ retention`
+trims a topic as it grows (never below `retention` entries); a batch of
+publishes is one script call per topic, its XADDs in order.
+
+Subscriptions read with `XREAD BLOCK` from their last offset: on their own
+until they have caught up with their topic's `_Tail` (the one blocked read
+of that topic on this server), then from it. A read could only miss a
+message if the retention trimmed one not read yet; that takes at least
+`retention` newer messages, so only a full batch needs checking, and then
+one script reads the stream's first entry and whether it was ever trimmed
+(`XINFO STREAM`, Redis 7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from ..errors import HubUnavailableError, OffsetOutOfRangeError
+from .store import (
+    Entry,
+    HubConfig,
+    HubStore,
+    Key,
+    Published,
+    Subscription,
+    format_offset,
+    parse_offset,
+    redacted_url,
+    resume_check,
+)
+
+__all__ = ["RedisHubStore"]
+
+_PREFIX = "agentscope:hub:"
+_FIELD = b"m"
+# Entries one read hands out at most (and the retention's floor for it).
+_BATCH = 256
+# A blocked read returns after this long with nothing, and reads again: a
+# connection that died without a word is noticed, and a read left behind by
+# a cancelled subscriber (see `read`) ends.
+_BLOCK_MS = 5_000
+# Entries handed to a subscription and not taken yet past which it leaves
+# its topic's tail and reads for itself (its client is slow).
+_BEHIND = 4096
+# How long Redis has to answer beyond that: the connection's read timeout is
+# their sum (redis-py's default, 5 s, would end every idle blocked read as a
+# failure).
+_REPLY_S = 10.0
+
+# [last offset, first retained offset or "", 1 if ever trimmed], or nil for
+# a topic with no stream yet. entries-added (Redis 7) counts every XADD; a
+# Redis without it is taken as having trimmed.
+_STATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+local f = {}
+for i = 1, #info, 2 do f[info[i]] = info[i + 1] end
+local first = ''
+if f['length'] > 0 then first = f['first-entry'][1] end
+local trimmed = 1
+if f['entries-added'] and f['entries-added'] <= f['length'] then trimmed = 0 end
+return {f['last-generated-id'], first, trimmed}
+"""
+
+
+# Appends ARGV[2..] to the stream KEYS[1] (MAXLEN ~ ARGV[1]) in order: one
+# round trip for a batch of one topic, and its subscribers' XREAD BLOCK wakes
+# once for all of it. Returns {ids} or, at the first XADD that fails
+# (maxmemory, say), {ids so far, its error}: nothing after it is added, so no
+# message overtakes one that failed.
+_PUBLISH = """
+local ids = {}
+for i = 2, #ARGV do
+  local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[i])
+  if type(id) == 'table' and id.err then return {ids, id.err} end
+  ids[#ids + 1] = id
+end
+return {ids}
+"""
+
+
+def _key(topic: str) -> str:
+    return f"{_PREFIX}{{{topic}}}"
+
+
+def _left_behind(read: asyncio.Future[Any]) -> None:
+    """A read nobody waits for any more: its outcome is of no interest (and
+    an error left unretrieved would be logged as a bug)."""
+    if not read.cancelled():
+        read.exception()
+
+
+def _unavailable(exc: RedisError) -> HubUnavailableError:
+    return HubUnavailableError(f"the hub store failed: {type(exc).__name__}: {exc}")
+
+
+class RedisHubStore(HubStore):
+    """Topics in Redis Streams, shared by every server using the same Redis."""
+
+    def __init__(self, client: aioredis.Redis, config: HubConfig) -> None:
+        self._client = client
+        self._retention = str(config.retention)
+        self._batch = min(_BATCH, config.retention)
+        self._state = client.register_script(_STATE)
+        self._publish = client.register_script(_PUBLISH)
+        # The topics followed by subscriptions on this server, one read each.
+        self.tails: dict[str, _Tail] = {}
+
+    @classmethod
+    async def connect(cls, config: HubConfig) -> RedisHubStore:
+        """A store on the Redis `config.url` names, once it answers a PING."""
+        client = aioredis.Redis.from_url(
+            config.url, socket_connect_timeout=5, socket_timeout=_BLOCK_MS / 1000 + _REPLY_S
+        )
+        try:
+            await client.ping()
+        except (RedisError, OSError) as exc:
+            await client.aclose()
+            raise HubUnavailableError(f"cannot reach {redacted_url(config.url)}: {exc}") from None
+        return cls(client, config)
+
+    async def publish(self, topic: str, msg: bytes) -> str:
+        try:
+            offset: bytes = await self._client.execute_command(  # type: ignore[no-untyped-call]
+                "XADD", _key(topic), "MAXLEN", "~", self._retention, "*", _FIELD, msg
+            )
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        return offset.decode()
+
+    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
+        # One script call per topic (a topic's key is one Cluster slot), all
+        # in one pipeline; each message's result goes back to its place.
+        groups: dict[str, list[int]] = {}
+        for index, (topic, _) in enumerate(messages):
+            groups.setdefault(topic, []).append(index)
+        calls: list[tuple[list[str], list[str | bytes]]] = [
+            ([_key(topic)], [self._retention, *(messages[i][1] for i in indexes)])
+            for topic, indexes in groups.items()
+        ]
+        try:
+            if len(calls) == 1:
+                replies: list[Any] = [await self._publish(*calls[0])]
+            else:
+                pipeline = self._client.pipeline(transaction=False)
+                for keys, args in calls:
+                    await self._publish(keys, args, client=pipeline)
+                replies = await pipeline.execute(raise_on_error=False)
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        results: list[Published] = [""] * len(messages)
+        for indexes, reply in zip(groups.values(), replies, strict=True):
+            for index, outcome in zip(indexes, _outcomes(reply, len(indexes)), strict=True):
+                results[index] = outcome
+        return results
+
+    async def state(self, key: str) -> tuple[Key, Key | None, bool]:
+        """The stream's last offset, its oldest retained one, whether it was ever trimmed."""
+        try:
+            reply: Any = await self._state(keys=[key])
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        if reply is None:
+            return (0, 0), None, False
+        last, first, trimmed = reply
+        oldest = parse_offset(first.decode()) if first else None
+        return parse_offset(last.decode()), oldest, trimmed == 1
+
+    async def subscribe(self, topic: str, after: str) -> Subscription:
+        key = _key(topic)
+        last, first, trimmed = await self.state(key)
+        if not after:
+            return _RedisSubscription(self, key, format_offset(last))
+        resume_check(parse_offset(after), last, first, trimmed)
+        return _RedisSubscription(self, key, after)
+
+    async def read(self, key: str, cursor: str) -> list[Entry]:
+        """Up to a batch of entries after `cursor` (none after `_BLOCK_MS`)."""
+        # redis-py (8.1) can swallow a cancellation that arrives while a
+        # command starts, and the subscriber's RPC would then wait for the
+        # read to end; shielded, the RPC ends at once and the read, told to
+        # stop, ends within _BLOCK_MS at most.
+        read = asyncio.ensure_future(
+            self._client.xread({key: cursor}, count=self._batch, block=_BLOCK_MS)
+        )
+        try:
+            reply: Any = await asyncio.shield(read)
+        except asyncio.CancelledError:
+            read.cancel()
+            read.add_done_callback(_left_behind)
+            raise
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        if not reply:
+            return []
+        return [(offset, fields[_FIELD]) for offset, fields in reply[0][1]]
+
+    @property
+    def batch(self) -> int:
+        return self._batch
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+def _outcomes(reply: Any, count: int) -> list[Published]:
+    """The `count` results of one `_PUBLISH` call from its reply (or error)."""
+    if isinstance(reply, RedisError):
+        return [_unavailable(reply)] * count
+    ids: list[bytes] = reply[0]
+    results: list[Published] = [offset.decode() for offset in ids]
+    if len(reply) > 1:
+        failed = HubUnavailableError(f"the hub store refused the message: {reply[1].decode()}")
+        results += [failed] * (count - len(ids))
+    return results
+
+
+class _Tail:
+    """The one blocked `XREAD` of a topic on this server, its batches handed
+    to every subscription of the topic that has caught up with it: a topic
+    with n subscribers here costs one read and one reply's parsing per
+    batch, not n. A subscription too far behind to be handed batches (a
+    slow client) leaves it and reads for itself until it catches up again."""
+
+    def __init__(self, store: RedisHubStore, key: str, cursor: str) -> None:
+        self._store = store
+        self._key = key
+        # The last offset read, and where each listener was when it joined
+        # (it skips what it had; None: it joined exactly here).
+        self.cursor = cursor
+        self.listeners: dict[_RedisSubscription, Key | None] = {}
+        self._task = asyncio.ensure_future(self._run())
+
+    def join(self, subscription: _RedisSubscription, cursor: Key) -> None:
+        here = parse_offset(self.cursor)
+        self.listeners[subscription] = None if cursor == here else cursor
+
+    def leave(self, subscription: _RedisSubscription) -> None:
+        self.listeners.pop(subscription, None)
+        if not self.listeners:
+            self._store.tails.pop(self._key, None)
+            self._task.cancel()
+
+    async def _run(self) -> None:
+        try:
+            while self.listeners:
+                batch = await self._store.read(self._key, self.cursor)
+                if not batch:
+                    continue
+                if len(batch) == self._store.batch:
+                    await self._refuse_the_trimmed()
+                self.cursor = batch[-1][0].decode()
+                for subscription, skip in list(self.listeners.items()):
+                    if skip is None:
+                        subscription.hand(batch)
+                        continue
+                    if parse_offset(self.cursor) >= skip:  # past where it joined
+                        self.listeners[subscription] = None
+                    subscription.hand([e for e in batch if parse_offset(e[0].decode()) > skip])
+        except HubUnavailableError as exc:
+            for subscription in list(self.listeners):
+                subscription.fail(exc)
+            self.listeners.clear()
+        if self._store.tails.get(self._key) is self:
+            del self._store.tails[self._key]
+
+    async def _refuse_the_trimmed(self) -> None:
+        """Fail the listeners past whose place the retention trimmed messages
+        before this read (a full batch: they may have fallen behind)."""
+        _, first, trimmed = await self._store.state(self._key)
+        if not trimmed:
+            return
+        here = parse_offset(self.cursor)
+        for subscription, skip in list(self.listeners.items()):
+            if first is None or first > (skip or here):
+                del self.listeners[subscription]
+                subscription.fail(_behind())
+
+
+def _behind() -> OffsetOutOfRangeError:
+    return OffsetOutOfRangeError(
+        "after", "this subscriber fell behind the topic's retention", "expired"
+    )
+
+
+class _RedisSubscription(Subscription):
+    """Reads for itself until it has caught up with the topic's `_Tail`
+    (or starts one), then takes the tail's batches."""
+
+    def __init__(self, store: RedisHubStore, key: str, after: str) -> None:
+        self._store = store
+        self._key = key
+        self._cursor = after
+        self.after = after
+        # Batches the tail handed over, not taken yet; the tail followed, if any.
+        self._handed: deque[list[Entry]] = deque()
+        self._pending = 0
+        self._ready = asyncio.Event()
+        self._tail: _Tail | None = None
+        self._error: Exception | None = None
+
+    def hand(self, batch: list[Entry]) -> None:
+        """A batch from the tail (leaving it when too much waits: the client is slow)."""
+        if not batch:
+            return
+        if self._pending >= _BEHIND and self._tail is not None:
+            self._tail.leave(self)
+            self._tail = None
+            self._handed.clear()  # read again from Redis, from the cursor on
+            self._pending = 0
+            self._ready.set()
+            return
+        self._handed.append(batch)
+        self._pending += len(batch)
+        self._ready.set()
+
+    def fail(self, error: Exception) -> None:
+        self._tail = None
+        self._error = error
+        self._ready.set()
+
+    async def next(self) -> list[Entry]:
+        while True:
+            if self._handed:
+                batch = self._handed.popleft()
+                self._pending -= len(batch)
+                self._cursor = batch[-1][0].decode()
+                return batch
+            if self._error is not None:
+                raise self._error
+            if self._tail is not None:
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            if self._follow():
+                continue
+            batch = await self._store.read(self._key, self._cursor)
+            if not batch:
+                continue
+            if len(batch) == self._store.batch:
+                await self._check()
+            self._cursor = batch[-1][0].decode()
+            return batch
+
+    def _follow(self) -> bool:
+        """Join the topic's tail if this subscription has what it read (or
+        start one here); False: read for itself to catch up first."""
+        tail = self._store.tails.get(self._key)
+        cursor = parse_offset(self._cursor)
+        if tail is None:
+            tail = self._store.tails[self._key] = _Tail(self._store, self._key, self._cursor)
+        elif parse_offset(tail.cursor) > cursor:
+            return False
+        tail.join(self, cursor)
+        self._tail = tail
+        return True
+
+    def close(self) -> None:
+        if self._tail is not None:
+            self._tail.leave(self)
+            self._tail = None
+
+    async def _check(self) -> None:
+        """Refuse to go on past messages the retention trimmed before this read."""
+        _, first, trimmed = await self._store.state(self._key)
+        if trimmed and (first is None or first > parse_offset(self._cursor)):
+            raise _behind()

@@ -1,0 +1,186 @@
+"""What a hub store is: topics of messages in publish order, each with offsets.
+
+A store keeps each topic's messages as their protobuf bytes under offsets of
+the form `<milliseconds>-<sequence>` (Redis Streams' entry ids; the memory
+store makes the same kind), which increase with every message. Clients treat
+them as opaque strings; the stores compare them to resume a subscriber and to
+refuse, as `OffsetOutOfRangeError`, an offset from which they cannot resume
+without a gap.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import HubError, HubUnavailableError, OffsetOutOfRangeError
+
+__all__ = [
+    "Entry",
+    "HubConfig",
+    "HubStore",
+    "Key",
+    "Published",
+    "Subscription",
+    "check_topic",
+    "open_hub_store",
+    "parse_offset",
+    "redacted_url",
+]
+
+# (offset, msg): the offset as ASCII bytes and the message's protobuf bytes,
+# as the servicer writes them into a `HubEvent` without decoding either.
+Entry = tuple[bytes, bytes]
+# An offset as the pair of numbers it is made of, in the order of publishing.
+Key = tuple[int, int]
+# What became of one message of `publish_many`: its offset, or why it was not stored.
+Published = str | HubUnavailableError
+
+_TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}")
+_OFFSET = re.compile(r"(\d{1,20})-(\d{1,20})")
+_U64 = 1 << 64
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    """The hub a server runs, and what one client may make it hold.
+
+    SECURITY.md lists each limit; beyond one, RESOURCE_EXHAUSTED.
+    """
+
+    # `memory` (one process) or a Redis URL: redis://, rediss:// or unix://.
+    url: str = "memory"
+    # Messages each topic keeps for subscribers that resume (Redis trims
+    # approximately, never below it). Servers sharing a Redis use the same.
+    retention: int = 10_000
+    # The largest message one Publish may store, in KiB (its protobuf bytes).
+    max_msg_kb: int = 1024
+    # Subscribe streams open at once on this server (SubscribeBatches too).
+    max_subscribers: int = 1000
+    # PublishStream streams open at once on this server.
+    max_publishers: int = 1000
+    # Bytes of messages the memory store keeps over all topics, in MiB; past
+    # it the oldest messages of the store go first. (Redis: its maxmemory.)
+    memory_mb: int = 256
+
+    def __post_init__(self) -> None:
+        for name in ("retention", "max_msg_kb", "max_subscribers", "max_publishers", "memory_mb"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+
+
+class Subscription(abc.ABC):
+    """A topic followed from an offset; `next()` hands out what follows it."""
+
+    # The offset delivery starts after: the subscriber's `after`, or the
+    # topic's last offset when it asked for messages from now on.
+    after: str
+
+    @abc.abstractmethod
+    async def next(self) -> list[Entry]:
+        """The next messages, in order (at least one: waits for them).
+
+        Raises `OffsetOutOfRangeError` when the topic's retention trimmed
+        messages this subscriber had not received yet.
+        """
+
+    def close(self) -> None:  # noqa: B027 - a subscription may hold nothing to release
+        """Stop following the topic (the subscriber is gone)."""
+
+
+class HubStore(abc.ABC):
+    """Where a hub keeps its topics: in this process, or shared in Redis."""
+
+    @abc.abstractmethod
+    async def publish(self, topic: str, msg: bytes) -> str:
+        """Append `msg` (a `Msg`'s bytes) to `topic`; its offset once stored."""
+
+    @abc.abstractmethod
+    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
+        """Append each `(topic, msg)` in order, in as few round trips as the
+        store allows; each one's offset, or the `HubUnavailableError` that
+        kept it out. A message that fails is never overtaken: the messages
+        after it on its topic fail too. Raises `HubUnavailableError` when
+        the store cannot tell which were stored (any may be)."""
+
+    @abc.abstractmethod
+    async def subscribe(self, topic: str, after: str) -> Subscription:
+        """Follow `topic` after the offset `after` ("": from now on), live
+        once this returns; `OffsetOutOfRangeError` if `after` cannot be
+        resumed from without a gap."""
+
+    async def close(self) -> None:  # noqa: B027 - a store may hold nothing to release
+        """Release the store's connections."""
+
+
+def check_topic(topic: str, path: str = "topic") -> str:
+    """`topic` if it follows the rules of `PublishRequest.topic`, else `HubError`."""
+    if not topic:
+        raise HubError(path, "required")
+    if _TOPIC.fullmatch(topic) is None:
+        raise HubError(
+            path,
+            "expected 1 to 256 ASCII letters, digits and '._-:/', starting with a letter or digit",
+        )
+    return topic
+
+
+def parse_offset(offset: str, path: str = "after") -> Key:
+    """The numbers of an offset, or `HubError` for a string that is none."""
+    match = _OFFSET.fullmatch(offset)
+    key = (int(match[1]), int(match[2])) if match else None
+    if key is None or key[0] >= _U64 or key[1] >= _U64:
+        shown = offset if len(offset) <= 64 else offset[:64] + "..."
+        raise HubError(path, f"{shown!r} is not an offset this hub gave out")
+    return key
+
+
+def redacted_url(url: str) -> str:
+    """`url` without its password, for logs and errors."""
+    return re.sub(r"(://[^:@/]*:)[^@/]*@", r"\1***@", url)
+
+
+def format_offset(key: Key) -> str:
+    return f"{key[0]}-{key[1]}"
+
+
+def resume_check(
+    after: Key, last: Key, first: Key | None, trimmed: bool, started: Key = (0, 0)
+) -> None:
+    """Refuse resuming a topic after `after` where that could skip a message.
+
+    `last` is the topic's last offset, `first` its oldest retained one,
+    `trimmed` whether it ever lost messages to retention, `started` the
+    first offset the store could have given out (older ones are another
+    store's). Offsets older than the oldest retained message are refused
+    once the topic has been trimmed, even when by chance nothing after them
+    was: the stores cannot tell the two apart.
+    """
+    if after > last or (after != (0, 0) and after < started):
+        raise OffsetOutOfRangeError(
+            "after", "the topic never gave out this offset (was its store replaced?)", "unknown"
+        )
+    if trimmed and (first is None or after < first):
+        raise OffsetOutOfRangeError(
+            "after", "messages after this offset were trimmed by the topic's retention", "expired"
+        )
+
+
+async def open_hub_store(config: HubConfig) -> HubStore:
+    """The store `config.url` names, connected (Redis needs the `redis` extra)."""
+    url = config.url
+    if url == "memory":
+        from .memory import MemoryHubStore
+
+        return MemoryHubStore(config)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from .redis_streams import RedisHubStore
+        except ImportError:
+            raise HubUnavailableError(
+                "a Redis hub needs the redis extra: pip install 'agentscope-proto[redis]'"
+            ) from None
+        return await RedisHubStore.connect(config)
+    raise HubError("hub", f"expected 'memory' or a redis://, rediss:// or unix:// URL, got {url!r}")

@@ -1,0 +1,139 @@
+"""Cancelling a reply (the caller goes away, or its deadline passes) interrupts
+it as AgentScope's own interrupt does, leaves the session as a local
+interrupt leaves a local agent, and leaks nothing: no task, no open model
+stream, no running reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from agentscope.message import UserMsg
+
+from agentscope_proto import from_dict, get_text_content
+from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from agentscope_proto.agents import AgentClient, reply_request
+from agentscope_proto.errors import RemoteError
+
+from hosted import SUNNY, AgentServer, serve, user
+from replay_agent import make_agent
+from replay_server import ReplayServer, wait_until
+
+# What differs between two runs of the same conversation.
+_VOLATILE = {"id", "created_at", "finished_at", "reply_id", "session_id", "usage"}
+
+
+def _shape(value: Any) -> Any:
+    """A dump without its ids and times (the runtime reminder's clock included)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    if isinstance(value, str):
+        return re.sub(r"<current-time>.*?</current-time>", "<current-time/>", value)
+    return value
+
+
+def _context(server: AgentServer, session_id: str) -> list[Any]:
+    """The session's agent's context, dumped, read on the server's loop."""
+
+    async def read() -> list[Any]:
+        session = await server.servicer.sessions.open(session_id, create=False)
+        return [msg.model_dump(mode="json") for msg in session.agent.state.context]
+
+    result: list[Any] = server.call(read())
+    return result
+
+
+def _settled(server: AgentServer, replay: ReplayServer) -> bool:
+    return not server.servicer.sessions.running and replay.open_streams == 0
+
+
+async def _interrupt_locally(base_url: str, replay: ReplayServer) -> list[Any]:
+    """A local agent, interrupted while its model answers: its context after."""
+    agent = make_agent(base_url)
+    streams = replay.open_streams
+
+    async def consume() -> None:
+        async for _ in agent.reply_stream(UserMsg("user", "wait")):
+            pass
+
+    task = asyncio.create_task(consume())
+    while replay.open_streams == streams:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return [msg.model_dump(mode="json") for msg in agent.state.context]
+
+
+def test_a_cancelled_reply_leaves_the_session_as_a_local_interrupt_does(
+    served: AgentServer, replay: ReplayServer
+) -> None:
+    with AgentClient(served.target) as client:
+        stream = client.reply_stream(user("wait"))
+        session = next(stream).reply_start.session_id
+        assert wait_until(lambda: replay.open_streams > 0)
+        stream.close()  # cancels the call
+        assert wait_until(lambda: _settled(served, replay))
+        remote = _context(served, session)
+        local = asyncio.run(_interrupt_locally(replay.base_url, replay))
+        assert _shape(remote) == _shape(local)
+        assert [msg["role"] for msg in remote] == ["user", "assistant"]
+        # The session takes its next call as usual.
+        assert get_text_content(client.reply(user("hi"), session_id=session)) == SUNNY
+
+
+def test_a_passed_deadline_interrupts_the_reply(served: AgentServer, replay: ReplayServer) -> None:
+    with AgentClient(served.target) as client:
+        with pytest.raises(RemoteError) as info:
+            client.reply(user("wait"), session_id="deadline", timeout=0.5)
+        assert info.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert wait_until(lambda: _settled(served, replay))
+        assert get_text_content(client.reply(user("hi"), session_id="deadline")) == SUNNY
+
+
+def test_a_reply_cancelled_while_waiting_for_its_session_never_runs(
+    served: AgentServer, replay: ReplayServer
+) -> None:
+    with AgentClient(served.target) as client, grpc.insecure_channel(served.target) as channel:
+        first = client.reply_stream(user("wait"), session_id="queue")
+        next(first)
+        stub = pb_grpc.AgentServiceStub(channel)
+        second = stub.Reply(reply_request(user("hi"), session_id="queue"))
+        assert wait_until(lambda: len(served.servicer.sessions.running) == 2)
+        second.cancel()  # while it waits for the session
+        first.close()
+        assert wait_until(lambda: _settled(served, replay))
+        said = [get_text_content(_msg(m)) for m in _context(served, "queue")]
+        assert said[0] == "wait"
+        assert "hi" not in said  # the second reply never reached the agent
+
+
+def _msg(dump: dict[str, Any]) -> Any:
+    return from_dict(dump, dialect="agentscope2")
+
+
+def test_a_hundred_cancelled_replies_leak_nothing(
+    factory: Callable[[], Any], replay: ReplayServer
+) -> None:
+    server = serve(factory)
+    try:
+        with AgentClient(server.target) as client:
+            assert get_text_content(client.reply(user("hi"), session_id="leak")) == SUNNY
+            tasks = server.tasks()
+            for _ in range(100):
+                stream = client.reply_stream(user("wait"), session_id="leak")
+                next(stream)
+                stream.close()
+            assert wait_until(lambda: _settled(server, replay), timeout=60)
+            assert wait_until(lambda: server.tasks() <= tasks)
+            said = [get_text_content(_msg(m)) for m in _context(server, "leak")]
+            assert said.count("wait") == 100  # each reached the agent, and ended
+            assert get_text_content(client.reply(user("hi"), session_id="leak")) == SUNNY
+    finally:
+        server.stop()
