@@ -60,7 +60,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
 )
 from .._generated.agentscope.message.v1.message_pb2 import Role as MsgRole
 from ..agents.client import Answer, MsgLike, final_msg, reply_request
-from ..agents.hosting.base import new_event
+from ..agents.hosting.protocol import new_event
 from ..errors import AgentReplyError, MessageFormatError, RemoteError
 from .mapping import (
     EXTENSION_URI,

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._fetch import MediaLimits
-from ..hub.store import HubConfig
+
+if TYPE_CHECKING:
+    from ..hub.store import HubConfig
 
 __all__ = ["MB", "ServerConfig"]
 
 MB = 1024 * 1024
+
+
+def _default_hub() -> HubConfig:
+    # Imported here: the hub builds on the server's parts (hub -> service),
+    # so the server's config names the hub's only when it makes one.
+    from ..hub.store import HubConfig
+
+    return HubConfig()
 
 
 @dataclass(frozen=True)
@@ -51,4 +62,4 @@ class ServerConfig:
     # downloads may reach (none by default: the SSRF guard refuses them).
     media_limits: MediaLimits = field(default_factory=MediaLimits)
     # The HubService's store and limits (hub/store.py); None: not served.
-    hub: HubConfig | None = field(default_factory=HubConfig)
+    hub: HubConfig | None = field(default_factory=_default_hub)

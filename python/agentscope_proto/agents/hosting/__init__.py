@@ -14,7 +14,7 @@ from typing import Any
 from ... import interop
 from .agentscope1 import AgentScope1
 from .agentscope2 import AgentScope2
-from .base import Hosting, ReplyInputs
+from .protocol import Hosting, ReplyInputs
 
 __all__ = ["AgentScope1", "AgentScope2", "Hosting", "ReplyInputs", "hosting_for"]
 

@@ -21,7 +21,7 @@ from ..._generated.agentscope.agent.v1 import events_pb2 as pb
 from ..._generated.agentscope.message.v1.message_pb2 import ErrorType, FinishedReason, Msg
 from ...errors import AgentReplyError, MessageFormatError
 from . import failures
-from .base import Item, ReplyInputs, new_event, read_each
+from .protocol import Item, ReplyInputs, new_event, read_each
 
 __all__ = ["AgentScope1"]
 

@@ -25,7 +25,7 @@ from ..._generated.agentscope.agent.v1 import events_pb2 as pb
 from ..._generated.agentscope.message.v1.message_pb2 import Msg
 from ...errors import AgentReplyError, MessageFormatError, SessionStateError
 from . import failures
-from .base import Item, ReplyInputs, now, read_each, structured_schema
+from .protocol import Item, ReplyInputs, now, read_each, structured_schema
 
 __all__ = ["AgentScope2"]
 
