@@ -75,6 +75,7 @@ from ._provider import (
     Variant,
     nothing_to_send,
 )
+from ._signatures import CallIds
 from ._tools import validate_tool_choice
 from ._turns import Handler, Turn, TurnTable, format_turns
 
@@ -568,7 +569,7 @@ class AnthropicParity(Variant):
     """AgentScope 1.0.21's AnthropicChatFormatter / AnthropicMultiAgentFormatter
     and AnthropicChatModel."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -1237,6 +1238,8 @@ class Anthropic(ProviderFidelity, AnthropicParity):
 
     turns = TurnTable(_NATIVE_BLOCKS, _finish_chat)
     conversation = "messages"
+    # The API refuses others ("tool_use.id: String should match pattern").
+    call_ids = CallIds("Claude takes ids matching ^[a-zA-Z0-9_-]+$", pattern=r"[a-zA-Z0-9_-]+")
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         raise_for_error_body(self.name, response)

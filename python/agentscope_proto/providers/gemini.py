@@ -730,7 +730,7 @@ class GeminiParity(Variant):
     """AgentScope 1.0.21's GeminiChatFormatter / GeminiMultiAgentFormatter and
     GeminiChatModel."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
     reader: ClassVar[_Reader] = _Reader()
     stream_state: ClassVar[type[_Stream]] = _Stream
 

@@ -314,6 +314,8 @@ class OllamaParity(Variant):
     """AgentScope 1.0.21's OllamaChatFormatter / OllamaMultiAgentFormatter and
     OllamaChatModel."""
 
+    turns = _CHAT
+
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
     ) -> list[Block]:
@@ -324,7 +326,7 @@ class OllamaParity(Variant):
 
     def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
         """OllamaChatFormatter: one message each, content as one string plus `images`."""
-        return format_turns(msgs, ctx, _CHAT)
+        return format_turns(msgs, ctx, self.turns)
 
     def build_body(
         self,

@@ -66,6 +66,7 @@ from ._parse import (
     streamed_tool_use,
 )
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, Variant
+from ._signatures import CallIds
 from ._tools import TOOL_CHOICE_MODES, tool_call, tool_message, validate_tool_choice, without_tools
 from ._turns import (
     Handler,
@@ -586,7 +587,7 @@ class ChatCompletionsParity(Variant):
     """AgentScope 1.0.21's OpenAIChatFormatter / OpenAIMultiAgentFormatter and
     OpenAIChatModel (a provider of the family may change the formatter)."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
     # One history message per run of agent messages (multi-agent).
     agent_message = staticmethod(_format_agent_message)
     stream_state: ClassVar[type[ChatCompletionStream]] = ChatCompletionStream
@@ -891,6 +892,9 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
     turns = _NATIVE
     stream_state = KeptChatCompletionStream
     conversation = "messages"
+    # OpenAI refuses longer ones ("string too long. Expected a string with
+    # maximum length 40"); a family member inherits the rule.
+    call_ids = CallIds("Chat Completions takes ids of at most 40 characters", max_length=40)
 
     def _kept(
         self,

@@ -74,7 +74,7 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
@@ -91,6 +91,7 @@ from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text
 from ._parse import expect, loads_with_repair, raise_for_error_body, repair_tool_inputs
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, StreamState, Variant
+from ._signatures import CallIds
 from ._tools import TOOL_CHOICE_MODES, arguments_json, tool_names, validate_tool_choice
 from ._turns import Handler, Turn, TurnTable, format_turns, skipped_block, tool_result_to_text
 from .openai import audio_part, history_media, image_block_url, image_url
@@ -560,7 +561,7 @@ class ResponsesParity(Variant):
     """AgentScope 1.0.21's OpenAIResponseChatFormatter /
     OpenAIResponseMultiAgentFormatter and OpenAIResponseModel."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -1246,6 +1247,9 @@ class Responses(ProviderFidelity, ResponsesParity):
     """The Responses API in provider fidelity (see the module's docstring)."""
 
     turns = TurnTable(_NATIVE_BLOCKS, _finish_native)
+    # "Invalid 'input[n].call_id': string too long. Expected a string with
+    # maximum length 64".
+    call_ids = CallIds("the Responses API takes call ids of at most 64 characters", max_length=64)
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         return _parse_kept(response, options)

@@ -1,0 +1,191 @@
+"""Between providers (provider fidelity): what one provider issued for itself
+goes back to it alone, and tool-call ids are ones the target's API takes.
+
+Reasoning signatures. Each block key that holds one belongs to the provider
+whose API defines it (`SIGNED`: an Anthropic thinking `signature` and
+`redacted_data`, a Gemini `thought_signature`, an OpenAI Responses
+`encrypted_content` and `reasoning_id`), and that provider issued it, unless
+the block says otherwise in `signed_by` (a provider that fills another API's
+key, e.g. an OpenAI-compatible server's encrypted reasoning: the parse of that
+provider writes its name there, see `sign`). A signature reaches only its
+issuer: for any other target the walk takes it out of the block before the
+block's handler sees it (`screen`), and a `FormatWarning` names the key
+(`warnings`). The reasoning text itself is left to the target's formatter.
+
+Tool-call ids. A call id must suit the target's API (`CallIds`): Claude takes
+`^[a-zA-Z0-9_-]+$`, Chat Completions at most 40 characters, Responses at most
+64, and AgentScope names a Gemini call after its base64 thought signature. An
+id the target would refuse becomes `call_` and 32 hex digits of its SHA-256:
+a pure function of the id, so a call and its result (and every request of
+the conversation) get the same one; each change is a `FormatWarning`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from .._generated.agentscope.message.v1.message_pb2 import Msg
+from ..message._codec import block_to_dict, unwrap
+
+__all__ = ["SIGNED", "SIGNED_BY", "CallIds", "issuers", "mapped_id", "screen", "sign", "warnings"]
+
+Block = dict[str, Any]
+
+# The block key that names a signature's issuer where it is not the key's owner.
+SIGNED_BY = "signed_by"
+
+# By block kind, each key holding what a provider issued for itself, and
+# that provider (the registry name of the API defining the key).
+SIGNED: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "thinking": MappingProxyType(
+            {
+                "signature": "anthropic",
+                "redacted_data": "anthropic",
+                "thought_signature": "gemini",
+                "encrypted_content": "openai_responses",
+                "reasoning_id": "openai_responses",
+            }
+        ),
+        "text": MappingProxyType({"thought_signature": "gemini"}),
+        "tool_use": MappingProxyType({"thought_signature": "gemini"}),
+    }
+)
+
+_NAMES = {
+    "signature": "thinking signature",
+    "redacted_data": "redacted thinking",
+    "thought_signature": "thought signature",
+    "encrypted_content": "encrypted reasoning",
+    "reasoning_id": "reasoning item id",
+}
+
+
+def issuers(block: Mapping[str, Any]) -> dict[str, str]:
+    """The signatures a block holds (non-empty), each key with its issuer."""
+    keys = SIGNED.get(block.get("type"))  # type: ignore[arg-type]
+    if keys is None:
+        return {}
+    signer = block.get(SIGNED_BY)
+    return {
+        key: signer if isinstance(signer, str) and signer else owner
+        for key, owner in keys.items()
+        if block.get(key)
+    }
+
+
+def sign(content: list[Block], provider: str) -> None:
+    """Name `provider` as the issuer of the signatures in a parse result's
+    blocks that sit under another API's key (in place); a block it issued
+    under its own keys needs no name."""
+    for block in content:
+        found = issuers(block)
+        if any(owner != provider for owner in found.values()) and SIGNED_BY not in block:
+            block[SIGNED_BY] = provider
+
+
+@dataclass(frozen=True, slots=True)
+class CallIds:
+    """The tool-call ids a target's API takes: a `pattern` they match and a
+    `max_length`, as its documentation (or its API's error) states them
+    (`source`, for the warning)."""
+
+    source: str
+    pattern: str | None = None
+    max_length: int | None = None
+
+    def valid(self, call_id: str) -> bool:
+        if self.max_length is not None and len(call_id) > self.max_length:
+            return False
+        return self.pattern is None or re.fullmatch(self.pattern, call_id) is not None
+
+
+def mapped_id(call_id: str) -> str:
+    """The id that stands in for one a target refuses (fits every rule above)."""
+    return "call_" + hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:32]
+
+
+def screen(target: str, ids: CallIds | None, block: Block) -> Block:
+    """`block` as `target` may receive it: another provider's signatures
+    taken out, a call id it would refuse replaced. The block is never
+    changed: a changed one is a copy. Silent: `warnings` says what changed."""
+    kind = block.get("type")
+    if kind in SIGNED:
+        foreign = _foreign(block, target)
+        if foreign or SIGNED_BY in block:
+            block = {k: v for k, v in block.items() if k not in foreign and k != SIGNED_BY}
+    if ids is not None and kind in _CALL_KINDS:
+        call_id = block.get("id")
+        if isinstance(call_id, str) and not ids.valid(call_id):
+            block = {**block, "id": mapped_id(call_id)}
+    return block
+
+
+def warnings(
+    msgs: Sequence[Msg | Mapping[str, Any]],
+    target: str,
+    ids: CallIds | None,
+    walked: Sequence[FormatWarning],
+) -> list[FormatWarning]:
+    """A warning for each signature `screen` takes out of the messages and each
+    call id it replaces, at the key's path in the caller's messages; none for
+    a block the walk warned about (`walked`: it dropped the block, signature
+    and all). They come after the walk's own warnings, so that those stay
+    AgentScope's, in order."""
+    found = []
+    dropped = {warning.path for warning in walked}
+    for index, blocks in _blocks(msgs):
+        for number, block in enumerate(blocks):
+            kind = block.get("type")
+            at = f"messages[{index}].content[{number}]"
+            if kind not in _SCREENED or at in dropped:
+                continue
+            if kind in SIGNED:
+                signed = issuers(block)
+                for key in _foreign(block, target):
+                    issuer = signed[key]
+                    text = f"dropped the {_NAMES[key]} {issuer} issued: only {issuer} takes it back"
+                    found.append(FormatWarning(path=f"{at}.{key}", block_type=kind, message=text))
+            call_id = block.get("id")
+            if ids is not None and kind in _CALL_KINDS and isinstance(call_id, str):
+                found.extend(_id_warning(call_id, ids, at, kind))
+    return found
+
+
+def _id_warning(call_id: str, ids: CallIds, at: str, kind: str) -> list[FormatWarning]:
+    if ids.valid(call_id):
+        return []
+    text = f"replaced by {mapped_id(call_id)!r}: {ids.source}"
+    return [FormatWarning(path=f"{at}.id", block_type=kind, message=text)]
+
+
+_CALL_KINDS = frozenset({"tool_use", "tool_result"})
+# The typed kinds `screen` may change.
+_SCREENED = frozenset({*SIGNED, *_CALL_KINDS})
+
+
+def _foreign(block: Mapping[str, Any], target: str) -> list[str]:
+    return [key for key, issuer in issuers(block).items() if issuer != target]
+
+
+def _blocks(msgs: Sequence[Msg | Mapping[str, Any]]) -> Iterator[tuple[int, list[Block]]]:
+    """Each message's blocks of the kinds `screen` may change, as dicts (a
+    `Msg`'s other blocks stand as `{}`, to keep their places)."""
+    for index, msg in enumerate(msgs):
+        if isinstance(msg, Msg):
+            if msg.WhichOneof("content") == "blocks":
+                yield (
+                    index,
+                    [
+                        block_to_dict(unwrap(item)) if item.WhichOneof("block") in _SCREENED else {}
+                        for item in msg.blocks.items
+                    ],
+                )
+        elif isinstance(msg, Mapping) and isinstance(msg.get("content"), list):
+            yield index, [block for block in msg["content"] if isinstance(block, dict)]
