@@ -29,7 +29,7 @@ from ..request import RequestFields
 from ..results import ParsedResponse
 from ._adapt import Notes
 from ._context import FormatContext
-from ._signatures import CallIds, screen, sign
+from ._signatures import PORTABLE_IDS, CallIds, screen, sign
 from ._signatures import warnings as screened
 from ._turns import TurnTable, agent_turns
 
@@ -168,8 +168,9 @@ class ProviderFidelity(Variant):
     # empty one (OpenAI: "expected an array with minimum length 1"); None
     # where an empty one is fine.
     conversation: ClassVar[str | None] = None
-    # The tool-call ids the provider's API takes (None: any string).
-    call_ids: ClassVar[CallIds | None] = None
+    # The tool-call ids the provider's API takes (None: any string, or none
+    # sent).
+    call_ids: ClassVar[CallIds | None] = PORTABLE_IDS
 
     def __init__(self, provider: Provider) -> None:
         super().__init__(provider)

@@ -15,7 +15,9 @@ block's handler sees it (`screen`), and a `FormatWarning` names the key
 Tool-call ids. A call id must suit the target's API (`CallIds`): Claude takes
 `^[a-zA-Z0-9_-]+$`, Chat Completions at most 40 characters, Responses at most
 64, and AgentScope names a Gemini call after its base64 thought signature. An
-id the target would refuse becomes `call_` and 32 hex digits of its SHA-256:
+id the target would refuse (a provider that documents no rule takes
+`PORTABLE_IDS`, so that no signature travels as an id either) becomes
+`call_` and 32 hex digits of its SHA-256:
 a pure function of the id, so a call and its result (and every request of
 the conversation) get the same one; each change is a `FormatWarning`.
 """
@@ -33,7 +35,17 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWar
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..message._codec import block_to_dict, unwrap
 
-__all__ = ["SIGNED", "SIGNED_BY", "CallIds", "issuers", "mapped_id", "screen", "sign", "warnings"]
+__all__ = [
+    "PORTABLE_IDS",
+    "SIGNED",
+    "SIGNED_BY",
+    "CallIds",
+    "issuers",
+    "mapped_id",
+    "screen",
+    "sign",
+    "warnings",
+]
 
 Block = dict[str, Any]
 
@@ -104,6 +116,16 @@ class CallIds:
         if self.max_length is not None and len(call_id) > self.max_length:
             return False
         return self.pattern is None or re.fullmatch(self.pattern, call_id) is not None
+
+
+# Where a provider documents no rule: an id of the length and characters
+# every API above takes.
+PORTABLE_IDS = CallIds(
+    "a provider that documents no rule gets a portable one "
+    "(at most 64 letters, digits, '_', '-', '.' or ':')",
+    pattern=r"[A-Za-z0-9_.:-]+",
+    max_length=64,
+)
 
 
 def mapped_id(call_id: str) -> str:

@@ -1046,6 +1046,9 @@ class Gemini(ProviderFidelity, GeminiParity):
 
     turns = TurnTable(_NATIVE_BLOCKS, _finish_chat, _skipped)
     reader = _KeptReader()
+    # Any: the API documents no rule, and AgentScope names Gemini's own calls
+    # after their thought signatures.
+    call_ids = None
     stream_state = _KeptStream
     conversation = "contents"
 

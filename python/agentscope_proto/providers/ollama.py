@@ -414,6 +414,9 @@ def _adapt_body(body: Json, note: Notes) -> None:
 class Ollama(ProviderFidelity, OllamaParity):
     """`/api/chat` in provider fidelity (see the module's docstring)."""
 
+    # None go: Ollama pairs a tool message with its call by the tool's name.
+    call_ids = None
+
     def adapt(self, body: Block, note: Notes) -> None:
         _adapt_body(body, note)
 
