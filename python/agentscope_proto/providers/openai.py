@@ -330,7 +330,8 @@ def _parse_usage(raw: Any, path: str) -> dict[str, Any] | None:
     prompt = expect(raw.get("prompt_tokens_details") or {}, dict, f"{path}.prompt_tokens_details")
     cached = prompt.get("cached_tokens")
     if cached is None:
-        cached = raw.get("prompt_cache_hit_tokens")  # DeepSeek's own field
+        # DeepSeek's own field, then Moonshot's (beside the prompt count).
+        cached = raw.get("prompt_cache_hit_tokens", raw.get("cached_tokens"))
     if cached is not None:
         usage["cache_read_input_tokens"] = _int_or_none(cached, f"{path}.cached_tokens")
     completion = expect(
