@@ -12,6 +12,8 @@ providers):
   each one B may not take is a warning on its block;
 - every tool-call id in B's body is one B's API takes, and each call keeps
   its result (the same id on both, none dropped);
+- a cache marker (`cache_control`, its TTL included) reaches B as it is
+  where B's API documents them (Claude), else none does, each with a warning;
 - B's body validates on B's request schema (tests/provider_schemas, when its
   venv is there).
 
@@ -39,8 +41,8 @@ from agentscope_proto.errors import ParseError, ProviderError
 from agentscope_proto.formatting import FormattedBody, format
 from agentscope_proto.parsing import parse
 from agentscope_proto.providers import PROVIDERS, get_provider
+from agentscope_proto.providers._between import issuers, mapped_id
 from agentscope_proto.providers._provider import ProviderFidelity
-from agentscope_proto.providers._signatures import issuers, mapped_id
 from agentscope_proto.providers.openai import ChatCompletions
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
@@ -276,10 +278,52 @@ def _recorded_sources() -> tuple[Source, ...]:
     return tuple(found)
 
 
+_HOUR = {"type": "ephemeral", "ttl": "1h"}
+_FIVE_MINUTES = {"type": "ephemeral"}
+# Cache breakpoints as Claude documents them (system, a long document, a tool
+# result), one with a TTL.
+_CACHED = (
+    {
+        "name": "system",
+        "role": "system",
+        "content": [{"type": "text", "text": "You are Friday.", "cache_control": _HOUR}],
+    },
+    {
+        "name": "user",
+        "role": "user",
+        "content": [{"type": "text", "text": "A long report...", "cache_control": _FIVE_MINUTES}],
+    },
+    {
+        "name": "Friday",
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "toolu_01Cache", "name": "get_weather", "input": {}},
+        ],
+    },
+    {
+        "name": "system",
+        "role": "system",
+        "content": [
+            {
+                "type": "tool_result",
+                "id": "toolu_01Cache",
+                "name": "get_weather",
+                "output": "Sunny.",
+                "cache_control": _FIVE_MINUTES,
+            }
+        ],
+    },
+    {"name": "user", "role": "user", "content": "And tomorrow?"},
+)
+
+
 def _scenario_sources() -> tuple[Source, ...]:
-    return tuple(
-        Source(f"scenario:{name}", tuple(msgs), tuple(tools) if tools else None, None)
-        for name, (msgs, tools) in SCENARIOS.items()
+    return (
+        *(
+            Source(f"scenario:{name}", tuple(msgs), tuple(tools) if tools else None, None)
+            for name, (msgs, tools) in SCENARIOS.items()
+        ),
+        Source("cache markers", _CACHED, (_TOOL,), None),
     )
 
 
@@ -372,6 +416,8 @@ def _check(source: Source, target: str, body: FormattedBody) -> None:
                 assert any(path.startswith(at) for path in warned), (
                     f"{where}: {at}.{key} ({issuer}'s) dropped without a warning"
                 )
+        if "cache_control" in block:
+            _check_cache_marker(where, target, block["cache_control"], body, at)
         if block.get("type") == "tool_use":
             sent_calls += 1
     calls, results = _calls_and_results(dict(body))
@@ -385,6 +431,31 @@ def _check(source: Source, target: str, body: FormattedBody) -> None:
     if rule.call_ids is not None:
         refused = [i for i in calls if not rule.call_ids.valid(i)]
         assert not refused, f"{where}: ids {target} refuses: {refused}"
+
+
+def _markers(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        if "cache_control" in value:
+            yield value["cache_control"]
+        for item in value.values():
+            yield from _markers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _markers(item)
+
+
+def _check_cache_marker(where: str, target: str, marker: Any, body: FormattedBody, at: str) -> None:
+    """Claude gets a cache marker as it is (its TTL included); any other
+    provider none, with a warning."""
+    markers = list(_markers(json.loads(body_to_json(body))))
+    variant = get_provider(target).variant("provider")
+    assert isinstance(variant, ProviderFidelity)
+    if variant.cache_markers:
+        assert marker in markers, f"{where}: {at}.cache_control not kept"
+    else:
+        assert markers == [], f"{where}: cache markers reached {target}"
+        paths = [w.path for w in body.warnings]
+        assert f"{at}.cache_control" in paths or at in paths, f"{where}: {at} marker not warned"
 
 
 def _format(source: Source, target: str) -> FormattedBody:
@@ -471,7 +542,7 @@ def test_a_signature_under_another_apis_key_names_its_issuer() -> None:
     Responses key (`encrypted_content` on a thinking block) is its issuer,
     not OpenAI: the parse names it in `signed_by`, and Responses does not get
     it."""
-    from agentscope_proto.providers._signatures import SIGNED_BY, sign
+    from agentscope_proto.providers._between import SIGNED_BY, sign
 
     content = [{"type": "thinking", "thinking": "x", "encrypted_content": "enc-of-deepseek"}]
     sign(content, "deepseek")

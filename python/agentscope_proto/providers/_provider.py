@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -28,9 +27,8 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
 from ._adapt import Notes
+from ._between import PORTABLE_IDS, CallIds, Target, sign
 from ._context import FormatContext
-from ._signatures import PORTABLE_IDS, CallIds, screen, sign
-from ._signatures import warnings as screened
 from ._turns import TurnTable, agent_turns
 
 __all__ = [
@@ -148,7 +146,7 @@ class ProviderFidelity(Variant):
     walk (`agent_turns`), and after it the body adapted so that the provider's
     own request schema accepts it (`adapt`).
 
-    The walk screens every block first (`_signatures.screen`): another
+    The walk screens every block first (`_between.screen`): another
     provider's reasoning signatures are taken out, and a tool-call id the API
     would refuse is replaced (a warning for each names the key, after the
     walk's). `adapt` drops the keys the provider does not define
@@ -171,14 +169,15 @@ class ProviderFidelity(Variant):
     # The tool-call ids the provider's API takes (None: any string, or none
     # sent).
     call_ids: ClassVar[CallIds | None] = PORTABLE_IDS
+    # Whether its API takes cache markers (`cache_control`) where blocks hold them.
+    cache_markers: ClassVar[bool] = False
 
     def __init__(self, provider: Provider) -> None:
         super().__init__(provider)
         # Every block the walk hands a handler goes through the screen first:
         # other providers' signatures out, call ids the API takes.
-        self.turns = dataclasses.replace(
-            self.turns, screen=functools.partial(screen, self.name, self.call_ids)
-        )
+        self.target = Target(self.name, self.call_ids, self.cache_markers)
+        self.turns = dataclasses.replace(self.turns, screen=self.target.screen)
 
     def signed(self, result: ParsedResponse) -> ParsedResponse:
         sign(result.content, self.name)
@@ -192,7 +191,7 @@ class ProviderFidelity(Variant):
     def finalize(
         self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
     ) -> Block:
-        ctx.warnings.extend(screened(msgs, self.name, self.call_ids, ctx.warnings))
+        ctx.warnings.extend(self.target.warnings(msgs, ctx.warnings))
         return self.adapted(body, ctx.warnings, message_metadata(msgs))
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:

@@ -63,7 +63,7 @@ class Turn:
 
 Handler = Callable[[Turn, int, Block], None]
 # What a block becomes before its handler sees it (provider fidelity: see
-# `_signatures.screen`); the block itself, or a changed copy.
+# `_between.screen`); the block itself, or a changed copy.
 Screen = Callable[[Block], Block]
 
 

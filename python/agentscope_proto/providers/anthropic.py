@@ -57,6 +57,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._adapt import Json, Notes, empty, note_text, prune
+from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, system_blocks, wrap_history
@@ -75,7 +76,6 @@ from ._provider import (
     Variant,
     nothing_to_send,
 )
-from ._signatures import CallIds
 from ._tools import validate_tool_choice
 from ._turns import Handler, Turn, TurnTable, format_turns
 
@@ -1240,6 +1240,8 @@ class Anthropic(ProviderFidelity, AnthropicParity):
     conversation = "messages"
     # The API refuses others ("tool_use.id: String should match pattern").
     call_ids = CallIds("Claude takes ids matching ^[a-zA-Z0-9_-]+$", pattern=r"[a-zA-Z0-9_-]+")
+    # Prompt caching: `cache_control` (with its `ttl`) on blocks, kept.
+    cache_markers = True
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         raise_for_error_body(self.name, response)

@@ -53,6 +53,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
 from ._adapt import Json, Notes, empty, note_text, prune, wrap_bare_tools
+from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text, system_blocks
@@ -66,7 +67,6 @@ from ._parse import (
     streamed_tool_use,
 )
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, Variant
-from ._signatures import CallIds
 from ._tools import TOOL_CHOICE_MODES, tool_call, tool_message, validate_tool_choice, without_tools
 from ._turns import (
     Handler,

@@ -86,12 +86,12 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._adapt import Json, Notes, note_text
+from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text
 from ._parse import expect, loads_with_repair, raise_for_error_body, repair_tool_inputs
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider, ProviderFidelity, StreamState, Variant
-from ._signatures import CallIds
 from ._tools import TOOL_CHOICE_MODES, arguments_json, tool_names, validate_tool_choice
 from ._turns import Handler, Turn, TurnTable, format_turns, skipped_block, tool_result_to_text
 from .openai import audio_part, history_media, image_block_url, image_url

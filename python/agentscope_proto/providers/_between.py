@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from .._generated.agentscope.message.v1.message_pb2 import Msg
+from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, Msg
 from ..message._codec import block_to_dict, unwrap
 
 __all__ = [
@@ -40,11 +40,10 @@ __all__ = [
     "SIGNED",
     "SIGNED_BY",
     "CallIds",
+    "Target",
     "issuers",
     "mapped_id",
-    "screen",
     "sign",
-    "warnings",
 ]
 
 Block = dict[str, Any]
@@ -133,62 +132,75 @@ def mapped_id(call_id: str) -> str:
     return "call_" + hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:32]
 
 
-def screen(target: str, ids: CallIds | None, block: Block) -> Block:
-    """`block` as `target` may receive it: another provider's signatures
-    taken out, a call id it would refuse replaced. The block is never
-    changed: a changed one is a copy. Silent: `warnings` says what changed."""
-    kind = block.get("type")
-    if kind in SIGNED:
-        foreign = _foreign(block, target)
-        if foreign or SIGNED_BY in block:
-            block = {k: v for k, v in block.items() if k not in foreign and k != SIGNED_BY}
-    if ids is not None and kind in _CALL_KINDS:
-        call_id = block.get("id")
-        if isinstance(call_id, str) and not ids.valid(call_id):
-            block = {**block, "id": mapped_id(call_id)}
-    return block
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a provider takes from another provider's messages: its own
+    signatures (those it issued: `name`), the call ids its API takes (`ids`,
+    None: any), and whether it takes cache markers (`cache_control`, with
+    its TTL: Anthropic)."""
 
+    name: str
+    ids: CallIds | None
+    cache_markers: bool
 
-def warnings(
-    msgs: Sequence[Msg | Mapping[str, Any]],
-    target: str,
-    ids: CallIds | None,
-    walked: Sequence[FormatWarning],
-) -> list[FormatWarning]:
-    """A warning for each signature `screen` takes out of the messages and each
-    call id it replaces, at the key's path in the caller's messages; none for
-    a block the walk warned about (`walked`: it dropped the block, signature
-    and all). They come after the walk's own warnings, so that those stay
-    AgentScope's, in order."""
-    found = []
-    dropped = {warning.path for warning in walked}
-    for index, blocks in _blocks(msgs):
-        for number, block in enumerate(blocks):
-            kind = block.get("type")
-            at = f"messages[{index}].content[{number}]"
-            if kind not in _SCREENED or at in dropped:
-                continue
-            if kind in SIGNED:
-                signed = issuers(block)
-                for key in _foreign(block, target):
-                    issuer = signed[key]
-                    text = f"dropped the {_NAMES[key]} {issuer} issued: only {issuer} takes it back"
-                    found.append(FormatWarning(path=f"{at}.{key}", block_type=kind, message=text))
+    def screen(self, block: Block) -> Block:
+        """`block` as this target may receive it: another provider's
+        signatures, and cache markers where it takes none, taken out; a call
+        id it would refuse replaced. The block is never changed: a changed
+        one is a copy. Silent: `warnings` says what changed."""
+        kind = block.get("type")
+        out = [_CACHE] if not self.cache_markers and _CACHE in block else []
+        if kind in SIGNED:
+            out += _foreign(block, self.name)
+            if SIGNED_BY in block:
+                out.append(SIGNED_BY)
+        if out:
+            block = {key: value for key, value in block.items() if key not in out}
+        if self.ids is not None and kind in _CALL_KINDS:
             call_id = block.get("id")
-            if ids is not None and kind in _CALL_KINDS and isinstance(call_id, str):
-                found.extend(_id_warning(call_id, ids, at, kind))
-    return found
+            if isinstance(call_id, str) and not self.ids.valid(call_id):
+                block = {**block, "id": mapped_id(call_id)}
+        return block
+
+    def warnings(
+        self, msgs: Sequence[Msg | Mapping[str, Any]], walked: Sequence[FormatWarning]
+    ) -> list[FormatWarning]:
+        """A warning for each key `screen` takes out of the messages' blocks
+        and each call id it replaces, at the key's path in the caller's
+        messages; none for a block the walk warned about (`walked`: it
+        dropped the block, and all it held). They come after the walk's own
+        warnings, so that those stay AgentScope's, in order."""
+        found = []
+        dropped = {warning.path for warning in walked}
+        for index, blocks in _blocks(msgs):
+            for number, block in enumerate(blocks):
+                at = f"messages[{index}].content[{number}]"
+                if block and at not in dropped:
+                    found += self._block_warnings(block, at)
+        return found
+
+    def _block_warnings(self, block: Block, at: str) -> list[FormatWarning]:
+        kind = str(block.get("type"))
+        found = []
+        if not self.cache_markers and _CACHE in block:
+            text = f"dropped the cache marker: {self.name} takes none (Anthropic does)"
+            found.append(FormatWarning(path=f"{at}.{_CACHE}", block_type=kind, message=text))
+        signed = issuers(block)
+        for key in _foreign(block, self.name):
+            issuer = signed[key]
+            text = f"dropped the {_NAMES[key]} {issuer} issued: only {issuer} takes it back"
+            found.append(FormatWarning(path=f"{at}.{key}", block_type=kind, message=text))
+        call_id = block.get("id")
+        ids = self.ids if kind in _CALL_KINDS else None
+        if ids is not None and isinstance(call_id, str) and not ids.valid(call_id):
+            text = f"replaced by {mapped_id(call_id)!r}: {ids.source}"
+            found.append(FormatWarning(path=f"{at}.id", block_type=kind, message=text))
+        return found
 
 
-def _id_warning(call_id: str, ids: CallIds, at: str, kind: str) -> list[FormatWarning]:
-    if ids.valid(call_id):
-        return []
-    text = f"replaced by {mapped_id(call_id)!r}: {ids.source}"
-    return [FormatWarning(path=f"{at}.id", block_type=kind, message=text)]
-
-
+_CACHE = "cache_control"
 _CALL_KINDS = frozenset({"tool_use", "tool_result"})
-# The typed kinds `screen` may change.
+# The kinds `screen` may change whatever their keys.
 _SCREENED = frozenset({*SIGNED, *_CALL_KINDS})
 
 
@@ -197,17 +209,20 @@ def _foreign(block: Mapping[str, Any], target: str) -> list[str]:
 
 
 def _blocks(msgs: Sequence[Msg | Mapping[str, Any]]) -> Iterator[tuple[int, list[Block]]]:
-    """Each message's blocks of the kinds `screen` may change, as dicts (a
-    `Msg`'s other blocks stand as `{}`, to keep their places)."""
+    """Each message's blocks that `screen` may change, as dicts (a `Msg`'s
+    other blocks stand as `{}`, to keep their places)."""
     for index, msg in enumerate(msgs):
         if isinstance(msg, Msg):
             if msg.WhichOneof("content") == "blocks":
-                yield (
-                    index,
-                    [
-                        block_to_dict(unwrap(item)) if item.WhichOneof("block") in _SCREENED else {}
-                        for item in msg.blocks.items
-                    ],
-                )
+                yield index, [_screened(item) for item in msg.blocks.items]
         elif isinstance(msg, Mapping) and isinstance(msg.get("content"), list):
             yield index, [block for block in msg["content"] if isinstance(block, dict)]
+
+
+def _screened(item: ContentBlock) -> Block:
+    """A typed block as a dict where `screen` may change it (its kind, or a
+    cache marker among its extra keys), else `{}`."""
+    inner = unwrap(item)
+    if item.WhichOneof("block") in _SCREENED or _CACHE in getattr(inner, "extra_json", ""):
+        return block_to_dict(inner)
+    return {}
