@@ -123,6 +123,12 @@ class Variant(ABC):
         as the caller gave them (the body as it is)."""
         return body
 
+    def with_breakpoints(self, body: Block, ctx: FormatContext) -> Block:
+        """The body with prompt cache breakpoints placed as the provider
+        recommends (`prompt_cache="auto"`; a warning for each it cannot
+        place). As it is here: the provider caches prompts by itself."""
+        return body
+
     # -- responses ----------------------------------------------------------------------
 
     @abstractmethod
