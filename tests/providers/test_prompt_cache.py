@@ -19,6 +19,7 @@ import pytest
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto.cli import main
 from agentscope_proto.client import FormatterClient
+from agentscope_proto.conversation import Conversation
 from agentscope_proto.errors import FormatError
 from agentscope_proto.formatting import format
 from agentscope_proto.options import (
@@ -158,6 +159,15 @@ def test_other_providers_cache_by_themselves(provider: str, fidelity: str) -> No
     plain = format(provider, _msgs(), tools=_TOOLS, fidelity=fidelity)
     assert dict(auto) == dict(plain)
     assert auto.warnings == plain.warnings
+
+
+def test_a_conversation_moves_the_breakpoint_with_its_last_turn() -> None:
+    conversation = Conversation("anthropic", prompt_cache="auto")
+    for msg in _msgs():
+        conversation.append(msg)
+        expected = format("anthropic", conversation.messages, prompt_cache="auto")
+        assert dict(conversation.format()) == dict(expected)
+        assert json.loads(conversation.format_json().body_json) == dict(expected)
 
 
 def test_an_unknown_mode_names_the_option() -> None:
