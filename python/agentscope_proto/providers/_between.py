@@ -1,5 +1,10 @@
 """Between providers (provider fidelity): what one provider issued for itself
-goes back to it alone, and tool-call ids are ones the target's API takes.
+goes back to it alone, cache markers go where the API documents them, and
+tool-call ids are ones the target's API takes. Each provider-fidelity variant
+holds its `Target` (its name, the ids its API takes, whether it takes cache
+markers); the walk hands every block through `Target.screen` before the
+block's handler sees it, and `Target.warnings` reports each change after the
+walk's own warnings, at the key's path in the caller's messages.
 
 Reasoning signatures. Each block key that holds one belongs to the provider
 whose API defines it (`SIGNED`: an Anthropic thinking `signature` and
@@ -8,18 +13,19 @@ whose API defines it (`SIGNED`: an Anthropic thinking `signature` and
 the block says otherwise in `signed_by` (a provider that fills another API's
 key, e.g. an OpenAI-compatible server's encrypted reasoning: the parse of that
 provider writes its name there, see `sign`). A signature reaches only its
-issuer: for any other target the walk takes it out of the block before the
-block's handler sees it (`screen`), and a `FormatWarning` names the key
-(`warnings`). The reasoning text itself is left to the target's formatter.
+issuer; any other target gets the block without it. The reasoning text itself
+is left to the target's formatter.
+
+Cache markers. A block's `cache_control` (its TTL included) goes as it is to
+a target that takes them (Claude), and out of the block for any other.
 
 Tool-call ids. A call id must suit the target's API (`CallIds`): Claude takes
 `^[a-zA-Z0-9_-]+$`, Chat Completions at most 40 characters, Responses at most
 64, and AgentScope names a Gemini call after its base64 thought signature. An
 id the target would refuse (a provider that documents no rule takes
-`PORTABLE_IDS`, so that no signature travels as an id either) becomes
-`call_` and 32 hex digits of its SHA-256:
-a pure function of the id, so a call and its result (and every request of
-the conversation) get the same one; each change is a `FormatWarning`.
+`PORTABLE_IDS`, so that no signature travels as an id either) becomes `call_`
+and 32 hex digits of its SHA-256: a pure function of the id, so a call and
+its result (and every request of the conversation) get the same one.
 """
 
 from __future__ import annotations

@@ -152,11 +152,11 @@ class ProviderFidelity(Variant):
     walk (`agent_turns`), and after it the body adapted so that the provider's
     own request schema accepts it (`adapt`).
 
-    The walk screens every block first (`_between.screen`): another
-    provider's reasoning signatures are taken out, and a tool-call id the API
-    would refuse is replaced (a warning for each names the key, after the
-    walk's). `adapt` drops the keys the provider does not define
-    (`cache_control` where the API has none, `name` on tool messages),
+    The walk screens every block first (`_between.Target.screen`): another
+    provider's reasoning signatures, and cache markers where the API takes
+    none, are taken out, and a tool-call id the API would refuse is replaced
+    (a warning for each names the key, after the walk's). `adapt` drops the
+    keys the provider does not define (`name` on tool messages, ...),
     replaces content a place cannot hold by a short text note (audio in an
     Anthropic tool result, an image in an OpenAI assistant turn, unsigned
     thinking for Anthropic becomes text), drops tool calls nothing answers and
@@ -181,7 +181,8 @@ class ProviderFidelity(Variant):
     def __init__(self, provider: Provider) -> None:
         super().__init__(provider)
         # Every block the walk hands a handler goes through the screen first:
-        # other providers' signatures out, call ids the API takes.
+        # other providers' signatures out, cache markers where the API takes
+        # none, call ids the API takes.
         self.target = Target(self.name, self.call_ids, self.cache_markers)
         self.turns = dataclasses.replace(self.turns, screen=self.target.screen)
 
