@@ -39,7 +39,7 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, Msg
-from ..message._codec import block_to_dict, unwrap
+from ..message._codec import block_to_dict
 
 __all__ = [
     "PORTABLE_IDS",
@@ -180,8 +180,10 @@ class Target:
         dropped = {warning.path for warning in walked}
         for index, blocks in _blocks(msgs):
             for number, block in enumerate(blocks):
+                if block.get("type") not in _SCREENED and _CACHE not in block:
+                    continue
                 at = f"messages[{index}].content[{number}]"
-                if block and at not in dropped:
+                if at not in dropped:
                     found += self._block_warnings(block, at)
         return found
 
@@ -225,10 +227,24 @@ def _blocks(msgs: Sequence[Msg | Mapping[str, Any]]) -> Iterator[tuple[int, list
             yield index, [block for block in msg["content"] if isinstance(block, dict)]
 
 
+# The typed fields that hold a signature, by kind (`SIGNED`'s keys).
+_SIGNED_FIELDS = {kind: tuple(keys) for kind, keys in SIGNED.items()}
+
+
 def _screened(item: ContentBlock) -> Block:
-    """A typed block as a dict where `screen` may change it (its kind, or a
-    cache marker among its extra keys), else `{}`."""
-    inner = unwrap(item)
-    if item.WhichOneof("block") in _SCREENED or _CACHE in getattr(inner, "extra_json", ""):
+    """A typed block as a dict where `screen` may change it (a signature, a
+    cache marker or `signed_by` among its extra keys, a call id), else `{}`.
+    Read from the typed fields first: most blocks hold none of these."""
+    which = item.WhichOneof("block")
+    if which is None:
+        return {}
+    inner = getattr(item, which)
+    extra = getattr(inner, "extra_json", "")
+    if _CACHE in extra or SIGNED_BY in extra:
         return block_to_dict(inner)
+    if any(inner.HasField(name) for name in _SIGNED_FIELDS.get(which, ())):
+        return block_to_dict(inner)
+    if which in _CALL_KINDS:
+        # The id is all a call id check reads.
+        return {"type": which, "id": inner.id}
     return {}
