@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from agentscope_proto import to_dict
+from agentscope_proto import from_dict, to_dict
 from agentscope_proto._engine.body import body_to_json
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg
 from agentscope_proto.errors import ParseError, ProviderError
@@ -324,6 +324,7 @@ def _scenario_sources() -> tuple[Source, ...]:
             for name, (msgs, tools) in SCENARIOS.items()
         ),
         Source("cache markers", _CACHED, (_TOOL,), None),
+        Source("cache markers (Msg)", tuple(from_dict(m) for m in _CACHED), (_TOOL,), None),
     )
 
 
