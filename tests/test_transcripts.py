@@ -2,6 +2,9 @@
 
 (a) Each transcript parses in both fidelities, or fails with a typed error
     (`ParseError`, `ProviderError`); any other exception is a bug.
+(c) In both fidelities, the cache read and write and reasoning token counts
+    of the parsed usage are the ones the response (a stream: its final
+    report) gives (`raw_usage`).
 (b) In provider fidelity, for the providers in `COUNTED`, the parse result
     holds as many citations, server-tool blocks, encrypted/redacted reasoning
     blocks and grounding blocks as the transcript holds records of them
@@ -25,9 +28,11 @@ from transcripts import (
     CATEGORIES,
     MISSING_REASON,
     PROVIDER_DIRS,
+    USAGE_COUNTS,
     Transcript,
     count_parsed,
     count_raw,
+    raw_usage,
     transcripts,
 )
 
@@ -59,6 +64,19 @@ def _run(transcript: Transcript, fidelity: str) -> ParsedResponse | None:
 def test_only_typed_errors(transcript: Transcript | None, fidelity: str) -> None:
     result = _run(_require(transcript), fidelity)
     assert result is None or isinstance(result.content, list)
+
+
+@pytest.mark.parametrize("fidelity", ["agentscope", "provider"])
+@pytest.mark.parametrize("transcript", PARAMS)
+def test_usage_counts_are_the_reported_ones(transcript: Transcript | None, fidelity: str) -> None:
+    transcript = _require(transcript)
+    reported = raw_usage(transcript)
+    result = _run(transcript, fidelity)
+    if result is None or reported is None:
+        return
+    usage = result.usage
+    parsed = {name: None if usage is None else usage[name] for name in USAGE_COUNTS}
+    assert parsed == reported
 
 
 @pytest.mark.parametrize("transcript", PARAMS)

@@ -48,6 +48,16 @@ Completions by the parts/annotations of every chunk.
 
 To extend: add a provider's raw records in its `_raw_<provider>` function, a new
 category in `CATEGORIES`, `count_parsed` and the list above.
+
+Usage (`raw_usage`): the cache read and write and reasoning token counts the
+response reports (a stream: its final report), as `TokenUsage` names them:
+Anthropic `usage` (a stream: `message_start`'s, updated by each
+`message_delta`), Chat Completions `usage` (`prompt_tokens_details.cached_tokens`,
+DeepSeek's `prompt_cache_hit_tokens`, Moonshot's top-level `cached_tokens`;
+`completion_tokens_details.reasoning_tokens`), Gemini `usageMetadata`
+(`cachedContentTokenCount`, `thoughtsTokenCount`), Responses `usage`
+(`input_tokens_details.cached_tokens`, `output_tokens_details.reasoning_tokens`;
+a stream: the final response event's).
 """
 
 from __future__ import annotations
@@ -299,3 +309,106 @@ def count_parsed(content: list[dict[str, Any]]) -> Counter[str]:
             if block.get("redacted_data"):
                 counts["redacted_reasoning"] += 1
     return +counts
+
+
+# --- Usage ------------------------------------------------------------------------
+
+USAGE_COUNTS = ("cache_read_input_tokens", "cache_creation_input_tokens", "reasoning_tokens")
+
+
+def _at(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _first(*values: Any) -> Any:
+    return next((value for value in values if value is not None), None)
+
+
+def _last_usage(records: list[Any], *paths: tuple[str, ...]) -> Any:
+    """The last record's usage object found at any of `paths`."""
+    found = None
+    for record in records:
+        for path in paths:
+            value = _at(record, *path)
+            if isinstance(value, dict):
+                found = value
+    return found
+
+
+def _anthropic_usage(records: list[Any]) -> dict[str, Any] | None:
+    usage: dict[str, Any] = {}
+    for record in records:
+        kind = _at(record, "type")
+        if kind == "message" or kind == "message_start":
+            usage.update(_at(record, "usage") or _at(record, "message", "usage") or {})
+        elif kind == "message_delta":
+            delta = _at(record, "usage") or {}
+            usage.update({key: value for key, value in delta.items() if value is not None})
+    if not usage:
+        return None
+    return {
+        "cache_read_input_tokens": usage.get("cache_read_input_tokens"),
+        "cache_creation_input_tokens": usage.get("cache_creation_input_tokens"),
+        "reasoning_tokens": None,
+    }
+
+
+def _chat_usage(records: list[Any]) -> dict[str, Any] | None:
+    usage = _last_usage(records, ("usage",))
+    if usage is None:
+        return None
+    cached = _first(
+        _at(usage, "prompt_tokens_details", "cached_tokens"),
+        usage.get("prompt_cache_hit_tokens"),
+        usage.get("cached_tokens"),
+    )
+    return {
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": None,
+        "reasoning_tokens": _at(usage, "completion_tokens_details", "reasoning_tokens"),
+    }
+
+
+def _gemini_usage(records: list[Any]) -> dict[str, Any] | None:
+    usage = _last_usage(records, ("usageMetadata",), ("usage_metadata",))
+    if usage is None:
+        return None
+    return {
+        "cache_read_input_tokens": _first(
+            usage.get("cachedContentTokenCount"), usage.get("cached_content_token_count")
+        ),
+        "cache_creation_input_tokens": None,
+        "reasoning_tokens": _first(
+            usage.get("thoughtsTokenCount"), usage.get("thoughts_token_count")
+        ),
+    }
+
+
+def _responses_usage(records: list[Any]) -> dict[str, Any] | None:
+    complete = [r for r in records if _at(r, "object") == "response"]
+    usage = _last_usage(complete, ("usage",)) or _last_usage(records, ("response", "usage"))
+    if usage is None:
+        return None
+    return {
+        "cache_read_input_tokens": _at(usage, "input_tokens_details", "cached_tokens"),
+        "cache_creation_input_tokens": None,
+        "reasoning_tokens": _at(usage, "output_tokens_details", "reasoning_tokens"),
+    }
+
+
+_USAGE = {
+    "anthropic": _anthropic_usage,
+    "gemini": _gemini_usage,
+    "openai_responses": _responses_usage,
+    "openai": _chat_usage,
+    "deepseek": _chat_usage,
+}
+
+
+def raw_usage(transcript: Transcript) -> dict[str, Any] | None:
+    """The counts of `USAGE_COUNTS` the transcript reports (None where a
+    count is not reported; None for all when it reports no usage)."""
+    records = [record for record in transcript.records() if isinstance(record, dict)]
+    return _USAGE[transcript.provider](records)

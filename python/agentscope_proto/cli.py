@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 from . import _json
 from .errors import AgentScopeProtoError, MessageFormatError, ParseError
-from .options import FIDELITIES
+from .options import FIDELITIES, PROMPT_CACHES
 from .providers import PROVIDERS
 
 __all__ = ["main"]
@@ -247,6 +247,12 @@ def _format_parser(sub: Any) -> None:
         default="agentscope",
         help="agentscope: exact AgentScope 1.0.21 body; provider: a body the provider accepts",
     )
+    p.add_argument(
+        "--prompt-cache",
+        choices=PROMPT_CACHES,
+        help="auto: prompt cache breakpoints where the provider recommends them "
+        "(anthropic: the last turn, the system prompt, the tools)",
+    )
     _client_args(p)
 
 
@@ -443,6 +449,8 @@ def _run_format(args: argparse.Namespace) -> None:
     msgs = _read_msgs(args.conversation)
     tools = _json_argument("--tools", args.tools)
     options = {"fidelity": args.fidelity}
+    if args.prompt_cache is not None:
+        options["prompt_cache"] = args.prompt_cache
     if args.response_schema is not None:
         options["response_schema"] = _json_argument("--response-schema", args.response_schema)
     if args.response_schema_name is not None:

@@ -53,7 +53,9 @@ __all__ = [
 
 # Options every provider takes (the rest are AgentScope formatter options a
 # provider declares in `options`).
-_COMMON_OPTIONS = frozenset({"max_tokens", "token_counter", "agent_name", "model", "fidelity"})
+_COMMON_OPTIONS = frozenset(
+    {"max_tokens", "token_counter", "agent_name", "model", "fidelity", "prompt_cache"}
+)
 
 
 class FormattedBody(dict[str, Any]):
@@ -355,6 +357,8 @@ def format(
     if _wire is not None and turns is not None and settings.resumable:
         turns.keep_walk(_wire, messages, ctx.warnings, ctx.at_message, ctx.at_block)
     body = variant.finalize(variant.build_body(messages, tool_list, tool_choice, ctx), ctx, msgs)
+    if settings.prompt_cache is not None:
+        body = variant.with_breakpoints(body, ctx)
     if params is not None:
         write_request(body, params, impl.request_fields, impl.name)
     return FormattedBody(body, list(ctx.warnings), count)

@@ -45,6 +45,12 @@ _PROTO_FIDELITIES: dict[int, str] = {
     pb.FIDELITY_PROVIDER: "provider",
 }
 _TO_PROTO_FIDELITIES = {"agentscope": pb.FIDELITY_AGENTSCOPE, "provider": pb.FIDELITY_PROVIDER}
+# Prompt caching: "auto" places the breakpoints each provider recommends.
+PROMPT_CACHES = ("auto",)
+_PROTO_PROMPT_CACHES: dict[int, str | None] = {
+    pb.PROMPT_CACHE_UNSPECIFIED: None,
+    pb.PROMPT_CACHE_AUTO: "auto",
+}
 
 
 class _OptionTypeError(FormatError, TypeError):
@@ -87,9 +93,17 @@ class FormatSettings:
     # The name the schema goes by where the provider wants one (OpenAI);
     # None: the provider's default.
     response_schema_name: str | None = None
+    # "auto": prompt cache breakpoints placed as the provider recommends
+    # (Anthropic: the last turn, the system prompt, the tools); None: only
+    # the cache markers the messages carry.
+    prompt_cache: str | None = None
 
     def __post_init__(self) -> None:
         _check_fidelity(self.fidelity, FormatError)
+        if self.prompt_cache is not None and self.prompt_cache not in PROMPT_CACHES:
+            raise FormatError(
+                "prompt_cache", f"unknown mode {self.prompt_cache!r}; expected 'auto' or None"
+            )
         if self.response_schema is not None:
             object.__setattr__(self, "response_schema", _schema_copy(self.response_schema))
         name = self.response_schema_name
@@ -167,8 +181,9 @@ class FormatSettings:
     def resumable(self) -> bool:
         """A `chat_walk` whose body is the walk's as it is (no provider-fidelity
         pass editing it afterwards): one the server's wire cache or a
-        `Conversation` can go on from where it stopped."""
-        return self.chat_walk and self.fidelity == "agentscope"
+        `Conversation` can go on from where it stopped (nor breakpoints placed
+        afterwards)."""
+        return self.chat_walk and self.fidelity == "agentscope" and self.prompt_cache is None
 
     def given(self) -> frozenset[str]:
         """The options set to something other than their default (`multi_agent` aside)."""
@@ -280,7 +295,13 @@ def format_settings_from_proto(options: pb.FormatOptions, *, multi_agent: bool) 
         fidelity=_fidelity_from_proto(options.fidelity),
         response_schema=_schema_from_proto(options.response_schema_json),
         response_schema_name=options.response_schema_name or None,
+        prompt_cache=_prompt_cache_from_proto(options.prompt_cache),
     )
+
+
+def _prompt_cache_from_proto(value: int) -> Any:
+    # An enum value this build does not know is reported by the check.
+    return _PROTO_PROMPT_CACHES.get(value, value)
 
 
 def parse_settings_from_proto(options: pb.ParseOptions) -> ParseSettings:
@@ -320,6 +341,8 @@ def format_settings_to_proto(settings: FormatSettings) -> pb.FormatOptions:
         options.response_schema_json = _json.dumps(settings.response_schema)
     if settings.response_schema_name is not None:
         options.response_schema_name = settings.response_schema_name
+    if settings.prompt_cache == "auto":
+        options.prompt_cache = pb.PROMPT_CACHE_AUTO
     return options
 
 

@@ -78,7 +78,7 @@ def parse(
             fidelity=fidelity,
         )
     variant = impl.variant(settings.fidelity, ParseError)
-    result = variant.parse(_response_json(response), settings)
+    result = variant.signed(variant.parse(_response_json(response), settings))
     result.msg_id = new_id()
     result.timestamp = new_timestamp()
     if settings.split_think_tags:
@@ -141,9 +141,8 @@ class StreamParser:
                 fidelity=fidelity,
             )
         self._impl = get_provider(provider)
-        self._state: StreamState = self._impl.variant(settings.fidelity, ParseError).stream(
-            settings
-        )
+        self._variant = self._impl.variant(settings.fidelity, ParseError)
+        self._state: StreamState = self._variant.stream(settings)
         self._framer = _Framer(self._impl.framing)
         self._last: list[dict[str, Any]] = []
         self._last_result: ParsedResponse | None = None
@@ -158,6 +157,7 @@ class StreamParser:
         return self._impl.name
 
     def _finalise(self, result: ParsedResponse) -> ParsedResponse:
+        result = self._variant.signed(result)
         if self._think is not None:
             result.content = self._think.split(result.content)
         result.msg_id = self._msg_id

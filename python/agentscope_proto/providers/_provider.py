@@ -12,6 +12,7 @@ which fidelity it runs in.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -26,8 +27,9 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
 from ._adapt import Notes
+from ._between import PORTABLE_IDS, CallIds, Target, sign
 from ._context import FormatContext
-from ._turns import agent_turns
+from ._turns import TurnTable, agent_turns
 
 __all__ = [
     "UNKNOWN_TO_AGENTSCOPE",
@@ -80,6 +82,9 @@ class Variant(ABC):
     """One fidelity of a provider's wire format, both directions. Made once,
     by its `Provider` record, whose name it gives in errors."""
 
+    # Its chat turn (the block handlers `format_turns` dispatches to).
+    turns: TurnTable
+
     def __init__(self, provider: Provider) -> None:
         self.provider = provider
         self.name = provider.name
@@ -118,6 +123,12 @@ class Variant(ABC):
         as the caller gave them (the body as it is)."""
         return body
 
+    def with_breakpoints(self, body: Block, ctx: FormatContext) -> Block:
+        """The body with prompt cache breakpoints placed as the provider
+        recommends (`prompt_cache="auto"`; a warning for each it cannot
+        place). As it is here: the provider caches prompts by itself."""
+        return body
+
     # -- responses ----------------------------------------------------------------------
 
     @abstractmethod
@@ -128,6 +139,12 @@ class Variant(ABC):
     def stream(self, options: ParseSettings) -> StreamState:
         """A fresh state for parsing one streamed response."""
 
+    def signed(self, result: ParsedResponse) -> ParsedResponse:
+        """A parse result (a complete one, or a stream's snapshot) with who
+        issued its blocks' signatures recorded where their keys do not say
+        it (as it is: AgentScope records none)."""
+        return result
+
 
 class ProviderFidelity(Variant):
     """Provider fidelity around the parity formatter (put first among the
@@ -135,12 +152,16 @@ class ProviderFidelity(Variant):
     walk (`agent_turns`), and after it the body adapted so that the provider's
     own request schema accepts it (`adapt`).
 
-    `adapt` drops the keys the provider does not define (foreign signatures,
-    `cache_control` where the API has none, `name` on tool messages), replaces
-    content a place cannot hold by a short text note (audio in an Anthropic
-    tool result, an image in an OpenAI assistant turn, unsigned thinking for
-    Anthropic becomes text), drops tool calls nothing answers and empty text
-    and thinking, and narrows tool schemas to the keywords the provider takes.
+    The walk screens every block first (`_between.Target.screen`): another
+    provider's reasoning signatures, and cache markers where the API takes
+    none, are taken out, and a tool-call id the API would refuse is replaced
+    (a warning for each names the key, after the walk's). `adapt` drops the
+    keys the provider does not define (`name` on tool messages, ...),
+    replaces content a place cannot hold by a short text note (audio in an
+    Anthropic tool result, an image in an OpenAI assistant turn, unsigned
+    thinking for Anthropic becomes text), drops tool calls nothing answers and
+    empty text and thinking, and narrows tool schemas to the keywords the
+    provider takes.
     Every drop or move is a `FormatWarning` whose path points into the parity
     body (`messages[3].content[1]`), `block_type` the kind of thing changed
     and `message` what was done. The parity body is never changed: the pass
@@ -151,6 +172,23 @@ class ProviderFidelity(Variant):
     # empty one (OpenAI: "expected an array with minimum length 1"); None
     # where an empty one is fine.
     conversation: ClassVar[str | None] = None
+    # The tool-call ids the provider's API takes (None: any string, or none
+    # sent).
+    call_ids: ClassVar[CallIds | None] = PORTABLE_IDS
+    # Whether its API takes cache markers (`cache_control`) where blocks hold them.
+    cache_markers: ClassVar[bool] = False
+
+    def __init__(self, provider: Provider) -> None:
+        super().__init__(provider)
+        # Every block the walk hands a handler goes through the screen first:
+        # other providers' signatures out, cache markers where the API takes
+        # none, call ids the API takes.
+        self.target = Target(self.name, self.call_ids, self.cache_markers)
+        self.turns = dataclasses.replace(self.turns, screen=self.target.screen)
+
+    def signed(self, result: ParsedResponse) -> ParsedResponse:
+        sign(result.content, self.name)
+        return result
 
     def arrange(self, views: list[MsgView]) -> list[MsgView]:
         """AgentScope 2.x's messages hold tool calls with their results, hints
@@ -160,6 +198,7 @@ class ProviderFidelity(Variant):
     def finalize(
         self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
     ) -> Block:
+        ctx.warnings.extend(self.target.warnings(msgs, ctx.warnings))
         return self.adapted(body, ctx.warnings, message_metadata(msgs))
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:

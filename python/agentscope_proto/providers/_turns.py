@@ -26,6 +26,7 @@ from ._context import FormatContext
 
 __all__ = [
     "Handler",
+    "Screen",
     "Turn",
     "TurnTable",
     "agent_turns",
@@ -61,6 +62,9 @@ class Turn:
 
 
 Handler = Callable[[Turn, int, Block], None]
+# What a block becomes before its handler sees it (provider fidelity: see
+# `_between.screen`); the block itself, or a changed copy.
+Screen = Callable[[Block], Block]
 
 
 def skipped_block(kind: object) -> str:
@@ -86,12 +90,14 @@ def foreign_block_handler(api: str) -> Handler:
 @dataclass(frozen=True, slots=True)
 class TurnTable:
     """A provider's chat turn: the handler of each block kind it takes, how
-    the turn becomes its API message(s) (`finish`), and the warning text of a
-    kind it skips."""
+    the turn becomes its API message(s) (`finish`), the warning text of a
+    kind it skips, and what a block goes through before its handler
+    (`screen`: set by `ProviderFidelity` on its variant's table)."""
 
     handlers: Mapping[str, Handler]
     finish: Callable[[Turn], None]
     skipped: Callable[[object], str] = skipped_block
+    screen: Screen | None = None
 
 
 def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) -> list[Block]:
@@ -115,7 +121,7 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
         ctx.at_message, ctx.at_block = state.at_message, state.at_block
         ctx.warnings.extend(state.warnings)
     cached = turns if turns is not None and turns.caching else None
-    handlers, finish, skipped = table.handlers, table.finish, table.skipped
+    handlers, finish, skipped, screen = table.handlers, table.finish, table.skipped, table.screen
     # A work stack, next message on top.
     pending = list(reversed(msgs))
     while pending:
@@ -149,6 +155,8 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
             # `ctx.at(msg, index)`, inline: this loop runs for every block.
             ctx.at_message = at
             ctx.at_block = last = index
+            if screen is not None:
+                block = screen(block)
             handler(turn, index, block)
         finish(turn)
         if cached is not None:

@@ -51,12 +51,16 @@ from typing import Any, ClassVar, cast
 
 from .._engine.body import without_first
 from .._engine.views import MsgView
-from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_ANTHROPIC
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
+    PROVIDER_ANTHROPIC,
+    FormatWarning,
+)
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._adapt import Json, Notes, empty, note_text, prune
+from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, system_blocks, wrap_history
@@ -564,11 +568,93 @@ _REQUEST_FIELDS = RequestFields(
 )
 
 
+# -- prompt caching (`prompt_cache="auto"`) ------------------------------------------
+
+# The documented limit of cache breakpoints in one request.
+_MAX_BREAKPOINTS = 4
+# Block kinds that take `cache_control` (thinking does not).
+_CACHEABLE = frozenset({"text", "image", "document", "tool_use", "tool_result", "search_result"})
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def _markers(value: Any) -> int:
+    """How many cache markers a part of the body holds."""
+    if isinstance(value, dict):
+        return int("cache_control" in value) + sum(_markers(item) for item in value.values())
+    if isinstance(value, list):
+        return sum(_markers(item) for item in value)
+    return 0
+
+
+def _marked(content: Any) -> list[Any] | None:
+    """`content` (a string or a block list) with a breakpoint on its last
+    block that takes one (not thinking, not empty text); None where none
+    does or that block has one already."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content, "cache_control": _EPHEMERAL}] if content else None
+    if not isinstance(content, list):
+        return None
+    for index in range(len(content) - 1, -1, -1):
+        block = content[index]
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind in _CACHEABLE and (kind != "text" or block.get("text")):
+            if "cache_control" in block:
+                return None
+            return [*content[:index], {**block, "cache_control": _EPHEMERAL}, *content[index + 1 :]]
+    return None
+
+
+def _last_turn(body: Block) -> list[Any] | None:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
+        return None
+    marked = _marked(messages[-1].get("content"))
+    return None if marked is None else [*messages[:-1], {**messages[-1], "content": marked}]
+
+
+def _last_tool(body: Block) -> list[Any] | None:
+    tools = body.get("tools")
+    if not isinstance(tools, list) or not tools or not isinstance(tools[-1], dict):
+        return None
+    if "cache_control" in tools[-1]:
+        return None
+    return [*tools[:-1], {**tools[-1], "cache_control": _EPHEMERAL}]
+
+
+# Where Claude's docs put breakpoints, by the body key they change, in the
+# order they are placed while there is room: the last turn caches the whole
+# prefix; the system prompt and tools stay cached when the messages change.
+_BREAKPOINTS: tuple[tuple[str, Callable[[Block], list[Any] | None]], ...] = (
+    ("messages", _last_turn),
+    ("system", lambda body: _marked(body.get("system"))),
+    ("tools", _last_tool),
+)
+
+
+def cache_breakpoints(body: Block, warnings: list[Any]) -> Block:
+    """The body with Claude's recommended breakpoints beside the messages'
+    own, as a new body (the caller's blocks are never changed); a warning
+    for each that finds no room under the limit."""
+    body = dict(body)
+    room = _MAX_BREAKPOINTS - _markers(body)
+    for key, place in _BREAKPOINTS:
+        marked = place(body)
+        if marked is None:
+            continue
+        if room <= 0:
+            text = f"no cache breakpoint placed: Claude takes at most {_MAX_BREAKPOINTS}"
+            warnings.append(FormatWarning(path=key, block_type="cache_control", message=text))
+            continue
+        body[key] = marked
+        room -= 1
+    return body
+
+
 class AnthropicParity(Variant):
     """AgentScope 1.0.21's AnthropicChatFormatter / AnthropicMultiAgentFormatter
     and AnthropicChatModel."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -608,6 +694,9 @@ class AnthropicParity(Variant):
             messages = without_first(messages)
         body["messages"] = messages
         return body
+
+    def with_breakpoints(self, body: Block, ctx: FormatContext) -> Block:
+        return cache_breakpoints(body, ctx.warnings)
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         """AnthropicChatModel._parse_anthropic_completion_response."""
@@ -1237,6 +1326,10 @@ class Anthropic(ProviderFidelity, AnthropicParity):
 
     turns = TurnTable(_NATIVE_BLOCKS, _finish_chat)
     conversation = "messages"
+    # The API refuses others ("tool_use.id: String should match pattern").
+    call_ids = CallIds("Claude takes ids matching ^[a-zA-Z0-9_-]+$", pattern=r"[a-zA-Z0-9_-]+")
+    # Prompt caching: `cache_control` (with its `ttl`) on blocks, kept.
+    cache_markers = True
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         raise_for_error_body(self.name, response)

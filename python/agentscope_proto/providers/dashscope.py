@@ -531,6 +531,8 @@ class DashScopeParity(Variant):
     """AgentScope 1.0.21's DashScopeChatFormatter / DashScopeMultiAgentFormatter
     and DashScopeChatModel."""
 
+    turns = _CHAT
+
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
     ) -> list[Block]:
@@ -542,7 +544,7 @@ class DashScopeParity(Variant):
 
     def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
         """DashScopeChatFormatter._format."""
-        return format_turns(msgs, ctx, _CHAT)
+        return format_turns(msgs, ctx, self.turns)
 
     def build_body(
         self,

@@ -730,7 +730,7 @@ class GeminiParity(Variant):
     """AgentScope 1.0.21's GeminiChatFormatter / GeminiMultiAgentFormatter and
     GeminiChatModel."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
     reader: ClassVar[_Reader] = _Reader()
     stream_state: ClassVar[type[_Stream]] = _Stream
 
@@ -1046,6 +1046,9 @@ class Gemini(ProviderFidelity, GeminiParity):
 
     turns = TurnTable(_NATIVE_BLOCKS, _finish_chat, _skipped)
     reader = _KeptReader()
+    # Any: the API documents no rule, and AgentScope names Gemini's own calls
+    # after their thought signatures.
+    call_ids = None
     stream_state = _KeptStream
     conversation = "contents"
 

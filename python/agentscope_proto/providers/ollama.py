@@ -314,6 +314,8 @@ class OllamaParity(Variant):
     """AgentScope 1.0.21's OllamaChatFormatter / OllamaMultiAgentFormatter and
     OllamaChatModel."""
 
+    turns = _CHAT
+
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
     ) -> list[Block]:
@@ -324,7 +326,7 @@ class OllamaParity(Variant):
 
     def format_chat(self, msgs: list[MsgView], ctx: FormatContext) -> list[Block]:
         """OllamaChatFormatter: one message each, content as one string plus `images`."""
-        return format_turns(msgs, ctx, _CHAT)
+        return format_turns(msgs, ctx, self.turns)
 
     def build_body(
         self,
@@ -411,6 +413,9 @@ def _adapt_body(body: Json, note: Notes) -> None:
 
 class Ollama(ProviderFidelity, OllamaParity):
     """`/api/chat` in provider fidelity (see the module's docstring)."""
+
+    # None go: Ollama pairs a tool message with its call by the tool's name.
+    call_ids = None
 
     def adapt(self, body: Block, note: Notes) -> None:
         _adapt_body(body, note)

@@ -53,6 +53,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
 from ._adapt import Json, Notes, empty, note_text, prune, wrap_bare_tools
+from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text, system_blocks
@@ -329,7 +330,8 @@ def _parse_usage(raw: Any, path: str) -> dict[str, Any] | None:
     prompt = expect(raw.get("prompt_tokens_details") or {}, dict, f"{path}.prompt_tokens_details")
     cached = prompt.get("cached_tokens")
     if cached is None:
-        cached = raw.get("prompt_cache_hit_tokens")  # DeepSeek's own field
+        # DeepSeek's own field, then Moonshot's (beside the prompt count).
+        cached = raw.get("prompt_cache_hit_tokens", raw.get("cached_tokens"))
     if cached is not None:
         usage["cache_read_input_tokens"] = _int_or_none(cached, f"{path}.cached_tokens")
     completion = expect(
@@ -586,7 +588,7 @@ class ChatCompletionsParity(Variant):
     """AgentScope 1.0.21's OpenAIChatFormatter / OpenAIMultiAgentFormatter and
     OpenAIChatModel (a provider of the family may change the formatter)."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
     # One history message per run of agent messages (multi-agent).
     agent_message = staticmethod(_format_agent_message)
     stream_state: ClassVar[type[ChatCompletionStream]] = ChatCompletionStream
@@ -891,6 +893,9 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
     turns = _NATIVE
     stream_state = KeptChatCompletionStream
     conversation = "messages"
+    # OpenAI refuses longer ones ("string too long. Expected a string with
+    # maximum length 40"); a family member inherits the rule.
+    call_ids = CallIds("Chat Completions takes ids of at most 40 characters", max_length=40)
 
     def _kept(
         self,

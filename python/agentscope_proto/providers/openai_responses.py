@@ -74,7 +74,7 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
@@ -86,6 +86,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._adapt import Json, Notes, note_text
+from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text
@@ -560,7 +561,7 @@ class ResponsesParity(Variant):
     """AgentScope 1.0.21's OpenAIResponseChatFormatter /
     OpenAIResponseMultiAgentFormatter and OpenAIResponseModel."""
 
-    turns: ClassVar[TurnTable] = _CHAT
+    turns = _CHAT
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -1246,6 +1247,9 @@ class Responses(ProviderFidelity, ResponsesParity):
     """The Responses API in provider fidelity (see the module's docstring)."""
 
     turns = TurnTable(_NATIVE_BLOCKS, _finish_native)
+    # "Invalid 'input[n].call_id': string too long. Expected a string with
+    # maximum length 64".
+    call_ids = CallIds("the Responses API takes call ids of at most 64 characters", max_length=64)
 
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         return _parse_kept(response, options)

@@ -171,6 +171,38 @@ reasoning, grounding), typed in the message schema.
 """
 Global___Fidelity: _TypeAlias = Fidelity  # noqa: Y015
 
+class _PromptCache:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PromptCacheEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PromptCache.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PROMPT_CACHE_UNSPECIFIED: _PromptCache.ValueType  # 0
+    """Only where the messages' blocks carry cache markers (`cache_control`),
+    as AgentScope sends them.
+    """
+    PROMPT_CACHE_AUTO: _PromptCache.ValueType  # 1
+    """Breakpoints placed the way each provider recommends, beside the
+    messages' own: Anthropic the last turn, the system prompt and the tools
+    (at most four in all); providers that cache prompts by themselves
+    (OpenAI, DeepSeek, Gemini, DashScope, Ollama, Responses) need none.
+    """
+
+class PromptCache(_PromptCache, metaclass=_PromptCacheEnumTypeWrapper):
+    """Where the body asks the provider to cache the prompt."""
+
+PROMPT_CACHE_UNSPECIFIED: PromptCache.ValueType  # 0
+"""Only where the messages' blocks carry cache markers (`cache_control`),
+as AgentScope sends them.
+"""
+PROMPT_CACHE_AUTO: PromptCache.ValueType  # 1
+"""Breakpoints placed the way each provider recommends, beside the
+messages' own: Anthropic the last turn, the system prompt and the tools
+(at most four in all); providers that cache prompts by themselves
+(OpenAI, DeepSeek, Gemini, DashScope, Ollama, Responses) need none.
+"""
+Global___PromptCache: _TypeAlias = PromptCache  # noqa: Y015
+
 class _FinishReason:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -265,6 +297,7 @@ class FormatOptions(_message.Message):
     FIDELITY_FIELD_NUMBER: _builtins.int
     RESPONSE_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
     RESPONSE_SCHEMA_NAME_FIELD_NUMBER: _builtins.int
+    PROMPT_CACHE_FIELD_NUMBER: _builtins.int
     promote_tool_result_images: _builtins.bool
     """Move images found in tool results into a following user message, for
     models that only see images in user turns.
@@ -306,6 +339,10 @@ class FormatOptions(_message.Message):
     """The name the schema goes by where the provider wants one (OpenAI).
     Empty means `response`.
     """
+    prompt_cache: Global___PromptCache.ValueType
+    """Prompt cache breakpoints to place. Unspecified means only the messages'
+    own markers.
+    """
     def __init__(
         self,
         *,
@@ -321,10 +358,11 @@ class FormatOptions(_message.Message):
         fidelity: Global___Fidelity.ValueType = ...,
         response_schema_json: _builtins.str = ...,
         response_schema_name: _builtins.str = ...,
+        prompt_cache: Global___PromptCache.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "conversation_history_prompt", b"conversation_history_prompt", "max_tokens", b"max_tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "agent_name", b"agent_name", "conversation_history_prompt", b"conversation_history_prompt", "fidelity", b"fidelity", "max_tokens", b"max_tokens", "model", b"model", "multi_agent_style", b"multi_agent_style", "promote_tool_result_audios", b"promote_tool_result_audios", "promote_tool_result_images", b"promote_tool_result_images", "promote_tool_result_videos", b"promote_tool_result_videos", "response_schema_json", b"response_schema_json", "response_schema_name", b"response_schema_name", "token_counter", b"token_counter"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt", "_max_tokens", b"_max_tokens", "agent_name", b"agent_name", "conversation_history_prompt", b"conversation_history_prompt", "fidelity", b"fidelity", "max_tokens", b"max_tokens", "model", b"model", "multi_agent_style", b"multi_agent_style", "promote_tool_result_audios", b"promote_tool_result_audios", "promote_tool_result_images", b"promote_tool_result_images", "promote_tool_result_videos", b"promote_tool_result_videos", "prompt_cache", b"prompt_cache", "response_schema_json", b"response_schema_json", "response_schema_name", b"response_schema_name", "token_counter", b"token_counter"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__conversation_history_prompt: _TypeAlias = _typing.Literal["conversation_history_prompt"]  # noqa: Y015
     _WhichOneofArgType__conversation_history_prompt: _TypeAlias = _typing.Literal["_conversation_history_prompt", b"_conversation_history_prompt"]  # noqa: Y015

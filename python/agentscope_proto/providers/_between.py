@@ -1,0 +1,250 @@
+"""Between providers (provider fidelity): what one provider issued for itself
+goes back to it alone, cache markers go where the API documents them, and
+tool-call ids are ones the target's API takes. Each provider-fidelity variant
+holds its `Target` (its name, the ids its API takes, whether it takes cache
+markers); the walk hands every block through `Target.screen` before the
+block's handler sees it, and `Target.warnings` reports each change after the
+walk's own warnings, at the key's path in the caller's messages.
+
+Reasoning signatures. Each block key that holds one belongs to the provider
+whose API defines it (`SIGNED`: an Anthropic thinking `signature` and
+`redacted_data`, a Gemini `thought_signature`, an OpenAI Responses
+`encrypted_content` and `reasoning_id`), and that provider issued it, unless
+the block says otherwise in `signed_by` (a provider that fills another API's
+key, e.g. an OpenAI-compatible server's encrypted reasoning: the parse of that
+provider writes its name there, see `sign`). A signature reaches only its
+issuer; any other target gets the block without it. The reasoning text itself
+is left to the target's formatter.
+
+Cache markers. A block's `cache_control` (its TTL included) goes as it is to
+a target that takes them (Claude), and out of the block for any other.
+
+Tool-call ids. A call id must suit the target's API (`CallIds`): Claude takes
+`^[a-zA-Z0-9_-]+$`, Chat Completions at most 40 characters, Responses at most
+64, and AgentScope names a Gemini call after its base64 thought signature. An
+id the target would refuse (a provider that documents no rule takes
+`PORTABLE_IDS`, so that no signature travels as an id either) becomes `call_`
+and 32 hex digits of its SHA-256: a pure function of the id, so a call and
+its result (and every request of the conversation) get the same one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, Msg
+from ..message._codec import block_to_dict
+
+__all__ = [
+    "PORTABLE_IDS",
+    "SIGNED",
+    "SIGNED_BY",
+    "CallIds",
+    "Target",
+    "issuers",
+    "mapped_id",
+    "sign",
+]
+
+Block = dict[str, Any]
+
+# The block key that names a signature's issuer where it is not the key's owner.
+SIGNED_BY = "signed_by"
+
+# By block kind, each key holding what a provider issued for itself, and
+# that provider (the registry name of the API defining the key).
+SIGNED: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "thinking": MappingProxyType(
+            {
+                "signature": "anthropic",
+                "redacted_data": "anthropic",
+                "thought_signature": "gemini",
+                "encrypted_content": "openai_responses",
+                "reasoning_id": "openai_responses",
+            }
+        ),
+        "text": MappingProxyType({"thought_signature": "gemini"}),
+        "tool_use": MappingProxyType({"thought_signature": "gemini"}),
+    }
+)
+
+_NAMES = {
+    "signature": "thinking signature",
+    "redacted_data": "redacted thinking",
+    "thought_signature": "thought signature",
+    "encrypted_content": "encrypted reasoning",
+    "reasoning_id": "reasoning item id",
+}
+
+
+def issuers(block: Mapping[str, Any]) -> dict[str, str]:
+    """The signatures a block holds (non-empty), each key with its issuer."""
+    keys = SIGNED.get(block.get("type"))  # type: ignore[arg-type]
+    if keys is None:
+        return {}
+    signer = block.get(SIGNED_BY)
+    return {
+        key: signer if isinstance(signer, str) and signer else owner
+        for key, owner in keys.items()
+        if block.get(key)
+    }
+
+
+def sign(content: list[Block], provider: str) -> None:
+    """Name `provider` as the issuer of the signatures in a parse result's
+    blocks that sit under another API's key (in place); a block it issued
+    under its own keys needs no name."""
+    for block in content:
+        found = issuers(block)
+        if any(owner != provider for owner in found.values()) and SIGNED_BY not in block:
+            block[SIGNED_BY] = provider
+
+
+@dataclass(frozen=True, slots=True)
+class CallIds:
+    """The tool-call ids a target's API takes: a `pattern` they match and a
+    `max_length`, as its documentation (or its API's error) states them
+    (`source`, for the warning)."""
+
+    source: str
+    pattern: str | None = None
+    max_length: int | None = None
+
+    def valid(self, call_id: str) -> bool:
+        if self.max_length is not None and len(call_id) > self.max_length:
+            return False
+        return self.pattern is None or re.fullmatch(self.pattern, call_id) is not None
+
+
+# Where a provider documents no rule: an id of the length and characters
+# every API above takes.
+PORTABLE_IDS = CallIds(
+    "a provider that documents no rule gets a portable one "
+    "(at most 64 letters, digits, '_', '-', '.' or ':')",
+    pattern=r"[A-Za-z0-9_.:-]+",
+    max_length=64,
+)
+
+
+def mapped_id(call_id: str) -> str:
+    """The id that stands in for one a target refuses (fits every rule above)."""
+    return "call_" + hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a provider takes from another provider's messages: its own
+    signatures (those it issued: `name`), the call ids its API takes (`ids`,
+    None: any), and whether it takes cache markers (`cache_control`, with
+    its TTL: Anthropic)."""
+
+    name: str
+    ids: CallIds | None
+    cache_markers: bool
+
+    def screen(self, block: Block) -> Block:
+        """`block` as this target may receive it: another provider's
+        signatures, and cache markers where it takes none, taken out; a call
+        id it would refuse replaced. The block is never changed: a changed
+        one is a copy. Silent: `warnings` says what changed."""
+        kind = block.get("type")
+        out = [_CACHE] if not self.cache_markers and _CACHE in block else []
+        if kind in SIGNED:
+            out += _foreign(block, self.name)
+            if SIGNED_BY in block:
+                out.append(SIGNED_BY)
+        if out:
+            block = {key: value for key, value in block.items() if key not in out}
+        if self.ids is not None and kind in _CALL_KINDS:
+            call_id = block.get("id")
+            if isinstance(call_id, str) and not self.ids.valid(call_id):
+                block = {**block, "id": mapped_id(call_id)}
+        return block
+
+    def warnings(
+        self, msgs: Sequence[Msg | Mapping[str, Any]], walked: Sequence[FormatWarning]
+    ) -> list[FormatWarning]:
+        """A warning for each key `screen` takes out of the messages' blocks
+        and each call id it replaces, at the key's path in the caller's
+        messages; none for a block the walk warned about (`walked`: it
+        dropped the block, and all it held). They come after the walk's own
+        warnings, so that those stay AgentScope's, in order."""
+        found = []
+        dropped = {warning.path for warning in walked}
+        for index, blocks in _blocks(msgs):
+            for number, block in enumerate(blocks):
+                if block.get("type") not in _SCREENED and _CACHE not in block:
+                    continue
+                at = f"messages[{index}].content[{number}]"
+                if at not in dropped:
+                    found += self._block_warnings(block, at)
+        return found
+
+    def _block_warnings(self, block: Block, at: str) -> list[FormatWarning]:
+        kind = str(block.get("type"))
+        found = []
+        if not self.cache_markers and _CACHE in block:
+            text = f"dropped the cache marker: {self.name} takes none (Anthropic does)"
+            found.append(FormatWarning(path=f"{at}.{_CACHE}", block_type=kind, message=text))
+        signed = issuers(block)
+        for key in _foreign(block, self.name):
+            issuer = signed[key]
+            text = f"dropped the {_NAMES[key]} {issuer} issued: only {issuer} takes it back"
+            found.append(FormatWarning(path=f"{at}.{key}", block_type=kind, message=text))
+        call_id = block.get("id")
+        ids = self.ids if kind in _CALL_KINDS else None
+        if ids is not None and isinstance(call_id, str) and not ids.valid(call_id):
+            text = f"replaced by {mapped_id(call_id)!r}: {ids.source}"
+            found.append(FormatWarning(path=f"{at}.id", block_type=kind, message=text))
+        return found
+
+
+_CACHE = "cache_control"
+_CALL_KINDS = frozenset({"tool_use", "tool_result"})
+# The kinds `screen` may change whatever their keys.
+_SCREENED = frozenset({*SIGNED, *_CALL_KINDS})
+
+
+def _foreign(block: Mapping[str, Any], target: str) -> list[str]:
+    return [key for key, issuer in issuers(block).items() if issuer != target]
+
+
+def _blocks(msgs: Sequence[Msg | Mapping[str, Any]]) -> Iterator[tuple[int, list[Block]]]:
+    """Each message's blocks that `screen` may change, as dicts (a `Msg`'s
+    other blocks stand as `{}`, to keep their places)."""
+    for index, msg in enumerate(msgs):
+        if isinstance(msg, Msg):
+            if msg.WhichOneof("content") == "blocks":
+                yield index, [_screened(item) for item in msg.blocks.items]
+        elif isinstance(msg, Mapping) and isinstance(msg.get("content"), list):
+            yield index, [block for block in msg["content"] if isinstance(block, dict)]
+
+
+# The typed fields that hold a signature, by kind (`SIGNED`'s keys).
+_SIGNED_FIELDS = {kind: tuple(keys) for kind, keys in SIGNED.items()}
+
+
+def _screened(item: ContentBlock) -> Block:
+    """A typed block as a dict where `screen` may change it (a signature, a
+    cache marker or `signed_by` among its extra keys, a call id), else `{}`.
+    Read from the typed fields first: most blocks hold none of these."""
+    which = item.WhichOneof("block")
+    if which is None:
+        return {}
+    inner = getattr(item, which)
+    extra = getattr(inner, "extra_json", "")
+    if _CACHE in extra or SIGNED_BY in extra:
+        return block_to_dict(inner)
+    if any(inner.HasField(name) for name in _SIGNED_FIELDS.get(which, ())):
+        return block_to_dict(inner)
+    if which in _CALL_KINDS:
+        # The id is all a call id check reads.
+        return {"type": which, "id": inner.id}
+    return {}
