@@ -142,7 +142,10 @@ class _Fidelity:
 class _FidelityEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Fidelity.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     FIDELITY_UNSPECIFIED: _Fidelity.ValueType  # 0
-    """The default: `FIDELITY_AGENTSCOPE`."""
+    """The provider's default: `FIDELITY_AGENTSCOPE` where AgentScope 1.0.21
+    has a formatter for the provider, else `FIDELITY_PROVIDER` (a provider
+    it lacks has no parity to be exact to).
+    """
     FIDELITY_AGENTSCOPE: _Fidelity.ValueType  # 1
     """Exactly what AgentScope 1.0.21 sends / returns (parity)."""
     FIDELITY_PROVIDER: _Fidelity.ValueType  # 2
@@ -159,7 +162,10 @@ class Fidelity(_Fidelity, metaclass=_FidelityEnumTypeWrapper):
     """
 
 FIDELITY_UNSPECIFIED: Fidelity.ValueType  # 0
-"""The default: `FIDELITY_AGENTSCOPE`."""
+"""The provider's default: `FIDELITY_AGENTSCOPE` where AgentScope 1.0.21
+has a formatter for the provider, else `FIDELITY_PROVIDER` (a provider
+it lacks has no parity to be exact to).
+"""
 FIDELITY_AGENTSCOPE: Fidelity.ValueType  # 1
 """Exactly what AgentScope 1.0.21 sends / returns (parity)."""
 FIDELITY_PROVIDER: Fidelity.ValueType  # 2
@@ -296,7 +302,9 @@ class FormatOptions(_message.Message):
     body (`RequestParams.model` is).
     """
     fidelity: Global___Fidelity.ValueType
-    """Body fidelity. Unspecified means `FIDELITY_AGENTSCOPE`."""
+    """Body fidelity. Unspecified means the provider's default (see
+    `FIDELITY_UNSPECIFIED`).
+    """
     response_schema_json: _builtins.str
     """Structured output: a JSON Schema object as UTF-8 JSON text, sent as the
     provider's own field (OpenAI `response_format`, Responses `text.format`,
@@ -583,8 +591,8 @@ class ParseOptions(_message.Message):
     which types audio blocks. Empty means the provider default.
     """
     fidelity: Global___Fidelity.ValueType
-    """Parse fidelity. Unspecified means `FIDELITY_AGENTSCOPE`;
-    `FIDELITY_PROVIDER` currently parses the same way.
+    """Parse fidelity. Unspecified means the provider's default (see
+    `FIDELITY_UNSPECIFIED`).
     """
     def __init__(
         self,
