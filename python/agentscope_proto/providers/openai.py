@@ -82,6 +82,7 @@ __all__ = [
     "CHAT_FORMATTED_BLOCKS",
     "CHAT_OPTIONS",
     "CHAT_REQUEST_FIELDS",
+    "CHAT_TOOL_MESSAGE",
     "PROVIDER",
     "ChatCompletionStream",
     "ChatCompletions",
@@ -818,11 +819,18 @@ def _chat_answered(messages: list[Json], index: int) -> set[Any]:
     return ids
 
 
-def adapt_chat_messages(body: Json, note: Notes, *, tool_name: bool) -> None:
+# The keys of OpenAI's tool message.
+CHAT_TOOL_MESSAGE = frozenset({"role", "content", "tool_call_id"})
+
+
+def adapt_chat_messages(
+    body: Json, note: Notes, *, tool_name: bool, tool_message: frozenset[str] = CHAT_TOOL_MESSAGE
+) -> None:
     """The Chat Completions pass over `messages`: parts each role takes, tool
     calls answered by the tool messages after them, no empty messages.
     `tool_name`: Ollama's shape (a tool message names its tool, calls are
-    only their function)."""
+    only their function). `tool_message`: the keys a tool message keeps
+    (a family member whose API defines more, `name`, says so)."""
     messages = body.get("messages")
     if not isinstance(messages, list):
         return
@@ -864,14 +872,8 @@ def adapt_chat_messages(body: Json, note: Notes, *, tool_name: bool) -> None:
                 message = prune(message, _OLLAMA_TOOL_MESSAGE, path, "tool_result", note)
                 if name:
                     message["tool_name"] = name
-            elif "name" in message:
-                message = prune(
-                    message,
-                    frozenset({"role", "content", "tool_call_id"}),
-                    path,
-                    "tool_result",
-                    note,
-                )
+            elif message.keys() - tool_message:
+                message = prune(message, tool_message, path, "tool_result", note)
         # A user turn counts as empty only when the pass emptied its parts.
         emptied = message.get("content") == [] and message.get("role") == "user"
         if emptied or (
