@@ -55,6 +55,7 @@ MODELS = {
     "openai_responses": "gpt-4.1",
     "ollama": "llama3.2",
     "dashscope": "qwen-plus",
+    "moonshot": "kimi-k2.5",
 }
 EVERYTHING = {
     "max_output_tokens": 256,
@@ -132,6 +133,14 @@ def _written(provider: str) -> dict[str, Any]:
             "stream": True,
             "incremental_output": True,
         },
+        "moonshot": {
+            "model": model,
+            "max_tokens": 256,
+            "temperature": 0.0,
+            "top_p": 0.9,
+            "stop": ["END"],
+            "stream": True,
+        },
     }[provider]
 
 
@@ -145,6 +154,7 @@ REFUSED = {
     "openai_responses": ["stop", "seed"],
     "ollama": [],
     "dashscope": [],
+    "moonshot": ["seed"],
 }
 
 

@@ -28,6 +28,13 @@ is stated below and kept as small as the documentation allows:
 - OpenAI Responses: an assistant easy input message may hold `output_text`
   (annotations optional) and `refusal` parts, and only those; other roles
   hold input parts only.
+- Moonshot (Kimi, OpenAI-compatible chat; its API reference and guides as
+  of 2026-11, no SDK of its own): the OpenAI chat types, content parts text
+  and images only, `reasoning_content` and `partial` on assistant turns,
+  `name` on tool messages, builtin functions (`{"type": "builtin_function",
+  "function": {"name": "$web_search"}}`) among the tools and tool calls, and
+  a top-level `thinking: {"type": "enabled" | "disabled"}`; `partial` only
+  on the last message.
 - Across messages (sequences.py): tool calls answered where each API looks for
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`model` and `contents`, plus the fields
@@ -144,6 +151,45 @@ def dashscope_compatible(body: dict[str, Any]) -> list[Violation]:
         body, _openai_chat_params(body)
     )
     return found + sequences.openai_tool_messages(body)
+
+
+def _moonshot_walker() -> Walker:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+        ChatCompletionToolMessageParam,
+    )
+    from openai.types.chat import completion_create_params as params
+    from openai.types.chat.chat_completion_message_tool_call_union_param import (
+        ChatCompletionMessageToolCallUnionParam,
+    )
+    from openai.types.chat.chat_completion_tool_union_param import ChatCompletionToolUnionParam
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionAssistantMessageParam: ext.MoonshotAssistantMessageParam,
+                ChatCompletionToolMessageParam: ext.MoonshotToolMessageParam,
+                ChatCompletionContentPartParam: ext.MoonshotContentPart,
+                ChatCompletionToolUnionParam: ext.MoonshotTool,
+                ChatCompletionMessageToolCallUnionParam: ext.MoonshotToolCall,
+                params.CompletionCreateParamsNonStreaming: ext.MoonshotParams,
+                params.CompletionCreateParamsStreaming: ext.MoonshotStreamingParams,
+            }
+        )
+    )
+
+
+def moonshot(body: dict[str, Any]) -> list[Violation]:
+    """Kimi's chat: the OpenAI chat types with Kimi's documented differences
+    (extensions.py): text and image parts, `reasoning_content` and `partial`
+    on assistant turns, named tool messages, builtin functions, `thinking`."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("moonshot", _moonshot_walker).check(body, _openai_chat_params(body))
+    return found + sequences.openai_tool_messages(body) + sequences.moonshot_partial(body)
 
 
 # -- OpenAI Responses ------------------------------------------------------------------
@@ -366,6 +412,7 @@ VALIDATORS: dict[str, Validator] = {
     "ollama": ollama,
     "deepseek": deepseek,
     "dashscope": dashscope,
+    "moonshot": moonshot,
     # Not what the package sends today (that is DashScope's native request),
     # but where a provider-fidelity DashScope may go.
     "dashscope_compatible": dashscope_compatible,

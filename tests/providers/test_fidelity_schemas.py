@@ -188,6 +188,7 @@ def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
         "openai_responses": {"store": False},
         "ollama": {"keep_alive": "5m", "options": {"num_ctx": 8192}},
         "dashscope": {"enable_thinking": False},
+        "moonshot": {"thinking": {"type": "enabled"}},
     }
     msgs, tools = next(iter(SCENARIOS.values()))
     bodies = []

@@ -53,6 +53,11 @@ class _ProviderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Provider.Val
     """DeepSeek chat completions (OpenAI-compatible, with `reasoning_content`)."""
     PROVIDER_OPENAI_RESPONSES: _Provider.ValueType  # 7
     """OpenAI Responses."""
+    PROVIDER_MOONSHOT: _Provider.ValueType  # 8
+    """Moonshot AI's Kimi chat completions (OpenAI-compatible, with
+    `reasoning_content`, partial mode and builtin functions); AgentScope
+    1.0.21 has no formatter for it, so its default fidelity is the provider's.
+    """
 
 class Provider(_Provider, metaclass=_ProviderEnumTypeWrapper):
     """An LLM provider API whose wire format the service speaks."""
@@ -73,6 +78,11 @@ PROVIDER_DEEPSEEK: Provider.ValueType  # 6
 """DeepSeek chat completions (OpenAI-compatible, with `reasoning_content`)."""
 PROVIDER_OPENAI_RESPONSES: Provider.ValueType  # 7
 """OpenAI Responses."""
+PROVIDER_MOONSHOT: Provider.ValueType  # 8
+"""Moonshot AI's Kimi chat completions (OpenAI-compatible, with
+`reasoning_content`, partial mode and builtin functions); AgentScope
+1.0.21 has no formatter for it, so its default fidelity is the provider's.
+"""
 Global___Provider: _TypeAlias = Provider  # noqa: Y015
 
 class _MultiAgentStyle:
