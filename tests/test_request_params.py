@@ -56,6 +56,7 @@ MODELS = {
     "ollama": "llama3.2",
     "dashscope": "qwen-plus",
     "moonshot": "kimi-k2.5",
+    "xai": "grok-4",
 }
 EVERYTHING = {
     "max_output_tokens": 256,
@@ -141,6 +142,15 @@ def _written(provider: str) -> dict[str, Any]:
             "stop": ["END"],
             "stream": True,
         },
+        "xai": {
+            "model": model,
+            "max_completion_tokens": 256,
+            "temperature": 0.0,
+            "top_p": 0.9,
+            "stop": ["END"],
+            "seed": 7,
+            "stream": True,
+        },
     }[provider]
 
 
@@ -155,6 +165,7 @@ REFUSED = {
     "ollama": [],
     "dashscope": [],
     "moonshot": ["seed"],
+    "xai": [],
 }
 
 

@@ -202,3 +202,24 @@ class MoonshotParams(params.CompletionCreateParamsNonStreaming, _MoonshotExtras,
 
 class MoonshotStreamingParams(params.CompletionCreateParamsStreaming, _MoonshotExtras, total=False):
     pass
+
+
+# -- xAI's REST Chat Completions ----------------------------------------------------------
+# xAI's API reference ("Chat completions", docs.x.ai), as of 2026-11: OpenAI's
+# request with content parts text and images only, and its own parameters.
+
+XAIContentPart = ChatCompletionContentPartTextParam | ChatCompletionContentPartImageParam
+
+
+class _XAIExtras(TypedDict, total=False):
+    """xAI's parameters beyond OpenAI's (live search, deprecated but accepted)."""
+
+    search_parameters: dict[str, object]
+
+
+class XAIParams(params.CompletionCreateParamsNonStreaming, _XAIExtras, total=False):
+    pass
+
+
+class XAIStreamingParams(params.CompletionCreateParamsStreaming, _XAIExtras, total=False):
+    pass

@@ -35,6 +35,10 @@ is stated below and kept as small as the documentation allows:
   "function": {"name": "$web_search"}}`) among the tools and tool calls, and
   a top-level `thinking: {"type": "enabled" | "disabled"}`; `partial` only
   on the last message.
+- xAI (Grok through its REST chat completions; xAI's API reference as of
+  2026-11): the OpenAI chat types with text and image parts only, plus
+  `search_parameters`. `xai-sdk` types xAI's gRPC API (protobuf
+  `GetCompletionsRequest`), a different body, so it is not installed.
 - Across messages (sequences.py): tool calls answered where each API looks for
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`model` and `contents`, plus the fields
@@ -190,6 +194,33 @@ def moonshot(body: dict[str, Any]) -> list[Violation]:
         return _top_level(body)
     found = _cached("moonshot", _moonshot_walker).check(body, _openai_chat_params(body))
     return found + sequences.openai_tool_messages(body) + sequences.moonshot_partial(body)
+
+
+def _xai_walker() -> Walker:
+    from openai.types.chat import ChatCompletionContentPartParam
+    from openai.types.chat import completion_create_params as params
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionContentPartParam: ext.XAIContentPart,
+                params.CompletionCreateParamsNonStreaming: ext.XAIParams,
+                params.CompletionCreateParamsStreaming: ext.XAIStreamingParams,
+            }
+        )
+    )
+
+
+def xai(body: dict[str, Any]) -> list[Violation]:
+    """xAI's REST chat completions: the OpenAI chat types, text and image parts
+    only, plus `search_parameters` (xai-sdk's request types are its gRPC API's,
+    not this body's)."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("xai", _xai_walker).check(body, _openai_chat_params(body))
+    return found + sequences.openai_tool_messages(body)
 
 
 # -- OpenAI Responses ------------------------------------------------------------------
@@ -413,6 +444,7 @@ VALIDATORS: dict[str, Validator] = {
     "deepseek": deepseek,
     "dashscope": dashscope,
     "moonshot": moonshot,
+    "xai": xai,
     # Not what the package sends today (that is DashScope's native request),
     # but where a provider-fidelity DashScope may go.
     "dashscope_compatible": dashscope_compatible,

@@ -189,6 +189,7 @@ def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
         "ollama": {"keep_alive": "5m", "options": {"num_ctx": 8192}},
         "dashscope": {"enable_thinking": False},
         "moonshot": {"thinking": {"type": "enabled"}},
+        "xai": {"reasoning_effort": "low"},
     }
     msgs, tools = next(iter(SCENARIOS.values()))
     bodies = []

@@ -58,6 +58,11 @@ class _ProviderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Provider.Val
     `reasoning_content`, partial mode and builtin functions); AgentScope
     1.0.21 has no formatter for it, so its default fidelity is the provider's.
     """
+    PROVIDER_XAI: _Provider.ValueType  # 9
+    """xAI's Grok through its REST chat completions (OpenAI-compatible, with
+    `reasoning_content` and search citations); no AgentScope 1.0.21
+    formatter, so its default fidelity is the provider's.
+    """
 
 class Provider(_Provider, metaclass=_ProviderEnumTypeWrapper):
     """An LLM provider API whose wire format the service speaks."""
@@ -82,6 +87,11 @@ PROVIDER_MOONSHOT: Provider.ValueType  # 8
 """Moonshot AI's Kimi chat completions (OpenAI-compatible, with
 `reasoning_content`, partial mode and builtin functions); AgentScope
 1.0.21 has no formatter for it, so its default fidelity is the provider's.
+"""
+PROVIDER_XAI: Provider.ValueType  # 9
+"""xAI's Grok through its REST chat completions (OpenAI-compatible, with
+`reasoning_content` and search citations); no AgentScope 1.0.21
+formatter, so its default fidelity is the provider's.
 """
 Global___Provider: _TypeAlias = Provider  # noqa: Y015
 
