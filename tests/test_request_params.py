@@ -57,6 +57,7 @@ MODELS = {
     "dashscope": "qwen-plus",
     "moonshot": "kimi-k2.5",
     "xai": "grok-4",
+    "volcengine": "doubao-seed-1-6-250615",
 }
 EVERYTHING = {
     "max_output_tokens": 256,
@@ -142,6 +143,14 @@ def _written(provider: str) -> dict[str, Any]:
             "stop": ["END"],
             "stream": True,
         },
+        "volcengine": {
+            "model": model,
+            "max_tokens": 256,
+            "temperature": 0.0,
+            "top_p": 0.9,
+            "stop": ["END"],
+            "stream": True,
+        },
         "xai": {
             "model": model,
             "max_completion_tokens": 256,
@@ -166,6 +175,7 @@ REFUSED = {
     "dashscope": [],
     "moonshot": ["seed"],
     "xai": [],
+    "volcengine": ["seed"],
 }
 
 

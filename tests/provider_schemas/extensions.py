@@ -223,3 +223,17 @@ class XAIParams(params.CompletionCreateParamsNonStreaming, _XAIExtras, total=Fal
 
 class XAIStreamingParams(params.CompletionCreateParamsStreaming, _XAIExtras, total=False):
     pass
+
+
+# -- Volcengine Ark ------------------------------------------------------------------------
+# The SDK's assistant message lacks `reasoning_content`, which Ark's API
+# reference documents (optional) for the reasoning of earlier turns.
+
+
+def ark_assistant_message() -> type:
+    from volcenginesdkarkruntime.types.chat import ChatCompletionAssistantMessageParam
+
+    class ArkAssistantMessageParam(ChatCompletionAssistantMessageParam, total=False):
+        reasoning_content: str | None
+
+    return ArkAssistantMessageParam

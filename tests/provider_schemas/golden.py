@@ -20,6 +20,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
         "ollama": "llama3.2",
         "openai": "gpt-4.1",
         "openai_responses": "gpt-4.1",
+        "volcengine": "doubao-seed-1-6-250615",
         "xai": "grok-4",
     }.items()
 }

@@ -39,6 +39,11 @@ is stated below and kept as small as the documentation allows:
   2026-11): the OpenAI chat types with text and image parts only, plus
   `search_parameters`. `xai-sdk` types xAI's gRPC API (protobuf
   `GetCompletionsRequest`), a different body, so it is not installed.
+- Volcengine Ark: the `volcengine-ark-runtime` SDK (the `ark` part of
+  volcengine-python-sdk): the parameters of `chat.completions.create` (its
+  `CompletionCreateParams` TypedDict lacks several; signatures.py reads the
+  method), its message types, plus `reasoning_content` on assistant turns,
+  which Ark's API reference documents.
 - Across messages (sequences.py): tool calls answered where each API looks for
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`model` and `contents`, plus the fields
@@ -221,6 +226,38 @@ def xai(body: dict[str, Any]) -> list[Violation]:
         return _top_level(body)
     found = _cached("xai", _xai_walker).check(body, _openai_chat_params(body))
     return found + sequences.openai_tool_messages(body)
+
+
+# -- Volcengine Ark -----------------------------------------------------------------------
+
+
+def _ark_request() -> tuple[Walker, Any]:
+    from volcenginesdkarkruntime.resources.chat.completions import Completions
+    from volcenginesdkarkruntime.types.chat import ChatCompletionAssistantMessageParam
+
+    from . import extensions as ext
+    from .signatures import request_type
+
+    walker = Walker(
+        Schema(type_overrides={ChatCompletionAssistantMessageParam: ext.ark_assistant_message()})
+    )
+    return walker, request_type("ArkChatCompletionRequest", Completions.create)
+
+
+_ARK: list[tuple[Walker, Any]] = []
+
+
+def volcengine(body: dict[str, Any]) -> list[Violation]:
+    """Volcengine Ark's chat: the `volcenginesdkarkruntime` SDK's
+    `chat.completions.create` parameters (its `CompletionCreateParams` leaves
+    out `thinking`, `max_completion_tokens`, `reasoning_effort`...), with its
+    message types plus the documented `reasoning_content` of assistant turns."""
+    if _top_level(body):
+        return _top_level(body)
+    if not _ARK:
+        _ARK.append(_ark_request())
+    walker, request = _ARK[0]
+    return walker.check(body, request) + sequences.openai_tool_messages(body)
 
 
 # -- OpenAI Responses ------------------------------------------------------------------
@@ -445,6 +482,7 @@ VALIDATORS: dict[str, Validator] = {
     "dashscope": dashscope,
     "moonshot": moonshot,
     "xai": xai,
+    "volcengine": volcengine,
     # Not what the package sends today (that is DashScope's native request),
     # but where a provider-fidelity DashScope may go.
     "dashscope_compatible": dashscope_compatible,

@@ -190,6 +190,7 @@ def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
         "dashscope": {"enable_thinking": False},
         "moonshot": {"thinking": {"type": "enabled"}},
         "xai": {"reasoning_effort": "low"},
+        "volcengine": {"thinking": {"type": "auto"}},
     }
     msgs, tools = next(iter(SCENARIOS.values()))
     bodies = []

@@ -63,6 +63,11 @@ class _ProviderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Provider.Val
     `reasoning_content` and search citations); no AgentScope 1.0.21
     formatter, so its default fidelity is the provider's.
     """
+    PROVIDER_VOLCENGINE: _Provider.ValueType  # 10
+    """Volcengine Ark (Doubao) chat completions (OpenAI-compatible, with the
+    `thinking` parameter and `reasoning_content`); no AgentScope 1.0.21
+    formatter, so its default fidelity is the provider's.
+    """
 
 class Provider(_Provider, metaclass=_ProviderEnumTypeWrapper):
     """An LLM provider API whose wire format the service speaks."""
@@ -91,6 +96,11 @@ PROVIDER_MOONSHOT: Provider.ValueType  # 8
 PROVIDER_XAI: Provider.ValueType  # 9
 """xAI's Grok through its REST chat completions (OpenAI-compatible, with
 `reasoning_content` and search citations); no AgentScope 1.0.21
+formatter, so its default fidelity is the provider's.
+"""
+PROVIDER_VOLCENGINE: Provider.ValueType  # 10
+"""Volcengine Ark (Doubao) chat completions (OpenAI-compatible, with the
+`thinking` parameter and `reasoning_content`); no AgentScope 1.0.21
 formatter, so its default fidelity is the provider's.
 """
 Global___Provider: _TypeAlias = Provider  # noqa: Y015
