@@ -58,6 +58,7 @@ MODELS = {
     "moonshot": "kimi-k2.5",
     "xai": "grok-4",
     "volcengine": "doubao-seed-1-6-250615",
+    "zhipu": "glm-4.6",
 }
 EVERYTHING = {
     "max_output_tokens": 256,
@@ -151,6 +152,15 @@ def _written(provider: str) -> dict[str, Any]:
             "stop": ["END"],
             "stream": True,
         },
+        "zhipu": {
+            "model": model,
+            "max_tokens": 256,
+            "temperature": 0.0,
+            "top_p": 0.9,
+            "stop": ["END"],
+            "seed": 7,
+            "stream": True,
+        },
         "xai": {
             "model": model,
             "max_completion_tokens": 256,
@@ -176,6 +186,7 @@ REFUSED = {
     "moonshot": ["seed"],
     "xai": [],
     "volcengine": ["seed"],
+    "zhipu": [],
 }
 
 

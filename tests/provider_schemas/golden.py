@@ -22,6 +22,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
         "openai_responses": "gpt-4.1",
         "volcengine": "doubao-seed-1-6-250615",
         "xai": "grok-4",
+        "zhipu": "glm-4.6",
     }.items()
 }
 

@@ -44,6 +44,12 @@ is stated below and kept as small as the documentation allows:
   `CompletionCreateParams` TypedDict lacks several; signatures.py reads the
   method), its message types, plus `reasoning_content` on assistant turns,
   which Ark's API reference documents.
+- Zhipu GLM: `zai-sdk`'s `chat.completions.create` parameters as the SDK
+  types them; it types messages, tools, thinking and the response format
+  only as `object`, so those follow GLM's API reference (zhipu_api.py):
+  string content but for user turns (text, image, video, file parts),
+  `reasoning_content` on assistant turns, no `name`, `tool_choice` "auto"
+  only, `response_format` text or json_object.
 - Across messages (sequences.py): tool calls answered where each API looks for
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`model` and `contents`, plus the fields
@@ -258,6 +264,35 @@ def volcengine(body: dict[str, Any]) -> list[Violation]:
         _ARK.append(_ark_request())
     walker, request = _ARK[0]
     return walker.check(body, request) + sequences.openai_tool_messages(body)
+
+
+# -- Zhipu GLM ----------------------------------------------------------------------------
+
+
+def _zhipu_request() -> Any:
+    from zai.api_resource.chat.completions import Completions
+
+    from .signatures import request_type
+    from .zhipu_api import OVERRIDES
+
+    return request_type("GLMChatCompletionRequest", Completions.create, OVERRIDES)
+
+
+_ZHIPU: list[Any] = []
+
+
+def zhipu(body: dict[str, Any]) -> list[Violation]:
+    """Zhipu GLM's chat: `zai-sdk`'s `chat.completions.create` parameters, with
+    what the SDK types only as `object` (messages, tools, thinking, response
+    format) from GLM's API reference (zhipu_api.py)."""
+    if _top_level(body):
+        return _top_level(body)
+    if not _ZHIPU:
+        _ZHIPU.append(_zhipu_request())
+    return _ZHIPU_WALKER.check(body, _ZHIPU[0]) + sequences.openai_tool_messages(body)
+
+
+_ZHIPU_WALKER = Walker()
 
 
 # -- OpenAI Responses ------------------------------------------------------------------
@@ -483,6 +518,7 @@ VALIDATORS: dict[str, Validator] = {
     "moonshot": moonshot,
     "xai": xai,
     "volcengine": volcengine,
+    "zhipu": zhipu,
     # Not what the package sends today (that is DashScope's native request),
     # but where a provider-fidelity DashScope may go.
     "dashscope_compatible": dashscope_compatible,

@@ -191,6 +191,7 @@ def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
         "moonshot": {"thinking": {"type": "enabled"}},
         "xai": {"reasoning_effort": "low"},
         "volcengine": {"thinking": {"type": "auto"}},
+        "zhipu": {"thinking": {"type": "disabled"}, "tool_stream": False},
     }
     msgs, tools = next(iter(SCENARIOS.values()))
     bodies = []

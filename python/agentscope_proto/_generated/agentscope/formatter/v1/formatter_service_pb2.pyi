@@ -68,6 +68,11 @@ class _ProviderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Provider.Val
     `thinking` parameter and `reasoning_content`); no AgentScope 1.0.21
     formatter, so its default fidelity is the provider's.
     """
+    PROVIDER_ZHIPU: _Provider.ValueType  # 11
+    """Zhipu GLM chat completions (OpenAI-like, with the `thinking` parameter
+    and `reasoning_content`); no AgentScope 1.0.21 formatter, so its default
+    fidelity is the provider's.
+    """
 
 class Provider(_Provider, metaclass=_ProviderEnumTypeWrapper):
     """An LLM provider API whose wire format the service speaks."""
@@ -102,6 +107,11 @@ PROVIDER_VOLCENGINE: Provider.ValueType  # 10
 """Volcengine Ark (Doubao) chat completions (OpenAI-compatible, with the
 `thinking` parameter and `reasoning_content`); no AgentScope 1.0.21
 formatter, so its default fidelity is the provider's.
+"""
+PROVIDER_ZHIPU: Provider.ValueType  # 11
+"""Zhipu GLM chat completions (OpenAI-like, with the `thinking` parameter
+and `reasoning_content`); no AgentScope 1.0.21 formatter, so its default
+fidelity is the provider's.
 """
 Global___Provider: _TypeAlias = Provider  # noqa: Y015
 
