@@ -59,6 +59,7 @@ MODELS = {
     "xai": "grok-4",
     "volcengine": "doubao-seed-1-6-250615",
     "zhipu": "glm-4.6",
+    "minimax": "MiniMax-M2.7",
 }
 EVERYTHING = {
     "max_output_tokens": 256,
@@ -152,6 +153,13 @@ def _written(provider: str) -> dict[str, Any]:
             "stop": ["END"],
             "stream": True,
         },
+        "minimax": {
+            "model": model,
+            "max_completion_tokens": 256,
+            "temperature": 0.0,
+            "top_p": 0.9,
+            "stream": True,
+        },
         "zhipu": {
             "model": model,
             "max_tokens": 256,
@@ -187,6 +195,7 @@ REFUSED = {
     "xai": [],
     "volcengine": ["seed"],
     "zhipu": [],
+    "minimax": ["stop", "seed"],
 }
 
 

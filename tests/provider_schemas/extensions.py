@@ -237,3 +237,42 @@ def ark_assistant_message() -> type:
         reasoning_content: str | None
 
     return ArkAssistantMessageParam
+
+
+# -- MiniMax (OpenAI-compatible chat) --------------------------------------------------
+# MiniMax's API reference ("Chat Completions API (OpenAI-compatible)", "Tool
+# use & interleaved thinking", platform.minimax.io), as of 2026-11.
+
+
+class MiniMaxReasoningDetail(TypedDict, total=False):
+    """One item of the reasoning split, given back as it came."""
+
+    type: Required[str]
+    text: str
+    id: str
+    format: str
+    index: int
+
+
+class MiniMaxAssistantMessageParam(ChatCompletionAssistantMessageParam, total=False):
+    reasoning_details: list[MiniMaxReasoningDetail]
+
+
+class MiniMaxThinking(TypedDict):
+    type: Literal["adaptive", "disabled"]
+
+
+MiniMaxContentPart = ChatCompletionContentPartTextParam | ChatCompletionContentPartImageParam
+
+
+class _MiniMaxExtras(TypedDict, total=False):
+    reasoning_split: bool
+    thinking: MiniMaxThinking
+
+
+class MiniMaxParams(params.CompletionCreateParamsNonStreaming, _MiniMaxExtras, total=False):
+    pass
+
+
+class MiniMaxStreamingParams(params.CompletionCreateParamsStreaming, _MiniMaxExtras, total=False):
+    pass

@@ -16,6 +16,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
         "dashscope": "qwen-plus",
         "deepseek": "deepseek-chat",
         "gemini": "gemini-2.5-flash",
+        "minimax": "MiniMax-M2.7",
         "moonshot": "kimi-k2.5",
         "ollama": "llama3.2",
         "openai": "gpt-4.1",

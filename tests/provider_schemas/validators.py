@@ -44,6 +44,11 @@ is stated below and kept as small as the documentation allows:
   `CompletionCreateParams` TypedDict lacks several; signatures.py reads the
   method), its message types, plus `reasoning_content` on assistant turns,
   which Ark's API reference documents.
+- MiniMax (OpenAI-compatible chat; its API reference as of 2026-11, no
+  SDK of its own): the OpenAI chat types, text and image parts only,
+  `reasoning_details` on assistant turns, `reasoning_split` and `thinking`
+  (`adaptive` or `disabled`), `tool_choice` "none" or "auto", no `stop` nor
+  `seed`.
 - Zhipu GLM: `zai-sdk`'s `chat.completions.create` parameters as the SDK
   types them; it types messages, tools, thinking and the response format
   only as `object`, so those follow GLM's API reference (zhipu_api.py):
@@ -70,7 +75,16 @@ from collections.abc import Callable
 from typing import Any
 
 from . import sequences
-from ._walk import CONSTRAINT, MISSING_KEY, WRONG_TYPE, Schema, Violation, Walker
+from ._walk import (
+    BAD_VALUE,
+    CONSTRAINT,
+    MISSING_KEY,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+    Schema,
+    Violation,
+    Walker,
+)
 from .dashscope_native import DashScopeRequest
 
 Validator = Callable[[dict[str, Any]], list[Violation]]
@@ -264,6 +278,47 @@ def volcengine(body: dict[str, Any]) -> list[Violation]:
         _ARK.append(_ark_request())
     walker, request = _ARK[0]
     return walker.check(body, request) + sequences.openai_tool_messages(body)
+
+
+# -- MiniMax ------------------------------------------------------------------------------
+
+
+def _minimax_walker() -> Walker:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+    )
+    from openai.types.chat import completion_create_params as params
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionAssistantMessageParam: ext.MiniMaxAssistantMessageParam,
+                ChatCompletionContentPartParam: ext.MiniMaxContentPart,
+                params.CompletionCreateParamsNonStreaming: ext.MiniMaxParams,
+                params.CompletionCreateParamsStreaming: ext.MiniMaxStreamingParams,
+            }
+        )
+    )
+
+
+def minimax(body: dict[str, Any]) -> list[Violation]:
+    """MiniMax's chat: the OpenAI chat types with MiniMax's documented
+    differences (extensions.py): text and image parts, `reasoning_details` on
+    assistant turns, `reasoning_split` and `thinking`; `tool_choice` "none"
+    or "auto" only, no `stop` nor `seed`."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("minimax", _minimax_walker).check(body, _openai_chat_params(body))
+    for key in ("stop", "seed"):
+        if key in body:
+            found.append(Violation(f"$.{key}", UNKNOWN_KEY, "not in MiniMax's API reference"))
+    choice = body.get("tool_choice")
+    if choice is not None and choice not in ("none", "auto"):
+        found.append(Violation("$.tool_choice", BAD_VALUE, f"{choice!r} is not 'none' or 'auto'"))
+    return found + sequences.openai_tool_messages(body)
 
 
 # -- Zhipu GLM ----------------------------------------------------------------------------
@@ -519,6 +574,7 @@ VALIDATORS: dict[str, Validator] = {
     "xai": xai,
     "volcengine": volcengine,
     "zhipu": zhipu,
+    "minimax": minimax,
     # Not what the package sends today (that is DashScope's native request),
     # but where a provider-fidelity DashScope may go.
     "dashscope_compatible": dashscope_compatible,

@@ -192,6 +192,7 @@ def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
         "xai": {"reasoning_effort": "low"},
         "volcengine": {"thinking": {"type": "auto"}},
         "zhipu": {"thinking": {"type": "disabled"}, "tool_stream": False},
+        "minimax": {"reasoning_split": True},
     }
     msgs, tools = next(iter(SCENARIOS.values()))
     bodies = []

@@ -73,6 +73,11 @@ class _ProviderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Provider.Val
     and `reasoning_content`); no AgentScope 1.0.21 formatter, so its default
     fidelity is the provider's.
     """
+    PROVIDER_MINIMAX: _Provider.ValueType  # 12
+    """MiniMax chat completions (OpenAI-compatible, with the reasoning split:
+    `reasoning_details`); no AgentScope 1.0.21 formatter, so its default
+    fidelity is the provider's.
+    """
 
 class Provider(_Provider, metaclass=_ProviderEnumTypeWrapper):
     """An LLM provider API whose wire format the service speaks."""
@@ -111,6 +116,11 @@ formatter, so its default fidelity is the provider's.
 PROVIDER_ZHIPU: Provider.ValueType  # 11
 """Zhipu GLM chat completions (OpenAI-like, with the `thinking` parameter
 and `reasoning_content`); no AgentScope 1.0.21 formatter, so its default
+fidelity is the provider's.
+"""
+PROVIDER_MINIMAX: Provider.ValueType  # 12
+"""MiniMax chat completions (OpenAI-compatible, with the reasoning split:
+`reasoning_details`); no AgentScope 1.0.21 formatter, so its default
 fidelity is the provider's.
 """
 Global___Provider: _TypeAlias = Provider  # noqa: Y015
