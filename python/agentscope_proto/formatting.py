@@ -291,8 +291,8 @@ def format(
     """Format messages into the request body of `provider`'s API.
 
     Args:
-        provider: `"openai"`, `"anthropic"`, `"gemini"`, `"dashscope"`,
-            `"ollama"`, `"deepseek"` or `"openai_responses"` (see `PROVIDERS`).
+        provider: A registered provider name (`PROVIDERS`, one per value of
+            the proto enum `Provider`): `"openai"`, `"anthropic"`, `"zhipu"`...
         msgs: `Msg`s or AgentScope message dicts, oldest first.
         multi_agent: Format as AgentScope's `<Provider>MultiAgentFormatter`.
         tools: OpenAI-style function tool schemas.
