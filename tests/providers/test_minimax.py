@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentscope_proto import StreamParser, parse
-from agentscope_proto.errors import FormatError
+from agentscope_proto.errors import FormatError, ProviderError
 from agentscope_proto.formatting import format
 
 from fidelity_helpers import call, msg, result
@@ -186,3 +186,17 @@ def test_tool_choice_and_request_parameters() -> None:
     for name, value in (("stop", ["END"]), ("seed", 1)):
         with pytest.raises(FormatError, match=rf"^request\.{name}: the minimax API takes no"):
             format("minimax", msgs, request={name: value})
+
+
+def test_a_failed_call_in_base_resp_is_a_provider_error() -> None:
+    failed = {
+        "id": "",
+        "choices": [],
+        "base_resp": {"status_code": 1008, "status_msg": "insufficient balance"},
+    }
+    with pytest.raises(ProviderError, match=r"minimax error \(1008\): insufficient balance"):
+        parse("minimax", failed)
+    with pytest.raises(ProviderError, match="1008"):
+        StreamParser("minimax").feed(failed)
+    fine = {**RESPONSE, "base_resp": {"status_code": 0, "status_msg": ""}}
+    assert parse("minimax", fine).content == parse("minimax", RESPONSE).content

@@ -13,6 +13,8 @@ formatter, so there is only the provider variant, `MiniMax`, the family's
   in a tool loop. Without the split, the thinking stays in the text between
   `<think>` tags and goes back there. Another provider's thinking is
   dropped with a warning.
+- errors: besides OpenAI's error body, MiniMax reports a failed call in
+  `base_resp` (`status_code` not 0, `status_msg`): a `ProviderError`.
 - tool choice: MiniMax takes `"none"` or `"auto"`: `"required"` or a named
   tool becomes `"auto"`, with a warning.
 - content: text and images; audio and files are not MiniMax's (dropped with
@@ -29,8 +31,10 @@ from __future__ import annotations
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_MINIMAX
+from ..errors import ProviderError
 from ..options import ParseSettings
 from ..request import RequestFields
+from ..results import ParsedResponse
 from ._adapt import Json, Notes, wrap_bare_tools
 from ._parse import expect
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
@@ -90,6 +94,10 @@ class _MiniMaxStream(KeptChatCompletionStream):
         super().__init__(provider, options)
         self._details: list[Block] = []
 
+    def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
+        _raise_for_base_resp(event)
+        return super().feed(event)
+
     def _absorb(self, delta: Block, path: str) -> None:
         if delta.get(FIELD):
             _merged(self._details, expect(delta[FIELD], list, f"{path}.{FIELD}"), f"{path}.{FIELD}")
@@ -99,6 +107,14 @@ class _MiniMaxStream(KeptChatCompletionStream):
         content = super()._build()
         _keep(content, [dict(item) for item in self._details])
         return content
+
+
+def _raise_for_base_resp(record: Any) -> None:
+    """MiniMax's own error report: `base_resp.status_code` other than 0."""
+    status = record.get("base_resp") if isinstance(record, dict) else None
+    if isinstance(status, dict) and status.get("status_code") not in (None, 0):
+        code, message = status.get("status_code"), status.get("status_msg") or ""
+        raise ProviderError("minimax", str(code), str(message))
 
 
 def _thinking(turn: Turn, index: int, block: Block) -> None:
@@ -140,6 +156,10 @@ class MiniMax(ChatCompletions):
 
     turns = _TURNS
     stream_state = _MiniMaxStream
+
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
+        _raise_for_base_resp(response)
+        return super().parse(response, options)
 
     def _kept(
         self,
