@@ -18,6 +18,7 @@ from conftest import default_options, load_golden
 STREAMS = [
     pytest.param(provider, case, id=f"{provider}:{case['name']}")
     for provider in sorted(PROVIDERS)
+    if "agentscope" in PROVIDERS[provider].variants  # golden streams: AgentScope's providers
     for case in load_golden(f"parsers/{provider}.json")["cases"]
     if case["stream"] and "error" not in case["expected"] and default_options(case)
 ]

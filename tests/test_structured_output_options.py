@@ -41,7 +41,18 @@ SCHEMA = {
     "properties": {"city": {"type": "string"}, "n": {"type": "integer", "maximum": 1.0}},
     "required": ["city"],
 }
-TAKING = {"openai", "deepseek", "openai_responses", "gemini"}
+TAKING = {
+    "openai",
+    "deepseek",
+    "openai_responses",
+    "gemini",
+    # The Chat Completions family's members AgentScope 1.0.21 lacks.
+    "moonshot",
+    "xai",
+    "volcengine",
+    "zhipu",
+    "minimax",
+}
 MSGS = [{"name": "user", "role": "user", "content": "Weather in Paris?"}]
 
 

@@ -174,7 +174,8 @@ def test_the_next_request_resumes_the_cached_run() -> None:
     msgs = [from_dict(d) for d in _conversation()]
     cache = FormatCache()
     format("openai", msgs[:4], cache=cache, _wire=_wired(msgs[:4]))
-    scope = settings_scope(cache, "openai", FormatSettings())
+    # The scope of the settings format() ran with: the default's, its fidelity resolved.
+    scope = settings_scope(cache, "openai", FormatSettings(fidelity="agentscope"))
     wire = _wired(msgs)
     assert resume_point(cache, scope, wire) is not None
     assert (wire.skipped, len(wire.messages)) == (4, 1)

@@ -244,8 +244,9 @@ def _format_parser(sub: Any) -> None:
     p.add_argument(
         "--fidelity",
         choices=FIDELITIES,
-        default="agentscope",
-        help="agentscope: exact AgentScope 1.0.21 body; provider: a body the provider accepts",
+        default=None,
+        help="agentscope: exact AgentScope 1.0.21 body; provider: a body the provider accepts "
+        "(default: agentscope where AgentScope 1.0.21 has the provider, else provider)",
     )
     p.add_argument(
         "--prompt-cache",
@@ -265,8 +266,9 @@ def _parse_parser(sub: Any) -> None:
     p.add_argument(
         "--fidelity",
         choices=FIDELITIES,
-        default="agentscope",
-        help="provider: also keep citations, server tools, encrypted reasoning, grounding",
+        default=None,
+        help="provider: also keep citations, server tools, encrypted reasoning, grounding "
+        "(default: agentscope where AgentScope 1.0.21 has the provider, else provider)",
     )
     _client_args(p)
 

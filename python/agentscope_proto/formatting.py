@@ -10,6 +10,7 @@ returned `FormattedBody` (a `dict`). Options arrive as one `FormatSettings`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -253,7 +254,16 @@ def resolve_settings(
             f"unknown option(s) {sorted(unknown)} for {impl.name}; "
             f"expected {sorted(impl.options | _COMMON_OPTIONS)}",
         )
+    if settings.fidelity is None:
+        settings = _with_fidelity(settings, impl.default_fidelity)
     return settings
+
+
+@functools.lru_cache(maxsize=256)
+def _with_fidelity(settings: FormatSettings, fidelity: str) -> FormatSettings:
+    """`settings` with the provider's default fidelity in place of None (so the
+    cache's scope and `resumable` see the fidelity the call runs in)."""
+    return dataclasses.replace(settings, fidelity=fidelity)
 
 
 def check_history_prompt(settings: FormatSettings) -> None:
@@ -283,8 +293,8 @@ def format(
     """Format messages into the request body of `provider`'s API.
 
     Args:
-        provider: `"openai"`, `"anthropic"`, `"gemini"`, `"dashscope"`,
-            `"ollama"`, `"deepseek"` or `"openai_responses"` (see `PROVIDERS`).
+        provider: A registered provider name (`PROVIDERS`, one per value of
+            the proto enum `Provider`): `"openai"`, `"anthropic"`, `"zhipu"`...
         msgs: `Msg`s or AgentScope message dicts, oldest first.
         multi_agent: Format as AgentScope's `<Provider>MultiAgentFormatter`.
         tools: OpenAI-style function tool schemas.
@@ -312,11 +322,13 @@ def format(
             `agent_name=`: format the conversation as seen by that agent, its
             own messages as assistant turns and every other agent's as user
             turns `"[Name]: text"` (the seeds' multi-agent style), and
-            `fidelity=`: `"agentscope"` (the default, exact AgentScope 1.0.21)
-            or `"provider"` (the provider API's own: what a provider-fidelity
+            `fidelity=`: `"agentscope"` (exact AgentScope 1.0.21) or
+            `"provider"` (the provider API's own: what a provider-fidelity
             parse kept goes back, and the body is adapted so the provider's
             request schema accepts it; each change is a warning, see
-            `ProviderFidelity` in providers/_provider.py).
+            `ProviderFidelity` in providers/_provider.py); not given, the
+            provider's `default_fidelity`: `"agentscope"` where AgentScope
+            1.0.21 has the provider, else `"provider"`.
 
     `format(msgs, provider)`, the earlier argument order, still works and
     warns (`DeprecationWarning`).

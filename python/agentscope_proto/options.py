@@ -37,8 +37,10 @@ DEFAULT_HISTORY_PROMPT = (
 TOKEN_COUNTERS = ("char", "tiktoken")
 _PROTO_COUNTERS = {pb.TOKEN_COUNTER_CHAR: "char", pb.TOKEN_COUNTER_TIKTOKEN: "tiktoken"}
 _TO_PROTO_COUNTERS = {name: value for value, name in _PROTO_COUNTERS.items()}
-# "agentscope": exact AgentScope 1.0.21 (the default); "provider": bodies the
-# provider's request schema accepts.
+# "agentscope": exact AgentScope 1.0.21; "provider": bodies the provider's
+# request schema accepts. Not given (None, FIDELITY_UNSPECIFIED): the
+# provider's default, "agentscope" where AgentScope 1.0.21 has the provider,
+# else "provider" (`Provider.default_fidelity`).
 FIDELITIES = ("agentscope", "provider")
 _PROTO_FIDELITIES: dict[int, str] = {
     pb.FIDELITY_AGENTSCOPE: "agentscope",
@@ -82,8 +84,9 @@ class FormatSettings:
     agent_name: str | None = None
     # Model name, for tiktoken's encoding (the model called is `RequestParams.model`).
     model: str | None = None
-    # "agentscope" (exact 1.0.21) or "provider" (bodies the provider accepts).
-    fidelity: str = "agentscope"
+    # "agentscope" (exact 1.0.21) or "provider" (bodies the provider accepts);
+    # None: the provider's default (`format()` resolves it before anything reads it).
+    fidelity: str | None = None
     # Structured output: a JSON Schema object the provider sends as its own
     # field (OpenAI `response_format`, Responses `text.format`, Gemini
     # `responseSchema`). Kept as a copy; left out of the hash (a dict has
@@ -213,8 +216,9 @@ class ParseSettings:
     audio_format: str | None = None
     # "agentscope" (exact 1.0.21) or "provider": also keep what AgentScope
     # drops (citations, server-tool blocks, encrypted/redacted reasoning,
-    # grounding), as far as the provider's parser does.
-    fidelity: str = "agentscope"
+    # grounding), as far as the provider's parser does; None: the provider's
+    # default.
+    fidelity: str | None = None
 
     def __post_init__(self) -> None:
         _check_fidelity(self.fidelity, ParseError)
@@ -246,7 +250,7 @@ def _schema_from_proto(text: str) -> dict[str, Any] | None:
 
 
 def _check_fidelity(fidelity: object, error: type[FormatError | ParseError]) -> None:
-    if fidelity not in FIDELITIES:
+    if fidelity is not None and fidelity not in FIDELITIES:
         raise error(
             "fidelity", f"unknown fidelity {fidelity!r}; expected 'agentscope' or 'provider'"
         )
@@ -254,7 +258,7 @@ def _check_fidelity(fidelity: object, error: type[FormatError | ParseError]) -> 
 
 def _fidelity_from_proto(value: int) -> Any:
     if value == pb.FIDELITY_UNSPECIFIED:
-        return "agentscope"
+        return None  # the provider's default
     # An enum value this build does not know is reported by the check.
     return _PROTO_FIDELITIES.get(value, value)
 
@@ -335,7 +339,7 @@ def format_settings_to_proto(settings: FormatSettings) -> pb.FormatOptions:
     if settings.agent_name is not None:
         options.agent_name = settings.agent_name
         options.multi_agent_style = pb.MULTI_AGENT_STYLE_NAMED_TURNS
-    if settings.fidelity != "agentscope":
+    if settings.fidelity is not None:
         options.fidelity = _TO_PROTO_FIDELITIES[settings.fidelity]
     if settings.response_schema is not None:
         options.response_schema_json = _json.dumps(settings.response_schema)
@@ -356,7 +360,7 @@ def parse_settings_to_proto(settings: ParseSettings) -> pb.ParseOptions:
     )
     if not settings.stream_tool_parsing:
         options.stream_tool_parsing = False
-    if settings.fidelity != "agentscope":
+    if settings.fidelity is not None:
         options.fidelity = _TO_PROTO_FIDELITIES[settings.fidelity]
     return options
 

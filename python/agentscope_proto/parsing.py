@@ -51,7 +51,7 @@ def parse(
     split_think_tags: bool = False,
     structured_output: bool = False,
     audio_format: str | None = None,
-    fidelity: str = "agentscope",
+    fidelity: str | None = None,
     settings: ParseSettings | None = None,
 ) -> ParsedResponse:
     """Parse one complete provider response (a dict, JSON text or bytes).
@@ -60,10 +60,11 @@ def parse(
     fills `ParsedResponse.structured_output`); `audio_format` is the audio format
     the request asked for (OpenAI), which types audio output. `settings`
     gives all of them at once (the gRPC servicer's form), instead of the
-    keywords. `fidelity="agentscope"` (the default) is AgentScope 1.0.21's
-    result; `"provider"` also keeps what AgentScope drops: citations,
-    server-side tool items and their results, encrypted or redacted
-    reasoning, grounding, each text part in its own block.
+    keywords. `fidelity="agentscope"` is AgentScope 1.0.21's result (the
+    default where AgentScope 1.0.21 has the provider: `default_fidelity`);
+    `"provider"` also keeps what AgentScope drops: citations, server-side
+    tool items and their results, encrypted or redacted reasoning,
+    grounding, each text part in its own block.
 
     Raises:
         ProviderError: the response is the provider's error body.
@@ -129,7 +130,7 @@ class StreamParser:
         stream_tool_parsing: bool = True,
         structured_output: bool = False,
         audio_format: str | None = None,
-        fidelity: str = "agentscope",
+        fidelity: str | None = None,
         settings: ParseSettings | None = None,
     ) -> None:
         if settings is None:

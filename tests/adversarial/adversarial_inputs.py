@@ -31,10 +31,19 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 from agentscope_proto.errors import AgentScopeProtoError
 from agentscope_proto.providers import PROVIDERS as REGISTRY
 
-from golden_data import formatter_cases, parser_cases
+from golden_data import formatter_cases, golden_providers, parser_cases
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 PROVIDERS = sorted(REGISTRY)
+# The providers with golden data (AgentScope 1.0.21's): the corpora built
+# from golden responses and streams are theirs.
+GOLDEN_PROVIDERS = golden_providers("parsers")
+
+
+def fidelities(provider: str) -> list[str]:
+    """The fidelities `provider` has, AgentScope 1.0.21's first where it has it."""
+    return [f for f in ("agentscope", "provider") if f in REGISTRY[provider].variants]
+
 
 # Values put in place of any JSON value: every JSON type, empty and not.
 ODD: list[Any] = [None, 0, -1, 1.5, True, "", "x", [], {}, [None], [1], {"a": 1}, ["x"], [{}]]
@@ -345,12 +354,13 @@ def verdict_corpus() -> list[VerdictCase]:
         VerdictCase(label, provider, tuple(msgs), fidelity=fidelity, **extra)
         for label, msgs, extra in shared
         for provider in PROVIDERS
-        for fidelity in ("agentscope", "provider")
+        for fidelity in fidelities(provider)
     ]
     for index, (label, block) in enumerate(odd_blocks()):
         for role in (Role.ROLE_USER, Role.ROLE_ASSISTANT):
             provider = PROVIDERS[(index + role) % len(PROVIDERS)]
-            fidelity = ("agentscope", "provider")[index % 2]
+            own = fidelities(provider)
+            fidelity = own[index % len(own)]
             name = f"{label}, role {Role.Name(role)}"
             cases.append(VerdictCase(name, provider, (msg_with(block, role),), fidelity=fidelity))
     return cases
@@ -392,11 +402,11 @@ def parse_corpus() -> list[ParseCase]:
     wholly bad ones on every provider, and for each provider its first golden
     response, whole and with each odd value put in turn at a few of its paths."""
     cases = [
-        ParseCase(label, provider, text)
+        ParseCase(label, provider, text, REGISTRY[provider].default_fidelity)
         for label, text in BAD_RESPONSES.items()
         for provider in PROVIDERS
     ]
-    for provider in PROVIDERS:
+    for provider in GOLDEN_PROVIDERS:
         (case, *_) = [c for c in golden("parsers", provider) if not c["stream"]]
         response = case["response"]
         for fidelity in ("agentscope", "provider"):
@@ -430,7 +440,7 @@ def stream_corpus() -> list[StreamCase]:
     not JSON, not an object, or an error body, and with odd values put in at
     a few paths of its first and last events."""
     cases = []
-    for provider in PROVIDERS:
+    for provider in GOLDEN_PROVIDERS:
         (case, *_) = [c for c in golden("parsers", provider) if c["stream"]]
         chunks = tuple(json.dumps(chunk) for chunk in case["chunks"])
         for fidelity in ("agentscope", "provider"):

@@ -32,6 +32,7 @@ from agentscope_proto.parsing import StreamParser, parse
 
 from adversarial_inputs import (
     GOLDEN,
+    GOLDEN_PROVIDERS,
     ODD,
     PROVIDERS,
     golden,
@@ -71,7 +72,7 @@ def _cases(provider: str, stream: bool, count: int) -> list[dict[str, Any]]:
 # -- parse and StreamParser: wrong types at every field ------------------------
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", GOLDEN_PROVIDERS)
 def test_parse_wrong_types_anywhere_raise_typed_errors(provider: str) -> None:
     def calls() -> Iterator[tuple[str, Callable[[], Any]]]:
         for case in _cases(provider, stream=False, count=2):
@@ -82,7 +83,7 @@ def test_parse_wrong_types_anywhere_raise_typed_errors(provider: str) -> None:
     assert not strays, "\n".join(strays[:20])
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", GOLDEN_PROVIDERS)
 def test_stream_events_with_wrong_types_raise_typed_errors(provider: str) -> None:
     (case,) = _cases(provider, stream=True, count=1)
     chunks = case["chunks"]
@@ -364,7 +365,7 @@ def test_a_hundred_thousand_chunks_parse_in_linear_time() -> None:
     assert parser.finish().content == [{"type": "text", "text": "x" * 100_000}]
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", GOLDEN_PROVIDERS)
 def test_streams_without_their_final_event_still_finish(provider: str) -> None:
     (case,) = _cases(provider, stream=True, count=1)
     for keep in (0, 1, len(case["chunks"]) // 2, len(case["chunks"]) - 1):

@@ -34,7 +34,7 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 )
 from agentscope_proto.service import SERVICE_NAME, ServerConfig
 
-from adversarial_inputs import PROVIDERS, golden, msg_with, odd_blocks
+from adversarial_inputs import GOLDEN_PROVIDERS, golden, msg_with, odd_blocks
 from server_harness import RunningServer
 
 METHOD = f"/{SERVICE_NAME}/"
@@ -217,7 +217,7 @@ def _bad_unary_requests() -> list[tuple[str, str, bytes]]:
         cases.append(("Parse", label, _parse(response)))
     cases.append(("Parse", "unknown provider", _parse(b"{}", provider=99)))
     cases.append(("Parse", "no provider", pb.ParseRequest(response_json="{}").SerializeToString()))
-    for provider in PROVIDERS:
+    for provider in GOLDEN_PROVIDERS:
         (case,) = [c for c in golden("parsers", provider) if not c["stream"]][:1]
         mangled = json.dumps(case["response"]).replace('"', "'", 3).encode()
         cases.append(("Parse", f"{provider} mangled quotes", _parse(mangled, _provider(provider))))
@@ -399,7 +399,7 @@ def test_an_idle_stream_is_ended(limited: RunningServer) -> None:
     assert "no stream message for 0.5s" in str(caught.value.details())
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", GOLDEN_PROVIDERS)
 def test_a_stream_that_never_sends_its_final_event_still_gets_a_final_result(
     channel: grpc.Channel, provider: str
 ) -> None:

@@ -38,7 +38,7 @@ from agentscope_proto.client import FormatterClient
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.service import ServerConfig
 
-from adversarial_inputs import GOLDEN, PROVIDERS, golden
+from adversarial_inputs import GOLDEN, GOLDEN_PROVIDERS, PROVIDERS, golden
 from server_harness import RunningServer
 
 PNG = (GOLDEN / "media" / "cat.png").read_bytes()
@@ -103,6 +103,8 @@ def _requests() -> list[tuple[str, str, Callable[[FormatterClient], Any]]]:
     for provider in PROVIDERS:
         for label, msg in _media_messages():
             calls.append((provider, label, lambda c, p=provider, m=msg: c.format(p, [m])))
+        if provider not in GOLDEN_PROVIDERS:
+            continue
         for case in golden("formatters", provider)[:8]:
             if "error" not in case:
                 msgs, multi = case["msgs"], case["multi_agent"]

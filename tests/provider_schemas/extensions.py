@@ -9,10 +9,17 @@ from typing import Literal
 
 from openai.types.chat import (
     ChatCompletionAssistantMessageParam,
+    ChatCompletionContentPartImageParam,
     ChatCompletionContentPartParam,
     ChatCompletionContentPartTextParam,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionToolMessageParam,
 )
 from openai.types.chat import completion_create_params as params
+from openai.types.chat.chat_completion_message_function_tool_call_param import (
+    Function as CalledFunction,
+)
 from openai.types.responses import ResponseOutputRefusalParam
 from openai.types.responses import response_output_text_param as output_text
 from openai.types.responses.response_input_message_content_list_param import (
@@ -136,3 +143,136 @@ EasyInputContent = Required[
     str
     | Iterable[ResponseInputContentParam | AssistantOutputTextParam | ResponseOutputRefusalParam]
 ]
+
+
+# -- Moonshot AI's Kimi (OpenAI-compatible chat) ---------------------------------------
+# Kimi's API reference and guides (platform.moonshot.ai, "Chat Completion",
+# "Partial Mode", "Use the Web Search Tool", "Thinking"), as of 2026-11.
+
+
+class MoonshotAssistantMessageParam(ChatCompletionAssistantMessageParam, total=False):
+    """An assistant turn: thinking models want their reasoning back; partial
+    mode continues the last one."""
+
+    reasoning_content: str | None
+    partial: bool
+
+
+class MoonshotToolMessageParam(ChatCompletionToolMessageParam, total=False):
+    """A tool result, naming the function (Kimi's docs do, builtin ones included)."""
+
+    name: str
+
+
+class MoonshotBuiltinFunction(TypedDict):
+    name: str
+
+
+class MoonshotBuiltinTool(TypedDict):
+    """A builtin function (`$web_search`): a name, no schema."""
+
+    type: Literal["builtin_function"]
+    function: MoonshotBuiltinFunction
+
+
+class MoonshotBuiltinToolCall(TypedDict):
+    """The model's call of a builtin function, given back as it came."""
+
+    id: str
+    type: Literal["builtin_function"]
+    function: CalledFunction
+
+
+class MoonshotThinking(TypedDict):
+    type: Literal["enabled", "disabled"]
+
+
+MoonshotContentPart = ChatCompletionContentPartTextParam | ChatCompletionContentPartImageParam
+MoonshotTool = ChatCompletionFunctionToolParam | MoonshotBuiltinTool
+MoonshotToolCall = ChatCompletionMessageFunctionToolCallParam | MoonshotBuiltinToolCall
+
+
+class _MoonshotExtras(TypedDict, total=False):
+    thinking: MoonshotThinking
+
+
+class MoonshotParams(params.CompletionCreateParamsNonStreaming, _MoonshotExtras, total=False):
+    pass
+
+
+class MoonshotStreamingParams(params.CompletionCreateParamsStreaming, _MoonshotExtras, total=False):
+    pass
+
+
+# -- xAI's REST Chat Completions ----------------------------------------------------------
+# xAI's API reference ("Chat completions", docs.x.ai), as of 2026-11: OpenAI's
+# request with content parts text and images only, and its own parameters.
+
+XAIContentPart = ChatCompletionContentPartTextParam | ChatCompletionContentPartImageParam
+
+
+class _XAIExtras(TypedDict, total=False):
+    """xAI's parameters beyond OpenAI's (live search, deprecated but accepted)."""
+
+    search_parameters: dict[str, object]
+
+
+class XAIParams(params.CompletionCreateParamsNonStreaming, _XAIExtras, total=False):
+    pass
+
+
+class XAIStreamingParams(params.CompletionCreateParamsStreaming, _XAIExtras, total=False):
+    pass
+
+
+# -- Volcengine Ark ------------------------------------------------------------------------
+# The SDK's assistant message lacks `reasoning_content`, which Ark's API
+# reference documents (optional) for the reasoning of earlier turns.
+
+
+def ark_assistant_message() -> type:
+    from volcenginesdkarkruntime.types.chat import ChatCompletionAssistantMessageParam
+
+    class ArkAssistantMessageParam(ChatCompletionAssistantMessageParam, total=False):
+        reasoning_content: str | None
+
+    return ArkAssistantMessageParam
+
+
+# -- MiniMax (OpenAI-compatible chat) --------------------------------------------------
+# MiniMax's API reference ("Chat Completions API (OpenAI-compatible)", "Tool
+# use & interleaved thinking", platform.minimax.io), as of 2026-11.
+
+
+class MiniMaxReasoningDetail(TypedDict, total=False):
+    """One item of the reasoning split, given back as it came."""
+
+    type: Required[str]
+    text: str
+    id: str
+    format: str
+    index: int
+
+
+class MiniMaxAssistantMessageParam(ChatCompletionAssistantMessageParam, total=False):
+    reasoning_details: list[MiniMaxReasoningDetail]
+
+
+class MiniMaxThinking(TypedDict):
+    type: Literal["adaptive", "disabled"]
+
+
+MiniMaxContentPart = ChatCompletionContentPartTextParam | ChatCompletionContentPartImageParam
+
+
+class _MiniMaxExtras(TypedDict, total=False):
+    reasoning_split: bool
+    thinking: MiniMaxThinking
+
+
+class MiniMaxParams(params.CompletionCreateParamsNonStreaming, _MiniMaxExtras, total=False):
+    pass
+
+
+class MiniMaxStreamingParams(params.CompletionCreateParamsStreaming, _MiniMaxExtras, total=False):
+    pass

@@ -16,9 +16,14 @@ REQUESTS: dict[str, dict[str, Any]] = {
         "dashscope": "qwen-plus",
         "deepseek": "deepseek-chat",
         "gemini": "gemini-2.5-flash",
+        "minimax": "MiniMax-M2.7",
+        "moonshot": "kimi-k2.5",
         "ollama": "llama3.2",
         "openai": "gpt-4.1",
         "openai_responses": "gpt-4.1",
+        "volcengine": "doubao-seed-1-6-250615",
+        "xai": "grok-4",
+        "zhipu": "glm-4.6",
     }.items()
 }
 

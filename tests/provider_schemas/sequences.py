@@ -83,6 +83,18 @@ def deepseek_reasoning(body: dict[str, Any]) -> list[Violation]:
     ]
 
 
+def moonshot_partial(body: dict[str, Any]) -> list[Violation]:
+    """Kimi's partial mode: only the last message, an assistant one, is partial."""
+    found = []
+    messages = _items(body, "messages")
+    last = messages[-1][0] if messages else None
+    for index, message in messages:
+        if message.get("partial") and (index != last or message.get("role") != "assistant"):
+            reason = "partial mode applies to the last message, an assistant one"
+            found.append(Violation(f"$.messages[{index}].partial", CONSTRAINT, reason))
+    return found
+
+
 def responses_function_calls(body: dict[str, Any]) -> list[Violation]:
     """Responses: every `function_call_output` has its `function_call` earlier
     in the input, and every `function_call` its output. A continued response

@@ -28,6 +28,33 @@ is stated below and kept as small as the documentation allows:
 - OpenAI Responses: an assistant easy input message may hold `output_text`
   (annotations optional) and `refusal` parts, and only those; other roles
   hold input parts only.
+- Moonshot (Kimi, OpenAI-compatible chat; its API reference and guides as
+  of 2026-11, no SDK of its own): the OpenAI chat types, content parts text
+  and images only, `reasoning_content` and `partial` on assistant turns,
+  `name` on tool messages, builtin functions (`{"type": "builtin_function",
+  "function": {"name": "$web_search"}}`) among the tools and tool calls, and
+  a top-level `thinking: {"type": "enabled" | "disabled"}`; `partial` only
+  on the last message.
+- xAI (Grok through its REST chat completions; xAI's API reference as of
+  2026-11): the OpenAI chat types with text and image parts only, plus
+  `search_parameters`. `xai-sdk` types xAI's gRPC API (protobuf
+  `GetCompletionsRequest`), a different body, so it is not installed.
+- Volcengine Ark: the `volcengine-ark-runtime` SDK (the `ark` part of
+  volcengine-python-sdk): the parameters of `chat.completions.create` (its
+  `CompletionCreateParams` TypedDict lacks several; signatures.py reads the
+  method), its message types, plus `reasoning_content` on assistant turns,
+  which Ark's API reference documents.
+- MiniMax (OpenAI-compatible chat; its API reference as of 2026-11, no
+  SDK of its own): the OpenAI chat types, text and image parts only,
+  `reasoning_details` on assistant turns, `reasoning_split` and `thinking`
+  (`adaptive` or `disabled`), `tool_choice` "none" or "auto", no `stop` nor
+  `seed`.
+- Zhipu GLM: `zai-sdk`'s `chat.completions.create` parameters as the SDK
+  types them; it types messages, tools, thinking and the response format
+  only as `object`, so those follow GLM's API reference (zhipu_api.py):
+  string content but for user turns (text, image, video, file parts),
+  `reasoning_content` on assistant turns, no `name`, `tool_choice` "auto"
+  only, `response_format` text or json_object.
 - Across messages (sequences.py): tool calls answered where each API looks for
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
 - Gemini: the body is the SDK's call (`model` and `contents`, plus the fields
@@ -48,7 +75,16 @@ from collections.abc import Callable
 from typing import Any
 
 from . import sequences
-from ._walk import CONSTRAINT, MISSING_KEY, WRONG_TYPE, Schema, Violation, Walker
+from ._walk import (
+    BAD_VALUE,
+    CONSTRAINT,
+    MISSING_KEY,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+    Schema,
+    Violation,
+    Walker,
+)
 from .dashscope_native import DashScopeRequest
 
 Validator = Callable[[dict[str, Any]], list[Violation]]
@@ -144,6 +180,174 @@ def dashscope_compatible(body: dict[str, Any]) -> list[Violation]:
         body, _openai_chat_params(body)
     )
     return found + sequences.openai_tool_messages(body)
+
+
+def _moonshot_walker() -> Walker:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+        ChatCompletionToolMessageParam,
+    )
+    from openai.types.chat import completion_create_params as params
+    from openai.types.chat.chat_completion_message_tool_call_union_param import (
+        ChatCompletionMessageToolCallUnionParam,
+    )
+    from openai.types.chat.chat_completion_tool_union_param import ChatCompletionToolUnionParam
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionAssistantMessageParam: ext.MoonshotAssistantMessageParam,
+                ChatCompletionToolMessageParam: ext.MoonshotToolMessageParam,
+                ChatCompletionContentPartParam: ext.MoonshotContentPart,
+                ChatCompletionToolUnionParam: ext.MoonshotTool,
+                ChatCompletionMessageToolCallUnionParam: ext.MoonshotToolCall,
+                params.CompletionCreateParamsNonStreaming: ext.MoonshotParams,
+                params.CompletionCreateParamsStreaming: ext.MoonshotStreamingParams,
+            }
+        )
+    )
+
+
+def moonshot(body: dict[str, Any]) -> list[Violation]:
+    """Kimi's chat: the OpenAI chat types with Kimi's documented differences
+    (extensions.py): text and image parts, `reasoning_content` and `partial`
+    on assistant turns, named tool messages, builtin functions, `thinking`."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("moonshot", _moonshot_walker).check(body, _openai_chat_params(body))
+    return found + sequences.openai_tool_messages(body) + sequences.moonshot_partial(body)
+
+
+def _xai_walker() -> Walker:
+    from openai.types.chat import ChatCompletionContentPartParam
+    from openai.types.chat import completion_create_params as params
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionContentPartParam: ext.XAIContentPart,
+                params.CompletionCreateParamsNonStreaming: ext.XAIParams,
+                params.CompletionCreateParamsStreaming: ext.XAIStreamingParams,
+            }
+        )
+    )
+
+
+def xai(body: dict[str, Any]) -> list[Violation]:
+    """xAI's REST chat completions: the OpenAI chat types, text and image parts
+    only, plus `search_parameters` (xai-sdk's request types are its gRPC API's,
+    not this body's)."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("xai", _xai_walker).check(body, _openai_chat_params(body))
+    return found + sequences.openai_tool_messages(body)
+
+
+# -- Volcengine Ark -----------------------------------------------------------------------
+
+
+def _ark_request() -> tuple[Walker, Any]:
+    from volcenginesdkarkruntime.resources.chat.completions import Completions
+    from volcenginesdkarkruntime.types.chat import ChatCompletionAssistantMessageParam
+
+    from . import extensions as ext
+    from .signatures import request_type
+
+    walker = Walker(
+        Schema(type_overrides={ChatCompletionAssistantMessageParam: ext.ark_assistant_message()})
+    )
+    return walker, request_type("ArkChatCompletionRequest", Completions.create)
+
+
+_ARK: list[tuple[Walker, Any]] = []
+
+
+def volcengine(body: dict[str, Any]) -> list[Violation]:
+    """Volcengine Ark's chat: the `volcenginesdkarkruntime` SDK's
+    `chat.completions.create` parameters (its `CompletionCreateParams` leaves
+    out `thinking`, `max_completion_tokens`, `reasoning_effort`...), with its
+    message types plus the documented `reasoning_content` of assistant turns."""
+    if _top_level(body):
+        return _top_level(body)
+    if not _ARK:
+        _ARK.append(_ark_request())
+    walker, request = _ARK[0]
+    return walker.check(body, request) + sequences.openai_tool_messages(body)
+
+
+# -- MiniMax ------------------------------------------------------------------------------
+
+
+def _minimax_walker() -> Walker:
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionContentPartParam,
+    )
+    from openai.types.chat import completion_create_params as params
+
+    from . import extensions as ext
+
+    return Walker(
+        Schema(
+            type_overrides={
+                ChatCompletionAssistantMessageParam: ext.MiniMaxAssistantMessageParam,
+                ChatCompletionContentPartParam: ext.MiniMaxContentPart,
+                params.CompletionCreateParamsNonStreaming: ext.MiniMaxParams,
+                params.CompletionCreateParamsStreaming: ext.MiniMaxStreamingParams,
+            }
+        )
+    )
+
+
+def minimax(body: dict[str, Any]) -> list[Violation]:
+    """MiniMax's chat: the OpenAI chat types with MiniMax's documented
+    differences (extensions.py): text and image parts, `reasoning_details` on
+    assistant turns, `reasoning_split` and `thinking`; `tool_choice` "none"
+    or "auto" only, no `stop` nor `seed`."""
+    if _top_level(body):
+        return _top_level(body)
+    found = _cached("minimax", _minimax_walker).check(body, _openai_chat_params(body))
+    for key in ("stop", "seed"):
+        if key in body:
+            found.append(Violation(f"$.{key}", UNKNOWN_KEY, "not in MiniMax's API reference"))
+    choice = body.get("tool_choice")
+    if choice is not None and choice not in ("none", "auto"):
+        found.append(Violation("$.tool_choice", BAD_VALUE, f"{choice!r} is not 'none' or 'auto'"))
+    return found + sequences.openai_tool_messages(body)
+
+
+# -- Zhipu GLM ----------------------------------------------------------------------------
+
+
+def _zhipu_request() -> Any:
+    from zai.api_resource.chat.completions import Completions
+
+    from .signatures import request_type
+    from .zhipu_api import OVERRIDES
+
+    return request_type("GLMChatCompletionRequest", Completions.create, OVERRIDES)
+
+
+_ZHIPU: list[Any] = []
+
+
+def zhipu(body: dict[str, Any]) -> list[Violation]:
+    """Zhipu GLM's chat: `zai-sdk`'s `chat.completions.create` parameters, with
+    what the SDK types only as `object` (messages, tools, thinking, response
+    format) from GLM's API reference (zhipu_api.py)."""
+    if _top_level(body):
+        return _top_level(body)
+    if not _ZHIPU:
+        _ZHIPU.append(_zhipu_request())
+    return _ZHIPU_WALKER.check(body, _ZHIPU[0]) + sequences.openai_tool_messages(body)
+
+
+_ZHIPU_WALKER = Walker()
 
 
 # -- OpenAI Responses ------------------------------------------------------------------
@@ -366,6 +570,11 @@ VALIDATORS: dict[str, Validator] = {
     "ollama": ollama,
     "deepseek": deepseek,
     "dashscope": dashscope,
+    "moonshot": moonshot,
+    "xai": xai,
+    "volcengine": volcengine,
+    "zhipu": zhipu,
+    "minimax": minimax,
     # Not what the package sends today (that is DashScope's native request),
     # but where a provider-fidelity DashScope may go.
     "dashscope_compatible": dashscope_compatible,

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import re
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,6 +26,7 @@ from agentscope_proto._generated.agentscope.formatter.v1 import formatter_servic
 from agentscope_proto.cli import main
 from agentscope_proto.errors import FormatError, ParseError
 from agentscope_proto.formatting import format
+from agentscope_proto.options import format_settings_from_proto, parse_settings_from_proto
 from agentscope_proto.providers import PROVIDERS, PROVIDERS_BY_ENUM
 from agentscope_proto.providers._provider import ProviderFidelity, Variant
 from provider_schemas.golden import REQUESTS
@@ -98,6 +100,37 @@ def test_its_variants(name: str) -> None:
         parse(name, {}, fidelity="agentscope")
     with pytest.raises(ParseError, match=r"^fidelity: AgentScope 1\.0\.21 has no"):
         StreamParser(name, fidelity="agentscope")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_default_fidelity(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A call that names no fidelity gets AgentScope 1.0.21's where it has the
+    provider and the provider's own where it has not: in Python, through the
+    proto options (FIDELITY_UNSPECIFIED) and on the CLI."""
+    default = "agentscope" if _agentscope(name) else "provider"
+    assert PROVIDERS[name].default_fidelity == default
+    msgs = [{"name": "user", "role": "user", "content": "Hi"}]
+    expected = dict(format(name, msgs, fidelity=default))
+    assert dict(format(name, msgs)) == expected
+    settings = format_settings_from_proto(pb.FormatOptions(), multi_agent=False)
+    assert dict(format(name, msgs, settings=settings)) == expected
+    # Parsing: StreamParser's first result is made before any event is read.
+    unspecified = parse_settings_from_proto(pb.ParseOptions())
+    assert StreamParser(name, settings=unspecified).finish().content == (
+        StreamParser(name, fidelity=default).finish().content
+    )
+    with (
+        pytest.raises(ParseError, match=r"^fidelity: AgentScope 1\.0\.21 has no")
+        if (default == "provider")
+        else nullcontext()
+    ):
+        StreamParser(name, fidelity="agentscope")
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps(msgs))
+    main(["format", "--provider", name, str(conversation)])
+    assert json.loads(capsys.readouterr().out) == expected
 
 
 @pytest.mark.parametrize("name", NAMES)

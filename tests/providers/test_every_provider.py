@@ -161,7 +161,8 @@ def test_a_provider_agentscope_lacks_refuses_agentscope_fidelity(
 ) -> None:
     """A provider registered with its own variant alone (one AgentScope 1.0.21
     has no formatter for): `fidelity="agentscope"` is a clear error on every
-    path, never a silent fallback, and provider fidelity works as usual."""
+    path, never a silent fallback, and provider fidelity, its default, works
+    as usual."""
     from agentscope_proto import providers
     from agentscope_proto.conversation import Conversation
     from agentscope_proto.parsing import StreamParser, parse
@@ -189,14 +190,19 @@ def test_a_provider_agentscope_lacks_refuses_agentscope_fidelity(
     msgs = [{"name": "user", "role": "user", "content": "Hi"}]
     refused = r"^fidelity: AgentScope 1\.0\.21 has no openai formatter or parser"
     with pytest.raises(errors.FormatError, match=refused):
-        format("openai", msgs)
+        format("openai", msgs, fidelity="agentscope")
     with pytest.raises(errors.FormatError, match=refused):
-        Conversation("openai", msgs)
+        Conversation("openai", msgs, fidelity="agentscope")
     with pytest.raises(errors.ParseError, match=refused):
-        parse("openai", {"choices": []})
+        parse("openai", {"choices": []}, fidelity="agentscope")
     with pytest.raises(errors.ParseError, match=refused):
-        StreamParser("openai")
-    assert dict(format("openai", msgs, fidelity="provider")) == {
+        StreamParser("openai", fidelity="agentscope")
+    expected = {
         "messages": [{"role": "user", "name": "user", "content": [{"type": "text", "text": "Hi"}]}]
     }
-    assert parse("openai", {"choices": []}, fidelity="provider").content == []
+    assert alone.default_fidelity == "provider"
+    for fidelity in ("provider", None):
+        assert dict(format("openai", msgs, fidelity=fidelity)) == expected
+        assert dict(Conversation("openai", msgs, fidelity=fidelity).format()) == expected
+        assert parse("openai", {"choices": []}, fidelity=fidelity).content == []
+        StreamParser("openai", fidelity=fidelity)

@@ -31,6 +31,7 @@ from agentscope_proto.options import (
     parse_settings_to_proto,
 )
 from agentscope_proto.parsing import StreamParser, parse
+from agentscope_proto.providers import get_provider
 from agentscope_proto.service import ServerConfig
 from provider_schemas.scenarios import CROSS_PROVIDER_TOOL_LOOP, TOOLS
 
@@ -85,11 +86,16 @@ def test_settings_round_trip_through_proto(fidelity: str) -> None:
     assert parse_settings_from_proto(parse_settings_to_proto(par)) == par
 
 
-def test_unspecified_proto_fidelity_is_agentscope() -> None:
+def test_unspecified_proto_fidelity_is_the_providers_default() -> None:
+    """Not given (None, FIDELITY_UNSPECIFIED) is the provider's default:
+    AgentScope 1.0.21's for the providers it has, which format and parse as
+    with an explicit "agentscope"."""
     assert format_settings_to_proto(FormatSettings()).fidelity == pb.FIDELITY_UNSPECIFIED
     options = pb.FormatOptions(fidelity=pb.FIDELITY_UNSPECIFIED)
-    assert format_settings_from_proto(options, multi_agent=False).fidelity == "agentscope"
-    assert parse_settings_from_proto(pb.ParseOptions()).fidelity == "agentscope"
+    assert format_settings_from_proto(options, multi_agent=False).fidelity is None
+    assert parse_settings_from_proto(pb.ParseOptions()).fidelity is None
+    assert get_provider("openai").default_fidelity == "agentscope"
+    assert get_provider("openai").variant(None) is get_provider("openai").variant("agentscope")
     with pytest.raises(FormatError, match="fidelity"):
         format_settings_from_proto(pb.FormatOptions(fidelity=99), multi_agent=False)  # type: ignore[arg-type]
 

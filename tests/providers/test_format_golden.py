@@ -27,6 +27,8 @@ CASES = [
     for case in formatter_cases(provider)
 ]
 
+AGENTSCOPE_PROVIDERS = [name for name, p in PROVIDERS.items() if "agentscope" in p.variants]
+
 
 def _run(provider: str, case: dict[str, Any]) -> Any:
     return format(
@@ -60,8 +62,9 @@ def test_enough_cases() -> None:
 
 
 def test_every_provider_has_cases() -> None:
-    assert golden_providers("formatters") == sorted(PROVIDERS)
-    counts = {p: sum(1 for c in CASES if c.values[0] == p) for p in PROVIDERS}
+    # Every provider AgentScope 1.0.21 has (the others have their own cases).
+    assert golden_providers("formatters") == sorted(AGENTSCOPE_PROVIDERS)
+    counts = {p: sum(1 for c in CASES if c.values[0] == p) for p in AGENTSCOPE_PROVIDERS}
     assert min(counts.values()) >= 200, counts
 
 

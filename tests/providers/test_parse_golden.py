@@ -21,6 +21,8 @@ CASES = [
     for case in parser_cases(provider)
 ]
 
+AGENTSCOPE_PROVIDERS = [name for name, p in PROVIDERS.items() if "agentscope" in p.variants]
+
 
 def _usage(result: ParsedResponse) -> dict[str, Any] | None:
     if result.usage is None:
@@ -93,8 +95,9 @@ def test_enough_cases() -> None:
 
 
 def test_every_provider_has_cases() -> None:
-    assert golden_providers("parsers") == sorted(PROVIDERS)
-    for provider in PROVIDERS:
+    # Every provider AgentScope 1.0.21 has (the others have their own cases).
+    assert golden_providers("parsers") == sorted(AGENTSCOPE_PROVIDERS)
+    for provider in AGENTSCOPE_PROVIDERS:
         kinds = [c.values[1]["stream"] for c in CASES if c.values[0] == provider]
         assert kinds.count(False) >= 20, provider
         assert kinds.count(True) >= 10, provider

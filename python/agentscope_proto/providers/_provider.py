@@ -230,7 +230,9 @@ class Provider:
 
     A provider module makes one, with the variant classes: `agentscope` the
     one that is AgentScope 1.0.21's (None where AgentScope 1.0.21 has no
-    such provider), `provider` the provider API's own.
+    such provider), `provider` the provider API's own. A call that gives no
+    fidelity gets `default_fidelity`: AgentScope 1.0.21's variant where there
+    is one (parity stays the default), else the provider's own.
     """
 
     # Its `agentscope.formatter.v1.Provider` enum value.
@@ -255,6 +257,8 @@ class Provider:
     agentscope: InitVar[type[Variant] | None]
     provider: InitVar[type[Variant]]
     name: str = field(init=False)
+    # The fidelity of a call that gives none: "agentscope" or "provider".
+    default_fidelity: str = field(init=False)
     # Its variants by fidelity ("agentscope", "provider"), read-only.
     variants: Mapping[str, Variant] = field(init=False, repr=False)
     # The same, for `variant` (every call chooses through it).
@@ -262,16 +266,19 @@ class Provider:
 
     def __post_init__(self, agentscope: type[Variant] | None, provider: type[Variant]) -> None:
         object.__setattr__(self, "name", provider_name(self.enum))
+        default = "provider" if agentscope is None else "agentscope"
+        object.__setattr__(self, "default_fidelity", default)
         made = {} if agentscope is None else {"agentscope": agentscope(self)}
         made["provider"] = provider(self)
         object.__setattr__(self, "_by_fidelity", made)
         object.__setattr__(self, "variants", MappingProxyType(made))
 
     def variant(
-        self, fidelity: str, error: type[FormatError] | type[ParseError] = FormatError
+        self, fidelity: str | None, error: type[FormatError] | type[ParseError] = FormatError
     ) -> Variant:
-        """The variant of `fidelity` (an `error` on `fidelity` when it has none)."""
-        found = self._by_fidelity.get(fidelity)
+        """The variant of `fidelity`, None its `default_fidelity` (an `error`
+        on `fidelity` when it has none)."""
+        found = self._by_fidelity.get(fidelity or self.default_fidelity)
         if found is None:
             raise error(
                 "fidelity",

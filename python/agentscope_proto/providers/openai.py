@@ -82,7 +82,9 @@ __all__ = [
     "CHAT_DROPPED_BLOCKS",
     "CHAT_FORMATTED_BLOCKS",
     "CHAT_OPTIONS",
+    "CHAT_PARTS",
     "CHAT_REQUEST_FIELDS",
+    "CHAT_TOOL_MESSAGE",
     "PROVIDER",
     "ChatCompletionStream",
     "ChatCompletions",
@@ -781,11 +783,13 @@ _CHAT_PARTS = {
     "refusal": frozenset({"type", "refusal"}),
 }
 _ASSISTANT_PARTS = frozenset({"text", "refusal"})
+# The content parts OpenAI's chat takes; a family member takes fewer.
+CHAT_PARTS = frozenset(_CHAT_PARTS)
 # ollama.Message's fields a tool message uses.
 _OLLAMA_TOOL_MESSAGE = frozenset({"role", "content", "tool_name", "images"})
 
 
-def _chat_content(message: Json, path: str, note: Notes) -> None:
+def _chat_content(message: Json, path: str, note: Notes, taken: frozenset[str]) -> None:
     content = message.get("content")
     if not isinstance(content, list):
         return
@@ -799,6 +803,10 @@ def _chat_content(message: Json, path: str, note: Notes) -> None:
         if message.get("role") == "assistant" and kind not in _ASSISTANT_PARTS:
             note(at, kind, "replaced by a text note: assistant turns take only text")
             part = {"type": "text", "text": note_text(kind, "an assistant turn")}
+            kind = "text"
+        elif kind not in taken:
+            note(at, kind, f"replaced by a text note: the API takes no {kind} part")
+            part = {"type": "text", "text": note_text(kind, "this API")}
             kind = "text"
         if empty(part):
             note(at, kind, "dropped an empty text part")
@@ -820,11 +828,25 @@ def _chat_answered(messages: list[Json], index: int) -> set[Any]:
     return ids
 
 
-def adapt_chat_messages(body: Json, note: Notes, *, tool_name: bool) -> None:
+# The keys of OpenAI's tool message.
+CHAT_TOOL_MESSAGE = frozenset({"role", "content", "tool_call_id"})
+
+
+def adapt_chat_messages(
+    body: Json,
+    note: Notes,
+    *,
+    tool_name: bool,
+    tool_message: frozenset[str] = CHAT_TOOL_MESSAGE,
+    parts: frozenset[str] = CHAT_PARTS,
+) -> None:
     """The Chat Completions pass over `messages`: parts each role takes, tool
     calls answered by the tool messages after them, no empty messages.
     `tool_name`: Ollama's shape (a tool message names its tool, calls are
-    only their function)."""
+    only their function). A family member whose API differs says so:
+    `tool_message`, the keys a tool message keeps (`name` too, say);
+    `parts`, the content part kinds it takes (any other of OpenAI's is
+    replaced by a text note)."""
     messages = body.get("messages")
     if not isinstance(messages, list):
         return
@@ -835,7 +857,7 @@ def adapt_chat_messages(body: Json, note: Notes, *, tool_name: bool) -> None:
         if not isinstance(message, dict):
             kept.append(message)
             continue
-        _chat_content(message, path, note)
+        _chat_content(message, path, note, parts)
         if "name" in message and message["name"] is None:
             # A turn no one sent by name (a hint of AgentScope 2.x's): the
             # API's `name` is a string or absent.
@@ -866,14 +888,8 @@ def adapt_chat_messages(body: Json, note: Notes, *, tool_name: bool) -> None:
                 message = prune(message, _OLLAMA_TOOL_MESSAGE, path, "tool_result", note)
                 if name:
                     message["tool_name"] = name
-            elif "name" in message:
-                message = prune(
-                    message,
-                    frozenset({"role", "content", "tool_call_id"}),
-                    path,
-                    "tool_result",
-                    note,
-                )
+            elif message.keys() - tool_message:
+                message = prune(message, tool_message, path, "tool_result", note)
         # A user turn counts as empty only when the pass emptied its parts.
         emptied = message.get("content") == [] and message.get("role") == "user"
         if emptied or (

@@ -53,6 +53,31 @@ class _ProviderEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Provider.Val
     """DeepSeek chat completions (OpenAI-compatible, with `reasoning_content`)."""
     PROVIDER_OPENAI_RESPONSES: _Provider.ValueType  # 7
     """OpenAI Responses."""
+    PROVIDER_MOONSHOT: _Provider.ValueType  # 8
+    """Moonshot AI's Kimi chat completions (OpenAI-compatible, with
+    `reasoning_content`, partial mode and builtin functions); AgentScope
+    1.0.21 has no formatter for it, so its default fidelity is the provider's.
+    """
+    PROVIDER_XAI: _Provider.ValueType  # 9
+    """xAI's Grok through its REST chat completions (OpenAI-compatible, with
+    `reasoning_content` and search citations); no AgentScope 1.0.21
+    formatter, so its default fidelity is the provider's.
+    """
+    PROVIDER_VOLCENGINE: _Provider.ValueType  # 10
+    """Volcengine Ark (Doubao) chat completions (OpenAI-compatible, with the
+    `thinking` parameter and `reasoning_content`); no AgentScope 1.0.21
+    formatter, so its default fidelity is the provider's.
+    """
+    PROVIDER_ZHIPU: _Provider.ValueType  # 11
+    """Zhipu GLM chat completions (OpenAI-like, with the `thinking` parameter
+    and `reasoning_content`); no AgentScope 1.0.21 formatter, so its default
+    fidelity is the provider's.
+    """
+    PROVIDER_MINIMAX: _Provider.ValueType  # 12
+    """MiniMax chat completions (OpenAI-compatible, with the reasoning split:
+    `reasoning_details`); no AgentScope 1.0.21 formatter, so its default
+    fidelity is the provider's.
+    """
 
 class Provider(_Provider, metaclass=_ProviderEnumTypeWrapper):
     """An LLM provider API whose wire format the service speaks."""
@@ -73,6 +98,31 @@ PROVIDER_DEEPSEEK: Provider.ValueType  # 6
 """DeepSeek chat completions (OpenAI-compatible, with `reasoning_content`)."""
 PROVIDER_OPENAI_RESPONSES: Provider.ValueType  # 7
 """OpenAI Responses."""
+PROVIDER_MOONSHOT: Provider.ValueType  # 8
+"""Moonshot AI's Kimi chat completions (OpenAI-compatible, with
+`reasoning_content`, partial mode and builtin functions); AgentScope
+1.0.21 has no formatter for it, so its default fidelity is the provider's.
+"""
+PROVIDER_XAI: Provider.ValueType  # 9
+"""xAI's Grok through its REST chat completions (OpenAI-compatible, with
+`reasoning_content` and search citations); no AgentScope 1.0.21
+formatter, so its default fidelity is the provider's.
+"""
+PROVIDER_VOLCENGINE: Provider.ValueType  # 10
+"""Volcengine Ark (Doubao) chat completions (OpenAI-compatible, with the
+`thinking` parameter and `reasoning_content`); no AgentScope 1.0.21
+formatter, so its default fidelity is the provider's.
+"""
+PROVIDER_ZHIPU: Provider.ValueType  # 11
+"""Zhipu GLM chat completions (OpenAI-like, with the `thinking` parameter
+and `reasoning_content`); no AgentScope 1.0.21 formatter, so its default
+fidelity is the provider's.
+"""
+PROVIDER_MINIMAX: Provider.ValueType  # 12
+"""MiniMax chat completions (OpenAI-compatible, with the reasoning split:
+`reasoning_details`); no AgentScope 1.0.21 formatter, so its default
+fidelity is the provider's.
+"""
 Global___Provider: _TypeAlias = Provider  # noqa: Y015
 
 class _MultiAgentStyle:
@@ -142,7 +192,10 @@ class _Fidelity:
 class _FidelityEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Fidelity.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     FIDELITY_UNSPECIFIED: _Fidelity.ValueType  # 0
-    """The default: `FIDELITY_AGENTSCOPE`."""
+    """The provider's default: `FIDELITY_AGENTSCOPE` where AgentScope 1.0.21
+    has a formatter for the provider, else `FIDELITY_PROVIDER` (a provider
+    it lacks has no parity to be exact to).
+    """
     FIDELITY_AGENTSCOPE: _Fidelity.ValueType  # 1
     """Exactly what AgentScope 1.0.21 sends / returns (parity)."""
     FIDELITY_PROVIDER: _Fidelity.ValueType  # 2
@@ -159,7 +212,10 @@ class Fidelity(_Fidelity, metaclass=_FidelityEnumTypeWrapper):
     """
 
 FIDELITY_UNSPECIFIED: Fidelity.ValueType  # 0
-"""The default: `FIDELITY_AGENTSCOPE`."""
+"""The provider's default: `FIDELITY_AGENTSCOPE` where AgentScope 1.0.21
+has a formatter for the provider, else `FIDELITY_PROVIDER` (a provider
+it lacks has no parity to be exact to).
+"""
 FIDELITY_AGENTSCOPE: Fidelity.ValueType  # 1
 """Exactly what AgentScope 1.0.21 sends / returns (parity)."""
 FIDELITY_PROVIDER: Fidelity.ValueType  # 2
@@ -329,7 +385,9 @@ class FormatOptions(_message.Message):
     body (`RequestParams.model` is).
     """
     fidelity: Global___Fidelity.ValueType
-    """Body fidelity. Unspecified means `FIDELITY_AGENTSCOPE`."""
+    """Body fidelity. Unspecified means the provider's default (see
+    `FIDELITY_UNSPECIFIED`).
+    """
     response_schema_json: _builtins.str
     """Structured output: a JSON Schema object as UTF-8 JSON text, sent as the
     provider's own field (OpenAI `response_format`, Responses `text.format`,
@@ -621,8 +679,8 @@ class ParseOptions(_message.Message):
     which types audio blocks. Empty means the provider default.
     """
     fidelity: Global___Fidelity.ValueType
-    """Parse fidelity. Unspecified means `FIDELITY_AGENTSCOPE`;
-    `FIDELITY_PROVIDER` currently parses the same way.
+    """Parse fidelity. Unspecified means the provider's default (see
+    `FIDELITY_UNSPECIFIED`).
     """
     def __init__(
         self,

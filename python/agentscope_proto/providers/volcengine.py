@@ -1,0 +1,146 @@
+"""Volcengine Ark (Doubao and the models Ark hosts): its Chat Completions API
+(`POST /api/v3/chat/completions` at ark.cn-beijing.volces.com), as the
+`volcengine-python-sdk[ark]` runtime (`volcenginesdkarkruntime`) types it.
+AgentScope 1.0.21 has no Ark formatter, so there is only the provider
+variant, `Volcengine`, the family's `ChatCompletions` (openai.py) with Ark's
+quirks:
+
+- thinking: a request parameter, `thinking: {"type": "enabled" | "disabled" |
+  "auto"}` (through `extra_body`); Ark returns the reasoning as
+  `reasoning_content`, which goes back on the assistant turns it came with
+  (Ark documents the field as optional there; another provider's thinking is
+  dropped with a warning). Ark's response types also carry an
+  `encrypted_content` (encrypted reasoning): kept on the thinking block as
+  `ark_encrypted_content` (its own key, so that no other provider mistakes
+  it for its own), and not sent back, with a warning: Ark's request messages
+  have no field for it.
+- usage: cached prompt tokens and reasoning tokens where OpenAI reports them.
+- content: text, images (`image_url`) and audio (`input_audio`); tool
+  messages keep their `name` (Ark's type has it); video blocks are dropped
+  with a warning, documents refused (Ark's chat messages have no file part).
+
+Request parameters: `max_tokens`, `temperature`, `top_p`, `stop`, `stream`
+as the SDK's `create` takes them, no `seed`; Ark's own (`thinking`,
+`reasoning_effort`, `max_completion_tokens`, ...) go in `extra_body`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_VOLCENGINE
+from ..options import ParseSettings
+from ..request import RequestFields
+from ._adapt import Notes, wrap_bare_tools
+from ._parse import expect
+from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
+from ._turns import Turn, TurnTable
+from .openai import (
+    CHAT_OPTIONS,
+    CHAT_TOOL_MESSAGE,
+    ChatCompletions,
+    KeptChatCompletionStream,
+    adapt_chat_messages,
+)
+
+__all__ = ["PROVIDER", "Volcengine"]
+
+Block = dict[str, Any]
+# Where a thinking block keeps Ark's encrypted reasoning.
+ENCRYPTED = "ark_encrypted_content"
+_PARTS = frozenset({"text", "image_url", "input_audio"})
+_TOOL_MESSAGE = CHAT_TOOL_MESSAGE | {"name"}
+_FAMILY_THINKING = ChatCompletions.turns.handlers["thinking"]
+
+
+def _thinking(turn: Turn, index: int, block: Block) -> None:
+    _FAMILY_THINKING(turn, index, block)
+    if block.get(ENCRYPTED):
+        turn.ctx.warn(
+            turn.msg,
+            index,
+            "thinking",
+            "Ark's encrypted reasoning not sent back: its request messages have no field for it",
+        )
+
+
+_HANDLERS = {kind: h for kind, h in ChatCompletions.turns.handlers.items() if kind != "data"}
+_TURNS = TurnTable({**_HANDLERS, "thinking": _thinking}, ChatCompletions.turns.finish)
+
+
+def _keep_encrypted(content: list[Block], encrypted: str | None) -> None:
+    """Ark's encrypted reasoning on the thinking block (one made if none came)."""
+    if not encrypted:
+        return
+    thinking = next((block for block in content if block["type"] == "thinking"), None)
+    if thinking is None:
+        thinking = {"type": "thinking", "thinking": "", "reasoning_field": "reasoning_content"}
+        content.insert(0, thinking)
+    thinking[ENCRYPTED] = encrypted
+
+
+class _VolcengineStream(KeptChatCompletionStream):
+    def __init__(self, provider: str, options: ParseSettings) -> None:
+        super().__init__(provider, options)
+        self._encrypted = ""
+
+    def _absorb(self, delta: Block, path: str) -> None:
+        if delta.get("encrypted_content"):
+            self._encrypted += expect(delta["encrypted_content"], str, f"{path}.encrypted_content")
+        super()._absorb(delta, path)
+
+    def _build(self) -> list[Block]:
+        content = super()._build()
+        _keep_encrypted(content, self._encrypted)
+        return content
+
+
+class Volcengine(ChatCompletions):
+    """Ark's Chat Completions (see the module's docstring)."""
+
+    turns = _TURNS
+    stream_state = _VolcengineStream
+
+    def _kept(
+        self,
+        message: Block,
+        path: str,
+        content: list[Block],
+        structured: Block | None,
+        options: ParseSettings,
+    ) -> Block | None:
+        kept = super()._kept(message, path, content, structured, options)
+        encrypted = message.get("encrypted_content")
+        if encrypted is not None:
+            _keep_encrypted(content, expect(encrypted, str, f"{path}.encrypted_content"))
+        return kept
+
+    def adapt(self, body: Block, note: Notes) -> None:
+        adapt_chat_messages(body, note, tool_name=False, tool_message=_TOOL_MESSAGE, parts=_PARTS)
+        wrap_bare_tools(body, note)
+
+
+# The SDK's `create`: `max_tokens` (and `max_completion_tokens`, in
+# `extra_body`), no `seed`.
+_REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_tokens",
+    temperature="temperature",
+    top_p="top_p",
+    stop="stop",
+    seed=None,
+    stream="stream",
+)
+
+PROVIDER = Provider(
+    enum=PROVIDER_VOLCENGINE,
+    options=CHAT_OPTIONS,
+    formatted_blocks=frozenset({"text", "thinking", "tool_use", "tool_result", "image", "audio"}),
+    dropped_blocks=frozenset({"video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="sse",
+    request_fields=_REQUEST_FIELDS,
+    # Ark's chat messages take no documents.
+    document_types=frozenset(),
+    agentscope=None,
+    provider=Volcengine,
+)

@@ -1,0 +1,144 @@
+"""Zhipu's GLM: its Chat Completions API (`POST /api/paas/v4/chat/completions`
+at open.bigmodel.cn, or api.z.ai), as `zai-sdk` calls it. AgentScope 1.0.21
+has no GLM formatter, so there is only the provider variant, `Zhipu`, the
+family's `ChatCompletions` (openai.py) with GLM's quirks:
+
+- thinking: a request parameter, `thinking: {"type": "enabled" | "disabled"}`
+  (with `clear_thinking: false` to keep earlier turns' reasoning, through
+  `extra_body`); GLM returns its reasoning as `reasoning_content` and wants
+  it back with the tool results of a tool loop (interleaved and preserved
+  thinking): it goes back there; another provider's thinking is dropped
+  with a warning.
+- messages as GLM's API reference has them: system, assistant and tool
+  content is a string (text parts joined), user content a string or parts
+  (text, images); no `name` on any message (GLM's formatter writes none).
+- tool choice: GLM takes only `"auto"`: `"required"` or a named tool becomes
+  `"auto"`, `"none"` sends no tools, each with a warning.
+- structured output: GLM's `response_format` is `{"type": "json_object"}`:
+  a JSON Schema is not enforced (a warning says so).
+- usage: cached prompt tokens and reasoning tokens where OpenAI reports them.
+- audio and files are not GLM's chat's (dropped with a warning, or a text
+  note in a multi-agent history); documents are refused.
+
+Request parameters: `max_tokens`, `temperature`, `top_p`, `stop`, `seed`,
+`stream` as `zai-sdk`'s `chat.completions.create` takes them; GLM's own
+(`thinking`, `tool_stream`, `do_sample`, ...) go in `extra_body`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_ZHIPU
+from ..request import RequestFields
+from ._adapt import Json, Notes, wrap_bare_tools
+from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
+from ._turns import Turn, TurnTable, skipped_block, tool_result_handler
+from .openai import CHAT_OPTIONS, ChatCompletions, adapt_chat_messages
+
+__all__ = ["PROVIDER", "Zhipu"]
+
+Block = dict[str, Any]
+_PARTS = frozenset({"text", "image_url"})
+# Roles whose content GLM takes as a string only.
+_STRING_ROLES = ("system", "assistant", "tool")
+
+
+def _no_audio(turn: Turn, index: int, block: Block) -> None:
+    turn.ctx.warn(turn.msg, index, "audio", skipped_block("audio") + " GLM takes no audio input.")
+
+
+def _finish(turn: Turn) -> None:
+    start = len(turn.out)
+    ChatCompletions.turns.finish(turn)
+    for message in turn.out[start:]:
+        message.pop("name", None)
+
+
+def _tool_message(block: Block, text: str) -> Block:
+    """GLM's tool message: the result for a call id, no name."""
+    return {"role": "tool", "tool_call_id": block.get("id"), "content": text}
+
+
+_HANDLERS = {kind: h for kind, h in ChatCompletions.turns.handlers.items() if kind != "data"}
+_TURNS = TurnTable(
+    {**_HANDLERS, "audio": _no_audio, "tool_result": tool_result_handler(_tool_message)},
+    _finish,
+)
+
+
+def _string_content(messages: list[Any]) -> None:
+    """System, assistant and tool content as one string (their parts are
+    text by now: the family's pass turned anything else into a text note)."""
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in _STRING_ROLES:
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            texts = [part.get("text", "") for part in content if isinstance(part, dict)]
+            joined = "\n".join(texts)
+            message["content"] = joined if joined or not message.get("tool_calls") else None
+
+
+def _tool_choice(body: Json, note: Notes) -> None:
+    choice = body.get("tool_choice")
+    if choice is None or choice == "auto":
+        return
+    if choice == "none":
+        body.pop("tools", None)
+        del body["tool_choice"]
+        note("tool_choice", "tool", 'GLM takes only "auto": tool_choice "none" sends no tools')
+        return
+    body["tool_choice"] = "auto"
+    note("tool_choice", "tool", f'GLM takes only "auto": {choice!r} became "auto"')
+
+
+def _response_format(body: Json, note: Notes) -> None:
+    form = body.get("response_format")
+    if isinstance(form, dict) and form.get("type") == "json_schema":
+        body["response_format"] = {"type": "json_object"}
+        note(
+            "response_format",
+            "response_format",
+            "GLM takes json_object only: the JSON Schema is not enforced",
+        )
+
+
+class Zhipu(ChatCompletions):
+    """GLM's Chat Completions (see the module's docstring)."""
+
+    turns = _TURNS
+
+    def adapt(self, body: Block, note: Notes) -> None:
+        adapt_chat_messages(body, note, tool_name=False, parts=_PARTS)
+        wrap_bare_tools(body, note)
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            _string_content(messages)
+        _tool_choice(body, note)
+        _response_format(body, note)
+
+
+# `zai-sdk`'s `create`: `max_tokens` and `seed`.
+_REQUEST_FIELDS = RequestFields(
+    model="model",
+    max_output_tokens="max_tokens",
+    temperature="temperature",
+    top_p="top_p",
+    stop="stop",
+    seed="seed",
+    stream="stream",
+)
+
+PROVIDER = Provider(
+    enum=PROVIDER_ZHIPU,
+    options=CHAT_OPTIONS,
+    formatted_blocks=frozenset({"text", "thinking", "tool_use", "tool_result", "image"}),
+    dropped_blocks=frozenset({"audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    framing="sse",
+    request_fields=_REQUEST_FIELDS,
+    # GLM's chat messages take no documents inline.
+    document_types=frozenset(),
+    agentscope=None,
+    provider=Zhipu,
+)
