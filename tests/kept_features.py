@@ -10,9 +10,9 @@ value that says something (not null, `""`, `0`, `false`, `[]` or `{}`):
   `container`, `context_management`; in a stream the blocks of
   `content_block_start`, the `content_block_delta` deltas, `message_start`'s
   message and `message_delta`'s delta and usage;
-- OpenAI Responses: the `output` items and `usage` of a response (also the
-  one a stream's `response.completed` carries), a stream's items, parts,
-  deltas, annotations and logprobs;
+- OpenAI Responses: the `output` items and `usage` of a response; a
+  stream's items as `response.output_item.done` gives them whole, and the
+  final response's `usage`;
 - Gemini: every candidate (its content parts, finish reason, grounding, URL
   context, citation metadata, logprobs...), `usageMetadata`,
   `promptFeedback`;
@@ -23,7 +23,9 @@ Left out as not the model's output: the envelope (`id` of a stream event,
 `object`, `model`, `created`, `system_fingerprint`, the request echoed back
 in a Responses `response`), stream bookkeeping (`index`, `sequence_number`,
 `output_index`, `item_id`, `obfuscation`...) and discriminators (`type`,
-`role`).
+`role`), and a Responses message or (custom) function call item's own `id` and
+`status` (the API takes them back without: the call is answered by its
+`call_id`).
 
 A feature is **kept** when every value it has is found in the parse result
 (content blocks at any depth, their `raw` items included, usage, response
@@ -76,9 +78,11 @@ _NOT_FEATURES = frozenset(
         "willContinue",
     }
 )
-# A Responses message item's own id and status: the API takes an assistant
-# message back without them (`EasyInputMessageParam`), and nothing refers to them.
-_MESSAGE_ENVELOPE = frozenset({"id", "status"})
+# A Responses message or (custom) function call item's own id and status: the API
+# takes the message (`EasyInputMessageParam`) and the call (by its `call_id`)
+# back without them, and nothing refers to them.
+_ENVELOPE_OF = frozenset({"message", "function_call", "custom_tool_call"})
+_ENVELOPE = frozenset({"id", "status"})
 # Where usage lives: counted apart (its numbers are another part of the work).
 _USAGE_ROOTS = ("usage", "usageMetadata", "usage_metadata")
 
@@ -97,21 +101,21 @@ def _roots(provider: str, record: dict[str, Any]) -> Iterator[tuple[str, Any]]:
             yield from _roots(provider, record.get("message") or {})
             return
     elif provider == "openai_responses":
-        keys = ("output", "usage", "item", "part", "delta", "logprobs", "annotation", "error")
+        keys = ("output", "usage", "error")
         kind = str(record.get("type", ""))
-        if isinstance(record.get("response"), dict):
-            # The stream's items come from `response.output_item.done`; its
-            # final response adds the usage (and an error).
-            keys = ("usage", "error")
+        if kind == "response.output_item.done":
+            # A stream's items, whole: the deltas before are pieces of them.
+            keys = ("item",)
+        elif isinstance(record.get("response"), dict):
+            # The final response adds the usage (and an error); its output
+            # repeats the done items.
             if kind in ("response.completed", "response.incomplete", "response.failed"):
-                for key in keys:
+                for key in ("usage", "error"):
                     if key in record["response"]:
                         yield key, record["response"][key]
             return
-        if kind == "response.output_item.added" or (
-            kind.endswith(".done") and kind != "response.output_item.done"
-        ):
-            return  # the item's first or a part's final value: the done item has it
+        elif kind:
+            return  # an item's start or a piece of it
     elif provider == "gemini":
         keys = ("candidates", "usageMetadata", "usage_metadata", "promptFeedback")
     elif provider == "dashscope":
@@ -125,9 +129,9 @@ def _roots(provider: str, record: dict[str, Any]) -> Iterator[tuple[str, Any]]:
 
 def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     if isinstance(value, dict):
-        message = value.get("type") == "message"
+        envelope = _ENVELOPE if value.get("type") in _ENVELOPE_OF else frozenset()
         for key, item in value.items():
-            if key not in _NOT_FEATURES and not (message and key in _MESSAGE_ENVELOPE):
+            if key not in _NOT_FEATURES and key not in envelope:
                 yield from _leaves(item, f"{path}.{key}")
     elif isinstance(value, list):
         for item in value:

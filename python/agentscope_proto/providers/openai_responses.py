@@ -100,6 +100,9 @@ __all__ = ["PROVIDER", "Responses", "ResponsesParity"]
 _NAME = "openai_responses"
 Block = dict[str, Any]
 Key = tuple[int, int]
+# The thinking block's key naming the reasoning item's part it came as, when
+# not a `summary_text` (the default): `reasoning_text`, the item's `content`.
+_REASONING_PART = "reasoning_part"
 
 # -- media ----------------------------------------------------------------
 
@@ -610,18 +613,28 @@ _RESULT_KEYS = ("output", "outputs", "results", "result", "tools")
 _NOT_INPUT = frozenset({"id", "type", "status", "call_id", "name", "error", *_RESULT_KEYS})
 
 
-def _reasoning(item: dict[str, Any], path: str) -> list[Block]:
-    summaries = expect(item.get("summary") or [], list, f"{path}.summary")
-    texts = []
-    for index, summary in enumerate(summaries):
-        where = f"{path}.summary[{index}]"
-        text = expect(summary, dict, where).get("text", "")
+def _reasoning_texts(item: dict[str, Any], key: str, path: str) -> list[Block]:
+    """The thinking blocks of a reasoning item's `summary` or `content` texts."""
+    blocks: list[Block] = []
+    for index, part in enumerate(expect(item.get(key) or [], list, f"{path}.{key}")):
+        where = f"{path}.{key}[{index}]"
+        text = expect(part, dict, where).get("text", "")
         if text:
-            texts.append(expect(text, str, f"{where}.text"))
+            block: Block = {"type": "thinking", "thinking": expect(text, str, f"{where}.text")}
+            if key == "content":
+                # The reasoning itself (open-weight models, LM Studio), not a
+                # summary of it: it goes back as a `reasoning_text` part.
+                block[_REASONING_PART] = "reasoning_text"
+            blocks.append(block)
+    return blocks
+
+
+def _reasoning(item: dict[str, Any], path: str) -> list[Block]:
+    texts = _reasoning_texts(item, "summary", path) + _reasoning_texts(item, "content", path)
     reasoning_id = expect(item.get("id"), (str, type(None)), f"{path}.id")
     where = f"{path}.encrypted_content"
     encrypted = expect(item.get("encrypted_content"), (str, type(None)), where)
-    blocks: list[Block] = [{"type": "thinking", "thinking": text} for text in texts or [""]]
+    blocks = texts or [{"type": "thinking", "thinking": ""}]
     if encrypted:
         blocks[0]["encrypted_content"] = encrypted
     if reasoning_id:
@@ -633,6 +646,7 @@ def _reasoning(item: dict[str, Any], path: str) -> list[Block]:
 
 def _message(item: dict[str, Any], path: str) -> list[Block]:
     blocks: list[Block] = []
+    phase = expect(item.get("phase"), (str, type(None)), f"{path}.phase")
     for index, part in enumerate(expect(item.get("content") or [], list, f"{path}.content")):
         where = f"{path}.content[{index}]"
         if expect(part, dict, where).get("type") != "output_text":
@@ -641,6 +655,11 @@ def _message(item: dict[str, Any], path: str) -> list[Block]:
         annotations = expect(part.get("annotations") or [], list, f"{where}.annotations")
         if annotations:
             block["citations"] = copy_json(annotations)
+        logprobs = expect(part.get("logprobs") or [], list, f"{where}.logprobs")
+        if logprobs:
+            block["logprobs"] = copy_json(logprobs)
+        if phase:
+            block["phase"] = phase
         blocks.append(block)
     return blocks
 
@@ -862,11 +881,12 @@ class _KeptStream(_ResponseEnd):
         if not isinstance(parts, list):
             parts = item[key] = []
         while len(parts) <= number:
-            parts.append(
-                {"type": "summary_text", "text": ""}
-                if key == "summary"
-                else {"type": "output_text", "text": "", "annotations": []}
-            )
+            if key == "summary":
+                parts.append({"type": "summary_text", "text": ""})
+            elif item.get("type") == "reasoning":
+                parts.append({"type": "reasoning_text", "text": ""})
+            else:
+                parts.append({"type": "output_text", "text": "", "annotations": []})
         part: dict[str, Any] = expect(parts[number], dict, f"{path}.{key}[{number}]")
         return part
 
@@ -885,6 +905,10 @@ class _KeptStream(_ResponseEnd):
         if part is not None:
             text = expect(part.get("text") or "", str, path)
             part["text"] = text + expect(event.get("delta"), str, f"{path}.delta")
+            logprobs = expect(event.get("logprobs") or [], list, f"{path}.logprobs")
+            if logprobs:
+                # The delta's tokens' log probabilities (the done item repeats them all).
+                part["logprobs"] = [*(part.get("logprobs") or []), *copy_json(logprobs)]
             self._changed(self._index_of(event), path)
 
     def _on_annotation(self, event: dict[str, Any], path: str) -> None:
@@ -924,6 +948,7 @@ _KEPT_EVENTS: dict[str, Callable[[_KeptStream, dict[str, Any], str], None]] = {
     "response.reasoning_summary_part.added": _KeptStream._on_part_added,
     "response.output_text.delta": _KeptStream._on_text,
     "response.reasoning_summary_text.delta": _KeptStream._on_text,
+    "response.reasoning_text.delta": _KeptStream._on_text,
     "response.output_text.annotation.added": _KeptStream._on_annotation,
     "response.function_call_arguments.delta": _KeptStream._on_arguments,
     "response.custom_tool_call_input.delta": _KeptStream._on_input,
@@ -995,6 +1020,14 @@ class _Item:
     item: Json
 
 
+@dataclass(frozen=True, slots=True)
+class _Phase:
+    """The `phase` of the assistant message the parts after it belong to
+    (`commentary` or `final_answer`, as the output message had it)."""
+
+    phase: str
+
+
 def _skip(turn: Turn, index: int, kind: str) -> None:
     # AgentScope's own warning: a block dropped here is one it skips too.
     turn.ctx.warn(turn.msg, index, kind, skipped_block(kind))
@@ -1017,6 +1050,11 @@ def _text(turn: Turn, index: int, block: Json) -> None:
             )
         if kept:
             part["annotations"] = kept
+    # `logprobs` stay with the parsed text: the API reads none in its input.
+    phase = block.get("phase")
+    if assistant and isinstance(phase, str) and phase:
+        # The API asks for it back on every assistant message that had one.
+        turn.parts.append(_Phase(phase))
     turn.parts.append(part)
 
 
@@ -1035,7 +1073,10 @@ def _thinking(turn: Turn, index: int, block: Json) -> None:
         turn.parts.append(_Item(item))
     text = block.get("thinking")
     if isinstance(text, str) and text:
-        item["summary"].append({"type": "summary_text", "text": text})
+        if block.get(_REASONING_PART) == "reasoning_text":
+            item.setdefault("content", []).append({"type": "reasoning_text", "text": text})
+        else:
+            item["summary"].append({"type": "summary_text", "text": text})
     encrypted = block.get("encrypted_content")
     if isinstance(encrypted, str) and encrypted and "encrypted_content" not in item:
         item["encrypted_content"] = encrypted
@@ -1136,19 +1177,32 @@ _NATIVE_BLOCKS: dict[str, Handler] = {
 
 
 def _finish_native(turn: Turn) -> None:
-    """The turn's message parts and items, in block order; then what trails it
-    (function call outputs)."""
+    """The turn's message parts and items, in block order (parts of another
+    phase start a message of their own); then what trails it (function call
+    outputs)."""
     parts: list[Any] = []
-    for segment in turn.parts:
-        if not isinstance(segment, _Item):
-            parts.append(segment)
-            continue
+    phase: str | None = None
+
+    def flush() -> None:
         if parts:
-            turn.out.append({"role": turn.msg.role, "content": parts})
-            parts = []
-        turn.out.append(segment.item)
-    if parts:
-        turn.out.append({"role": turn.msg.role, "content": parts})
+            message: Json = {"role": turn.msg.role, "content": list(parts)}
+            if phase is not None:
+                message["phase"] = phase
+            turn.out.append(message)
+            parts.clear()
+
+    for segment in turn.parts:
+        if isinstance(segment, _Phase):
+            if segment.phase != phase:
+                flush()
+            phase = segment.phase
+        elif isinstance(segment, _Item):
+            flush()
+            phase = None
+            turn.out.append(segment.item)
+        else:
+            parts.append(segment)
+    flush()
     turn.out.extend(turn.trailing)
 
 
