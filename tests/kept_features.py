@@ -6,8 +6,8 @@ yet. A **feature** is one key path (list indices dropped) under the parts of
 a raw response or stream that carry the model's output, with at least one
 value that says something (not null, `""`, `0`, `false`, `[]` or `{}`):
 
-- Anthropic: the message's `content` blocks, `stop_reason`, `usage`,
-  `container`, `context_management`; in a stream the blocks of
+- Anthropic: the message's `content` blocks, `stop_reason`,
+  `stop_details`, `usage`, `container`, `context_management`; in a stream the blocks of
   `content_block_start`, the `content_block_delta` deltas, `message_start`'s
   message and `message_delta`'s delta and usage;
 - OpenAI Responses: the `output` items and `usage` of a response; a
@@ -91,7 +91,8 @@ def _roots(provider: str, record: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     """The parts of a raw record that carry the model's output, by name."""
     keys: tuple[str, ...]
     if provider == "anthropic":
-        keys = ("content", "stop_reason", "usage", "container", "context_management")
+        keys = ("content", "stop_reason", "stop_details", "usage", "container")
+        keys += ("context_management",)
         kind = record.get("type")
         if kind == "content_block_start":
             keys = ("content_block",)

@@ -674,6 +674,10 @@ def _function_call(item: dict[str, Any], path: str, parse: bool = True) -> list[
     }
     arguments = expect(item.get("arguments") or "{}", str, f"{path}.arguments")
     block["input"] = loads_with_repair(arguments) if parse else {}
+    caller = expect(item.get("caller"), (dict, type(None)), f"{path}.caller")
+    if caller is not None:
+        # Who made the call (programmatic tool calling: a program); it goes back with it.
+        block["caller"] = copy_json(caller)
     return [block]
 
 
@@ -1151,7 +1155,26 @@ def _tool_use(turn: Turn, index: int, block: Json) -> None:
         "name": block.get("name"),
         "arguments": arguments_json(block.get("input", {})),
     }
+    caller = block.get("caller")
+    if _own_caller(caller):
+        call["caller"] = copy_json(caller)
+    elif caller is not None:
+        kind = caller.get("type") if isinstance(caller, dict) else None
+        turn.ctx.warn(
+            turn.msg,
+            index,
+            "tool_use",
+            f"dropped the call's caller {kind!r}: the Responses API takes its own only",
+        )
     turn.parts.append(_Item(call))
+
+
+def _own_caller(caller: Any) -> bool:
+    """A function call's `caller` as the API gives it: direct, or a program's."""
+    if not isinstance(caller, dict):
+        return False
+    kind = caller.get("type")
+    return kind == "direct" or (kind == "program" and isinstance(caller.get("caller_id"), str))
 
 
 def _document(turn: Turn, index: int, block: Json) -> None:
