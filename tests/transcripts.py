@@ -36,6 +36,21 @@ counts the same categories in a parse result's content blocks:
 - `grounding`: a Gemini candidate's `groundingMetadata` / `urlContextMetadata`
   (either spelling), each distinct record once per candidate; parsed: a
   `grounding` block.
+- `phase`: an `output_text` part of an OpenAI Responses message item with a
+  `phase`; parsed: a text block with `phase`.
+- `logprobs`: an OpenAI Responses `output_text` part with non-empty
+  `logprobs`; parsed: a text block with `logprobs`.
+- `reasoning_text`: the reasoning itself rather than a summary: an OpenAI
+  Responses `reasoning_text` content part, and a Chat Completions response
+  (or stream) whose first choice has `reasoning_content` or `reasoning` text
+  (once); parsed: a thinking block saying where it came from
+  (`reasoning_part` / `reasoning_field`).
+- `caller`: who made a client tool call (programmatic tool calling): an
+  Anthropic `tool_use` block's or an OpenAI Responses `function_call` item's
+  `caller`; parsed: a tool_use block with `caller`.
+- `stop_details`: an Anthropic message's (or `message_delta`'s)
+  `stop_details` (why it refused), the last one; parsed: the result's
+  metadata key `stop_details`.
 
 Conventions the parsers follow so the counts compare: an OpenAI Responses
 server-tool item is ONE `server_tool_use` block (what it returned, e.g. a web
@@ -86,6 +101,11 @@ CATEGORIES = (
     "encrypted_reasoning",
     "redacted_reasoning",
     "grounding",
+    "phase",
+    "logprobs",
+    "reasoning_text",
+    "caller",
+    "stop_details",
 )
 MISSING_REASON = f"{ROOT} is absent (the recorded provider transcripts are not checked out)"
 
@@ -189,6 +209,8 @@ def _anthropic_block(block: Mapping[str, Any], counts: Counter[str]) -> None:
         counts["server_tool_result"] += 1
     elif kind == "redacted_thinking":
         counts["redacted_reasoning"] += 1
+    elif kind == "tool_use" and isinstance(block.get("caller"), dict):
+        counts["caller"] += 1
 
 
 def _raw_anthropic(record: Any, counts: Counter[str]) -> None:
@@ -201,6 +223,10 @@ def _raw_anthropic(record: Any, counts: Counter[str]) -> None:
     elif kind == "message":
         for block in _dicts(record.get("content")):
             _anthropic_block(block, counts)
+    holder = record.get("delta") if kind == "message_delta" else record.get("message", record)
+    if isinstance(holder, dict) and isinstance(holder.get("stop_details"), dict):
+        # The last one counts: the metadata holds one.
+        counts["stop_details"] = 1
 
 
 # Responses output items that are not server-side tool records.
@@ -215,9 +241,17 @@ def _responses_item(item: Mapping[str, Any], counts: Counter[str]) -> None:
         for part in _dicts(item.get("content")):
             if part.get("type") == "output_text":
                 counts["citation"] += len(list(_dicts(part.get("annotations"))))
+                counts["phase"] += bool(item.get("phase"))
+                counts["logprobs"] += bool(part.get("logprobs"))
     elif kind == "reasoning":
         if item.get("encrypted_content"):
             counts["encrypted_reasoning"] += 1
+        for part in _dicts(item.get("content")):
+            counts["reasoning_text"] += part.get("type") == "reasoning_text" and bool(
+                part.get("text")
+            )
+    elif kind == "function_call":
+        counts["caller"] += isinstance(item.get("caller"), dict)
     elif kind.endswith("_output"):
         counts["server_tool_result"] += 1
     elif kind not in _RESPONSES_PLAIN:
@@ -234,11 +268,14 @@ def _raw_openai_responses(record: Any, counts: Counter[str]) -> None:
 
 
 def _raw_chat(record: Any, counts: Counter[str]) -> None:
-    for choice in _dicts(record.get("choices")):
+    for number, choice in enumerate(_dicts(record.get("choices"))):
         for key in ("message", "delta"):
             part = choice.get(key)
             if isinstance(part, dict):
                 counts["citation"] += len(list(_dicts(part.get("annotations"))))
+                reasoning = part.get("reasoning_content") or part.get("reasoning")
+                if choice.get("index", number) == 0 and isinstance(reasoning, str) and reasoning:
+                    counts["reasoning_text"] = 1  # one thinking block, however streamed
 
 
 def _raw_gemini(record: Any, counts: Counter[str], seen: set[tuple[Any, ...]]) -> None:
@@ -284,13 +321,17 @@ def count_raw(transcript: Transcript) -> Counter[str]:
     return +counts
 
 
-def count_parsed(content: list[dict[str, Any]]) -> Counter[str]:
-    """The same categories in a parse result's content blocks."""
+def count_parsed(
+    content: list[dict[str, Any]], metadata: Mapping[str, Any] | None = None
+) -> Counter[str]:
+    """The same categories in a parse result's content blocks (and metadata)."""
     counts: Counter[str] = Counter()
     for block in content:
         kind = block.get("type")
         if kind == "text":
             counts["citation"] += len(list(_dicts(block.get("citations"))))
+            counts["phase"] += bool(block.get("phase"))
+            counts["logprobs"] += bool(block.get("logprobs"))
         elif kind in ("server_tool_use", "server_tool_result", "grounding"):
             counts[kind] += 1
         elif kind == "thinking":
@@ -298,4 +339,10 @@ def count_parsed(content: list[dict[str, Any]]) -> Counter[str]:
                 counts["encrypted_reasoning"] += 1
             if block.get("redacted_data"):
                 counts["redacted_reasoning"] += 1
+            if block.get("reasoning_part") or block.get("reasoning_field"):
+                counts["reasoning_text"] += 1
+        elif kind == "tool_use":
+            counts["caller"] += isinstance(block.get("caller"), dict)
+    if metadata is not None and isinstance(metadata.get("stop_details"), dict):
+        counts["stop_details"] += 1
     return +counts

@@ -674,11 +674,17 @@ def _function_call(item: dict[str, Any], path: str, parse: bool = True) -> list[
     }
     arguments = expect(item.get("arguments") or "{}", str, f"{path}.arguments")
     block["input"] = loads_with_repair(arguments) if parse else {}
+    return [block]
+
+
+def _kept_function_call(item: dict[str, Any], path: str, parse: bool = True) -> list[Block]:
+    """A `function_call` item in provider fidelity: its `caller` kept too."""
+    blocks = _function_call(item, path, parse)
     caller = expect(item.get("caller"), (dict, type(None)), f"{path}.caller")
     if caller is not None:
         # Who made the call (programmatic tool calling: a program); it goes back with it.
-        block["caller"] = copy_json(caller)
-    return [block]
+        blocks[0]["caller"] = copy_json(caller)
+    return blocks
 
 
 def _custom_tool_call(item: dict[str, Any], path: str) -> list[Block]:
@@ -743,7 +749,7 @@ def _server_item(item: dict[str, Any], path: str) -> list[Block]:
 _ITEMS: dict[str, Callable[[dict[str, Any], str], list[Block]]] = {
     "reasoning": _reasoning,
     "message": _message,
-    "function_call": _function_call,
+    "function_call": _kept_function_call,
     "custom_tool_call": _custom_tool_call,
 }
 
@@ -853,7 +859,7 @@ class _KeptStream(_ResponseEnd):
             self._blocks[index] = _item_blocks(item, f"{path}.item")
             return
         # Without stream tool parsing the arguments are parsed once, at the end.
-        blocks = _function_call(item, f"{path}.item", parse=self._tool_parsing)
+        blocks = _kept_function_call(item, f"{path}.item", parse=self._tool_parsing)
         arguments = expect(item.get("arguments") or "", str, f"{path}.item.arguments")
         for block in blocks:
             block["raw_input"] = arguments
