@@ -79,6 +79,7 @@ def test_provider_fidelity_keeps_every_counted_record(transcript: Transcript | N
 # none of them, it would be broken and every equality above vacuous.
 KNOWN = {
     "anthropic": {"citation", "server_tool_use", "server_tool_result", "caller", "stop_details"},
+    "gemini": {"finish_message"},
     "openai_responses": {"citation", "server_tool_use", "server_tool_result", "caller"},
     "openai": {"reasoning_text"},
     "deepseek": {"reasoning_text"},
@@ -124,6 +125,15 @@ def test_gemini_records_are_counted(tmp_path: Any) -> None:
     assert count_raw(_gemini(tmp_path, response)) == Counter(
         server_tool_use=1, server_tool_result=1, grounding=2
     )
+    cited = (
+        '{"candidates": [{"content": {"role": "model", "parts": [{"text": "1"}]},'
+        '"finishMessage": "Done.",'
+        '"citationMetadata": {"citations": [{"startIndex": 0, "uri": "https://a"}]}}]}'
+    )
+    expected = Counter(citation=1, finish_message=1)
+    assert count_raw(_gemini(tmp_path, cited)) == expected
+    result = _gemini(tmp_path, cited).run("provider")
+    assert count_parsed(result.content, result.metadata) == expected
     # A stream repeating the same record counts it once.
     chunk = '{"candidates": [{"groundingMetadata": {"webSearchQueries": ["q"]}}]}'
     stream = _gemini(tmp_path, f"{chunk}\n{chunk}\n", "g.events.jsonl")

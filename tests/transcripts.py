@@ -51,6 +51,11 @@ counts the same categories in a parse result's content blocks:
 - `stop_details`: an Anthropic message's (or `message_delta`'s)
   `stop_details` (why it refused), the last one; parsed: the result's
   metadata key `stop_details`.
+- `finish_message`: a Gemini candidate's `finishMessage`, the last one;
+  parsed: the result's metadata key `finishMessage`.
+
+Gemini's `citationMetadata` citations count as `citation`s too (each
+distinct one once per candidate, as grounding).
 
 Conventions the parsers follow so the counts compare: an OpenAI Responses
 server-tool item is ONE `server_tool_use` block (what it returned, e.g. a web
@@ -106,6 +111,7 @@ CATEGORIES = (
     "reasoning_text",
     "caller",
     "stop_details",
+    "finish_message",
 )
 MISSING_REASON = f"{ROOT} is absent (the recorded provider transcripts are not checked out)"
 
@@ -282,6 +288,14 @@ def _raw_gemini(record: Any, counts: Counter[str], seen: set[tuple[Any, ...]]) -
     for index, candidate in enumerate(_dicts(record.get("candidates"))):
         content = candidate.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
+        if candidate.get("finishMessage") or candidate.get("finish_message"):
+            counts["finish_message"] = 1
+        cited = candidate.get("citationMetadata") or candidate.get("citation_metadata")
+        for citation in _dicts(cited.get("citations") if isinstance(cited, dict) else None):
+            mark = (candidate.get("index", index), "citation", json.dumps(citation, sort_keys=True))
+            if citation and mark not in seen:
+                seen.add(mark)
+                counts["citation"] += 1
         for part in _dicts(parts):
             if "executableCode" in part or "executable_code" in part:
                 counts["server_tool_use"] += 1
@@ -345,4 +359,6 @@ def count_parsed(
             counts["caller"] += isinstance(block.get("caller"), dict)
     if metadata is not None and isinstance(metadata.get("stop_details"), dict):
         counts["stop_details"] += 1
+    if metadata is not None and metadata.get("finishMessage"):
+        counts["finish_message"] += 1
     return +counts
