@@ -772,9 +772,7 @@ def _kept_content(blocks: Any, structured_output: bool) -> tuple[list[Block], An
 def _parse_kept(response: Block, options: ParseSettings) -> ParsedResponse:
     """A complete response in provider fidelity (AgentScope's usage, id and stop reason)."""
     content, structured = _kept_content(response.get("content"), options.structured_output)
-    return _response_result(
-        response, content, structured, _message_metadata(response, "")
-    )
+    return _response_result(response, content, structured, _message_metadata(response, ""))
 
 
 # -- provider fidelity: the stream --------------------------------------------------
