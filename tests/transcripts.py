@@ -62,9 +62,10 @@ server-tool item is ONE `server_tool_use` block (what it returned, e.g. a web
 search's sources or a code interpreter's outputs, stays in its `raw`), while a
 separate result record (Anthropic result blocks, Responses `*_output` items,
 Gemini result parts) is one `server_tool_result` block. Streams are counted
-once per record: Anthropic by `content_block_start` (plus `citations_delta`
-events), OpenAI Responses by `response.output_item.done`, Gemini and Chat
-Completions by the parts/annotations of every chunk.
+once per record: Anthropic by `content_block_start` and the content a
+`message_start` may hold (plus `citations_delta` events), OpenAI Responses
+by `response.output_item.done`, Gemini and Chat Completions by the
+parts/annotations of every chunk.
 
 To extend: add a provider's raw records in its `_raw_<provider>` function, a new
 category in `CATEGORIES`, `count_parsed` and the list above.
@@ -228,6 +229,10 @@ def _raw_anthropic(record: Any, counts: Counter[str]) -> None:
             counts["citation"] += 1
     elif kind == "message":
         for block in _dicts(record.get("content")):
+            _anthropic_block(block, counts)
+    elif kind == "message_start" and isinstance(record.get("message"), dict):
+        # A message may start with content already (a resumed call).
+        for block in _dicts(record["message"].get("content")):
             _anthropic_block(block, counts)
     holder = record.get("delta") if kind == "message_delta" else record.get("message", record)
     if isinstance(holder, dict) and isinstance(holder.get("stop_details"), dict):

@@ -109,6 +109,8 @@ def _streamed_records(events: list[dict[str, Any]]) -> Counter[str]:
     for event in events:
         if event["type"] == "message_start":
             message += 1
+            for index, block in enumerate(event["message"].get("content") or []):
+                blocks[message, index] = copy.deepcopy(block)
         elif event["type"] == "content_block_start":
             blocks[message, event["index"]] = copy.deepcopy(event["content_block"])
         elif event["type"] == "content_block_delta":

@@ -925,7 +925,15 @@ class _KeptStream(_Stream):
     def _kept_message_start(self, event: Block, path: str) -> bool:
         changed = self._message_start(event, path)
         self._blocks.begin()
-        self._blocks.message(event["message"], f"{path}.message")
+        message = event["message"]
+        self._blocks.message(message, f"{path}.message")
+        # A message may start with content already (a call made by code
+        # execution, resumed): its blocks, as if each had started.
+        where = f"{path}.message.content"
+        blocks = expect(message.get("content") or [], list, where)
+        for index, block in enumerate(blocks):
+            start = {"index": index, "content_block": expect(block, dict, f"{where}[{index}]")}
+            changed = self._kept_block_start(start, f"{where}[{index}]") or changed
         return changed
 
     def _kept_block_start(self, event: Block, path: str) -> bool:
