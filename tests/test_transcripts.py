@@ -22,6 +22,7 @@ import pytest
 
 from agentscope_proto import ParseError, ProviderError
 from agentscope_proto.parsing import ParsedResponse
+from kept_features import dropped, is_usage
 from transcripts import (
     CATEGORIES,
     MISSING_REASON,
@@ -71,6 +72,35 @@ def test_provider_fidelity_keeps_every_counted_record(transcript: Transcript | N
     result = _run(transcript, "provider")
     found = Counter() if result is None else count_parsed(result.content, result.metadata)
     assert found == expected, f"{transcript.name}: kept {dict(found)} of {dict(expected)}"
+
+
+# What provider fidelity still drops of the recorded transcripts (tests/kept_features.py
+# finds it: every key path of the model's output whose values the parse holds nowhere),
+# usage aside, and why. Anything else dropped fails the test below.
+ALLOWED_DROPS = {
+    # An earlier message's container (a stream of several messages): the latest
+    # one is kept, the one the next request names.
+    "anthropic": {"container.expires_at", "delta.container.expires_at"},
+    # Azure's per-chunk content filter verdicts: a filtered answer says so in
+    # its finish reason (`content_filter`); the verdicts have no place to go back.
+    "openai": {
+        f"choices[].content_filter_results.{category}.severity"
+        for category in ("hate", "self_harm", "sexual", "violence")
+    },
+}
+
+
+def test_provider_fidelity_drops_nothing_else_of_the_model_output() -> None:
+    if not TRANSCRIPTS:
+        pytest.skip(MISSING_REASON)
+    unexpected = {}
+    for transcript in TRANSCRIPTS:
+        _, lost = dropped(transcript)
+        allowed = ALLOWED_DROPS.get(transcript.provider, set())
+        extra = [path for path in lost if not is_usage(path) and path not in allowed]
+        if extra:
+            unexpected[transcript.name] = extra
+    assert unexpected == {}
 
 
 # --- The counter itself -------------------------------------------------------------
