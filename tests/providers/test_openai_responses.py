@@ -613,6 +613,26 @@ def test_a_programs_call_keeps_its_caller_for_the_responses_api_only() -> None:
     assert [w.block_type for w in body.warnings] == ["tool_use"]
 
 
+@pytest.mark.parametrize(
+    "provider", ["openai", "anthropic", "gemini", "ollama", "deepseek", "dashscope"]
+)
+def test_phase_and_logprobs_stay_out_of_other_providers_bodies_silently(provider: str) -> None:
+    message = _phased("final_answer", "Hi.")
+    message["content"][0]["logprobs"] = _LOGPROBS
+    content = _provider({"output": [message]})
+    msgs = [
+        _msg("user", "user", "Question?"),
+        _msg("Friday", "assistant", content),
+        _msg("user", "user", "And then?"),
+    ]
+    body = format(provider, msgs, fidelity="provider")
+    text = json.dumps(body.body, default=str)
+    assert "Hi." in text
+    assert "final_answer" not in text
+    assert "logprob" not in text
+    assert body.warnings == []
+
+
 @needs_sdks
 def test_phase_reasoning_text_and_caller_bodies_validate() -> None:
     content = _provider(

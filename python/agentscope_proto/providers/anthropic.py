@@ -59,7 +59,7 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._adapt import Json, Notes, empty, note_text, prune
+from ._adapt import Json, Notes, empty, note_text, prune, without_text_marks
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, system_blocks, wrap_history
@@ -1143,6 +1143,8 @@ def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) ->
     if empty(block):
         note(at, kind, f"dropped an empty {kind} block")
         return None
+    if kind == "text":
+        block = without_text_marks(block)
     if kind == "text" and isinstance(block.get("citations"), list):
         block = _cited(block, at, note)
     if kind == "thinking" and not block.get("signature"):

@@ -52,7 +52,7 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._adapt import Json, Notes, empty, note_text, prune, wrap_bare_tools
+from ._adapt import Json, Notes, empty, note_text, prune, without_text_marks, wrap_bare_tools
 from ._context import FormatContext
 from ._documents import document
 from ._history import format_multi_agent, history_prompt, history_text, system_blocks
@@ -801,9 +801,11 @@ def _chat_content(message: Json, path: str, note: Notes) -> None:
         if empty(part):
             note(at, kind, "dropped an empty text part")
             continue
-        if kind == "text" and "citations" in part:
-            # Request messages take no annotations: the text goes without them, silently.
-            part = {key: value for key, value in part.items() if key != "citations"}
+        if kind == "text":
+            # Request messages take no annotations: the text goes without them,
+            # and without another API's marks, silently.
+            unmarked = without_text_marks(part).items()
+            part = {key: value for key, value in unmarked if key != "citations"}
         parts.append(prune(part, _CHAT_PARTS[kind], at, kind, note))
     message["content"] = parts
 
