@@ -633,6 +633,36 @@ def test_phase_and_logprobs_stay_out_of_other_providers_bodies_silently(provider
     assert body.warnings == []
 
 
+def test_a_refusal_part_is_a_marked_text_block_and_goes_back_as_one() -> None:
+    message = _message()
+    message["content"] = [{"type": "refusal", "refusal": "I can't help with that."}]
+    assert parse("openai_responses", {"output": [message]}).content == []
+    content = _provider({"output": [message]})
+    assert content == [{"type": "text", "text": "I can't help with that.", "refusal": True}]
+    body = _next_turn(content)
+    assert body.body["input"][1]["content"] == message["content"]
+    assert not body.warnings
+    events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": _message()},
+        {
+            "type": "response.content_part.added",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "refusal", "refusal": ""},
+        },
+    ]
+    for piece in ("I can't ", "help with that."):
+        events.append(
+            {
+                "type": "response.refusal.delta",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": piece,
+            }
+        )
+    assert _stream(events).content == content
+
+
 @needs_sdks
 def test_phase_reasoning_text_and_caller_bodies_validate() -> None:
     content = _provider(
@@ -644,6 +674,7 @@ def test_phase_reasoning_text_and_caller_bodies_validate() -> None:
             ]
         }
     )
+    content.append({"type": "text", "text": "I can't.", "refusal": True})
     assert client.validate("openai_responses", dict(_next_turn(content))) == []
 
 

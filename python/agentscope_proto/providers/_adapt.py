@@ -22,10 +22,12 @@ __all__ = [
 Json = dict[str, Any]
 
 # What a parse marks on a text block about how the provider produced it (the
-# Responses API's `phase` and `logprobs`): no other provider's request has a
-# field for them and they are no content, so other bodies go without them,
-# silently (the Responses API takes `phase` back: openai_responses.py).
-TEXT_MARKS = frozenset({"phase", "logprobs"})
+# Responses API's `phase` and `logprobs`; `refusal`: the text is the model's
+# refusal, OpenAI's): no other provider's request has a field for them and
+# they are no content, so other bodies go without them, silently (the text
+# goes; OpenAI's APIs take `phase` and refusals back: openai_responses.py,
+# openai.py).
+TEXT_MARKS = frozenset({"phase", "logprobs", "refusal"})
 
 
 class Notes:

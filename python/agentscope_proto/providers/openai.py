@@ -673,6 +673,14 @@ def _message_annotations(message: Block, path: str) -> list[Any]:
     return list(expect(value, list, f"{path}.annotations")) if value else []
 
 
+def _add_refusal(content: list[Block], refusal: Any, path: str) -> None:
+    """The message's `refusal` as a text block marked `refusal`, before its calls."""
+    if not expect(refusal, (str, type(None)), path):
+        return
+    at = next((n for n, block in enumerate(content) if block["type"] == "tool_use"), len(content))
+    content.insert(at, {"type": "text", "text": refusal, "refusal": True})
+
+
 def _add_citations(content: list[Block], cited: list[Any], field: str | None) -> None:
     """Mark the thinking block's origin and put the citations on the message's
     text (the first text block: an audio transcript may follow it)."""
@@ -693,15 +701,18 @@ class KeptChatCompletionStream(ChatCompletionStream):
         super().__init__(provider, options)
         self._field: str | None = None
         self._cited: list[Any] = []
+        self._refusal = ""
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._field = self._field or _reasoning_field(delta)
         self._cited += _message_annotations(delta, path)
+        self._refusal += expect(delta.get("refusal") or "", str, f"{path}.refusal")
         super()._absorb(delta, path)
 
     def _build(self) -> list[Block]:
         content = super()._build()
         _add_citations(content, self._cited, self._field)
+        _add_refusal(content, self._refusal, "refusal")
         return content
 
 
@@ -767,8 +778,17 @@ def _chat_document(turn: Turn, index: int, block: Block) -> None:
     turn.parts.append({"type": "file", "file": file})
 
 
+def _native_text(turn: Turn, index: int, block: Block) -> None:
+    # A refusal the model gave goes back as one (an assistant `refusal` part).
+    if turn.msg.role == "assistant" and block.get("refusal") is True:
+        turn.parts.append({"type": "refusal", "refusal": block.get("text")})
+    else:
+        _chat_text(turn, index, block)
+
+
 _NATIVE = TurnTable(
-    {**native_handlers(_CHAT_BLOCKS), "data": _chat_document}, with_reasoning(_finish_chat)
+    {**native_handlers(_CHAT_BLOCKS), "text": _native_text, "data": _chat_document},
+    with_reasoning(_finish_chat),
 )
 
 _CHAT_PARTS = {
@@ -905,6 +925,7 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
         """Citations and the reasoning's origin on the blocks; the structured
         output AgentScope's `message.parsed` gives: the content's JSON object."""
         _add_citations(content, _message_annotations(message, path), _reasoning_field(message))
+        _add_refusal(content, message.get("refusal"), f"{path}.refusal")
         extra = structured
         text = message.get("content")
         if isinstance(text, str):

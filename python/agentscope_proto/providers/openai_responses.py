@@ -649,7 +649,15 @@ def _message(item: dict[str, Any], path: str) -> list[Block]:
     phase = expect(item.get("phase"), (str, type(None)), f"{path}.phase")
     for index, part in enumerate(expect(item.get("content") or [], list, f"{path}.content")):
         where = f"{path}.content[{index}]"
-        if expect(part, dict, where).get("type") != "output_text":
+        kind = expect(part, dict, where).get("type")
+        if kind == "refusal":
+            # The model's refusal: its text, marked (it goes back as a refusal part).
+            text = expect(part.get("refusal") or "", str, f"{where}.refusal")
+            blocks.append({"type": "text", "text": text, "refusal": True})
+            if phase:
+                blocks[-1]["phase"] = phase
+            continue
+        if kind != "output_text":
             continue
         block: Block = {"type": "text", "text": expect(part.get("text"), str, f"{where}.text")}
         annotations = expect(part.get("annotations") or [], list, f"{where}.annotations")
@@ -921,6 +929,16 @@ class _KeptStream(_ResponseEnd):
                 part["logprobs"] = [*(part.get("logprobs") or []), *copy_json(logprobs)]
             self._changed(self._index_of(event), path)
 
+    def _on_refusal(self, event: dict[str, Any], path: str) -> None:
+        part = self._part(event, path, "content")
+        if part is not None:
+            if part.get("type") != "refusal" and not part.get("text"):
+                part.clear()
+                part["type"] = "refusal"
+            text = expect(part.get("refusal") or "", str, path)
+            part["refusal"] = text + expect(event.get("delta"), str, f"{path}.delta")
+            self._changed(self._index_of(event), path)
+
     def _on_annotation(self, event: dict[str, Any], path: str) -> None:
         part = self._part(event, path, "content")
         annotation = event.get("annotation")
@@ -959,6 +977,7 @@ _KEPT_EVENTS: dict[str, Callable[[_KeptStream, dict[str, Any], str], None]] = {
     "response.output_text.delta": _KeptStream._on_text,
     "response.reasoning_summary_text.delta": _KeptStream._on_text,
     "response.reasoning_text.delta": _KeptStream._on_text,
+    "response.refusal.delta": _KeptStream._on_refusal,
     "response.output_text.annotation.added": _KeptStream._on_annotation,
     "response.function_call_arguments.delta": _KeptStream._on_arguments,
     "response.custom_tool_call_input.delta": _KeptStream._on_input,
@@ -1046,6 +1065,8 @@ def _skip(turn: Turn, index: int, kind: str) -> None:
 def _text(turn: Turn, index: int, block: Json) -> None:
     assistant = turn.msg.role == "assistant"
     part: Json = {"type": "output_text" if assistant else "input_text", "text": block.get("text")}
+    if assistant and block.get("refusal") is True:
+        part = {"type": "refusal", "refusal": block.get("text")}
     citations = block.get("citations")
     if assistant and isinstance(citations, list) and citations:
         annotations = [_annotation(citation) for citation in citations]
