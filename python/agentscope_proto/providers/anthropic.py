@@ -27,7 +27,12 @@ and a refusal's `stop_details` (`category`, `explanation`,
 `recommended_model`) as `{"stop_details": {...}}`, complete or streamed (in
 `message_delta`): AgentScope makes no use of those keys (its message metadata
 is the structured output, which stays in `structured_output` as before);
-neither goes back but the container (no request field takes stop details). Client tool calls keep
+neither goes back but the container (no request field takes stop details).
+A streamed message that starts with content (`message_start` holding blocks:
+a call made by code execution, resumed) keeps those blocks as if each had
+started. A client tool call's `caller` goes back only when it is Claude's
+(`direct`, code execution); another API's (the Responses API's `program`)
+is dropped with a warning. Client tool calls keep
 their `caller` (programmatic tool calling) both ways.
 
 Provider fidelity, format: what the parse kept goes back as Claude expects it.

@@ -34,12 +34,18 @@ give `server_tool_use` (name "code_execution", input {language, code}) /
 `server_tool_result` (output {outcome, output}, an error unless OUTCOME_OK)
 blocks where the part sat among the text blocks, the part verbatim (thought
 signature included) in `raw`; a code part's signature stays in its `raw`, it
-is not the text's. Nothing goes into the Msg's `metadata`.
+is not the text's. The first candidate's `citationMetadata` citations go,
+verbatim, into its last text block's `citations` (their indices count in
+the candidate's whole text; a stream keeps each distinct one once), and its
+`finishMessage` (why generation stopped, in words) into the message's
+metadata as `{"finishMessage": ...}`, the last one of a stream.
 
 Provider fidelity, format: code execution blocks from Gemini go back as the
 same parts, in order, in the model turn; a document (`data`) as inline data.
-Grounding blocks and text citations (another provider's) are dropped
-silently: no request field takes them, and the text they ground is sent.
+Grounding blocks and text citations (Gemini's own, or another provider's)
+are dropped silently: no request field takes them, and the text they ground
+is sent; so are the finish message and other APIs' text marks (`phase`,
+`logprobs`, `refusal`).
 Server-tool blocks of other providers are dropped with a FormatWarning. The
 body pass drops empty parts and turns and narrows tool parameters to the
 keywords Gemini's Schema takes.

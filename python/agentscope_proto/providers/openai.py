@@ -7,6 +7,8 @@ fidelity, the parity variant with what differs overridden:
 
 - parse: `message.annotations` (OpenAI's `url_citation`s, streamed in `delta`s
   too) become the text block's `citations`, each annotation verbatim; a
+  `message.refusal` (streamed too) is a text block of the refusal marked
+  `"refusal": true`, before the calls; a
   thinking block records the key its reasoning came under in
   `reasoning_field`: `"reasoning_content"` (DeepSeek, Kimi, Qwen...) or
   `"reasoning"` (vLLM since it renamed the field, Groq); the structured output
@@ -18,8 +20,10 @@ fidelity, the parity variant with what differs overridden:
   from (`reasoning_field`), so a server that wants its reasoning back in a tool
   loop (DeepSeek's thinking mode, Kimi, vLLM) gets it where it reads it; to
   OpenAI, thinking without `reasoning_field` (another provider's) is still
-  dropped, as AgentScope does. Citations are not sent back (request messages
-  take no annotations: dropped silently). Server-tool blocks of other
+  dropped, as AgentScope does. A text marked `refusal` goes back as an
+  assistant `refusal` part. Citations are not sent back (request messages
+  take no annotations: dropped silently), nor other APIs' text marks (the
+  Responses API's `phase` and `logprobs`). Server-tool blocks of other
   providers are dropped with a FormatWarning, grounding blocks silently (the
   text they ground is sent). A PDF (`data`) goes as a `file` part.
 - the body: the pass (`adapt_chat_messages`) makes it one the Chat

@@ -13,15 +13,23 @@ between them and turns them into blocks with the same functions, so both
 agree). AgentScope reads only `reasoning` summaries, `output_text` parts and
 `function_call` items; provider fidelity keeps, in output order:
 
-- `reasoning`: a thinking block per summary text (AgentScope's text) with
-  `reasoning_id`, the first also `encrypted_content`; a reasoning item with no
-  summary text still gives one empty thinking block, so its id and encrypted
-  content can go back with the next turn (the API wants a reasoning item
-  before the calls that followed it).
+- `reasoning`: a thinking block per summary text (AgentScope's text), then
+  one per `reasoning_text` content part (the reasoning itself, which
+  open-weight models served by LM Studio or vLLM return; marked
+  `"reasoning_part": "reasoning_text"`), each with `reasoning_id`, the first
+  also `encrypted_content`; a reasoning item with no text still gives one
+  empty thinking block, so its id and encrypted content can go back with the
+  next turn (the API wants a reasoning item before the calls that followed it).
 - `message`: one text block per `output_text` part (never glued to its
-  neighbours), its `annotations` verbatim as `citations`.
+  neighbours), its `annotations` verbatim as `citations`, its non-empty
+  `logprobs` verbatim as `logprobs`, the item's `phase` (`commentary`,
+  `final_answer`) as `phase`; a `refusal` part is a text block of the refusal
+  marked `"refusal": true`. A stream adds up the `logprobs` of the text
+  deltas until the done item gives them whole.
 - `function_call` and `custom_tool_call` (calls the client answers): tool_use
-  blocks; a custom call's free-form input is `{"input": <text>}`.
+  blocks; a custom call's free-form input is `{"input": <text>}`; a call's
+  `caller` (programmatic tool calling: `{"type": "program", "caller_id"}`)
+  verbatim as `caller`.
 - every other item (web/file search, code interpreter, MCP, image generation,
   shell, apply patch, tool search, computer, compaction, and types unknown
   today): ONE `server_tool_use` block holding the item verbatim in `raw` (it
@@ -42,16 +50,23 @@ instead, and each block becomes:
 
 - text: an input or output text part; an assistant's `citations` go back as
   the `output_text` part's `annotations` (Responses annotations with every
-  key the API requires; others are dropped with a warning);
+  key the API requires; others are dropped with a warning); its `phase` on
+  its message item (the API asks for it back on every assistant message that
+  had one; parts of another phase start a message of their own); a text
+  marked `refusal` as a `refusal` part; `logprobs` stay with the parsed text
+  (the API reads none in its input), silently;
 - thinking with a `reasoning_id`: a `reasoning` input item (`id`, `summary`,
-  `encrypted_content`), consecutive blocks of one id as one item; thinking
-  without one (another provider's, or none) cannot go back and is dropped;
+  `encrypted_content`; reasoning text as its `content`), consecutive blocks
+  of one id as one item; thinking without one (another provider's, or none)
+  cannot go back and is dropped;
 - server_tool_use, or server_tool_result holding the item in `raw`: the item
   verbatim, when it is one the Responses input takes (its type, and the keys
   the API requires; keys it does not define, another vendor's extras, are
   dropped); another provider's (Anthropic, Gemini) is dropped. A result
   without `raw` is carried by its use block's item;
-- tool_use: a `function_call` item, in place;
+- tool_use: a `function_call` item, in place, with its `caller` when it is
+  one the API defines (`direct`, a `program`'s); another API's (Claude's code
+  execution) is dropped with a warning;
 - a document (`data`, a PDF): an `input_file` part, its data or its URL;
 - grounding: dropped (Gemini's; the Responses API has no such input).
 
