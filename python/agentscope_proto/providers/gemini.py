@@ -940,7 +940,7 @@ class _KeptReader(_Reader):
     def citations(self, candidate: dict[str, Any], path: str) -> list[dict[str, Any]]:
         record = _get(candidate, "citationMetadata", "citation_metadata", dict, path) or {}
         where = f"{path}.citationMetadata.citations"
-        found = _field(record, "citations", "citations") or []
+        found = record.get("citations") or []
         return [copy.deepcopy(c) for c in expect(found, list, where) if isinstance(c, dict) and c]
 
     def metadata(self, candidate: dict[str, Any], path: str) -> dict[str, Any] | None:
