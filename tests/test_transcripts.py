@@ -17,6 +17,7 @@ without them these tests skip.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -24,6 +25,7 @@ import pytest
 
 from agentscope_proto import ParseError, ProviderError
 from agentscope_proto.parsing import ParsedResponse
+from kept_features import dropped, is_usage
 from transcripts import (
     CATEGORIES,
     MISSING_REASON,
@@ -86,8 +88,37 @@ def test_provider_fidelity_keeps_every_counted_record(transcript: Transcript | N
         pytest.skip(f"{transcript.provider} is not in COUNTED yet")
     expected = count_raw(transcript)
     result = _run(transcript, "provider")
-    found = Counter() if result is None else count_parsed(result.content)
+    found = Counter() if result is None else count_parsed(result.content, result.metadata)
     assert found == expected, f"{transcript.name}: kept {dict(found)} of {dict(expected)}"
+
+
+# What provider fidelity still drops of the recorded transcripts (tests/kept_features.py
+# finds it: every key path of the model's output whose values the parse holds nowhere),
+# usage aside, and why. Anything else dropped fails the test below.
+ALLOWED_DROPS = {
+    # An earlier message's container (a stream of several messages): the latest
+    # one is kept, the one the next request names.
+    "anthropic": {"container.expires_at", "delta.container.expires_at"},
+    # Azure's per-chunk content filter verdicts: a filtered answer says so in
+    # its finish reason (`content_filter`); the verdicts have no place to go back.
+    "openai": {
+        f"choices[].content_filter_results.{category}.severity"
+        for category in ("hate", "self_harm", "sexual", "violence")
+    },
+}
+
+
+def test_provider_fidelity_drops_nothing_else_of_the_model_output() -> None:
+    if not TRANSCRIPTS:
+        pytest.skip(MISSING_REASON)
+    unexpected = {}
+    for transcript in TRANSCRIPTS:
+        _, lost = dropped(transcript)
+        allowed = ALLOWED_DROPS.get(transcript.provider, set())
+        extra = [path for path in lost if not is_usage(path) and path not in allowed]
+        if extra:
+            unexpected[transcript.name] = extra
+    assert unexpected == {}
 
 
 # --- The counter itself -------------------------------------------------------------
@@ -95,10 +126,13 @@ def test_provider_fidelity_keeps_every_counted_record(transcript: Transcript | N
 # Categories the corpus is known to hold, per provider: if the raw counter found
 # none of them, it would be broken and every equality above vacuous.
 KNOWN = {
-    "anthropic": {"citation", "server_tool_use", "server_tool_result"},
-    "openai_responses": {"citation", "server_tool_use", "server_tool_result"},
+    "anthropic": {"citation", "server_tool_use", "server_tool_result", "caller", "stop_details"},
+    "gemini": {"finish_message"},
+    "openai_responses": {"citation", "server_tool_use", "server_tool_result", "caller"},
+    "openai": {"reasoning_text"},
+    "deepseek": {"reasoning_text"},
 }
-KNOWN["openai_responses"].add("encrypted_reasoning")
+KNOWN["openai_responses"] |= {"encrypted_reasoning", "phase", "logprobs", "reasoning_text"}
 
 
 @pytest.mark.parametrize("provider", sorted(KNOWN))
@@ -139,10 +173,75 @@ def test_gemini_records_are_counted(tmp_path: Any) -> None:
     assert count_raw(_gemini(tmp_path, response)) == Counter(
         server_tool_use=1, server_tool_result=1, grounding=2
     )
+    cited = (
+        '{"candidates": [{"content": {"role": "model", "parts": [{"text": "1"}]},'
+        '"finishMessage": "Done.",'
+        '"citationMetadata": {"citations": [{"startIndex": 0, "uri": "https://a"}]}}]}'
+    )
+    expected = Counter(citation=1, finish_message=1)
+    assert count_raw(_gemini(tmp_path, cited)) == expected
+    result = _gemini(tmp_path, cited).run("provider")
+    assert count_parsed(result.content, result.metadata) == expected
     # A stream repeating the same record counts it once.
     chunk = '{"candidates": [{"groundingMetadata": {"webSearchQueries": ["q"]}}]}'
     stream = _gemini(tmp_path, f"{chunk}\n{chunk}\n", "g.events.jsonl")
     assert count_raw(stream) == Counter(grounding=1)
+
+
+def test_responses_phase_logprobs_reasoning_text_and_caller_are_counted(tmp_path: Any) -> None:
+    response = {
+        "output": [
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": "Think."}],
+            },
+            {
+                "type": "function_call",
+                "call_id": "c1",
+                "name": "f",
+                "arguments": "{}",
+                "caller": {"type": "program", "caller_id": "p1"},
+            },
+            {
+                "type": "message",
+                "phase": "final_answer",
+                "content": [
+                    {"type": "output_text", "text": "a", "logprobs": [{"token": "a"}]},
+                    {"type": "output_text", "text": "b", "logprobs": []},
+                ],
+            },
+        ]
+    }
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(response), encoding="utf-8")
+    transcript = Transcript("openai_responses", path, "json")
+    expected = Counter(reasoning_text=1, caller=1, phase=2, logprobs=1)
+    assert count_raw(transcript) == expected
+    result = transcript.run("provider")
+    assert count_parsed(result.content, result.metadata) == expected
+    # AgentScope fidelity keeps none of them.
+    assert count_parsed(transcript.run("agentscope").content) == Counter()
+
+
+_USAGE = {"input_tokens": 5, "output_tokens": 1}
+
+
+def test_anthropic_stop_details_are_counted_once(tmp_path: Any) -> None:
+    details = {"type": "refusal", "category": "cyber", "explanation": "No."}
+    events = [
+        {"type": "message_start", "message": {"id": "m", "content": [], "usage": _USAGE}},
+        {"type": "message_delta", "delta": {"stop_reason": "refusal", "stop_details": details}},
+        {"type": "message_stop"},
+    ]
+    path = tmp_path / "a.events.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events), encoding="utf-8")
+    transcript = Transcript("anthropic", path, "events")
+    assert count_raw(transcript) == Counter(stop_details=1)
+    result = transcript.run("provider")
+    assert result.metadata == {"stop_details": details}
+    assert count_parsed(result.content, result.metadata) == Counter(stop_details=1)
 
 
 def test_parsed_content_is_counted() -> None:

@@ -36,15 +36,36 @@ counts the same categories in a parse result's content blocks:
 - `grounding`: a Gemini candidate's `groundingMetadata` / `urlContextMetadata`
   (either spelling), each distinct record once per candidate; parsed: a
   `grounding` block.
+- `phase`: an `output_text` part of an OpenAI Responses message item with a
+  `phase`; parsed: a text block with `phase`.
+- `logprobs`: an OpenAI Responses `output_text` part with non-empty
+  `logprobs`; parsed: a text block with `logprobs`.
+- `reasoning_text`: the reasoning itself rather than a summary: an OpenAI
+  Responses `reasoning_text` content part, and a Chat Completions response
+  (or stream) whose first choice has `reasoning_content` or `reasoning` text
+  (once); parsed: a thinking block saying where it came from
+  (`reasoning_part` / `reasoning_field`).
+- `caller`: who made a client tool call (programmatic tool calling): an
+  Anthropic `tool_use` block's or an OpenAI Responses `function_call` item's
+  `caller`; parsed: a tool_use block with `caller`.
+- `stop_details`: an Anthropic message's (or `message_delta`'s)
+  `stop_details` (why it refused), the last one; parsed: the result's
+  metadata key `stop_details`.
+- `finish_message`: a Gemini candidate's `finishMessage`, the last one;
+  parsed: the result's metadata key `finishMessage`.
+
+Gemini's `citationMetadata` citations count as `citation`s too (each
+distinct one once per candidate, as grounding).
 
 Conventions the parsers follow so the counts compare: an OpenAI Responses
 server-tool item is ONE `server_tool_use` block (what it returned, e.g. a web
 search's sources or a code interpreter's outputs, stays in its `raw`), while a
 separate result record (Anthropic result blocks, Responses `*_output` items,
 Gemini result parts) is one `server_tool_result` block. Streams are counted
-once per record: Anthropic by `content_block_start` (plus `citations_delta`
-events), OpenAI Responses by `response.output_item.done`, Gemini and Chat
-Completions by the parts/annotations of every chunk.
+once per record: Anthropic by `content_block_start` and the content a
+`message_start` may hold (plus `citations_delta` events), OpenAI Responses
+by `response.output_item.done`, Gemini and Chat Completions by the
+parts/annotations of every chunk.
 
 To extend: add a provider's raw records in its `_raw_<provider>` function, a new
 category in `CATEGORIES`, `count_parsed` and the list above.
@@ -96,6 +117,12 @@ CATEGORIES = (
     "encrypted_reasoning",
     "redacted_reasoning",
     "grounding",
+    "phase",
+    "logprobs",
+    "reasoning_text",
+    "caller",
+    "stop_details",
+    "finish_message",
 )
 MISSING_REASON = f"{ROOT} is absent (the recorded provider transcripts are not checked out)"
 
@@ -199,6 +226,8 @@ def _anthropic_block(block: Mapping[str, Any], counts: Counter[str]) -> None:
         counts["server_tool_result"] += 1
     elif kind == "redacted_thinking":
         counts["redacted_reasoning"] += 1
+    elif kind == "tool_use" and isinstance(block.get("caller"), dict):
+        counts["caller"] += 1
 
 
 def _raw_anthropic(record: Any, counts: Counter[str]) -> None:
@@ -211,6 +240,14 @@ def _raw_anthropic(record: Any, counts: Counter[str]) -> None:
     elif kind == "message":
         for block in _dicts(record.get("content")):
             _anthropic_block(block, counts)
+    elif kind == "message_start" and isinstance(record.get("message"), dict):
+        # A message may start with content already (a resumed call).
+        for block in _dicts(record["message"].get("content")):
+            _anthropic_block(block, counts)
+    holder = record.get("delta") if kind == "message_delta" else record.get("message", record)
+    if isinstance(holder, dict) and isinstance(holder.get("stop_details"), dict):
+        # The last one counts: the metadata holds one.
+        counts["stop_details"] = 1
 
 
 # Responses output items that are not server-side tool records.
@@ -225,9 +262,17 @@ def _responses_item(item: Mapping[str, Any], counts: Counter[str]) -> None:
         for part in _dicts(item.get("content")):
             if part.get("type") == "output_text":
                 counts["citation"] += len(list(_dicts(part.get("annotations"))))
+                counts["phase"] += bool(item.get("phase"))
+                counts["logprobs"] += bool(part.get("logprobs"))
     elif kind == "reasoning":
         if item.get("encrypted_content"):
             counts["encrypted_reasoning"] += 1
+        for part in _dicts(item.get("content")):
+            counts["reasoning_text"] += part.get("type") == "reasoning_text" and bool(
+                part.get("text")
+            )
+    elif kind == "function_call":
+        counts["caller"] += isinstance(item.get("caller"), dict)
     elif kind.endswith("_output"):
         counts["server_tool_result"] += 1
     elif kind not in _RESPONSES_PLAIN:
@@ -244,17 +289,28 @@ def _raw_openai_responses(record: Any, counts: Counter[str]) -> None:
 
 
 def _raw_chat(record: Any, counts: Counter[str]) -> None:
-    for choice in _dicts(record.get("choices")):
+    for number, choice in enumerate(_dicts(record.get("choices"))):
         for key in ("message", "delta"):
             part = choice.get(key)
             if isinstance(part, dict):
                 counts["citation"] += len(list(_dicts(part.get("annotations"))))
+                reasoning = part.get("reasoning_content") or part.get("reasoning")
+                if choice.get("index", number) == 0 and isinstance(reasoning, str) and reasoning:
+                    counts["reasoning_text"] = 1  # one thinking block, however streamed
 
 
 def _raw_gemini(record: Any, counts: Counter[str], seen: set[tuple[Any, ...]]) -> None:
     for index, candidate in enumerate(_dicts(record.get("candidates"))):
         content = candidate.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
+        if candidate.get("finishMessage") or candidate.get("finish_message"):
+            counts["finish_message"] = 1
+        cited = candidate.get("citationMetadata") or candidate.get("citation_metadata")
+        for citation in _dicts(cited.get("citations") if isinstance(cited, dict) else None):
+            mark = (candidate.get("index", index), "citation", json.dumps(citation, sort_keys=True))
+            if citation and mark not in seen:
+                seen.add(mark)
+                counts["citation"] += 1
         for part in _dicts(parts):
             if "executableCode" in part or "executable_code" in part:
                 counts["server_tool_use"] += 1
@@ -294,13 +350,17 @@ def count_raw(transcript: Transcript) -> Counter[str]:
     return +counts
 
 
-def count_parsed(content: list[dict[str, Any]]) -> Counter[str]:
-    """The same categories in a parse result's content blocks."""
+def count_parsed(
+    content: list[dict[str, Any]], metadata: Mapping[str, Any] | None = None
+) -> Counter[str]:
+    """The same categories in a parse result's content blocks (and metadata)."""
     counts: Counter[str] = Counter()
     for block in content:
         kind = block.get("type")
         if kind == "text":
             counts["citation"] += len(list(_dicts(block.get("citations"))))
+            counts["phase"] += bool(block.get("phase"))
+            counts["logprobs"] += bool(block.get("logprobs"))
         elif kind in ("server_tool_use", "server_tool_result", "grounding"):
             counts[kind] += 1
         elif kind == "thinking":
@@ -308,6 +368,14 @@ def count_parsed(content: list[dict[str, Any]]) -> Counter[str]:
                 counts["encrypted_reasoning"] += 1
             if block.get("redacted_data"):
                 counts["redacted_reasoning"] += 1
+            if block.get("reasoning_part") or block.get("reasoning_field"):
+                counts["reasoning_text"] += 1
+        elif kind == "tool_use":
+            counts["caller"] += isinstance(block.get("caller"), dict)
+    if metadata is not None and isinstance(metadata.get("stop_details"), dict):
+        counts["stop_details"] += 1
+    if metadata is not None and metadata.get("finishMessage"):
+        counts["finish_message"] += 1
     return +counts
 
 

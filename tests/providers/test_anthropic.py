@@ -109,6 +109,8 @@ def _streamed_records(events: list[dict[str, Any]]) -> Counter[str]:
     for event in events:
         if event["type"] == "message_start":
             message += 1
+            for index, block in enumerate(event["message"].get("content") or []):
+                blocks[message, index] = copy.deepcopy(block)
         elif event["type"] == "content_block_start":
             blocks[message, event["index"]] = copy.deepcopy(event["content_block"])
         elif event["type"] == "content_block_delta":
@@ -185,8 +187,10 @@ def test_a_complete_response_keeps_every_record(path: Path) -> None:
     raws = [b["raw"] for b in result.content if "raw" in b]
     server = [b for b in response["content"] if b["type"] in _USES or "_tool_result" in b["type"]]
     assert raws == server
-    if response.get("container"):
-        assert json.loads(result.msg.metadata_json) == {"container": response["container"]}
+    # The container and a refusal's stop details, in the message's metadata.
+    kept = {k: response[k] for k in ("container", "stop_details") if response.get(k)}
+    if kept:
+        assert json.loads(result.msg.metadata_json) == kept
     else:
         assert not result.msg.HasField("metadata_json")
 
@@ -204,9 +208,15 @@ def test_a_stream_keeps_every_record(path: Path) -> None:
     assert _kept(result.content) == _streamed_records(events)
     # Given at message_start (a later message of a stream) or message_delta: the last counts.
     holders = [e.get("message") or e.get("delta") or {} for e in events]
-    containers = [h["container"] for h in holders if isinstance(h, dict) and h.get("container")]
-    if containers:
-        assert json.loads(result.msg.metadata_json) == {"container": containers[-1]}
+    kept = {
+        key: values[-1]
+        for key in ("container", "stop_details")
+        if (values := [h[key] for h in holders if isinstance(h, dict) and h.get(key)])
+    }
+    if kept:
+        assert json.loads(result.msg.metadata_json) == kept
+    else:
+        assert not result.msg.HasField("metadata_json")
 
 
 @needs_transcripts

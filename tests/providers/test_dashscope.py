@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentscope_proto import StreamParser, parse
-from agentscope_proto.errors import ProviderError, UnsupportedMediaError
+from agentscope_proto.errors import ParseError, ProviderError, UnsupportedMediaError
 from agentscope_proto.formatting import format
 
 from fidelity_helpers import call, msg, result
@@ -119,3 +119,45 @@ def test_documents_are_refused_naming_the_provider() -> None:
     }
     with pytest.raises(UnsupportedMediaError, match="dashscope cannot take application/pdf"):
         format("dashscope", [msg("u", "user", [pdf])], fidelity="provider")
+
+
+def _text_format(text: str, finish: str = "stop") -> dict[str, Any]:
+    # `result_format="text"`: the text and finish reason on `output`, no choices.
+    return {
+        "status_code": 200,
+        "request_id": "req-1",
+        "output": {"text": text, "finish_reason": finish, "choices": None},
+        "usage": {"input_tokens": 8, "output_tokens": 3},
+    }
+
+
+def test_a_text_format_response_is_read_in_provider_fidelity_only() -> None:
+    response = _text_format("Hangzhou.")
+    with pytest.raises(ParseError, match=r"output\.choices"):
+        parse("dashscope", response)  # AgentScope asks for "message" and fails on it
+    result = parse("dashscope", response, fidelity="provider")
+    assert result.content == [{"type": "text", "text": "Hangzhou."}]
+    assert (result.raw_finish_reason, result.response_id) == ("stop", "req-1")
+    assert result.usage is not None
+    assert result.usage.output_tokens == 3
+    # Without the null `choices` the SDK writes, as the HTTP body has it.
+    del response["output"]["choices"]
+    assert parse("dashscope", response, fidelity="provider").content == result.content
+
+
+def test_a_text_format_stream_is_read_in_provider_fidelity() -> None:
+    parser = StreamParser("dashscope", fidelity="provider")
+    for piece, finish in (("Hang", "null"), ("zhou.", "stop")):
+        parser.feed(_text_format(piece, finish))
+    final = parser.finish()
+    assert final.content == [{"type": "text", "text": "Hangzhou."}]
+    assert final.raw_finish_reason == "stop"
+
+
+def test_a_complete_responses_reasoning_is_kept_in_provider_fidelity() -> None:
+    message = {"role": "assistant", "content": [{"text": "Hi"}], "reasoning_content": "Plan."}
+    complete = {"status_code": 200, "output": {"choices": [{"message": message}]}}
+    assert parse("dashscope", complete, fidelity="provider").content == [
+        {"type": "thinking", "thinking": "Plan."},
+        {"type": "text", "text": "Hi"},
+    ]

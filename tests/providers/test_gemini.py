@@ -299,6 +299,72 @@ def test_grounding_stays_out_of_agentscope_fidelity_streamed_or_not() -> None:
         assert parse("gemini", response).content == [{"type": "text", "text": "Spain won."}]
 
 
+# -- citations and the finish message ------------------------------------------------------
+
+CITATIONS = {
+    "citations": [
+        {
+            "startIndex": 0,
+            "endIndex": 10,
+            "uri": "https://example.org/euro-2024",
+            "title": "Euro 2024",
+            "license": "",
+        }
+    ]
+}
+
+
+def test_citation_metadata_is_the_texts_citations_in_provider_fidelity() -> None:
+    response = _response([{"text": "Spain won."}], citationMetadata=CITATIONS)
+    assert parse("gemini", copy.deepcopy(response)).content == [
+        {"type": "text", "text": "Spain won."}
+    ]
+    result = parse("gemini", response, fidelity="provider")
+    assert result.content == [
+        {"type": "text", "text": "Spain won.", "citations": CITATIONS["citations"]}
+    ]
+    # Typed where the schema has a place, the citation verbatim beside.
+    (citation,) = result.to_proto().msg.blocks.items[0].text.citations
+    assert (citation.url, citation.title, citation.start_index, citation.end_index) == (
+        "https://example.org/euro-2024",
+        "Euro 2024",
+        0,
+        10,
+    )
+    assert json.loads(citation.raw_json) == CITATIONS["citations"][0]
+    # No request field takes them: the text goes back without, and without a word.
+    body = format("gemini", _assistant_turn(result.content), fidelity="provider")
+    assert body["contents"][1] == {"role": "model", "parts": [{"text": "Spain won."}]}
+    assert body.warnings == []
+
+
+def test_streamed_citations_are_kept_once_on_the_text() -> None:
+    chunks = [
+        _response([{"text": "Spain "}], citationMetadata=CITATIONS),
+        _response([{"text": "won."}], citationMetadata=CITATIONS, finishMessage="Done."),
+    ]
+    final, _ = _stream(chunks, "provider")
+    assert final.content == [
+        {"type": "text", "text": "Spain won.", "citations": CITATIONS["citations"]}
+    ]
+    assert final.metadata == {"finishMessage": "Done."}
+    plain, _ = _stream(copy.deepcopy(chunks))
+    assert plain.content == [{"type": "text", "text": "Spain won."}]
+    assert plain.metadata is None
+
+
+def test_the_finish_message_is_kept_in_the_metadata() -> None:
+    message = "Malformed function call: the arguments are not valid JSON."
+    response = _response([], finishReason="MALFORMED_FUNCTION_CALL", finishMessage=message)
+    result = parse("gemini", response, fidelity="provider")
+    assert result.metadata == {"finishMessage": message}
+    assert json.loads(result.msg.metadata_json) == {"finishMessage": message}
+    assert parse("gemini", response).metadata is None
+    # The SDK's spelling too.
+    snake = _response([{"text": "Hi."}], finish_message="Stopped.")
+    assert parse("gemini", snake, fidelity="provider").metadata == {"finishMessage": "Stopped."}
+
+
 # -- code execution -----------------------------------------------------------------------
 
 

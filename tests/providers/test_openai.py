@@ -132,6 +132,45 @@ def test_citations_are_not_sent_back_and_need_no_warning() -> None:
 # -- reasoning back under its key ---------------------------------------------------------------
 
 
+REFUSAL = "I can't help with that."
+
+
+def _next_turn(provider: str, content: list[dict[str, Any]]) -> Any:
+    msgs = [
+        _msg("user", "user", "Question?"),
+        _msg("Friday", "assistant", content),
+        _msg("user", "user", "Why not?"),
+    ]
+    return format(provider, msgs, fidelity="provider", request=REQUESTS[provider])
+
+
+def test_a_refusal_is_a_marked_text_block_and_goes_back_as_one() -> None:
+    response = _completion({"role": "assistant", "content": None, "refusal": REFUSAL})
+    assert parse("openai", copy.deepcopy(response)).content == []
+    content = parse("openai", response, fidelity="provider").content
+    assert content == [{"type": "text", "text": REFUSAL, "refusal": True}]
+    body = _next_turn("openai", content)
+    assert body["messages"][1]["content"] == [{"type": "refusal", "refusal": REFUSAL}]
+    assert body.warnings == []
+    # Elsewhere it is the text the model said, without the mark (and without a word).
+    claude = _next_turn("anthropic", content)
+    assert claude["messages"][1]["content"] == [{"type": "text", "text": REFUSAL}]
+    assert claude.warnings == []
+
+
+def test_a_streamed_refusal_is_kept() -> None:
+    events = [_chunk({"role": "assistant", "refusal": "I can't "}), _chunk({"refusal": "help."})]
+    events.append(_chunk({}, "stop"))
+    final = _stream("openai", events, "provider")
+    assert final.content == [{"type": "text", "text": "I can't help.", "refusal": True}]
+
+
+@needs_sdks
+def test_a_refusal_body_validates() -> None:
+    content = [{"type": "text", "text": REFUSAL, "refusal": True}]
+    assert client.validate("openai", dict(_next_turn("openai", content))) == []
+
+
 def _thinking_call(key: str) -> dict[str, Any]:
     call = {
         "id": "call_1",

@@ -453,6 +453,231 @@ def test_a_structured_output_body_validates() -> None:
     assert client.validate_many(bodies) == [[], []]
 
 
+# -- phase, logprobs, reasoning text, callers (documented shapes) ------------------------
+
+
+def _phased(phase: str, *texts: str) -> dict[str, Any]:
+    return {**_message(*texts), "phase": phase}
+
+
+_LOGPROBS = [
+    {"token": "Hi", "logprob": -0.25, "bytes": [72, 105], "top_logprobs": []},
+    {"token": ".", "logprob": -0.5, "bytes": [46], "top_logprobs": []},
+]
+
+
+def test_a_message_phase_is_kept_and_goes_back_on_its_message() -> None:
+    content = _provider(
+        {"output": [_phased("commentary", "Looking."), _SEARCH, _phased("final_answer", "Done.")]}
+    )
+    assert [b.get("phase") for b in content] == ["commentary", None, "final_answer"]
+    body = _next_turn(content)
+    assert body.body["input"][1] == {
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Looking."}],
+        "phase": "commentary",
+    }
+    assert body.body["input"][3]["phase"] == "final_answer"
+    assert not body.warnings
+    # Two phases side by side stay two messages; text of no phase joins none.
+    two = _next_turn(
+        [
+            {"type": "text", "text": "a", "phase": "commentary"},
+            {"type": "text", "text": "b", "phase": "final_answer"},
+        ]
+    ).body["input"]
+    assert [(m.get("phase"), len(m["content"])) for m in two[1:3]] == [
+        ("commentary", 1),
+        ("final_answer", 1),
+    ]
+    assert "phase" not in _next_turn([{"type": "text", "text": "c"}]).body["input"][1]
+
+
+def test_logprobs_are_kept_on_their_text_and_not_sent_back() -> None:
+    message = _message("Hi.")
+    message["content"][0]["logprobs"] = _LOGPROBS
+    content = _provider({"output": [message]})
+    assert content == [{"type": "text", "text": "Hi.", "logprobs": _LOGPROBS}]
+    assert parse("openai_responses", {"output": [message]}).content == [
+        {"type": "text", "text": "Hi."}
+    ]
+    body = _next_turn(content)
+    assert body.body["input"][1]["content"] == [{"type": "output_text", "text": "Hi."}]
+    assert not body.warnings
+
+
+def _stream(events: list[dict[str, Any]]) -> Any:
+    parser = StreamParser("openai_responses", fidelity="provider")
+    for event in events:
+        parser.feed(event)
+    return parser.finish()
+
+
+def test_streamed_logprobs_and_phase_are_kept() -> None:
+    item = {"type": "message", "id": "msg_1", "role": "assistant", "phase": "final_answer"}
+    events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "content": []}},
+        {
+            "type": "response.content_part.added",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+        },
+    ]
+    for text, logprob in (("Hi", _LOGPROBS[0]), (".", _LOGPROBS[1])):
+        events.append(
+            {
+                "type": "response.output_text.delta",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": text,
+                "logprobs": [logprob],
+            }
+        )
+    # Cut short before `response.output_item.done`: the deltas hold them all.
+    assert _stream(events).content == [
+        {"type": "text", "text": "Hi.", "logprobs": _LOGPROBS, "phase": "final_answer"}
+    ]
+
+
+_REASONING_TEXT = {
+    "type": "reasoning",
+    "id": "rs_2",
+    "summary": [],
+    "content": [{"type": "reasoning_text", "text": "The user wants the weather."}],
+}
+
+
+def test_reasoning_text_is_thinking_and_goes_back_as_reasoning_text() -> None:
+    content = _provider({"output": [_REASONING_TEXT, _CALL]})
+    assert content[0] == {
+        "type": "thinking",
+        "thinking": "The user wants the weather.",
+        "reasoning_part": "reasoning_text",
+        "reasoning_id": "rs_2",
+    }
+    body = _next_turn(content)
+    assert body.body["input"][1] == _REASONING_TEXT
+    # AgentScope reads summaries only.
+    assert parse("openai_responses", {"output": [_REASONING_TEXT]}).content == []
+
+
+def test_streamed_reasoning_text_is_thinking() -> None:
+    start = {**_REASONING_TEXT, "content": []}
+    events: list[dict[str, Any]] = [
+        {"type": "response.output_item.added", "output_index": 0, "item": start}
+    ]
+    for piece in ("The user ", "wants the weather."):
+        events.append(
+            {
+                "type": "response.reasoning_text.delta",
+                "item_id": "rs_2",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": piece,
+            }
+        )
+    content = _stream(events).content
+    assert [(b["type"], b["thinking"]) for b in content] == [
+        ("thinking", "The user wants the weather.")
+    ]
+    assert content == _provider({"output": [_REASONING_TEXT]})
+
+
+def test_a_programs_call_keeps_its_caller_for_the_responses_api_only() -> None:
+    caller = {"type": "program", "caller_id": "call_prog"}
+    content = _provider({"output": [{**_CALL, "caller": caller}]})
+    assert content[0]["caller"] == caller
+    body = _next_turn(content)
+    assert body.body["input"][1]["caller"] == caller
+    # Claude's code execution is not the caller of this call: dropped, said.
+    claude = format(
+        "anthropic",
+        [
+            {"name": "user", "role": "user", "content": "Roll."},
+            {"name": "Friday", "role": "assistant", "content": content},
+            {
+                "name": "system",
+                "role": "system",
+                "content": [{"type": "tool_result", "id": "call_1", "name": "f", "output": "4"}],
+            },
+        ],
+        fidelity="provider",
+    )
+    assert "caller" not in claude.body["messages"][1]["content"][0]
+    assert [w.block_type for w in claude.warnings] == ["tool_use"]
+    # And Claude's caller does not reach the Responses API.
+    theirs = [{**content[0], "caller": {"type": "code_execution_20250825", "tool_id": "s"}}]
+    body = _next_turn(theirs)
+    assert "caller" not in body.body["input"][1]
+    assert [w.block_type for w in body.warnings] == ["tool_use"]
+
+
+@pytest.mark.parametrize(
+    "provider", ["openai", "anthropic", "gemini", "ollama", "deepseek", "dashscope"]
+)
+def test_phase_and_logprobs_stay_out_of_other_providers_bodies_silently(provider: str) -> None:
+    message = _phased("final_answer", "Hi.")
+    message["content"][0]["logprobs"] = _LOGPROBS
+    content = _provider({"output": [message]})
+    msgs = [
+        _msg("user", "user", "Question?"),
+        _msg("Friday", "assistant", content),
+        _msg("user", "user", "And then?"),
+    ]
+    body = format(provider, msgs, fidelity="provider")
+    text = json.dumps(body.body, default=str)
+    assert "Hi." in text
+    assert "final_answer" not in text
+    assert "logprob" not in text
+    assert body.warnings == []
+
+
+def test_a_refusal_part_is_a_marked_text_block_and_goes_back_as_one() -> None:
+    message = _message()
+    message["content"] = [{"type": "refusal", "refusal": "I can't help with that."}]
+    assert parse("openai_responses", {"output": [message]}).content == []
+    content = _provider({"output": [message]})
+    assert content == [{"type": "text", "text": "I can't help with that.", "refusal": True}]
+    body = _next_turn(content)
+    assert body.body["input"][1]["content"] == message["content"]
+    assert not body.warnings
+    events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": _message()},
+        {
+            "type": "response.content_part.added",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "refusal", "refusal": ""},
+        },
+    ]
+    for piece in ("I can't ", "help with that."):
+        events.append(
+            {
+                "type": "response.refusal.delta",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": piece,
+            }
+        )
+    assert _stream(events).content == content
+
+
+@needs_sdks
+def test_phase_reasoning_text_and_caller_bodies_validate() -> None:
+    content = _provider(
+        {
+            "output": [
+                _REASONING_TEXT,
+                {**_CALL, "caller": {"type": "program", "caller_id": "call_prog"}},
+                _phased("commentary", "Checked."),
+            ]
+        }
+    )
+    content.append({"type": "text", "text": "I can't.", "refusal": True})
+    assert client.validate("openai_responses", dict(_next_turn(content))) == []
+
+
 # -- the provider-fidelity body (moved from test_fidelity.py) --------------------------
 
 

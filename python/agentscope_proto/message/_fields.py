@@ -262,6 +262,10 @@ _CITATION_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
 _GENERIC_KEYS = tuple(
     (name, name) for name in ("url", "title", "cited_text", "start_index", "end_index", "file_id")
 )
+# A citation of no type (Gemini's `citationMetadata`, REST or SDK spelling):
+# where its typed fields are when not under their own names (read only: it
+# goes back as its raw JSON).
+_UNTYPED_KEYS = (("url", "uri"), ("start_index", "startIndex"), ("end_index", "endIndex"))
 _INT_FIELDS = frozenset({"start_index", "end_index"})
 _INT64 = range(-(2**63), 2**63)
 
@@ -274,7 +278,10 @@ def _citation(value: dict[str, Any], raw: str) -> Citation:
     fields = value.get(kind) if isinstance(kind, str) else None
     if type(fields) is not dict:
         fields = value
-    for name, key in _CITATION_KEYS.get(citation.citation_type, _GENERIC_KEYS):
+    keys = _CITATION_KEYS.get(citation.citation_type, _GENERIC_KEYS)
+    if not citation.citation_type:
+        keys = _UNTYPED_KEYS + keys  # their own names, when there, win
+    for name, key in keys:
         found = fields.get(key)
         if name in _INT_FIELDS:
             if type(found) is int and found in _INT64:

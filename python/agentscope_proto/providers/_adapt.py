@@ -8,9 +8,26 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 
-__all__ = ["Json", "Notes", "empty", "note_text", "prune", "wrap_bare_tools"]
+__all__ = [
+    "TEXT_MARKS",
+    "Json",
+    "Notes",
+    "empty",
+    "note_text",
+    "prune",
+    "without_text_marks",
+    "wrap_bare_tools",
+]
 
 Json = dict[str, Any]
+
+# What a parse marks on a text block about how the provider produced it (the
+# Responses API's `phase` and `logprobs`; `refusal`: the text is the model's
+# refusal, OpenAI's): no other provider's request has a field for them and
+# they are no content, so other bodies go without them, silently (the text
+# goes; OpenAI's APIs take `phase` and refusals back: openai_responses.py,
+# openai.py).
+TEXT_MARKS = frozenset({"phase", "logprobs", "refusal"})
 
 
 class Notes:
@@ -34,6 +51,13 @@ def prune(item: Json, allowed: frozenset[str], path: str, kind: str, note: Notes
     for key in extra:
         note(f"{path}.{key}", kind, f"dropped {key!r}: the provider does not define it here")
     return {key: value for key, value in item.items() if key in allowed} if extra else item
+
+
+def without_text_marks(part: Json) -> Json:
+    """A text part without `TEXT_MARKS` (`part` itself when it has none)."""
+    if TEXT_MARKS.isdisjoint(part):
+        return part
+    return {key: value for key, value in part.items() if key not in TEXT_MARKS}
 
 
 def empty(block: Json) -> bool:

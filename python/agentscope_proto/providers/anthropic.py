@@ -22,9 +22,17 @@ tool_use, and a stream glues all its text into one block):
 
 The response's `container` (`id`, `expires_at`: where code execution runs; the
 next request names it to reuse its files) goes into the parsed message's
-metadata as `{"container": {...}}` (`result.metadata`, `result.msg.metadata_json`):
-AgentScope makes no use of that key (its message metadata is the structured
-output, which stays in `structured_output` as before). Client tool calls keep
+metadata as `{"container": {...}}` (`result.metadata`, `result.msg.metadata_json`),
+and a refusal's `stop_details` (`category`, `explanation`,
+`recommended_model`) as `{"stop_details": {...}}`, complete or streamed (in
+`message_delta`): AgentScope makes no use of those keys (its message metadata
+is the structured output, which stays in `structured_output` as before);
+neither goes back but the container (no request field takes stop details).
+A streamed message that starts with content (`message_start` holding blocks:
+a call made by code execution, resumed) keeps those blocks as if each had
+started. A client tool call's `caller` goes back only when it is Claude's
+(`direct`, code execution); another API's (the Responses API's `program`)
+is dropped with a warning. Client tool calls keep
 their `caller` (programmatic tool calling) both ways.
 
 Provider fidelity, format: what the parse kept goes back as Claude expects it.
@@ -59,7 +67,7 @@ from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
-from ._adapt import Json, Notes, empty, note_text, prune
+from ._adapt import Json, Notes, empty, note_text, prune, without_text_marks
 from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
@@ -734,11 +742,25 @@ _OURS = frozenset(
 _VERBATIM_BACK = frozenset({"compaction", "fallback", "container_upload"})
 
 
-def _container(value: Any, path: str) -> dict[str, Any] | None:
-    """The message metadata for a response's `container` (None when it has none)."""
-    if value is None:
-        return None
-    return {"container": copy_json(expect(value, dict, path))}
+# What a message carries beside its content, kept in its metadata: where code
+# execution ran, and why the model refused (`stop_details`: category,
+# explanation, a model to try instead).
+_MESSAGE_METADATA = ("container", "stop_details")
+
+
+def _message_metadata(
+    message: Any, path: str, metadata: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """`metadata` updated with the message's (or a `message_delta`'s) `container`
+    and `stop_details`; None when there are none."""
+    if not isinstance(message, dict):
+        return metadata
+    for key in _MESSAGE_METADATA:
+        value = message.get(key)
+        if value is not None:
+            prefix = f"{path}." if path else ""
+            metadata = {**(metadata or {}), key: copy_json(expect(value, dict, prefix + key))}
+    return metadata
 
 
 def _kept_text(block: Block, path: str) -> Block:
@@ -844,9 +866,7 @@ def _kept_content(blocks: Any, structured_output: bool) -> tuple[list[Block], An
 def _parse_kept(response: Block, options: ParseSettings) -> ParsedResponse:
     """A complete response in provider fidelity (AgentScope's usage, id and stop reason)."""
     content, structured = _kept_content(response.get("content"), options.structured_output)
-    return _response_result(
-        response, content, structured, _container(response.get("container"), "container")
-    )
+    return _response_result(response, content, structured, _message_metadata(response, ""))
 
 
 # -- provider fidelity: the stream --------------------------------------------------
@@ -889,9 +909,9 @@ class _StreamBlocks:
         self._offset = max(self._entries) + 1 if self._entries else 0
 
     def message(self, message: Any, path: str) -> None:
-        """Take a `message_start` message or `message_delta` delta (its container)."""
-        if isinstance(message, dict) and message.get("container") is not None:
-            self.metadata = _container(message["container"], f"{path}.container")
+        """Take a `message_start` message or `message_delta` delta (its container
+        and stop details)."""
+        self.metadata = _message_metadata(message, path, self.metadata)
 
     def start(self, event: Block, path: str) -> bool:
         """A `content_block_start`; whether it changed the content."""
@@ -999,7 +1019,15 @@ class _KeptStream(_Stream):
     def _kept_message_start(self, event: Block, path: str) -> bool:
         changed = self._message_start(event, path)
         self._blocks.begin()
-        self._blocks.message(event["message"], f"{path}.message")
+        message = event["message"]
+        self._blocks.message(message, f"{path}.message")
+        # A message may start with content already (a call made by code
+        # execution, resumed): its blocks, as if each had started.
+        where = f"{path}.message.content"
+        blocks = expect(message.get("content") or [], list, where)
+        for index, block in enumerate(blocks):
+            start = {"index": index, "content_block": expect(block, dict, f"{where}[{index}]")}
+            changed = self._kept_block_start(start, f"{where}[{index}]") or changed
         return changed
 
     def _kept_block_start(self, event: Block, path: str) -> bool:
@@ -1085,7 +1113,15 @@ def _format_server(turn: Turn, index: int, block: Block) -> None:
 
 def _format_tool_use_with_caller(turn: Turn, index: int, block: Block) -> None:
     _format_tool_use(turn, index, block)
-    _with_caller(turn.parts[-1], block)
+    caller = block.get("caller")
+    kind = caller.get("type") if isinstance(caller, dict) else None
+    if kind == "direct" or (isinstance(kind, str) and kind.startswith("code_execution")):
+        _with_caller(turn.parts[-1], block)
+    elif caller is not None:
+        # Another API's (the Responses API's `program`): Claude's code execution made no such call.
+        turn.ctx.warn(
+            turn.msg, index, "tool_use", f"dropped the call's caller {kind!r}: Claude's are its own"
+        )
 
 
 def _format_grounding(turn: Turn, index: int, block: Block) -> None:
@@ -1201,6 +1237,8 @@ def _anthropic_block(block: Json, at: str, note: Notes, in_tool_result: bool) ->
     if empty(block):
         note(at, kind, f"dropped an empty {kind} block")
         return None
+    if kind == "text":
+        block = without_text_marks(block)
     if kind == "text" and isinstance(block.get("citations"), list):
         block = _cited(block, at, note)
     if kind == "thinking" and not block.get("signature"):

@@ -3,10 +3,18 @@
 `DashScopeParity` is AgentScope 1.0.21's: requests as its
 DashScopeChatFormatter/DashScopeMultiAgentFormatter + DashScopeChatModel build
 them, responses as DashScopeChatModel parses them. `DashScope` is provider
-fidelity: the same formatter and parsers, and a body pass that drops the
-messages left without content (the API refuses a null content where no tool
-call stands in for it). Documents: none (its messages take images, audio and
-video).
+fidelity: the same formatter, and a body pass that drops the messages left
+without content (the API refuses a null content where no tool call stands in
+for it). Documents: none (its messages take images, audio and video).
+
+Provider fidelity, parse: the same parsers, and what they drop kept. A
+response asked for with `result_format="text"` (`output.text` and
+`output.finish_reason`, no `choices`; AgentScope always asks for
+`"message"` and fails on it) is read as the one message it stands for, complete
+or streamed. A complete response's `reasoning_content` is the thinking block
+first, as a stream's is (AgentScope reads it only when streaming). Neither
+goes back: DashScope's messages take text, and thinking is dropped with
+AgentScope's warning as before.
 """
 
 from __future__ import annotations
@@ -591,10 +599,54 @@ def _adapt_messages(body: Json, note: Notes) -> None:
     body["messages"] = kept
 
 
+def _as_message_format(response: Block) -> Block:
+    """A `result_format="text"` response (or chunk) in the `"message"` format
+    the parsers read: its `output.text` as the one choice's message content,
+    its `output.finish_reason` as the choice's. Any other response as it is."""
+    output = response.get("output")
+    if not isinstance(output, dict) or output.get("choices") is not None or "text" not in output:
+        return response
+    text = expect(output["text"], (str, type(None)), "output.text")
+    choice = {
+        "finish_reason": output.get("finish_reason"),
+        "message": {"role": "assistant", "content": text or ""},
+    }
+    rest = {key: value for key, value in output.items() if key not in ("text", "finish_reason")}
+    return {**response, "output": {**rest, "choices": [choice]}}
+
+
+def _with_reasoning(result: ParsedResponse, response: Block) -> ParsedResponse:
+    """The complete response's `reasoning_content` as the thinking block first
+    (AgentScope reads it only when streaming)."""
+    output = response.get("output")
+    choices = output.get("choices") if isinstance(output, dict) else None
+    message = choices[0].get("message") if isinstance(choices, list) and choices else None
+    reasoning = message.get("reasoning_content") if isinstance(message, dict) else None
+    path = "output.choices[0].message.reasoning_content"
+    if expect(reasoning, (str, type(None)), path):
+        result.content = [{"type": "thinking", "thinking": reasoning}, *result.content]
+    return result
+
+
+@dataclass(slots=True)
+class _KeptStream(_Stream):
+    """The stream in provider fidelity: `result_format="text"` chunks too."""
+
+    def _feed(self, event: Block) -> ParsedResponse | None:
+        return _Stream._feed(self, _as_message_format(event))
+
+
 class DashScope(ProviderFidelity, DashScopeParity):
     """The native API in provider fidelity (see the module's docstring)."""
 
     conversation = "messages"
+
+    def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
+        message_format = _as_message_format(response)
+        return _with_reasoning(_parse(message_format, options.structured_output), message_format)
+
+    def stream(self, options: ParseSettings) -> _Stream:
+        return _KeptStream(options.stream_tool_parsing, options.structured_output)
 
     def adapt(self, body: Block, note: Notes) -> None:
         _adapt_messages(body, note)

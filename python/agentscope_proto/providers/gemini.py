@@ -34,12 +34,18 @@ give `server_tool_use` (name "code_execution", input {language, code}) /
 `server_tool_result` (output {outcome, output}, an error unless OUTCOME_OK)
 blocks where the part sat among the text blocks, the part verbatim (thought
 signature included) in `raw`; a code part's signature stays in its `raw`, it
-is not the text's. Nothing goes into the Msg's `metadata`.
+is not the text's. The first candidate's `citationMetadata` citations go,
+verbatim, into its last text block's `citations` (their indices count in
+the candidate's whole text; a stream keeps each distinct one once), and its
+`finishMessage` (why generation stopped, in words) into the message's
+metadata as `{"finishMessage": ...}`, the last one of a stream.
 
 Provider fidelity, format: code execution blocks from Gemini go back as the
 same parts, in order, in the model turn; a document (`data`) as inline data.
-Grounding blocks and text citations (another provider's) are dropped
-silently: no request field takes them, and the text they ground is sent.
+Grounding blocks and text citations (Gemini's own, or another provider's)
+are dropped silently: no request field takes them, and the text they ground
+is sent; so are the finish message and other APIs' text marks (`phase`,
+`logprobs`, `refusal`).
 Server-tool blocks of other providers are dropped with a FormatWarning. The
 body pass drops empty parts and turns and narrows tool parameters to the
 keywords Gemini's Schema takes.
@@ -407,6 +413,10 @@ class _Chunk:
     response_id: str | None
     finish_reason: str
     grounding: list[dict[str, Any]]  # the first candidate's, as grounding blocks
+    # The first candidate's `citationMetadata` citations, verbatim, and what
+    # the message's metadata keeps of it (`finishMessage`), as `reader` reads them.
+    citations: list[dict[str, Any]]
+    metadata: dict[str, Any] | None
 
 
 def _read_usage(raw: Any) -> dict[str, int | float] | None:
@@ -439,6 +449,14 @@ class _Reader:
         """The first candidate's grounding records, as grounding blocks."""
         return []
 
+    def citations(self, candidate: dict[str, Any], path: str) -> list[dict[str, Any]]:
+        """The first candidate's citations (`citationMetadata`), verbatim."""
+        return []
+
+    def metadata(self, candidate: dict[str, Any], path: str) -> dict[str, Any] | None:
+        """What the message's metadata keeps of the first candidate."""
+        return None
+
     def code(self, part: _Part, numbers: list[str], path: str) -> Block | None:
         """A code execution part (`part.code`) as its block (None: not one it reads)."""
         return None
@@ -452,12 +470,16 @@ def _read_chunk(response: dict[str, Any], reader: _Reader) -> _Chunk:
     all_parts = []
     finish = ""
     grounding: list[dict[str, Any]] = []
+    citations: list[dict[str, Any]] = []
+    metadata = None
     for c_index, candidate in enumerate(candidates):
         c_path = f"candidates[{c_index}]"
         candidate = expect(candidate, dict, c_path)
         if c_index == 0:
             finish = _get(candidate, "finishReason", "finish_reason", str, c_path) or ""
             grounding = reader.grounding(candidate, c_path)
+            citations = reader.citations(candidate, c_path)
+            metadata = reader.metadata(candidate, c_path)
         content = _get(candidate, "content", "content", dict, c_path) or {}
         raw_parts = _get(content, "parts", "parts", list, f"{c_path}.content") or []
         all_parts.append(
@@ -469,7 +491,8 @@ def _read_chunk(response: dict[str, Any], reader: _Reader) -> _Chunk:
         finish = _get(feedback, "blockReason", "block_reason", str, "promptFeedback") or ""
     usage = _read_usage(response.get("usageMetadata", response.get("usage_metadata")))
     response_id = _get(response, "responseId", "response_id", str, "")
-    return _Chunk(all_parts[0] if all_parts else [], usage, response_id, finish, grounding)
+    parts = all_parts[0] if all_parts else []
+    return _Chunk(parts, usage, response_id, finish, grounding, citations, metadata)
 
 
 def _call_block(call: dict[str, Any], signature: str | None, number: int) -> dict[str, Any]:
@@ -503,6 +526,8 @@ class _Stream:
         self._segments: list[dict[str, Any]] = []
         self._code_ids: list[str] = []
         self._grounding: list[dict[str, Any]] = []
+        self._citations: list[dict[str, Any]] = []
+        self._kept: dict[str, Any] | None = None
         self._chunks = 0
         self._metadata: dict[str, Any] | None = None
         # The first chunk's id sticks, even an empty one.
@@ -530,6 +555,10 @@ class _Stream:
             elif part.signature:
                 self._text_signature = part.signature
         self._grounding += [b for b in chunk.grounding if b not in self._grounding]
+        # A stream may repeat a citation in later chunks: once each.
+        self._citations += [c for c in chunk.citations if c not in self._citations]
+        if chunk.metadata:
+            self._kept = {**(self._kept or {}), **chunk.metadata}
         if self._text and self._structured:
             self._metadata = loads_with_repair(self._text)
         if self._response_id is None:
@@ -542,6 +571,7 @@ class _Stream:
         last_text = next((b for b in reversed(texts) if b["type"] == "text"), None)
         if last_text is not None and self._text_signature:
             last_text["thought_signature"] = self._text_signature
+        _cite(texts, self._citations)
         content += texts + self._grounding
         calls = [_call_block(c, c["signature"], n) for n, c in enumerate(self._calls.calls)]
         self._last = ParsedResponse(
@@ -550,6 +580,7 @@ class _Stream:
             response_id=self._response_id or "",
             raw_finish_reason=self._finish,
             structured_output=self._metadata,
+            metadata=copy.deepcopy(self._kept),
         )
         return self._last
 
@@ -571,7 +602,16 @@ class _Stream:
             response_id=last.response_id,
             raw_finish_reason=last.raw_finish_reason,
             structured_output=last.structured_output,
+            metadata=copy.deepcopy(last.metadata),
         )
+
+
+def _cite(blocks: list[Block], citations: list[dict[str, Any]]) -> None:
+    """The candidate's citations on its last text block (their indices count
+    in the candidate's whole text)."""
+    text_block = next((b for b in reversed(blocks) if b["type"] == "text"), None)
+    if citations and text_block is not None:
+        text_block["citations"] = copy.deepcopy(citations)
 
 
 # -- streamed function-call arguments ------------------------------------------------
@@ -793,6 +833,7 @@ class GeminiParity(Variant):
         text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
         if text and options.structured_output:
             metadata = loads_with_repair(text)
+        _cite(blocks, chunk.citations)
         blocks += chunk.grounding
         return ParsedResponse(
             content=blocks + [_call_block(c, c["signature"], n) for n, c in enumerate(calls.calls)],
@@ -800,6 +841,7 @@ class GeminiParity(Variant):
             response_id=chunk.response_id or "",
             raw_finish_reason=chunk.finish_reason,
             structured_output=metadata,
+            metadata=chunk.metadata,
         )
 
     def stream(self, options: ParseSettings) -> _Stream:
@@ -894,6 +936,17 @@ class _KeptReader(_Reader):
 
     def grounding(self, candidate: dict[str, Any], path: str) -> list[Block]:
         return _grounding_blocks(candidate, path)
+
+    def citations(self, candidate: dict[str, Any], path: str) -> list[dict[str, Any]]:
+        record = _get(candidate, "citationMetadata", "citation_metadata", dict, path) or {}
+        where = f"{path}.citationMetadata.citations"
+        found = record.get("citations") or []
+        return [copy.deepcopy(c) for c in expect(found, list, where) if isinstance(c, dict) and c]
+
+    def metadata(self, candidate: dict[str, Any], path: str) -> dict[str, Any] | None:
+        # Why generation stopped, in words (a blocked or malformed call says more).
+        message = _get(candidate, "finishMessage", "finish_message", str, path)
+        return {"finishMessage": message} if message else None
 
     def code(self, part: _Part, numbers: list[str], path: str) -> Block | None:
         return None if part.code is None else _code_block(part.code, part.raw, numbers, path)

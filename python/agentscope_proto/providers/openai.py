@@ -7,6 +7,8 @@ fidelity, the parity variant with what differs overridden:
 
 - parse: `message.annotations` (OpenAI's `url_citation`s, streamed in `delta`s
   too) become the text block's `citations`, each annotation verbatim; a
+  `message.refusal` (streamed too) is a text block of the refusal marked
+  `"refusal": true`, before the calls; a
   thinking block records the key its reasoning came under in
   `reasoning_field`: `"reasoning_content"` (DeepSeek, Kimi, Qwen...) or
   `"reasoning"` (vLLM since it renamed the field, Groq); the structured output
@@ -18,8 +20,10 @@ fidelity, the parity variant with what differs overridden:
   from (`reasoning_field`), so a server that wants its reasoning back in a tool
   loop (DeepSeek's thinking mode, Kimi, vLLM) gets it where it reads it; to
   OpenAI, thinking without `reasoning_field` (another provider's) is still
-  dropped, as AgentScope does. Citations are not sent back (request messages
-  take no annotations: dropped silently). Server-tool blocks of other
+  dropped, as AgentScope does. A text marked `refusal` goes back as an
+  assistant `refusal` part. Citations are not sent back (request messages
+  take no annotations: dropped silently), nor other APIs' text marks (the
+  Responses API's `phase` and `logprobs`). Server-tool blocks of other
   providers are dropped with a FormatWarning, grounding blocks silently (the
   text they ground is sent). A PDF (`data`) goes as a `file` part.
 - the body: the pass (`adapt_chat_messages`) makes it one the Chat
@@ -52,7 +56,7 @@ from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._adapt import Json, Notes, empty, note_text, prune, wrap_bare_tools
+from ._adapt import Json, Notes, empty, note_text, prune, without_text_marks, wrap_bare_tools
 from ._between import CallIds
 from ._context import FormatContext
 from ._documents import document
@@ -677,6 +681,14 @@ def _message_annotations(message: Block, path: str) -> list[Any]:
     return list(expect(value, list, f"{path}.annotations")) if value else []
 
 
+def _add_refusal(content: list[Block], refusal: Any, path: str) -> None:
+    """The message's `refusal` as a text block marked `refusal`, before its calls."""
+    if not expect(refusal, (str, type(None)), path):
+        return
+    at = next((n for n, block in enumerate(content) if block["type"] == "tool_use"), len(content))
+    content.insert(at, {"type": "text", "text": refusal, "refusal": True})
+
+
 def _add_citations(content: list[Block], cited: list[Any], field: str | None) -> None:
     """Mark the thinking block's origin and put the citations on the message's
     text (the first text block: an audio transcript may follow it)."""
@@ -697,15 +709,18 @@ class KeptChatCompletionStream(ChatCompletionStream):
         super().__init__(provider, options)
         self._field: str | None = None
         self._cited: list[Any] = []
+        self._refusal = ""
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._field = self._field or _reasoning_field(delta)
         self._cited += _message_annotations(delta, path)
+        self._refusal += expect(delta.get("refusal") or "", str, f"{path}.refusal")
         super()._absorb(delta, path)
 
     def _build(self) -> list[Block]:
         content = super()._build()
         _add_citations(content, self._cited, self._field)
+        _add_refusal(content, self._refusal, "refusal")
         return content
 
 
@@ -771,8 +786,17 @@ def _chat_document(turn: Turn, index: int, block: Block) -> None:
     turn.parts.append({"type": "file", "file": file})
 
 
+def _native_text(turn: Turn, index: int, block: Block) -> None:
+    # A refusal the model gave goes back as one (an assistant `refusal` part).
+    if turn.msg.role == "assistant" and block.get("refusal") is True:
+        turn.parts.append({"type": "refusal", "refusal": block.get("text")})
+    else:
+        _chat_text(turn, index, block)
+
+
 _NATIVE = TurnTable(
-    {**native_handlers(_CHAT_BLOCKS), "data": _chat_document}, with_reasoning(_finish_chat)
+    {**native_handlers(_CHAT_BLOCKS), "text": _native_text, "data": _chat_document},
+    with_reasoning(_finish_chat),
 )
 
 _CHAT_PARTS = {
@@ -811,9 +835,11 @@ def _chat_content(message: Json, path: str, note: Notes, taken: frozenset[str]) 
         if empty(part):
             note(at, kind, "dropped an empty text part")
             continue
-        if kind == "text" and "citations" in part:
-            # Request messages take no annotations: the text goes without them, silently.
-            part = {key: value for key, value in part.items() if key != "citations"}
+        if kind == "text":
+            # Request messages take no annotations: the text goes without them,
+            # and without another API's marks, silently.
+            unmarked = without_text_marks(part).items()
+            part = {key: value for key, value in unmarked if key != "citations"}
         parts.append(prune(part, _CHAT_PARTS[kind], at, kind, note))
     message["content"] = parts
 
@@ -924,6 +950,7 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
         """Citations and the reasoning's origin on the blocks; the structured
         output AgentScope's `message.parsed` gives: the content's JSON object."""
         _add_citations(content, _message_annotations(message, path), _reasoning_field(message))
+        _add_refusal(content, message.get("refusal"), f"{path}.refusal")
         extra = structured
         text = message.get("content")
         if isinstance(text, str):

@@ -13,15 +13,23 @@ between them and turns them into blocks with the same functions, so both
 agree). AgentScope reads only `reasoning` summaries, `output_text` parts and
 `function_call` items; provider fidelity keeps, in output order:
 
-- `reasoning`: a thinking block per summary text (AgentScope's text) with
-  `reasoning_id`, the first also `encrypted_content`; a reasoning item with no
-  summary text still gives one empty thinking block, so its id and encrypted
-  content can go back with the next turn (the API wants a reasoning item
-  before the calls that followed it).
+- `reasoning`: a thinking block per summary text (AgentScope's text), then
+  one per `reasoning_text` content part (the reasoning itself, which
+  open-weight models served by LM Studio or vLLM return; marked
+  `"reasoning_part": "reasoning_text"`), each with `reasoning_id`, the first
+  also `encrypted_content`; a reasoning item with no text still gives one
+  empty thinking block, so its id and encrypted content can go back with the
+  next turn (the API wants a reasoning item before the calls that followed it).
 - `message`: one text block per `output_text` part (never glued to its
-  neighbours), its `annotations` verbatim as `citations`.
+  neighbours), its `annotations` verbatim as `citations`, its non-empty
+  `logprobs` verbatim as `logprobs`, the item's `phase` (`commentary`,
+  `final_answer`) as `phase`; a `refusal` part is a text block of the refusal
+  marked `"refusal": true`. A stream adds up the `logprobs` of the text
+  deltas until the done item gives them whole.
 - `function_call` and `custom_tool_call` (calls the client answers): tool_use
-  blocks; a custom call's free-form input is `{"input": <text>}`.
+  blocks; a custom call's free-form input is `{"input": <text>}`; a call's
+  `caller` (programmatic tool calling: `{"type": "program", "caller_id"}`)
+  verbatim as `caller`.
 - every other item (web/file search, code interpreter, MCP, image generation,
   shell, apply patch, tool search, computer, compaction, and types unknown
   today): ONE `server_tool_use` block holding the item verbatim in `raw` (it
@@ -42,16 +50,23 @@ instead, and each block becomes:
 
 - text: an input or output text part; an assistant's `citations` go back as
   the `output_text` part's `annotations` (Responses annotations with every
-  key the API requires; others are dropped with a warning);
+  key the API requires; others are dropped with a warning); its `phase` on
+  its message item (the API asks for it back on every assistant message that
+  had one; parts of another phase start a message of their own); a text
+  marked `refusal` as a `refusal` part; `logprobs` stay with the parsed text
+  (the API reads none in its input), silently;
 - thinking with a `reasoning_id`: a `reasoning` input item (`id`, `summary`,
-  `encrypted_content`), consecutive blocks of one id as one item; thinking
-  without one (another provider's, or none) cannot go back and is dropped;
+  `encrypted_content`; reasoning text as its `content`), consecutive blocks
+  of one id as one item; thinking without one (another provider's, or none)
+  cannot go back and is dropped;
 - server_tool_use, or server_tool_result holding the item in `raw`: the item
   verbatim, when it is one the Responses input takes (its type, and the keys
   the API requires; keys it does not define, another vendor's extras, are
   dropped); another provider's (Anthropic, Gemini) is dropped. A result
   without `raw` is carried by its use block's item;
-- tool_use: a `function_call` item, in place;
+- tool_use: a `function_call` item, in place, with its `caller` when it is
+  one the API defines (`direct`, a `program`'s); another API's (Claude's code
+  execution) is dropped with a warning;
 - a document (`data`, a PDF): an `input_file` part, its data or its URL;
 - grounding: dropped (Gemini's; the Responses API has no such input).
 
@@ -101,6 +116,9 @@ __all__ = ["PROVIDER", "Responses", "ResponsesParity"]
 _NAME = "openai_responses"
 Block = dict[str, Any]
 Key = tuple[int, int]
+# The thinking block's key naming the reasoning item's part it came as, when
+# not a `summary_text` (the default): `reasoning_text`, the item's `content`.
+_REASONING_PART = "reasoning_part"
 
 # -- media ----------------------------------------------------------------
 
@@ -611,18 +629,28 @@ _RESULT_KEYS = ("output", "outputs", "results", "result", "tools")
 _NOT_INPUT = frozenset({"id", "type", "status", "call_id", "name", "error", *_RESULT_KEYS})
 
 
-def _reasoning(item: dict[str, Any], path: str) -> list[Block]:
-    summaries = expect(item.get("summary") or [], list, f"{path}.summary")
-    texts = []
-    for index, summary in enumerate(summaries):
-        where = f"{path}.summary[{index}]"
-        text = expect(summary, dict, where).get("text", "")
+def _reasoning_texts(item: dict[str, Any], key: str, path: str) -> list[Block]:
+    """The thinking blocks of a reasoning item's `summary` or `content` texts."""
+    blocks: list[Block] = []
+    for index, part in enumerate(expect(item.get(key) or [], list, f"{path}.{key}")):
+        where = f"{path}.{key}[{index}]"
+        text = expect(part, dict, where).get("text", "")
         if text:
-            texts.append(expect(text, str, f"{where}.text"))
+            block: Block = {"type": "thinking", "thinking": expect(text, str, f"{where}.text")}
+            if key == "content":
+                # The reasoning itself (open-weight models, LM Studio), not a
+                # summary of it: it goes back as a `reasoning_text` part.
+                block[_REASONING_PART] = "reasoning_text"
+            blocks.append(block)
+    return blocks
+
+
+def _reasoning(item: dict[str, Any], path: str) -> list[Block]:
+    texts = _reasoning_texts(item, "summary", path) + _reasoning_texts(item, "content", path)
     reasoning_id = expect(item.get("id"), (str, type(None)), f"{path}.id")
     where = f"{path}.encrypted_content"
     encrypted = expect(item.get("encrypted_content"), (str, type(None)), where)
-    blocks: list[Block] = [{"type": "thinking", "thinking": text} for text in texts or [""]]
+    blocks = texts or [{"type": "thinking", "thinking": ""}]
     if encrypted:
         blocks[0]["encrypted_content"] = encrypted
     if reasoning_id:
@@ -634,14 +662,28 @@ def _reasoning(item: dict[str, Any], path: str) -> list[Block]:
 
 def _message(item: dict[str, Any], path: str) -> list[Block]:
     blocks: list[Block] = []
+    phase = expect(item.get("phase"), (str, type(None)), f"{path}.phase")
     for index, part in enumerate(expect(item.get("content") or [], list, f"{path}.content")):
         where = f"{path}.content[{index}]"
-        if expect(part, dict, where).get("type") != "output_text":
+        kind = expect(part, dict, where).get("type")
+        if kind == "refusal":
+            # The model's refusal: its text, marked (it goes back as a refusal part).
+            text = expect(part.get("refusal") or "", str, f"{where}.refusal")
+            blocks.append({"type": "text", "text": text, "refusal": True})
+            if phase:
+                blocks[-1]["phase"] = phase
+            continue
+        if kind != "output_text":
             continue
         block: Block = {"type": "text", "text": expect(part.get("text"), str, f"{where}.text")}
         annotations = expect(part.get("annotations") or [], list, f"{where}.annotations")
         if annotations:
             block["citations"] = copy_json(annotations)
+        logprobs = expect(part.get("logprobs") or [], list, f"{where}.logprobs")
+        if logprobs:
+            block["logprobs"] = copy_json(logprobs)
+        if phase:
+            block["phase"] = phase
         blocks.append(block)
     return blocks
 
@@ -657,6 +699,16 @@ def _function_call(item: dict[str, Any], path: str, parse: bool = True) -> list[
     arguments = expect(item.get("arguments") or "{}", str, f"{path}.arguments")
     block["input"] = loads_with_repair(arguments) if parse else {}
     return [block]
+
+
+def _kept_function_call(item: dict[str, Any], path: str, parse: bool = True) -> list[Block]:
+    """A `function_call` item in provider fidelity: its `caller` kept too."""
+    blocks = _function_call(item, path, parse)
+    caller = expect(item.get("caller"), (dict, type(None)), f"{path}.caller")
+    if caller is not None:
+        # Who made the call (programmatic tool calling: a program); it goes back with it.
+        blocks[0]["caller"] = copy_json(caller)
+    return blocks
 
 
 def _custom_tool_call(item: dict[str, Any], path: str) -> list[Block]:
@@ -721,7 +773,7 @@ def _server_item(item: dict[str, Any], path: str) -> list[Block]:
 _ITEMS: dict[str, Callable[[dict[str, Any], str], list[Block]]] = {
     "reasoning": _reasoning,
     "message": _message,
-    "function_call": _function_call,
+    "function_call": _kept_function_call,
     "custom_tool_call": _custom_tool_call,
 }
 
@@ -831,7 +883,7 @@ class _KeptStream(_ResponseEnd):
             self._blocks[index] = _item_blocks(item, f"{path}.item")
             return
         # Without stream tool parsing the arguments are parsed once, at the end.
-        blocks = _function_call(item, f"{path}.item", parse=self._tool_parsing)
+        blocks = _kept_function_call(item, f"{path}.item", parse=self._tool_parsing)
         arguments = expect(item.get("arguments") or "", str, f"{path}.item.arguments")
         for block in blocks:
             block["raw_input"] = arguments
@@ -863,11 +915,12 @@ class _KeptStream(_ResponseEnd):
         if not isinstance(parts, list):
             parts = item[key] = []
         while len(parts) <= number:
-            parts.append(
-                {"type": "summary_text", "text": ""}
-                if key == "summary"
-                else {"type": "output_text", "text": "", "annotations": []}
-            )
+            if key == "summary":
+                parts.append({"type": "summary_text", "text": ""})
+            elif item.get("type") == "reasoning":
+                parts.append({"type": "reasoning_text", "text": ""})
+            else:
+                parts.append({"type": "output_text", "text": "", "annotations": []})
         part: dict[str, Any] = expect(parts[number], dict, f"{path}.{key}[{number}]")
         return part
 
@@ -886,6 +939,20 @@ class _KeptStream(_ResponseEnd):
         if part is not None:
             text = expect(part.get("text") or "", str, path)
             part["text"] = text + expect(event.get("delta"), str, f"{path}.delta")
+            logprobs = expect(event.get("logprobs") or [], list, f"{path}.logprobs")
+            if logprobs:
+                # The delta's tokens' log probabilities (the done item repeats them all).
+                part["logprobs"] = [*(part.get("logprobs") or []), *copy_json(logprobs)]
+            self._changed(self._index_of(event), path)
+
+    def _on_refusal(self, event: dict[str, Any], path: str) -> None:
+        part = self._part(event, path, "content")
+        if part is not None:
+            if part.get("type") != "refusal" and not part.get("text"):
+                part.clear()
+                part["type"] = "refusal"
+            text = expect(part.get("refusal") or "", str, path)
+            part["refusal"] = text + expect(event.get("delta"), str, f"{path}.delta")
             self._changed(self._index_of(event), path)
 
     def _on_annotation(self, event: dict[str, Any], path: str) -> None:
@@ -925,6 +992,8 @@ _KEPT_EVENTS: dict[str, Callable[[_KeptStream, dict[str, Any], str], None]] = {
     "response.reasoning_summary_part.added": _KeptStream._on_part_added,
     "response.output_text.delta": _KeptStream._on_text,
     "response.reasoning_summary_text.delta": _KeptStream._on_text,
+    "response.reasoning_text.delta": _KeptStream._on_text,
+    "response.refusal.delta": _KeptStream._on_refusal,
     "response.output_text.annotation.added": _KeptStream._on_annotation,
     "response.function_call_arguments.delta": _KeptStream._on_arguments,
     "response.custom_tool_call_input.delta": _KeptStream._on_input,
@@ -996,6 +1065,14 @@ class _Item:
     item: Json
 
 
+@dataclass(frozen=True, slots=True)
+class _Phase:
+    """The `phase` of the assistant message the parts after it belong to
+    (`commentary` or `final_answer`, as the output message had it)."""
+
+    phase: str
+
+
 def _skip(turn: Turn, index: int, kind: str) -> None:
     # AgentScope's own warning: a block dropped here is one it skips too.
     turn.ctx.warn(turn.msg, index, kind, skipped_block(kind))
@@ -1004,6 +1081,8 @@ def _skip(turn: Turn, index: int, kind: str) -> None:
 def _text(turn: Turn, index: int, block: Json) -> None:
     assistant = turn.msg.role == "assistant"
     part: Json = {"type": "output_text" if assistant else "input_text", "text": block.get("text")}
+    if assistant and block.get("refusal") is True:
+        part = {"type": "refusal", "refusal": block.get("text")}
     citations = block.get("citations")
     if assistant and isinstance(citations, list) and citations:
         annotations = [_annotation(citation) for citation in citations]
@@ -1018,6 +1097,11 @@ def _text(turn: Turn, index: int, block: Json) -> None:
             )
         if kept:
             part["annotations"] = kept
+    # `logprobs` stay with the parsed text: the API reads none in its input.
+    phase = block.get("phase")
+    if assistant and isinstance(phase, str) and phase:
+        # The API asks for it back on every assistant message that had one.
+        turn.parts.append(_Phase(phase))
     turn.parts.append(part)
 
 
@@ -1036,7 +1120,10 @@ def _thinking(turn: Turn, index: int, block: Json) -> None:
         turn.parts.append(_Item(item))
     text = block.get("thinking")
     if isinstance(text, str) and text:
-        item["summary"].append({"type": "summary_text", "text": text})
+        if block.get(_REASONING_PART) == "reasoning_text":
+            item.setdefault("content", []).append({"type": "reasoning_text", "text": text})
+        else:
+            item["summary"].append({"type": "summary_text", "text": text})
     encrypted = block.get("encrypted_content")
     if isinstance(encrypted, str) and encrypted and "encrypted_content" not in item:
         item["encrypted_content"] = encrypted
@@ -1111,7 +1198,26 @@ def _tool_use(turn: Turn, index: int, block: Json) -> None:
         "name": block.get("name"),
         "arguments": arguments_json(block.get("input", {})),
     }
+    caller = block.get("caller")
+    if _own_caller(caller):
+        call["caller"] = copy_json(caller)
+    elif caller is not None:
+        kind = caller.get("type") if isinstance(caller, dict) else None
+        turn.ctx.warn(
+            turn.msg,
+            index,
+            "tool_use",
+            f"dropped the call's caller {kind!r}: the Responses API takes its own only",
+        )
     turn.parts.append(_Item(call))
+
+
+def _own_caller(caller: Any) -> bool:
+    """A function call's `caller` as the API gives it: direct, or a program's."""
+    if not isinstance(caller, dict):
+        return False
+    kind = caller.get("type")
+    return kind == "direct" or (kind == "program" and isinstance(caller.get("caller_id"), str))
 
 
 def _document(turn: Turn, index: int, block: Json) -> None:
@@ -1137,19 +1243,32 @@ _NATIVE_BLOCKS: dict[str, Handler] = {
 
 
 def _finish_native(turn: Turn) -> None:
-    """The turn's message parts and items, in block order; then what trails it
-    (function call outputs)."""
+    """The turn's message parts and items, in block order (parts of another
+    phase start a message of their own); then what trails it (function call
+    outputs)."""
     parts: list[Any] = []
-    for segment in turn.parts:
-        if not isinstance(segment, _Item):
-            parts.append(segment)
-            continue
+    phase: str | None = None
+
+    def flush() -> None:
         if parts:
-            turn.out.append({"role": turn.msg.role, "content": parts})
-            parts = []
-        turn.out.append(segment.item)
-    if parts:
-        turn.out.append({"role": turn.msg.role, "content": parts})
+            message: Json = {"role": turn.msg.role, "content": list(parts)}
+            if phase is not None:
+                message["phase"] = phase
+            turn.out.append(message)
+            parts.clear()
+
+    for segment in turn.parts:
+        if isinstance(segment, _Phase):
+            if segment.phase != phase:
+                flush()
+            phase = segment.phase
+        elif isinstance(segment, _Item):
+            flush()
+            phase = None
+            turn.out.append(segment.item)
+        else:
+            parts.append(segment)
+    flush()
     turn.out.extend(turn.trailing)
 
 
