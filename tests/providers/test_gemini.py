@@ -593,3 +593,62 @@ def test_gemini_schema_keywords() -> None:
     assert parameters["properties"]["unit"]["default"] == "c"  # Gemini takes it
     paths = [path for path, kind in _kinds(body) if kind == "tool_schema"]
     assert "tools[0].function_declarations[0].parameters.$schema" in paths
+
+
+def _two_calls(signature: str | None) -> list[dict[str, Any]]:
+    """A user question, a model turn of two parallel calls (the first signed
+    with `signature` by Gemini where given), and their results."""
+    calls = [
+        {"type": "tool_use", "id": f"call_{n}", "name": "get_weather", "input": {"city": city}}
+        for n, city in enumerate(("Paris", "Oslo"))
+    ]
+    if signature is not None:
+        calls[0]["thought_signature"] = signature
+    results = [
+        {"type": "tool_result", "id": f"call_{n}", "name": "get_weather", "output": "sunny"}
+        for n in range(2)
+    ]
+    return [
+        {"role": "user", "name": "user", "content": "Weather in Paris and Oslo?"},
+        {"role": "assistant", "name": "friday", "content": calls},
+        {"role": "system", "name": "system", "content": results},
+    ]
+
+
+def _function_calls(body: Any) -> list[dict[str, Any]]:
+    return [p for turn in body["contents"] for p in turn["parts"] if "function_call" in p]
+
+
+def test_calls_gemini_did_not_sign_carry_its_documented_placeholder() -> None:
+    """Calls another model made (no Gemini signature) would be refused by
+    Gemini 3: the first call of the turn carries the placeholder Gemini's docs
+    give for such a conversation, with a warning; the second stays as it is,
+    as Gemini signs only the first of parallel calls."""
+    body = format("gemini", _two_calls(None), fidelity="provider")
+    first, second = _function_calls(body)
+    assert first["thought_signature"] == b"skip_thought_signature_validator"
+    assert "thought_signature" not in second
+    assert [(w.path, w.block_type) for w in body.warnings] == [("messages[1]", "tool_use")]
+
+
+def test_calls_gemini_signed_go_back_as_they_came() -> None:
+    signature = base64.b64encode(b"gemini-signed").decode()
+    body = format("gemini", _two_calls(signature), fidelity="provider")
+    first, second = _function_calls(body)
+    assert first["thought_signature"] == b"gemini-signed"
+    assert "thought_signature" not in second
+    assert body.warnings == []
+
+
+def test_agentscope_fidelity_sends_unsigned_calls_as_agentscope_does() -> None:
+    body = format("gemini", _two_calls(None))
+    assert all("thought_signature" not in call for call in _function_calls(body))
+    assert body.warnings == []
+
+
+@needs_sdks
+def test_the_placeholder_body_validates() -> None:
+    body = format(
+        "gemini", _two_calls(None), fidelity="provider", request={"model": "gemini-3-pro-preview"}
+    )
+    assert client.validate("gemini", dict(body)) == []

@@ -46,8 +46,12 @@ Grounding blocks and text citations (Gemini's own, or another provider's)
 are dropped silently: no request field takes them, and the text they ground
 is sent; so are the finish message and other APIs' text marks (`phase`,
 `logprobs`, `refusal`).
-Server-tool blocks of other providers are dropped with a FormatWarning. The
-body pass drops empty parts and turns and narrows tool parameters to the
+Server-tool blocks of other providers are dropped with a FormatWarning. A
+model turn whose function calls carry no thought signature (calls another
+provider made, whose signatures Gemini never takes) gets, on its first call,
+the placeholder Gemini's thought-signature docs give for a conversation from
+another model (`UNSIGNED_CALL`), with a FormatWarning: Gemini 3 refuses the
+call otherwise. The body pass drops empty parts and turns and narrows tool parameters to the
 keywords Gemini's Schema takes.
 """
 
@@ -1004,6 +1008,28 @@ def _document(turn: Turn, index: int, block: dict[str, Any]) -> None:
     turn.parts.append({"inline_data": {"data": found.data, "mime_type": found.media_type}})
 
 
+# What Gemini's docs give a function call it did not sign (a conversation
+# that comes from another model): Gemini 3 skips its signature check for it,
+# where it refuses an unsigned call of the current turn.
+UNSIGNED_CALL = b"skip_thought_signature_validator"
+
+
+def _finish_kept(turn: Turn) -> None:
+    """A model turn's calls with a signature on the first, as Gemini signs
+    them: one it did not sign gets `UNSIGNED_CALL`, with a warning."""
+    calls = [part for part in turn.parts if "function_call" in part]
+    if turn.msg.role == "assistant" and calls and not any("thought_signature" in c for c in calls):
+        calls[0]["thought_signature"] = UNSIGNED_CALL
+        turn.ctx.warn(
+            turn.msg,
+            None,
+            "tool_use",
+            "Gemini signed none of this turn's calls: the first carries Gemini's "
+            "skip_thought_signature_validator",
+        )
+    _finish_chat(turn)
+
+
 # Gemini's code execution parts go back; grounding and other providers'
 # server-tool blocks are dropped; documents go as inline data.
 _NATIVE_BLOCKS: dict[str, Handler] = {
@@ -1097,7 +1123,7 @@ def _adapt_body(body: Json, note: Notes) -> None:
 class Gemini(ProviderFidelity, GeminiParity):
     """`generateContent` in provider fidelity (see the module's docstring)."""
 
-    turns = TurnTable(_NATIVE_BLOCKS, _finish_chat, _skipped)
+    turns = TurnTable(_NATIVE_BLOCKS, _finish_kept, _skipped)
     reader = _KeptReader()
     # Any: the API documents no rule, and AgentScope names Gemini's own calls
     # after their thought signatures.
