@@ -10,8 +10,8 @@ import pytest
 from agentscope_proto import FormatCache, Msg, from_dict
 from agentscope_proto._engine.body import EncodedMessage
 from agentscope_proto._engine.walk import resume_point, settings_scope
-from agentscope_proto._wire import WireMessages
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto._wire import WireMessages
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.options import FormatSettings
 from agentscope_proto.providers import PROVIDERS

@@ -26,9 +26,9 @@ from ._engine.views import (
 )
 from ._engine.views import view as _view
 from ._engine.walk import TurnCache, settings_scope
-from ._wire import WireMessages
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
+from ._wire import WireMessages
 from .cache import FormatCache
 from .errors import FormatError
 from .options import FormatSettings, default_format_settings

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import _json
 from .._generated.agentscope.message.v1.message_pb2 import Msg, Role
+from .._wire import WireMessages
 from ..cache import FormatCache
 from ..dialects import from_dict
 from ..errors import FormatError, MessageFormatError
@@ -33,7 +34,6 @@ from .entries import (
     view_keys,
     wire_key,
 )
-from .._wire import WireMessages
 
 __all__ = [
     "CachedView",

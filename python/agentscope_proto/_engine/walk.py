@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
+from .._wire import WireMessages
 from ..cache import FormatCache
 from ..options import FormatSettings
 from .body import EncodedMessage, encoded_turn
@@ -29,7 +30,6 @@ from .entries import (
     turn_key,
 )
 from .views import CachedView, MsgView
-from .._wire import WireMessages
 
 __all__ = ["TurnCache", "resume_point", "settings_scope"]
 

@@ -19,12 +19,12 @@ import grpc
 from google.protobuf.message import Message
 
 from .. import _json
-from .._wire import WireMessages
 from .._fetch import media_limits
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from .._log import warning_log_level
+from .._wire import WireMessages
 from ..cache import FormatCache
 from ..errors import FormatError, LimitExceededError, MessageFormatError, ParseError
 from ..formatting import FormattedBody, body_to_json, format
