@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import threading
 from typing import Any
 
@@ -26,7 +27,7 @@ from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.message import new_msg, new_text_block, new_tool_use_block
 from agentscope_proto.providers import PROVIDERS
 
-from golden_data import GOLDEN, formatter_cases, golden_providers, message_pool
+from golden_data import GOLDEN, bench_history, formatter_cases, golden_providers, message_pool
 from strict import scramble
 
 GOLDEN_CASES = [
@@ -423,5 +424,145 @@ def test_after_media_read_from_files_is_taken_back_it_goes_on_incrementally() ->
     history.pop()
     history.append(new_msg("user", "later", "user"))
     expected = format("openai", [*msgs, new_msg("user", "later", "user")])
+    assert history.format_json().body_json == body_to_json(expected)
+    assert history._incremental
+
+
+# -- histories like real agents': every turn incremental, every warning logged once --
+
+
+_FIDELITIES = [
+    pytest.param(provider, fidelity, id=f"{provider}:{fidelity}")
+    for provider, record in sorted(PROVIDERS.items())
+    for fidelity in sorted(record.variants)
+]
+
+
+def _logged(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    return [
+        (r.name, r.getMessage()) for r in caplog.records if r.name.startswith("agentscope_proto")
+    ]
+
+
+def _distinct(results: list[Any]) -> set[tuple[str, str, str]]:
+    """The warnings of every result, each once."""
+    return {(w.path, w.block_type, w.message) for result in results for w in result.warnings}
+
+
+@pytest.mark.parametrize(("provider", "fidelity"), _FIDELITIES)
+def test_a_varied_history_grown_turn_by_turn(
+    provider: str, fidelity: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Blocks the provider drops, extra keys, tool inputs with odd keys and a
+    # 100-bit integer, user media, an image a tool returned.
+    msgs = bench_history("varied_20")
+    case = {"multi_agent": False, "tools": None, "tool_choice": None, "options": {}}
+    case["options"] = {"fidelity": fidelity}
+    history = Conversation(provider, fidelity=fidelity)
+    results: list[Any] = []
+    with caplog.at_level(logging.DEBUG, logger="agentscope_proto"):
+        for end, msg in enumerate(msgs, 1):
+            with caplog.at_level(logging.CRITICAL, logger="agentscope_proto"):
+                expected = _reference(provider, case, msgs[:end])
+            history.append(msg)
+            _assert_same(history, expected)
+            if expected[0] == "body":
+                results += [history.format_json(), history.format()]
+            if fidelity == "agentscope":
+                # Nothing in such a history ends incremental formatting.
+                assert history._incremental, end
+    # Every warning logged once, when its message was first formatted (the
+    # whole history is formatted on every call in provider fidelity).
+    warned = _distinct(results)
+    assert warned, "the history holds blocks every provider drops"
+    assert len(_logged(caplog)) == len(warned)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_long_varied_history_stays_incremental(
+    provider: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    msgs = [from_dict(d) for d in bench_history("varied_200")]
+    history = Conversation(provider)
+    with caplog.at_level(logging.DEBUG, logger="agentscope_proto"):
+        for end, msg in enumerate(msgs, 1):
+            history.append(msg)
+            body = history.format_json()
+            assert history._incremental, end
+            if end % 25 == 0 or end == len(msgs):
+                with caplog.at_level(logging.CRITICAL, logger="agentscope_proto"):
+                    expected = format(provider, msgs[:end])
+                assert body.body_json == body_to_json(expected), end
+                assert list(body.warnings) == list(expected.warnings), end
+    assert len(_logged(caplog)) == len(expected.warnings)
+
+
+@pytest.mark.parametrize(
+    "style", [{"multi_agent": True}, {"max_tokens": 3000, "token_counter": "char"}]
+)
+def test_styles_formatted_whole_log_each_warning_once(
+    style: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    msgs = bench_history("varied_20")
+    history = Conversation("ollama", **style)
+    results = []
+    with caplog.at_level(logging.DEBUG, logger="agentscope_proto"):
+        for msg in msgs:
+            history.append(msg)
+            results += [history.format_json(), history.format()]
+    assert not history._incremental
+    assert len(_logged(caplog)) == len(_distinct(results)) > 0
+
+
+def test_warnings_log_at_the_callers_level_and_anew_for_a_new_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from agentscope_proto._log import warning_log_level
+
+    video = {
+        "name": "user",
+        "role": "user",
+        "content": [
+            {
+                "type": "video",
+                "source": {"type": "base64", "media_type": "video/mp4", "data": "AAAA"},
+            },
+            {"type": "text", "text": "What is this?"},
+        ],
+    }
+    history = Conversation("anthropic", [{"name": "user", "role": "user", "content": "hi"}])
+    with caplog.at_level(logging.DEBUG, logger="agentscope_proto"):
+        history.append(video)
+        with warning_log_level(logging.DEBUG):
+            history.format_json()
+        history.format()
+        assert [r.levelno for r in caplog.records] == [logging.DEBUG]
+        # Taken back and added again: a new message, logged about anew.
+        history.pop()
+        history.append(video)
+        history.format_json()
+        assert [r.levelno for r in caplog.records] == [logging.DEBUG, logging.WARNING]
+        assert caplog.records[-1].getMessage() == (
+            "messages[1].content[0]: Unsupported block type video in the message, skipped."
+        )
+
+
+def test_an_image_a_tool_returned_is_cited_by_a_later_turn() -> None:
+    # AgentScope "saves" a tool result's inline image to a file and a later
+    # message may show that file: the conversation keeps what its walk saved.
+    msgs = bench_history("varied_20")
+    history = Conversation("openai", msgs)
+    body = format("openai", msgs)
+    cited = [m["content"] for m in body["messages"] if "can be found at" in str(m.get("content"))]
+    assert len(cited) == 1
+    path = cited[0].rsplit(": ", 1)[1]
+    later = {
+        "name": "user",
+        "role": "user",
+        "content": [{"type": "image", "source": {"type": "url", "url": path}}],
+    }
+    history.format_json()
+    history.append(later)
+    expected = format("openai", [*msgs, later])
     assert history.format_json().body_json == body_to_json(expected)
     assert history._incremental

@@ -13,13 +13,14 @@ __all__ = ["log_safe", "warning_level", "warning_log_level"]
 # The level `FormatContext.warn` logs dropped blocks at: WARNING in process,
 # where the log line is how a caller notices; the server sets DEBUG, as it
 # returns every warning in the response and would otherwise log a line per
-# dropped block of every request.
+# dropped block of every request; 0 logs nothing (a `Conversation`, which
+# formats the same messages again and again, logs each warning once itself).
 _WARNING_LOG_LEVEL: ContextVar[int] = ContextVar("warning_log_level", default=logging.WARNING)
 
 
 @contextlib.contextmanager
 def warning_log_level(level: int) -> Iterator[None]:
-    """Log dropped-block warnings at `level` within the block."""
+    """Log dropped-block warnings at `level` within the block (0: not at all)."""
     token = _WARNING_LOG_LEVEL.set(level)
     try:
         yield

@@ -10,8 +10,10 @@ written by appending the new messages' JSON to what was written before
 Every result equals `format()` of the same messages with the same options:
 the same body, warnings, token count or error. Where that cannot be had
 incrementally (multi-agent histories, named turns, truncation, provider
-fidelity, media read from files or the network, tool-result media), every
-call formats the whole history, with `cache` if one was given.
+fidelity, media read from files or the network), every call formats the
+whole history, with `cache` if one was given. Either way each warning is
+logged once, when the message it names is first formatted, not on every
+call.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ._engine.views import build_view, message_from_input
 from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
+from ._log import warning_level, warning_log_level
 from .cache import FormatCache
 from .errors import FormatError
 from .formatting import (
@@ -41,7 +44,7 @@ from .formatting import (
 )
 from .options import FormatSettings
 from .providers import get_provider
-from .providers._context import FormatContext
+from .providers._context import FormatContext, log_warning
 from .request import RequestParams, write_request
 from .results import copy_json
 
@@ -178,6 +181,13 @@ class Conversation:
         self._walked_count = 0
         # The walk's messages as marshal bytes, made when `format()` first needs them.
         self._copies: list[bytes] = []
+        # Tool-result media the walk "saved" (AgentScope's temp files): a later
+        # turn may cite and read one back, as within one `format()` call.
+        self._saved: dict[str, bytes] = {}
+        # The warnings logged so far (path, block type, text), and how many of
+        # the walk's (which only grow) are among them.
+        self._logged: set[tuple[str, str, str]] = set()
+        self._walk_logged = 0
         self._lock = threading.Lock()
         self.extend(msgs)
 
@@ -236,6 +246,13 @@ class Conversation:
             if self._walked_count > len(self._msgs) or not self._incremental:
                 # The walk covered it: start over (a later call re-walks).
                 self._restart()
+            # A message added in its place is logged about anew.
+            gone = f"messages[{len(self._msgs)}]"
+            self._logged = {
+                key
+                for key in self._logged
+                if not key[0].startswith(gone) or key[0][len(gone) : len(gone) + 1] not in ("", ".")
+            }
             return msg
 
     def clear(self) -> None:
@@ -243,20 +260,33 @@ class Conversation:
         with self._lock:
             self._msgs.clear()
             self._restart()
+            self._logged.clear()
 
     def _restart(self) -> None:
         self._walk = _start()
         self._walked_count = 0
         self._copies = []
+        self._saved = {}
+        self._walk_logged = 0
         self._incremental = self._chat
+
+    def _log(self, warnings: Sequence[FormatWarning], start: int, level: int) -> None:
+        """Log `warnings[start:]` not logged before (at `level`, the caller's)."""
+        logged = self._logged
+        for warning in warnings[start:]:
+            key = (warning.path, warning.block_type, warning.message)
+            if key not in logged:
+                logged.add(key)
+                log_warning(level, warning.path, warning.message)
 
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
         the caller's own."""
-        with self._lock:
-            walked = self._walked()
+        level = warning_level()
+        with self._lock, warning_log_level(0):
+            walked = self._walked(level)
             if walked is None:
-                return self._format_all()
+                return self._format_all(level)
             walk, ctx = walked
             copies = self._copies
             for message in walk.messages[len(copies) :]:
@@ -267,14 +297,16 @@ class Conversation:
             body = self._with_request(
                 self._variant.build_body(messages, tools, self._tool_choice, ctx)
             )
+            self._log(ctx.warnings, self._walk_logged, level)
             return FormattedBody(body, _copies(ctx.warnings), count)
 
     def format_json(self) -> FormattedJson:
         """The body `format()` gives, as the UTF-8 JSON `body_to_json` writes."""
-        with self._lock:
-            walked = self._walked()
+        level = warning_level()
+        with self._lock, warning_log_level(0):
+            walked = self._walked(level)
             if walked is None:
-                whole = self._format_all()
+                whole = self._format_all(level)
                 return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
             walk, ctx = walked
             run = walk.messages
@@ -282,6 +314,7 @@ class Conversation:
             body = self._with_request(
                 self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
             )
+            self._log(ctx.warnings, self._walk_logged, level)
             # The context's warnings are the walk's (shared, never handed out)
             # and whatever the body added.
             return FormattedJson(body_to_json(body), ctx.warnings, count)
@@ -292,8 +325,8 @@ class Conversation:
             write_request(body, self._request, self._impl.request_fields, self._impl.name)
         return body
 
-    def _format_all(self) -> FormattedBody:
-        return format(
+    def _format_all(self, level: int) -> FormattedBody:
+        whole = format(
             self._impl.name,
             self._msgs,
             tools=self._tools,
@@ -305,10 +338,13 @@ class Conversation:
             cache=self._cache,
             request=self._request,
         )
+        self._log(whole.warnings, 0, level)
+        return whole
 
-    def _walked(self) -> tuple[WalkState, FormatContext] | None:
+    def _walked(self, level: int) -> tuple[WalkState, FormatContext] | None:
         """The chat walk over every message, and a context holding its
-        warnings for the body; None when it cannot be had incrementally."""
+        warnings for the body (the walk's logged at `level`); None when it
+        cannot be had incrementally."""
         if not self._incremental:
             return None
         walk = self._walk
@@ -324,7 +360,8 @@ class Conversation:
             self._incremental = False
             return None
         turns = TurnCache(None, resume=walk)
-        ctx = FormatContext(settings=self._settings, turns=turns)
+        # A copy: a walk that fails leaves nothing behind.
+        ctx = FormatContext(settings=self._settings, turns=turns, saved_media=dict(self._saved))
         run = walk.messages
         known = run.known
         try:
@@ -334,9 +371,10 @@ class Conversation:
         finally:
             # Taken back out: they go in below as `EncodedMessage`s, or not at all.
             del run[known:]
-        if fresh is None or ctx.saved_media:
-            # JSON only the slow encoder writes, or tool-result media a later
-            # turn may read back: format the whole history every time.
+        if fresh is None:
+            # JSON only the slow encoder writes (non-string keys and the like,
+            # which no message read from JSON holds): format the whole history
+            # every time.
             self._incremental = False
             return None
         json = run.json
@@ -347,5 +385,7 @@ class Conversation:
         run.extend(fresh)
         run.known = len(run)
         walk = WalkState(run, tuple(ctx.warnings), turns.walked, ctx.at_message, ctx.at_block)
-        self._walk, self._walked_count = walk, len(msgs)
+        self._walk, self._walked_count, self._saved = walk, len(msgs), ctx.saved_media
+        self._log(walk.warnings, self._walk_logged, level)
+        self._walk_logged = len(walk.warnings)
         return walk, ctx

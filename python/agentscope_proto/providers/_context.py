@@ -20,9 +20,15 @@ from .._log import log_safe, warning_level
 from ..options import FormatSettings
 from ._media import MediaAccess
 
-__all__ = ["FormatContext"]
+__all__ = ["FormatContext", "log_warning"]
 
 logger = logging.getLogger("agentscope_proto.format")
+
+
+def log_warning(level: int, path: str, text: str) -> None:
+    """Log a dropped block at `level` (0: not logged; see `warning_log_level`)."""
+    if level and logger.isEnabledFor(level):
+        logger.log(level, "%s: %s", path or "format", log_safe(text))
 
 
 @dataclass(slots=True)
@@ -68,6 +74,4 @@ class FormatContext(MediaAccess):
         """Record (and log) that a block was dropped."""
         path = "" if msg is None else msg.path(block_index)
         self.warnings.append(FormatWarning(path=path, block_type=block_type, message=text))
-        level = warning_level()
-        if logger.isEnabledFor(level):
-            logger.log(level, "%s: %s", path or "format", log_safe(text))
+        log_warning(warning_level(), path, text)
