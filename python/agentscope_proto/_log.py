@@ -8,19 +8,18 @@ import logging
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["log_safe", "warning_level", "warning_log_level"]
+__all__ = ["first_time", "log_safe", "logged_once", "warning_level", "warning_log_level"]
 
 # The level `FormatContext.warn` logs dropped blocks at: WARNING in process,
 # where the log line is how a caller notices; the server sets DEBUG, as it
 # returns every warning in the response and would otherwise log a line per
-# dropped block of every request; 0 logs nothing (a `Conversation`, which
-# formats the same messages again and again, logs each warning once itself).
+# dropped block of every request.
 _WARNING_LOG_LEVEL: ContextVar[int] = ContextVar("warning_log_level", default=logging.WARNING)
 
 
 @contextlib.contextmanager
 def warning_log_level(level: int) -> Iterator[None]:
-    """Log dropped-block warnings at `level` within the block (0: not at all)."""
+    """Log dropped-block warnings at `level` within the block."""
     token = _WARNING_LOG_LEVEL.set(level)
     try:
         yield
@@ -31,6 +30,34 @@ def warning_log_level(level: int) -> Iterator[None]:
 def warning_level() -> int:
     """The level dropped-block warnings are logged at here and now."""
     return _WARNING_LOG_LEVEL.get()
+
+
+# The warnings (path, text) logged so far by whoever formats the same messages
+# again and again (a `Conversation`): each is logged once, when first made.
+# None: every warning is logged.
+_LOGGED: ContextVar[set[tuple[str, str]] | None] = ContextVar("logged_once", default=None)
+
+
+@contextlib.contextmanager
+def logged_once(logged: set[tuple[str, str]]) -> Iterator[None]:
+    """Within the block, log only the warnings not in `logged` (adding them)."""
+    token = _LOGGED.set(logged)
+    try:
+        yield
+    finally:
+        _LOGGED.reset(token)
+
+
+def first_time(path: str, text: str) -> bool:
+    """Whether the warning `path: text` is to be logged (see `logged_once`)."""
+    logged = _LOGGED.get()
+    if logged is None:
+        return True
+    key = (path, text)
+    if key in logged:
+        return False
+    logged.add(key)
+    return True
 
 
 # Control characters in logged text would let a client forge log lines.

@@ -30,7 +30,7 @@ from ._engine.views import build_view, message_from_input
 from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from ._log import warning_level, warning_log_level
+from ._log import logged_once
 from .cache import FormatCache
 from .errors import FormatError
 from .formatting import (
@@ -44,7 +44,7 @@ from .formatting import (
 )
 from .options import FormatSettings
 from .providers import get_provider
-from .providers._context import FormatContext, log_warning
+from .providers._context import FormatContext
 from .request import RequestParams, write_request
 from .results import copy_json
 
@@ -184,10 +184,9 @@ class Conversation:
         # Tool-result media the walk "saved" (AgentScope's temp files): a later
         # turn may cite and read one back, as within one `format()` call.
         self._saved: dict[str, bytes] = {}
-        # The warnings logged so far (path, block type, text), and how many of
-        # the walk's (which only grow) are among them.
-        self._logged: set[tuple[str, str, str]] = set()
-        self._walk_logged = 0
+        # The warnings logged so far (path, text): each is logged once, not on
+        # every call that formats its message again.
+        self._logged: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self.extend(msgs)
 
@@ -267,26 +266,15 @@ class Conversation:
         self._walked_count = 0
         self._copies = []
         self._saved = {}
-        self._walk_logged = 0
         self._incremental = self._chat
-
-    def _log(self, warnings: Sequence[FormatWarning], start: int, level: int) -> None:
-        """Log `warnings[start:]` not logged before (at `level`, the caller's)."""
-        logged = self._logged
-        for warning in warnings[start:]:
-            key = (warning.path, warning.block_type, warning.message)
-            if key not in logged:
-                logged.add(key)
-                log_warning(level, warning.path, warning.message)
 
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
         the caller's own."""
-        level = warning_level()
-        with self._lock, warning_log_level(0):
-            walked = self._walked(level)
+        with self._lock, logged_once(self._logged):
+            walked = self._walked()
             if walked is None:
-                return self._format_all(level)
+                return self._format_all()
             walk, ctx = walked
             copies = self._copies
             for message in walk.messages[len(copies) :]:
@@ -297,16 +285,14 @@ class Conversation:
             body = self._with_request(
                 self._variant.build_body(messages, tools, self._tool_choice, ctx)
             )
-            self._log(ctx.warnings, self._walk_logged, level)
             return FormattedBody(body, _copies(ctx.warnings), count)
 
     def format_json(self) -> FormattedJson:
         """The body `format()` gives, as the UTF-8 JSON `body_to_json` writes."""
-        level = warning_level()
-        with self._lock, warning_log_level(0):
-            walked = self._walked(level)
+        with self._lock, logged_once(self._logged):
+            walked = self._walked()
             if walked is None:
-                whole = self._format_all(level)
+                whole = self._format_all()
                 return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
             walk, ctx = walked
             run = walk.messages
@@ -314,7 +300,6 @@ class Conversation:
             body = self._with_request(
                 self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
             )
-            self._log(ctx.warnings, self._walk_logged, level)
             # The context's warnings are the walk's (shared, never handed out)
             # and whatever the body added.
             return FormattedJson(body_to_json(body), ctx.warnings, count)
@@ -325,8 +310,8 @@ class Conversation:
             write_request(body, self._request, self._impl.request_fields, self._impl.name)
         return body
 
-    def _format_all(self, level: int) -> FormattedBody:
-        whole = format(
+    def _format_all(self) -> FormattedBody:
+        return format(
             self._impl.name,
             self._msgs,
             tools=self._tools,
@@ -338,13 +323,10 @@ class Conversation:
             cache=self._cache,
             request=self._request,
         )
-        self._log(whole.warnings, 0, level)
-        return whole
 
-    def _walked(self, level: int) -> tuple[WalkState, FormatContext] | None:
+    def _walked(self) -> tuple[WalkState, FormatContext] | None:
         """The chat walk over every message, and a context holding its
-        warnings for the body (the walk's logged at `level`); None when it
-        cannot be had incrementally."""
+        warnings for the body; None when it cannot be had incrementally."""
         if not self._incremental:
             return None
         walk = self._walk
@@ -386,6 +368,4 @@ class Conversation:
         run.known = len(run)
         walk = WalkState(run, tuple(ctx.warnings), turns.walked, ctx.at_message, ctx.at_block)
         self._walk, self._walked_count, self._saved = walk, len(msgs), ctx.saved_media
-        self._log(walk.warnings, self._walk_logged, level)
-        self._walk_logged = len(walk.warnings)
         return walk, ctx

@@ -16,19 +16,13 @@ from dataclasses import dataclass, field
 from .._engine.views import MsgView
 from .._engine.walk import TurnCache
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from .._log import log_safe, warning_level
+from .._log import first_time, log_safe, warning_level
 from ..options import FormatSettings
 from ._media import MediaAccess
 
-__all__ = ["FormatContext", "log_warning"]
+__all__ = ["FormatContext"]
 
 logger = logging.getLogger("agentscope_proto.format")
-
-
-def log_warning(level: int, path: str, text: str) -> None:
-    """Log a dropped block at `level` (0: not logged; see `warning_log_level`)."""
-    if level and logger.isEnabledFor(level):
-        logger.log(level, "%s: %s", path or "format", log_safe(text))
 
 
 @dataclass(slots=True)
@@ -74,4 +68,7 @@ class FormatContext(MediaAccess):
         """Record (and log) that a block was dropped."""
         path = "" if msg is None else msg.path(block_index)
         self.warnings.append(FormatWarning(path=path, block_type=block_type, message=text))
-        log_warning(warning_level(), path, text)
+        level = warning_level()
+        # Marked as logged even when the logger is off: logged when first made or never.
+        if first_time(path, text) and logger.isEnabledFor(level):
+            logger.log(level, "%s: %s", path or "format", log_safe(text))
