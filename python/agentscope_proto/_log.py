@@ -6,9 +6,17 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 
-__all__ = ["first_time", "log_safe", "logged_once", "warning_level", "warning_log_level"]
+__all__ = [
+    "LogOnce",
+    "first_time",
+    "log_every",
+    "log_once",
+    "log_safe",
+    "warning_level",
+    "warning_log_level",
+]
 
 # The level `FormatContext.warn` logs dropped blocks at: WARNING in process,
 # where the log line is how a caller notices; the server sets DEBUG, as it
@@ -38,18 +46,23 @@ def warning_level() -> int:
 _LOGGED: ContextVar[set[tuple[str, str]] | None] = ContextVar("logged_once", default=None)
 
 
-@contextlib.contextmanager
-def logged_once(logged: set[tuple[str, str]]) -> Iterator[None]:
-    """Within the block, log only the warnings not in `logged` (adding them)."""
-    token = _LOGGED.set(logged)
-    try:
-        yield
-    finally:
-        _LOGGED.reset(token)
+LogOnce = Token[set[tuple[str, str]] | None]
+
+
+def log_once(logged: set[tuple[str, str]]) -> LogOnce:
+    """From now on, log only the warnings not in `logged` (adding them), until
+    `log_every(token)`. Not a context manager: that would cost a `Conversation`
+    a microsecond a turn."""
+    return _LOGGED.set(logged)
+
+
+def log_every(token: LogOnce) -> None:
+    """Undo `log_once`."""
+    _LOGGED.reset(token)
 
 
 def first_time(path: str, text: str) -> bool:
-    """Whether the warning `path: text` is to be logged (see `logged_once`)."""
+    """Whether the warning `path: text` is to be logged (see `log_once`)."""
     logged = _LOGGED.get()
     if logged is None:
         return True

@@ -30,7 +30,7 @@ from ._engine.views import build_view, message_from_input
 from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
-from ._log import logged_once
+from ._log import log_every, log_once
 from .cache import FormatCache
 from .errors import FormatError
 from .formatting import (
@@ -271,38 +271,52 @@ class Conversation:
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
         the caller's own."""
-        with self._lock, logged_once(self._logged):
-            walked = self._walked()
-            if walked is None:
-                return self._format_all()
-            walk, ctx = walked
-            copies = self._copies
-            for message in walk.messages[len(copies) :]:
-                copies.append(marshal.dumps(dict(message)))
-            messages = [marshal.loads(data) for data in copies]
-            count = self._counter(messages) if self._counter is not None else None
-            tools = check_tools(copy_json(self._tools))
-            body = self._with_request(
-                self._variant.build_body(messages, tools, self._tool_choice, ctx)
-            )
-            return FormattedBody(body, _copies(ctx.warnings), count)
+        with self._lock:
+            logging = log_once(self._logged)
+            try:
+                return self._format()
+            finally:
+                log_every(logging)
 
     def format_json(self) -> FormattedJson:
         """The body `format()` gives, as the UTF-8 JSON `body_to_json` writes."""
-        with self._lock, logged_once(self._logged):
-            walked = self._walked()
-            if walked is None:
-                whole = self._format_all()
-                return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
-            walk, ctx = walked
-            run = walk.messages
-            count = self._counter(run) if self._counter is not None else None
-            body = self._with_request(
-                self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
-            )
-            # The context's warnings are the walk's (shared, never handed out)
-            # and whatever the body added.
-            return FormattedJson(body_to_json(body), ctx.warnings, count)
+        with self._lock:
+            logging = log_once(self._logged)
+            try:
+                return self._format_json()
+            finally:
+                log_every(logging)
+
+    def _format(self) -> FormattedBody:
+        """`format()`, under the lock."""
+        walked = self._walked()
+        if walked is None:
+            return self._format_all()
+        walk, ctx = walked
+        copies = self._copies
+        for message in walk.messages[len(copies) :]:
+            copies.append(marshal.dumps(dict(message)))
+        messages = [marshal.loads(data) for data in copies]
+        count = self._counter(messages) if self._counter is not None else None
+        tools = check_tools(copy_json(self._tools))
+        body = self._with_request(self._variant.build_body(messages, tools, self._tool_choice, ctx))
+        return FormattedBody(body, _copies(ctx.warnings), count)
+
+    def _format_json(self) -> FormattedJson:
+        """`format_json()`, under the lock."""
+        walked = self._walked()
+        if walked is None:
+            whole = self._format_all()
+            return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
+        walk, ctx = walked
+        run = walk.messages
+        count = self._counter(run) if self._counter is not None else None
+        body = self._with_request(
+            self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
+        )
+        # The context's warnings are the walk's (shared, never handed out)
+        # and whatever the body added.
+        return FormattedJson(body_to_json(body), ctx.warnings, count)
 
     def _with_request(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` with the request parameters, as `format()` writes them."""

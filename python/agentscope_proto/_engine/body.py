@@ -77,19 +77,20 @@ def encoded_turn(messages: list[dict[str, Any]]) -> tuple[EncodedMessage, ...] |
     integers spelled out (the turn is then not cached: the body takes the
     slow, checked path)."""
     try:
-        return tuple(EncodedMessage(m, _dumps(m)) for m in messages)
+        return tuple(EncodedMessage(m, orjson.dumps(m, default=_base64)) for m in messages)
+    except orjson.JSONEncodeError:
+        pass
+    try:
+        return tuple(EncodedMessage(m, _wide_dumps(m)) for m in messages)
     except orjson.JSONEncodeError:
         return None
 
 
-def _dumps(value: Any) -> bytes:
-    """orjson's text of `value`; an integer wider than 64 bits (a tool input
-    or a block's extra key may hold one; JSON allows it) is written as Python
-    writes it, in the same text around it."""
-    try:
-        return orjson.dumps(value, default=_base64)
-    except orjson.JSONEncodeError:
-        return orjson.dumps(_wide_ints(value), default=_base64)
+def _wide_dumps(value: Any) -> bytes:
+    """orjson's text of `value` that it refused for an integer wider than 64
+    bits (a tool input or a block's extra key may hold one; JSON allows it):
+    the same text, with such an integer as Python writes it."""
+    return orjson.dumps(_wide_ints(value), default=_base64)
 
 
 def _wide_ints(value: Any) -> Any:
@@ -120,12 +121,15 @@ def body_to_json(body: Mapping[str, Any]) -> bytes:
     """
     replaced, runs = _with_fragments(body)
     try:
+        try:
+            rest = orjson.dumps(replaced, default=_base64)
+        except orjson.JSONEncodeError:
+            rest = _wide_dumps(replaced)
         if not runs:
-            return _dumps(replaced)
+            return rest
         # The runs' JSON is spliced in where their markers were written:
         # copied once, into the result.
         pieces: list[Any] = []
-        rest = _dumps(replaced)
         for run in runs:
             before, rest = rest.split(_RUN_MARKER, 1)
             pieces += (before, *run)
