@@ -69,6 +69,5 @@ class FormatContext(MediaAccess):
         path = "" if msg is None else msg.path(block_index)
         self.warnings.append(FormatWarning(path=path, block_type=block_type, message=text))
         level = warning_level()
-        # Marked as logged even when the logger is off: logged when first made or never.
-        if first_time(path, text) and logger.isEnabledFor(level):
+        if logger.isEnabledFor(level) and first_time(path, text):
             logger.log(level, "%s: %s", path or "format", log_safe(text))
