@@ -969,9 +969,9 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
         fig, ax = plt.subplots(figsize=(10.5, 3.2))
         xs = range(len(names))
         # The other histories' best column, beside the main corpus's.
+        histories = loop.get("histories", [])
         others = [
-            {r["provider"]: r for r in history["rows"] if "ours" in r}
-            for history in loop.get("histories", [])
+            {r["provider"]: r for r in history["rows"] if "ours" in r} for history in histories
         ]
         width = 0.8 / (2 + len(others))
         ax.bar(
@@ -996,7 +996,7 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
                 width,
                 label=f"{label} ({loop['corpus']})",
             )
-            for i, (rows, history) in enumerate(zip(others, loop["histories"], strict=True)):
+            for i, (rows, history) in enumerate(zip(others, histories, strict=True)):
                 ax.bar(
                     [x - 0.4 + width * (2.5 + i) for x in xs],
                     [
