@@ -557,6 +557,28 @@ def test_warnings_log_at_the_callers_level_and_anew_for_a_new_message() -> None:
         assert lines == [line]
 
 
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_with_file_access_inline_media_stay_incremental(provider: str) -> None:
+    # Only media given by path or URL are read (a file may change between
+    # calls); inline media and the media a tool returned are the messages' own.
+    msgs = bench_history("varied_20")
+    history = Conversation(provider, media_root=GOLDEN)
+    for end, msg in enumerate(msgs, 1):
+        history.append(msg)
+        expected = body_to_json(format(provider, msgs[:end], media_root=GOLDEN))
+        assert history.format_json().body_json == expected, end
+        assert history._incremental, end
+    image = {
+        "name": "user",
+        "role": "user",
+        "content": [{"type": "image", "source": {"type": "url", "url": "media/cat.png"}}],
+    }
+    history.append(image)
+    case = _varied_case("agentscope")
+    _assert_same(history, _reference(provider, case, [*msgs, image], media_root=GOLDEN))
+    assert not history._incremental
+
+
 def test_an_image_a_tool_returned_is_cited_by_a_later_turn() -> None:
     # AgentScope "saves" a tool result's inline image to a file and a later
     # message may show that file: the conversation keeps what its walk saved.

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._engine.body import JsonRun, encoded_turn
-from ._engine.entries import WalkState, plain_content
+from ._engine.entries import WalkState, reads_media
 from ._engine.views import build_view, message_from_input
 from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
@@ -172,7 +172,8 @@ class Conversation:
         # (until they no longer do).
         self._incremental = self._chat
         # Without file or network access a turn reads nothing but its message;
-        # with it, only turns of plain blocks are kept (a file may change).
+        # with it, a turn that reads media by URL or path ends incremental
+        # formatting (a file may change).
         self._io = media_root is not None or allow_download
         self._counter = counter_for(settings)
         self._msgs: list[Msg] = []
@@ -351,7 +352,7 @@ class Conversation:
             ctx.at_message, ctx.at_block = walk.at_message, walk.at_block
             return walk, ctx
         views = [build_view(msg, index) for index, msg in enumerate(msgs[start:], start)]
-        if self._io and not all(plain_content(view.content) for view in views):
+        if self._io and any(reads_media(view.content) for view in views):
             # Media read from files or the network may change between calls.
             self._incremental = False
             return None
