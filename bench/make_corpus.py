@@ -15,6 +15,14 @@ metadata, timestamp):
   pseudo-random bytes behind real file headers, like real compressed media.
 - `debate`: four named agents (three debaters and a moderator) taking turns,
   as AgentScope's multi-agent examples store them.
+- `varied`: an agent's history as real ones come: a ReAct loop (tool results
+  as strings or text blocks), a few thinking blocks (some with a signature),
+  text blocks carrying extra keys (ids, citations, cache markers), tool
+  inputs with odd keys (empty, dotted, non-ASCII, `$ref`, digits) and now
+  and then an integer wider than 64 bits, one image, one audio clip and one
+  video from the user, and one screenshot a tool returned (an image inside a
+  tool result). Every provider drops some of it with a warning, as with a
+  history an agent built against another provider.
 
 "mixed" in the results means chat + tools + debate together.
 
@@ -327,11 +335,138 @@ def debate(n: int) -> list[dict[str, Any]]:
     return msgs[:n]
 
 
+# --- varied ------------------------------------------------------------------
+
+
+def mp4(g: Gen, size: int) -> tuple[str, bytes]:
+    return "video/mp4", b"\x00\x00\x00\x18ftypmp42" + g.rng.randbytes(size)
+
+
+def inline(kind: str, media: tuple[str, bytes]) -> dict[str, Any]:
+    media_type, data = media
+    source = {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode()}
+    return {"type": kind, "source": source}
+
+
+def odd_input(g: Gen, tool: str) -> dict[str, Any]:
+    """A tool input as models write them for loosely typed tools: the usual
+    arguments plus keys no schema would name that way."""
+    odd: dict[str, Any] = {
+        "": g.rng.choice(("", "-", "0")),
+        "a.b": g.rng.randint(0, 9),
+        "with space": g.rng.random() < 0.5,
+        "ключ": g.rng.choice(("значение", "键", "🚀")),
+        "$ref": f"#/definitions/{g.rng.choice(WORDS)}",
+        "0": [g.rng.randint(-5, 5), None, 1.5, "x"],
+        "nested": {"x-y": {"__proto__": {}, "null": None}},
+        # A 100-bit id, as JSON allows and Python reads exactly.
+        "trace": g.rng.getrandbits(99) | 1 << 99,
+    }
+    keys = g.rng.sample(sorted(odd), g.rng.randint(1, 3))
+    return {**tool_input(g, tool), **{key: odd[key] for key in keys}}
+
+
+def extra_text(g: Gen, text: str) -> dict[str, Any]:
+    """A text block with the keys another provider's reply left on it."""
+    extra = g.rng.choice(
+        (
+            {"id": "txt_" + "".join(g.rng.choice(ID_ALPHABET) for _ in range(16))},
+            {"cache_control": {"type": "ephemeral"}},
+            {
+                "annotations": [
+                    {"type": "url_citation", "url": f"https://example.com/{g.rng.choice(WORDS)}"}
+                ]
+            },
+        )
+    )
+    return {"type": "text", "text": text, **extra}
+
+
+def varied(n: int) -> list[dict[str, Any]]:
+    g = Gen(5000 + n)
+    msgs = [g.msg("system", "system", "You are Friday, an agent with tools. " + g.text(2, 4, 0))]
+    # One image, one audio clip and one video, from the user, spread over the history.
+    media = [
+        (n * 3 // 10, inline("image", png(g, 4096))),
+        (n // 2, inline("audio", wav(g, 6144))),
+        (n * 7 // 10, inline("video", mp4(g, 8192))),
+    ]
+    # ... and one image a tool returned, later.
+    screenshot_at = n * 17 // 20
+    screenshot: list[dict[str, Any]] = []
+    while len(msgs) < n:
+        content: list[dict[str, Any]] = []
+        while media and len(msgs) >= media[0][0]:
+            content.append(media.pop(0)[1])
+        text = g.text(1, 3)
+        content.append(extra_text(g, text) if g.rng.random() < 0.2 else text_block(text))
+        if len(content) == 1 and g.rng.random() < 0.5:
+            msgs.append(g.msg("user", "user", text))
+        else:
+            msgs.append(g.msg("user", "user", content))
+        for _ in range(g.rng.randint(1, 4)):
+            if len(msgs) >= n - 1:
+                break
+            content = []
+            if g.rng.random() < 0.15:
+                thinking: dict[str, Any] = {"type": "thinking", "thinking": g.text(2, 5, 0)}
+                if g.rng.random() < 0.5:
+                    thinking["signature"] = base64.b64encode(g.rng.randbytes(48)).decode()
+                content.append(thinking)
+            if g.rng.random() < 0.5:
+                sentence = g.sentence()
+                content.append(
+                    extra_text(g, sentence) if g.rng.random() < 0.3 else text_block(sentence)
+                )
+            calls = []
+            if len(msgs) >= screenshot_at and not screenshot:
+                screenshot = [inline("image", png(g, 3072))]
+                url = f"https://example.com/{g.rng.choice(WORDS)}"
+                calls.append((g.call_id(), "screenshot"))
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": calls[0][0],
+                        "name": "screenshot",
+                        "input": {"url": url},
+                    }
+                )
+            for _ in range(g.rng.choice((1, 1, 1, 2)) - len(calls)):
+                tool = g.rng.choice(TOOLS)
+                calls.append((g.call_id(), tool))
+                tool_args = odd_input(g, tool) if g.rng.random() < 0.3 else tool_input(g, tool)
+                content.append(
+                    {"type": "tool_use", "id": calls[-1][0], "name": tool, "input": tool_args}
+                )
+            msgs.append(g.msg("Friday", "assistant", content))
+            results = []
+            for call_id, tool in calls:
+                if tool == "screenshot":
+                    output: Any = [text_block("Saved the page as an image."), *screenshot]
+                    results.append(
+                        {"type": "tool_result", "id": call_id, "name": tool, "output": output}
+                    )
+                    continue
+                output = tool_output(g, tool)
+                if g.rng.random() < 0.6:
+                    output = [text_block(output)]
+                results.append(
+                    {"type": "tool_result", "id": call_id, "name": tool, "output": output}
+                )
+            msgs.append(g.msg("system", "system", results))
+        if len(msgs) < n:
+            answer = g.text(2, 8)
+            block = extra_text(g, answer) if g.rng.random() < 0.25 else text_block(answer)
+            msgs.append(g.msg("Friday", "assistant", [block]))
+    return msgs[:n]
+
+
 KINDS: dict[str, Callable[[int], list[dict[str, Any]]]] = {
     "chat": chat,
     "tools": tools,
     "media": media,
     "debate": debate,
+    "varied": varied,
 }
 
 

@@ -155,63 +155,9 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
         facts["format_geomean"] = gm
     loop = results.get("loop")
     if loop:
-        timed = [r for r in loop["rows"] if "ours" in r]
-        cached = {
-            r["provider"]: r["agentscope"] / r["ours_cached"] for r in timed if "ours_cached" in r
-        }
-        plain = {r["provider"]: r["agentscope"] / r["ours"] for r in timed}
-        incremental = {
-            r["provider"]: r["agentscope"] / r["conversation_json"]
-            for r in timed
-            if "conversation_json" in r
-        }
-        as_dicts = {
-            r["provider"]: r["agentscope"] / r["conversation"] for r in timed if "conversation" in r
-        }
-        label = f"Agent loop ({loop['turns']} turns) vs AgentScope, every provider"
-        if incremental and len(incremental) == len(timed):
-            good = sum(v >= TARGETS["loop"] for v in incremental.values())
-            others = [f"no cache: geomean {_x(_geomean(list(plain.values())))}"]
-            if cached:
-                others.append(f"`format(cache=)`: {_x(_geomean(list(cached.values())))}")
-            if as_dicts:
-                others.append(
-                    f"`Conversation.format()`, dicts: {_x(min(as_dicts.values()))} – "
-                    f"{_x(max(as_dicts.values()))}"
-                )
-            rows.append(
-                [
-                    label + "; ours: `Conversation.format_json()` (the body to send)",
-                    f"≥ {TARGETS['loop']:.0f}×",
-                    f"{_x(min(incremental.values()))} – {_x(max(incremental.values()))}, "
-                    f"geomean {_x(_geomean(list(incremental.values())))} "
-                    f"({'; '.join(others)})",
-                    _status(good == len(incremental), f"{good}/{len(incremental)} providers"),
-                ]
-            )
-        elif cached and len(cached) == len(timed):
-            good = sum(v >= TARGETS["loop"] for v in cached.values())
-            rows.append(
-                [
-                    label + "; ours: `format(cache=)`",
-                    f"≥ {TARGETS['loop']:.0f}×",
-                    f"{_x(min(cached.values()))} – {_x(max(cached.values()))}, geomean "
-                    f"{_x(_geomean(list(cached.values())))} (no cache: geomean "
-                    f"{_x(_geomean(list(plain.values())))})",
-                    _status(good == len(cached), f"{good}/{len(cached)} providers"),
-                ]
-            )
-        else:
-            rows.append(
-                [
-                    label,
-                    f"≥ {TARGETS['loop']:.0f}×",
-                    "incremental: not available "
-                    f"({loop['cache']}); without a cache: {_x(min(plain.values()))} – "
-                    f"{_x(max(plain.values()))}, geomean {_x(_geomean(list(plain.values())))}",
-                    _status(False, "nothing incremental to measure yet"),
-                ]
-            )
+        rows.append(_loop_target(loop, loop["rows"], loop["corpus"], loop["turns"]))
+        for history in loop.get("histories", []):
+            rows.append(_loop_target(loop, history["rows"], history["corpus"], history["turns"]))
     parse = results.get("parse")
     if parse:
         for kind, label in (("parse", "`parse()`"), ("stream", "`StreamParser`")):
@@ -423,14 +369,74 @@ def _providers(rows: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r["provider"] for r in rows))
 
 
+def _loop_target(
+    loop: dict[str, Any], rows: list[dict[str, Any]], corpus: str, turns: int
+) -> list[str]:
+    """The target row of one agent-loop history (`corpus`)."""
+    timed = [r for r in rows if "ours" in r]
+    cached = {
+        r["provider"]: r["agentscope"] / r["ours_cached"] for r in timed if "ours_cached" in r
+    }
+    plain = {r["provider"]: r["agentscope"] / r["ours"] for r in timed}
+    incremental = {
+        r["provider"]: r["agentscope"] / r["conversation_json"]
+        for r in timed
+        if "conversation_json" in r
+    }
+    as_dicts = {
+        r["provider"]: r["agentscope"] / r["conversation"] for r in timed if "conversation" in r
+    }
+    label = f"Agent loop (`{corpus}`, {turns} turns) vs AgentScope, every provider"
+    if incremental and len(incremental) == len(timed):
+        good = sum(v >= TARGETS["loop"] for v in incremental.values())
+        others = [f"no cache: geomean {_x(_geomean(list(plain.values())))}"]
+        if cached:
+            others.append(f"`format(cache=)`: {_x(_geomean(list(cached.values())))}")
+        if as_dicts:
+            others.append(
+                f"`Conversation.format()`, dicts: {_x(min(as_dicts.values()))} – "
+                f"{_x(max(as_dicts.values()))}"
+            )
+        return [
+            label + "; ours: `Conversation.format_json()` (the body to send)",
+            f"≥ {TARGETS['loop']:.0f}×",
+            f"{_x(min(incremental.values()))} – {_x(max(incremental.values()))}, "
+            f"geomean {_x(_geomean(list(incremental.values())))} "
+            f"({'; '.join(others)})",
+            _status(good == len(incremental), f"{good}/{len(incremental)} providers"),
+        ]
+    if cached and len(cached) == len(timed):
+        good = sum(v >= TARGETS["loop"] for v in cached.values())
+        return [
+            label + "; ours: `format(cache=)`",
+            f"≥ {TARGETS['loop']:.0f}×",
+            f"{_x(min(cached.values()))} – {_x(max(cached.values()))}, geomean "
+            f"{_x(_geomean(list(cached.values())))} (no cache: geomean "
+            f"{_x(_geomean(list(plain.values())))})",
+            _status(good == len(cached), f"{good}/{len(cached)} providers"),
+        ]
+    return [
+        label,
+        f"≥ {TARGETS['loop']:.0f}×",
+        "incremental: not available "
+        f"({loop['cache']}); without a cache: {_x(min(plain.values()))} – "
+        f"{_x(max(plain.values()))}, geomean {_x(_geomean(list(plain.values())))}",
+        _status(False, "nothing incremental to measure yet"),
+    ]
+
+
 # --- Sections ----------------------------------------------------------------
 
 
-def loop_section(loop: dict[str, Any]) -> str:
+def loop_section(loop: dict[str, Any], history: dict[str, Any] | None = None) -> str:
+    """The table of the loop over `loop`'s own corpus, or over `history`
+    (one of `loop["histories"]`)."""
+    shown = history or loop
     rows = []
     problems = []
     optional = ("ours_cached", "conversation_json", "conversation")
-    for r in loop["rows"]:
+    logged = any("conversation_logged" in r for r in shown["rows"])
+    for r in shown["rows"]:
         if "ours" not in r:
             problems.append(f"{r['provider']}: {r.get('error', 'not timed')}")
             continue
@@ -440,6 +446,8 @@ def loop_section(loop: dict[str, Any]) -> str:
         for name in optional:
             speedup = _x(r["agentscope"] / r[name]) if name in r else "not available"
             row.append(f"**{speedup}**" if name == "conversation_json" else speedup)
+        if logged:
+            row.append(f"{r.get('conversation_logged', '?')} / {r.get('warnings', '?')}")
         rows.append(row)
         if not r["same"]:
             problems.append(f"{r['provider']}: ours and AgentScope's outputs differ")
@@ -447,6 +455,11 @@ def loop_section(loop: dict[str, Any]) -> str:
             problems.append(f"{r['provider']}: cached and uncached outputs differ")
         if r.get("conversation_same") is False:
             problems.append(f"{r['provider']}: the Conversation's bodies and format()'s differ")
+        if r.get("conversation_logged", 0) > r.get("warnings", 0):
+            problems.append(
+                f"{r['provider']}: the Conversation logged {r['conversation_logged']} records "
+                f"for {r['warnings']} warnings"
+            )
     header = [
         "provider",
         "AgentScope ms",
@@ -459,10 +472,12 @@ def loop_section(loop: dict[str, Any]) -> str:
         "speedup, `format_json()`",
         "speedup, `Conversation.format()`",
     ]
+    if logged:
+        header.append("`Conversation` log records / warnings")
     checks = ["ours equals AgentScope's output"]
-    if any("cache_same" in r for r in loop["rows"]):
+    if any("cache_same" in r for r in shown["rows"]):
         checks.append("cached equals uncached")
-    if any("conversation_same" in r for r in loop["rows"]):
+    if any("conversation_same" in r for r in shown["rows"]):
         checks.append(
             "the Conversation's JSON equals `body_to_json(format(...))` and its dicts and "
             "warnings equal format()'s"
@@ -472,6 +487,20 @@ def loop_section(loop: dict[str, Any]) -> str:
         if not problems
         else "Problems: " + "; ".join(problems) + "."
     )
+    if logged:
+        check += (
+            " Log records: what the package logged while one `Conversation` grew over the "
+            "whole loop (formatted with both `format_json()` and `format()` after every "
+            "turn), against the warnings of the full history (each dropped block should be "
+            "logged once)."
+        )
+    if history is not None:
+        return (
+            f"Conversation `{shown['corpus']}`, {shown['turns']} turns, the same loop.\n\n"
+            + _table(header, rows)
+            + "\n\n"
+            + check
+        )
     return (
         f"Conversation `{loop['corpus']}`, {loop['turns']} turns; the whole history is "
         f"formatted after every turn (chat mode). Times are for the whole loop (all "
@@ -937,30 +966,46 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
     if loop:
         timed = [r for r in loop["rows"] if "ours" in r]
         names = [r["provider"] for r in timed]
-        fig, ax = plt.subplots(figsize=(8, 3.2))
+        fig, ax = plt.subplots(figsize=(10.5, 3.2))
         xs = range(len(names))
+        # The other histories' best column, beside the main corpus's.
+        histories = loop.get("histories", [])
+        others = [
+            {r["provider"]: r for r in history["rows"] if "ours" in r} for history in histories
+        ]
+        width = 0.8 / (2 + len(others))
         ax.bar(
-            [x - 0.2 for x in xs],
+            [x - 0.4 + width / 2 for x in xs],
             [r["agentscope"] / r["ours"] for r in timed],
-            0.4,
-            label="ours, no cache",
+            width,
+            label=f"no cache ({loop['corpus']})",
         )
         best = [
             (column, label)
             for column, label in (
-                ("conversation_json", "ours, Conversation.format_json()"),
-                ("ours_cached", "ours, cached"),
+                ("conversation_json", "Conversation.format_json()"),
+                ("ours_cached", "format(cache=)"),
             )
             if all(column in r for r in timed)
         ]
         if best:
             column, label = best[0]
             ax.bar(
-                [x + 0.2 for x in xs],
+                [x - 0.4 + width * 1.5 for x in xs],
                 [r["agentscope"] / r[column] for r in timed],
-                0.4,
-                label=label,
+                width,
+                label=f"{label} ({loop['corpus']})",
             )
+            for i, (rows, history) in enumerate(zip(others, histories, strict=True)):
+                ax.bar(
+                    [x - 0.4 + width * (2.5 + i) for x in xs],
+                    [
+                        rows[n]["agentscope"] / rows[n][column] if column in rows.get(n, {}) else 0
+                        for n in names
+                    ],
+                    width,
+                    label=f"{label} ({history['corpus']})",
+                )
         else:
             ax.text(0.5, 0.9, "cached: not available", transform=ax.transAxes, ha="center")
         ax.axhline(TARGETS["loop"], color="red", ls="--", lw=1, label="target 3×")
@@ -971,8 +1016,8 @@ def _charts(results: dict[str, Any], out: Path) -> list[str]:
         ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xticks(list(xs), names, rotation=20)
         ax.set_ylabel("AgentScope time / ours (log)")
-        ax.set_title(f"Agent loop, {loop['turns']} turns: speedup vs AgentScope")
-        ax.legend(fontsize=7)
+        ax.set_title(f"Agent loop, {loop['turns']} turns: our speedup vs AgentScope")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         save(fig, "loop.png")
 
     service = results.get("service")
@@ -1155,7 +1200,9 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "",
             "## 3b. Agent loop",
             "",
-            "A ReAct conversation grown one message per turn; after every turn the whole "
+            "A ReAct conversation grown one message per turn (and one like real agents' "
+            "histories, `varied`: blocks some providers drop, extra keys, odd tool inputs, "
+            "media, an image a tool returned); after every turn the whole "
             "history is formatted, as an agent re-sends it on every model call. AgentScope "
             "reformats everything every turn; ours runs without a cache, with one fresh "
             "cache for the whole loop, and as one `Conversation` that formats each message "
@@ -1163,6 +1210,8 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
             "",
             loop_section(results["loop"]),
         ]
+        for history in results["loop"].get("histories", []):
+            sections += ["", loop_section(results["loop"], history)]
     if "parse" in results:
         sections += [
             "",

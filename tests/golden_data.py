@@ -113,3 +113,15 @@ def message_pool() -> list[dict[str, Any]]:
             if "media/" not in json.dumps(msg):
                 pool.setdefault(json.dumps(msg, sort_keys=True), msg)
     return list(pool.values())
+
+
+BENCH_CORPUS = GOLDEN.parents[1] / "bench" / "corpus"
+
+
+def bench_history(name: str) -> list[dict[str, Any]]:
+    """A conversation of the benchmark's corpus (`bench/corpus/<name>.json`,
+    written by `bench/make_corpus.py`), e.g. `varied_20`: an agent's history
+    with what real ones carry (blocks a provider drops, extra keys, odd tool
+    inputs, media, an image a tool returned). Fresh dicts on every call."""
+    messages: list[dict[str, Any]] = _read(BENCH_CORPUS / f"{name}.json")["messages"]
+    return messages

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import threading
 from typing import Any
 
@@ -21,12 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentscope_proto import Conversation, FormatCache, FormattedJson, Msg, from_dict
+from agentscope_proto._log import warning_log_level
 from agentscope_proto.errors import AgentScopeProtoError, FormatError, MessageFormatError
 from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.message import new_msg, new_text_block, new_tool_use_block
 from agentscope_proto.providers import PROVIDERS
 
-from golden_data import GOLDEN, formatter_cases, golden_providers, message_pool
+from golden_data import GOLDEN, bench_history, formatter_cases, golden_providers, message_pool
 from strict import scramble
 
 GOLDEN_CASES = [
@@ -425,3 +427,238 @@ def test_after_media_read_from_files_is_taken_back_it_goes_on_incrementally() ->
     expected = format("openai", [*msgs, new_msg("user", "later", "user")])
     assert history.format_json().body_json == body_to_json(expected)
     assert history._incremental
+
+
+# -- histories like real agents': every turn incremental, every warning logged once --
+
+
+_FIDELITIES = [
+    pytest.param(provider, fidelity, id=f"{provider}:{fidelity}")
+    for provider, record in sorted(PROVIDERS.items())
+    for fidelity in sorted(record.variants)
+]
+
+
+class _Lines(logging.Handler):
+    """The package's log lines while attached (`with _Lines() as lines:`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def __enter__(self) -> list[str]:
+        logging.getLogger("agentscope_proto").addHandler(self)
+        return self.lines
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger("agentscope_proto").removeHandler(self)
+
+
+def _varied_case(fidelity: str) -> dict[str, Any]:
+    return {
+        "multi_agent": False,
+        "tools": None,
+        "tool_choice": None,
+        "options": {"fidelity": fidelity},
+    }
+
+
+def _grown_once(provider: str, msgs: list[Any], case: dict[str, Any]) -> Conversation:
+    """Grow a conversation over `msgs` (stopping at one it refuses), each
+    prefix equal to format()'s; it logs each line format() logs over all the
+    prefixes exactly once."""
+    history = Conversation(
+        provider, multi_agent=case["multi_agent"], tools=case["tools"], **case["options"]
+    )
+    reference: set[str] = set()
+    logged: list[str] = []
+    for end, msg in enumerate(msgs, 1):
+        with _Lines() as lines:
+            expected = _reference(provider, case, msgs[:end])
+        reference.update(lines)
+        _, refused = _attempt(lambda msg=msg: history.append(msg))
+        if refused is not None:
+            assert expected == ("error", type(refused), str(refused))
+            break
+        with _Lines() as lines:
+            _assert_same(history, expected)
+        logged += lines
+    assert sorted(logged) == sorted(reference)
+    return history
+
+
+@pytest.mark.parametrize(("provider", "fidelity"), _FIDELITIES)
+def test_a_varied_history_grown_turn_by_turn(provider: str, fidelity: str) -> None:
+    # Blocks the provider drops, extra keys, tool inputs with odd keys and a
+    # 100-bit integer, user media, an image a tool returned.
+    history = _grown_once(provider, bench_history("varied_20"), _varied_case(fidelity))
+    # Nothing in such a history ends incremental formatting.
+    assert history._incremental == (fidelity == "agentscope")
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_long_varied_history_stays_incremental(provider: str) -> None:
+    msgs = [from_dict(d) for d in bench_history("varied_200")]
+    history = Conversation(provider)
+    with _Lines() as lines:
+        for end, msg in enumerate(msgs, 1):
+            history.append(msg)
+            body = history.format_json()
+            assert history._incremental, end
+    expected = format(provider, msgs)
+    assert body.body_json == body_to_json(expected)
+    assert list(body.warnings) == list(expected.warnings)
+    assert sorted(lines) == sorted(f"{w.path}: {w.message}" for w in expected.warnings)
+
+
+@pytest.mark.parametrize(
+    "options", [{"multi_agent": True}, {"max_tokens": 3000, "token_counter": "char"}]
+)
+def test_styles_formatted_whole_log_each_warning_once(options: dict[str, Any]) -> None:
+    case = _varied_case("agentscope")
+    case["multi_agent"] = options.pop("multi_agent", False)
+    case["options"].update(options)
+    history = _grown_once("ollama", bench_history("varied_20"), case)
+    assert not history._incremental
+
+
+def test_warnings_log_at_the_callers_level_and_anew_for_a_new_message() -> None:
+    video = {
+        "name": "user",
+        "role": "user",
+        "content": [
+            {
+                "type": "video",
+                "source": {"type": "base64", "media_type": "video/mp4", "data": "AAAA"},
+            },
+            {"type": "text", "text": "What is this?"},
+        ],
+    }
+    line = "messages[1].content[0]: Unsupported block type video in the message, skipped."
+    history = Conversation("anthropic", [{"name": "user", "role": "user", "content": "hi"}])
+    handler = _Lines()
+    levels: list[int] = []
+    handler.emit = lambda record: levels.append(record.levelno)  # type: ignore[method-assign]
+    with handler:
+        history.append(video)
+        with warning_log_level(logging.ERROR):
+            history.format_json()
+        history.format()
+        assert levels == [logging.ERROR]
+        # Taken back and added again: a new message, logged about anew.
+        history.pop()
+        history.append(video)
+        with _Lines() as lines:
+            history.format_json()
+            history.format_json()
+        assert lines == [line]
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_with_file_access_inline_media_stay_incremental(provider: str) -> None:
+    # Only media given by path or URL are read (a file may change between
+    # calls); inline media and the media a tool returned are the messages' own.
+    msgs = bench_history("varied_20")
+    history = Conversation(provider, media_root=GOLDEN)
+    for end, msg in enumerate(msgs, 1):
+        history.append(msg)
+        expected = body_to_json(format(provider, msgs[:end], media_root=GOLDEN))
+        assert history.format_json().body_json == expected, end
+        assert history._incremental, end
+    image = {
+        "name": "user",
+        "role": "user",
+        "content": [{"type": "image", "source": {"type": "url", "url": "media/cat.png"}}],
+    }
+    history.append(image)
+    case = _varied_case("agentscope")
+    _assert_same(history, _reference(provider, case, [*msgs, image], media_root=GOLDEN))
+    assert not history._incremental
+
+
+def test_an_image_a_tool_returned_is_cited_by_a_later_turn() -> None:
+    # AgentScope "saves" a tool result's inline image to a file and a later
+    # message may show that file: the conversation keeps what its walk saved.
+    msgs = bench_history("varied_20")
+    history = Conversation("openai", msgs)
+    body = format("openai", msgs)
+    cited = [m["content"] for m in body["messages"] if "can be found at" in str(m.get("content"))]
+    assert len(cited) == 1
+    path = cited[0].rsplit(": ", 1)[1]
+    later = {
+        "name": "user",
+        "role": "user",
+        "content": [{"type": "image", "source": {"type": "url", "url": path}}],
+    }
+    history.format_json()
+    history.append(later)
+    expected = format("openai", [*msgs, later])
+    assert history.format_json().body_json == body_to_json(expected)
+    assert history._incremental
+
+
+_CHARS = st.characters(exclude_categories=("Cs",))
+_TEXT = st.text(_CHARS, max_size=6)
+_KEYS = _TEXT | st.sampled_from(["", "a.b", "$ref", "0", "ключ", "with space", "__proto__"])
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**100), 2**100)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=6,
+)
+_EXTRAS = st.dictionaries(_KEYS.filter(lambda key: key not in ("type", "text")), _JSON, max_size=2)
+_MEDIA = st.sampled_from(
+    [
+        ("image", "image/png", "iVBORw0KGgo="),
+        ("audio", "audio/wav", "UklGRgAAAABXQVZF"),
+        ("video", "video/mp4", "AAAAGGZ0eXBtcDQy"),
+    ]
+).map(lambda m: {"type": m[0], "source": {"type": "base64", "media_type": m[1], "data": m[2]}})
+_BLOCK = st.one_of(
+    st.builds(lambda text, extra: {"type": "text", "text": text, **extra}, _TEXT, _EXTRAS),
+    st.builds(
+        lambda text, signed: (
+            {"type": "thinking", "thinking": text} | ({"signature": "c2lnbmVk"} if signed else {})
+        ),
+        _TEXT,
+        st.booleans(),
+    ),
+    st.builds(
+        lambda n, args: {"type": "tool_use", "id": f"call_{n}", "name": "f", "input": args},
+        st.integers(0, 3),
+        st.dictionaries(_KEYS, _JSON, max_size=3),
+    ),
+    st.builds(
+        lambda n, output: {"type": "tool_result", "id": f"call_{n}", "name": "f", "output": output},
+        st.integers(0, 3),
+        _TEXT
+        | st.lists(st.builds(lambda t: {"type": "text", "text": t}, _TEXT) | _MEDIA, max_size=2),
+    ),
+    _MEDIA,
+)
+_MESSAGE = st.builds(
+    lambda role, content: {"name": role, "role": role, "content": content},
+    st.sampled_from(["user", "assistant", "system"]),
+    _TEXT | st.lists(_BLOCK, min_size=1, max_size=3),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    choice=st.sampled_from(
+        [(p, f) for p, record in sorted(PROVIDERS.items()) for f in sorted(record.variants)]
+    ),
+    msgs=st.lists(_MESSAGE, min_size=1, max_size=8),
+)
+def test_random_varied_histories_stay_incremental_and_equal_format(
+    choice: tuple[str, str], msgs: list[dict[str, Any]]
+) -> None:
+    provider, fidelity = choice
+    history = _grown_once(provider, msgs, _varied_case(fidelity))
+    assert history._incremental or fidelity != "agentscope"

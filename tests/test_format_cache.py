@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentscope_proto import FormatCache, FormatterClient
+from agentscope_proto import FormatCache, FormatterClient, from_dict
 from agentscope_proto._engine.entries import view_key
 from agentscope_proto.cache import ENTRY_OVERHEAD
 from agentscope_proto.errors import AgentScopeProtoError, FormatError
@@ -29,7 +29,14 @@ from agentscope_proto.message import new_msg, new_text_block
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.service import ServerConfig
 
-from golden_data import GOLDEN, decode, formatter_cases, golden_providers, message_pool
+from golden_data import (
+    GOLDEN,
+    bench_history,
+    decode,
+    formatter_cases,
+    golden_providers,
+    message_pool,
+)
 from server_harness import RunningServer
 from strict import assert_same, diff, scramble
 
@@ -276,6 +283,28 @@ def _same_as_uncached(provider: str, msgs: list[Any], cache: FormatCache, **kw: 
         _outcome(lambda: format(provider, msgs, cache=cache, **kw)),
         _outcome(lambda: format(provider, msgs, **kw)),
     )
+
+
+@pytest.mark.parametrize(
+    ("provider", "fidelity"),
+    [(p, f) for p, record in sorted(PROVIDERS.items()) for f in sorted(record.variants)],
+)
+def test_a_varied_history_cached_equals_uncached(provider: str, fidelity: str) -> None:
+    # Every prefix of an agent's history with blocks dropped, extra keys, odd
+    # tool inputs (a 100-bit integer among them) and media, cold then warm, and
+    # the JSON written from cached turns byte for byte.
+    msgs = [from_dict(d) for d in bench_history("varied_20")]
+    cache = FormatCache()
+    for _ in range(2):
+        for end in range(1, len(msgs) + 1):
+            _same_as_uncached(provider, msgs[:end], cache, fidelity=fidelity)
+    for end in range(1, len(msgs) + 1):
+        try:
+            expected = body_to_json(format(provider, msgs[:end], fidelity=fidelity))
+        except AgentScopeProtoError:
+            continue
+        cached = format(provider, msgs[:end], cache=cache, fidelity=fidelity)
+        assert body_to_json(cached) == expected
 
 
 def test_a_turn_is_cached_apart_for_first_and_later() -> None:

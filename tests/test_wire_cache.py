@@ -17,6 +17,8 @@ from agentscope_proto.options import FormatSettings
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.service._rpc import encoded_format_response
 
+from golden_data import bench_history
+
 _MESSAGES = pb.FormatRequest.DESCRIPTOR.fields_by_name["messages"].number
 
 
@@ -168,6 +170,38 @@ def test_a_walk_resumed_from_a_cached_run_equals_the_uncached_one(provider: str)
     msgs[0].text = "Be verbose."
     body = format(provider, msgs, cache=cache, _wire=_wired(msgs))
     assert body_to_json(body) == body_to_json(format(provider, msgs))
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_varied_history_resumed_request_by_request(provider: str) -> None:
+    msgs = [from_dict(d) for d in bench_history("varied_20")]
+    cache = FormatCache()
+    for end in range(1, len(msgs) + 1):
+        expected = format(provider, msgs[:end])
+        body = format(provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]))
+        assert body_to_json(body) == body_to_json(expected), end
+        assert list(body.warnings) == list(expected.warnings), end
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "ollama"])
+def test_a_wide_integer_is_cached_with_its_json(provider: str) -> None:
+    # These providers send a tool input as an object: a 100-bit integer in it
+    # (which orjson cannot write) is spliced from the turn's JSON like any
+    # other, exactly, and the walk over the conversation is still kept.
+    wide = 2**100 + 7
+    dicts = _conversation()
+    dicts[2]["content"][1]["input"] = {"city": "Paris", "id": wide}  # type: ignore[index]
+    msgs = [from_dict(d) for d in dicts]
+    cache = FormatCache()
+    body = format(provider, msgs, cache=cache, _wire=_wired(msgs))
+    expected = format(provider, msgs)
+    assert body_to_json(body) == body_to_json(expected)
+    assert json.loads(body_to_json(body)) == json.loads(json.dumps(dict(expected)))
+    assert f'"id":{wide}'.encode() in body_to_json(body)
+    scope = settings_scope(cache, provider, FormatSettings())
+    wire = _wired([*msgs, msgs[1]])
+    assert resume_point(cache, scope, wire) is not None
+    assert wire.skipped == len(msgs)
 
 
 def test_the_next_request_resumes_the_cached_run() -> None:

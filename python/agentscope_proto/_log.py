@@ -6,9 +6,17 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 
-__all__ = ["log_safe", "warning_level", "warning_log_level"]
+__all__ = [
+    "LogOnce",
+    "first_time",
+    "log_every",
+    "log_once",
+    "log_safe",
+    "warning_level",
+    "warning_log_level",
+]
 
 # The level `FormatContext.warn` logs dropped blocks at: WARNING in process,
 # where the log line is how a caller notices; the server sets DEBUG, as it
@@ -30,6 +38,39 @@ def warning_log_level(level: int) -> Iterator[None]:
 def warning_level() -> int:
     """The level dropped-block warnings are logged at here and now."""
     return _WARNING_LOG_LEVEL.get()
+
+
+# The warnings (path, text) logged so far by whoever formats the same messages
+# again and again (a `Conversation`): each is logged once, when first made.
+# None: every warning is logged.
+_LOGGED: ContextVar[set[tuple[str, str]] | None] = ContextVar("logged_once", default=None)
+
+
+LogOnce = Token[set[tuple[str, str]] | None]
+
+
+def log_once(logged: set[tuple[str, str]]) -> LogOnce:
+    """From now on, log only the warnings not in `logged` (adding them), until
+    `log_every(token)`. Not a context manager: that would cost a `Conversation`
+    a microsecond a turn."""
+    return _LOGGED.set(logged)
+
+
+def log_every(token: LogOnce) -> None:
+    """Undo `log_once`."""
+    _LOGGED.reset(token)
+
+
+def first_time(path: str, text: str) -> bool:
+    """Whether the warning `path: text` is to be logged (see `log_once`)."""
+    logged = _LOGGED.get()
+    if logged is None:
+        return True
+    key = (path, text)
+    if key in logged:
+        return False
+    logged.add(key)
+    return True
 
 
 # Control characters in logged text would let a client forge log lines.

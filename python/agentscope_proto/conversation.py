@@ -10,8 +10,10 @@ written by appending the new messages' JSON to what was written before
 Every result equals `format()` of the same messages with the same options:
 the same body, warnings, token count or error. Where that cannot be had
 incrementally (multi-agent histories, named turns, truncation, provider
-fidelity, media read from files or the network, tool-result media), every
-call formats the whole history, with `cache` if one was given.
+fidelity, media read from files or the network), every call formats the
+whole history, with `cache` if one was given. Either way each warning is
+logged once, when the message it names is first formatted, not on every
+call.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._engine.body import JsonRun, encoded_turn
-from ._engine.entries import WalkState, plain_content
+from ._engine.entries import WalkState, reads_media
 from ._engine.views import build_view, message_from_input
 from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
+from ._log import log_every, log_once
 from .cache import FormatCache
 from .errors import FormatError
 from .formatting import (
@@ -169,7 +172,8 @@ class Conversation:
         # (until they no longer do).
         self._incremental = self._chat
         # Without file or network access a turn reads nothing but its message;
-        # with it, only turns of plain blocks are kept (a file may change).
+        # with it, a turn that reads media by URL or path ends incremental
+        # formatting (a file may change).
         self._io = media_root is not None or allow_download
         self._counter = counter_for(settings)
         self._msgs: list[Msg] = []
@@ -178,6 +182,12 @@ class Conversation:
         self._walked_count = 0
         # The walk's messages as marshal bytes, made when `format()` first needs them.
         self._copies: list[bytes] = []
+        # Tool-result media the walk "saved" (AgentScope's temp files): a later
+        # turn may cite and read one back, as within one `format()` call.
+        self._saved: dict[str, bytes] = {}
+        # The warnings logged so far (path, text): each is logged once, not on
+        # every call that formats its message again.
+        self._logged: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self.extend(msgs)
 
@@ -236,6 +246,13 @@ class Conversation:
             if self._walked_count > len(self._msgs) or not self._incremental:
                 # The walk covered it: start over (a later call re-walks).
                 self._restart()
+            # A message added in its place is logged about anew.
+            gone = f"messages[{len(self._msgs)}]"
+            self._logged = {
+                key
+                for key in self._logged
+                if not key[0].startswith(gone) or key[0][len(gone) : len(gone) + 1] not in ("", ".")
+            }
             return msg
 
     def clear(self) -> None:
@@ -243,48 +260,64 @@ class Conversation:
         with self._lock:
             self._msgs.clear()
             self._restart()
+            self._logged.clear()
 
     def _restart(self) -> None:
         self._walk = _start()
         self._walked_count = 0
         self._copies = []
+        self._saved = {}
         self._incremental = self._chat
 
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
         the caller's own."""
         with self._lock:
-            walked = self._walked()
-            if walked is None:
-                return self._format_all()
-            walk, ctx = walked
-            copies = self._copies
-            for message in walk.messages[len(copies) :]:
-                copies.append(marshal.dumps(dict(message)))
-            messages = [marshal.loads(data) for data in copies]
-            count = self._counter(messages) if self._counter is not None else None
-            tools = check_tools(copy_json(self._tools))
-            body = self._with_request(
-                self._variant.build_body(messages, tools, self._tool_choice, ctx)
-            )
-            return FormattedBody(body, _copies(ctx.warnings), count)
+            logging = log_once(self._logged)
+            try:
+                return self._format()
+            finally:
+                log_every(logging)
 
     def format_json(self) -> FormattedJson:
         """The body `format()` gives, as the UTF-8 JSON `body_to_json` writes."""
         with self._lock:
-            walked = self._walked()
-            if walked is None:
-                whole = self._format_all()
-                return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
-            walk, ctx = walked
-            run = walk.messages
-            count = self._counter(run) if self._counter is not None else None
-            body = self._with_request(
-                self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
-            )
-            # The context's warnings are the walk's (shared, never handed out)
-            # and whatever the body added.
-            return FormattedJson(body_to_json(body), ctx.warnings, count)
+            logging = log_once(self._logged)
+            try:
+                return self._format_json()
+            finally:
+                log_every(logging)
+
+    def _format(self) -> FormattedBody:
+        """`format()`, under the lock."""
+        walked = self._walked()
+        if walked is None:
+            return self._format_all()
+        walk, ctx = walked
+        copies = self._copies
+        for message in walk.messages[len(copies) :]:
+            copies.append(marshal.dumps(dict(message)))
+        messages = [marshal.loads(data) for data in copies]
+        count = self._counter(messages) if self._counter is not None else None
+        tools = check_tools(copy_json(self._tools))
+        body = self._with_request(self._variant.build_body(messages, tools, self._tool_choice, ctx))
+        return FormattedBody(body, _copies(ctx.warnings), count)
+
+    def _format_json(self) -> FormattedJson:
+        """`format_json()`, under the lock."""
+        walked = self._walked()
+        if walked is None:
+            whole = self._format_all()
+            return FormattedJson(body_to_json(whole), whole.warnings, whole.token_count)
+        walk, ctx = walked
+        run = walk.messages
+        count = self._counter(run) if self._counter is not None else None
+        body = self._with_request(
+            self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
+        )
+        # The context's warnings are the walk's (shared, never handed out)
+        # and whatever the body added.
+        return FormattedJson(body_to_json(body), ctx.warnings, count)
 
     def _with_request(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` with the request parameters, as `format()` writes them."""
@@ -319,12 +352,13 @@ class Conversation:
             ctx.at_message, ctx.at_block = walk.at_message, walk.at_block
             return walk, ctx
         views = [build_view(msg, index) for index, msg in enumerate(msgs[start:], start)]
-        if self._io and not all(plain_content(view.content) for view in views):
+        if self._io and any(reads_media(view.content) for view in views):
             # Media read from files or the network may change between calls.
             self._incremental = False
             return None
         turns = TurnCache(None, resume=walk)
-        ctx = FormatContext(settings=self._settings, turns=turns)
+        # A copy: a walk that fails leaves nothing behind.
+        ctx = FormatContext(settings=self._settings, turns=turns, saved_media=dict(self._saved))
         run = walk.messages
         known = run.known
         try:
@@ -334,9 +368,10 @@ class Conversation:
         finally:
             # Taken back out: they go in below as `EncodedMessage`s, or not at all.
             del run[known:]
-        if fresh is None or ctx.saved_media:
-            # JSON only the slow encoder writes, or tool-result media a later
-            # turn may read back: format the whole history every time.
+        if fresh is None:
+            # JSON only the slow encoder writes (non-string keys and the like,
+            # which no message read from JSON holds): format the whole history
+            # every time.
             self._incremental = False
             return None
         json = run.json
@@ -347,5 +382,5 @@ class Conversation:
         run.extend(fresh)
         run.known = len(run)
         walk = WalkState(run, tuple(ctx.warnings), turns.walked, ctx.at_message, ctx.at_block)
-        self._walk, self._walked_count = walk, len(msgs)
+        self._walk, self._walked_count, self._saved = walk, len(msgs), ctx.saved_media
         return walk, ctx

@@ -73,12 +73,36 @@ def without_first(messages: list[Any]) -> list[Any]:
 
 def encoded_turn(messages: list[dict[str, Any]]) -> tuple[EncodedMessage, ...] | None:
     """`messages` with their JSON text, as `body_to_json` writes them (bytes
-    as base64), or None when orjson cannot write one (the turn is then not
-    cached: the body takes the slow, checked path)."""
+    as base64), or None when orjson cannot write one even with its wide
+    integers spelled out (the turn is then not cached: the body takes the
+    slow, checked path)."""
     try:
         return tuple(EncodedMessage(m, orjson.dumps(m, default=_base64)) for m in messages)
     except orjson.JSONEncodeError:
+        pass
+    try:
+        return tuple(EncodedMessage(m, _wide_dumps(m)) for m in messages)
+    except orjson.JSONEncodeError:
         return None
+
+
+def _wide_dumps(value: Any) -> bytes:
+    """orjson's text of `value` that it refused for an integer wider than 64
+    bits (a tool input or a block's extra key may hold one; JSON allows it):
+    the same text, with such an integer as Python writes it."""
+    return orjson.dumps(_wide_ints(value), default=_base64)
+
+
+def _wide_ints(value: Any) -> Any:
+    """`value` with every integer orjson cannot write as a fragment of its
+    digits (a copy of the dicts and lists holding one)."""
+    if isinstance(value, dict):
+        return {key: _wide_ints(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_wide_ints(item) for item in value]
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        return orjson.Fragment(int.__repr__(value))
+    return value
 
 
 def body_to_json(body: Mapping[str, Any]) -> bytes:
@@ -86,20 +110,26 @@ def body_to_json(body: Mapping[str, Any]) -> bytes:
     (Gemini's `thought_signature`, as its REST API expects).
 
     The server's hot path: orjson writes the same compact UTF-8 text as `json`
-    (in a tenth of the time). What orjson refuses (integers beyond 64 bits,
-    non-string keys, lone surrogates, nesting past 255 levels) goes through
-    `_json.dumps`, which accepts or reports it as before. orjson writes NaN and
+    (in a tenth of the time). Integers beyond 64 bits, which orjson refuses,
+    are written as Python writes them, within orjson's text (so that a
+    message's JSON is the same alone as in any body: a `Conversation` and the
+    server's cache splice it). What orjson refuses besides (non-string keys,
+    lone surrogates, nesting past 255 levels) goes through `_json.dumps`,
+    which accepts or reports it as before. orjson writes NaN and
     infinities as `null` where `_json` refuses them; no body the server makes
     holds one, because every JSON field of a request is decoded strictly.
     """
     replaced, runs = _with_fragments(body)
     try:
+        try:
+            rest = orjson.dumps(replaced, default=_base64)
+        except orjson.JSONEncodeError:
+            rest = _wide_dumps(replaced)
         if not runs:
-            return orjson.dumps(replaced, default=_base64)
+            return rest
         # The runs' JSON is spliced in where their markers were written:
         # copied once, into the result.
         pieces: list[Any] = []
-        rest = orjson.dumps(replaced, default=_base64)
         for run in runs:
             before, rest = rest.split(_RUN_MARKER, 1)
             pieces += (before, *run)

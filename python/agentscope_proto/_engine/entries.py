@@ -30,6 +30,7 @@ __all__ = [
     "conversation_key",
     "key_bytes",
     "plain_content",
+    "reads_media",
     "turn_key",
     "turn_keys",
     "view_key",
@@ -130,6 +131,27 @@ def plain_content(content: Any) -> bool:
             if not isinstance(item, dict) or item.get("type") != "text":
                 return False
     return True
+
+
+def reads_media(content: Any) -> bool:
+    """Whether formatting a view may read a file or download: a block, or an
+    item of a tool result's output, whose source is a URL or a path (inline
+    base64 is in the message itself, and tool-result media "saved" by an
+    earlier turn are the walk's own)."""
+    if isinstance(content, str):
+        return False
+    for block in content:
+        if _by_reference(block):
+            return True
+        output = block.get("output") if block.get("type") == "tool_result" else None
+        if isinstance(output, list) and any(_by_reference(item) for item in output):
+            return True
+    return False
+
+
+def _by_reference(block: Any) -> bool:
+    source = block.get("source") if isinstance(block, dict) else None
+    return isinstance(source, dict) and source.get("type") != "base64"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .._engine.views import MsgView
 from .._engine.walk import TurnCache
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
-from .._log import log_safe, warning_level
+from .._log import first_time, log_safe, warning_level
 from ..options import FormatSettings
 from ._media import MediaAccess
 
@@ -69,5 +69,5 @@ class FormatContext(MediaAccess):
         path = "" if msg is None else msg.path(block_index)
         self.warnings.append(FormatWarning(path=path, block_type=block_type, message=text))
         level = warning_level()
-        if logger.isEnabledFor(level):
+        if logger.isEnabledFor(level) and first_time(path, text):
             logger.log(level, "%s: %s", path or "format", log_safe(text))
