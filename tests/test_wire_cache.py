@@ -198,7 +198,7 @@ def test_a_wide_integer_is_cached_with_its_json(provider: str) -> None:
     assert body_to_json(body) == body_to_json(expected)
     assert json.loads(body_to_json(body)) == json.loads(json.dumps(dict(expected)))
     assert f'"id":{wide}'.encode() in body_to_json(body)
-    scope = settings_scope(cache, provider, FormatSettings())
+    scope = settings_scope(cache, provider, FormatSettings(fidelity="agentscope"))
     wire = _wired([*msgs, msgs[1]])
     assert resume_point(cache, scope, wire) is not None
     assert wire.skipped == len(msgs)

@@ -628,7 +628,7 @@ def test_calls_gemini_did_not_sign_carry_its_documented_placeholder() -> None:
     first, second = _function_calls(body)
     assert first["thought_signature"] == b"skip_thought_signature_validator"
     assert "thought_signature" not in second
-    assert [(w.path, w.block_type) for w in body.warnings] == [("messages[1]", "tool_use")]
+    assert [(w.path, w.block_type) for w in body.warnings] == [("contents[1].parts[0]", "tool_use")]
 
 
 def test_calls_gemini_signed_go_back_as_they_came() -> None:

@@ -1008,28 +1008,6 @@ def _document(turn: Turn, index: int, block: dict[str, Any]) -> None:
     turn.parts.append({"inline_data": {"data": found.data, "mime_type": found.media_type}})
 
 
-# What Gemini's docs give a function call it did not sign (a conversation
-# that comes from another model): Gemini 3 skips its signature check for it,
-# where it refuses an unsigned call of the current turn.
-UNSIGNED_CALL = b"skip_thought_signature_validator"
-
-
-def _finish_kept(turn: Turn) -> None:
-    """A model turn's calls with a signature on the first, as Gemini signs
-    them: one it did not sign gets `UNSIGNED_CALL`, with a warning."""
-    calls = [part for part in turn.parts if "function_call" in part]
-    if turn.msg.role == "assistant" and calls and not any("thought_signature" in c for c in calls):
-        calls[0]["thought_signature"] = UNSIGNED_CALL
-        turn.ctx.warn(
-            turn.msg,
-            None,
-            "tool_use",
-            "Gemini signed none of this turn's calls: the first carries Gemini's "
-            "skip_thought_signature_validator",
-        )
-    _finish_chat(turn)
-
-
 # Gemini's code execution parts go back; grounding and other providers'
 # server-tool blocks are dropped; documents go as inline data.
 _NATIVE_BLOCKS: dict[str, Handler] = {
@@ -1080,9 +1058,37 @@ def _gemini_schema(schema: Json, path: str, note: Notes) -> Json:
     return out
 
 
+# What Gemini's docs give a function call it did not sign (a conversation
+# that comes from another model): Gemini 3 skips its signature check for it,
+# where it refuses an unsigned call of the current turn.
+UNSIGNED_CALL = b"skip_thought_signature_validator"
+
+
+def _sign_calls(contents: list[Any], note: Notes) -> None:
+    """Each model turn's calls with a signature on the first, as Gemini signs
+    them: where none has one, the first gets `UNSIGNED_CALL`."""
+    for index, content in enumerate(contents):
+        if not isinstance(content, dict) or content.get("role") != "model":
+            continue
+        parts = content.get("parts")
+        if not isinstance(parts, list):
+            continue
+        calls = [n for n, p in enumerate(parts) if isinstance(p, dict) and "function_call" in p]
+        if calls and not any("thought_signature" in parts[n] for n in calls):
+            # A new part: the walk's may be a cached turn's.
+            parts[calls[0]] = {**parts[calls[0]], "thought_signature": UNSIGNED_CALL}
+            note(
+                f"contents[{index}].parts[{calls[0]}]",
+                "tool_use",
+                "Gemini signed none of this turn's calls: the first carries Gemini's "
+                "skip_thought_signature_validator",
+            )
+
+
 def _adapt_body(body: Json, note: Notes) -> None:
     """The pass: no empty parts or turns, the response schema where a plain
-    JSON Schema goes, tool parameters narrowed to the keywords Gemini takes."""
+    JSON Schema goes, tool parameters narrowed to the keywords Gemini takes,
+    a placeholder signature on calls Gemini did not sign."""
     contents = body.get("contents")
     if isinstance(contents, list):
         kept = []
@@ -1107,6 +1113,7 @@ def _adapt_body(body: Json, note: Notes) -> None:
                 content = {**content, "parts": left}
             kept.append(content)
         body["contents"] = kept
+        _sign_calls(kept, note)
     if "response_schema" in body:
         # `response_schema` is Gemini's OpenAPI subset; a plain JSON Schema goes
         # in `response_json_schema`, which takes JSON Schema as it is.
@@ -1123,7 +1130,7 @@ def _adapt_body(body: Json, note: Notes) -> None:
 class Gemini(ProviderFidelity, GeminiParity):
     """`generateContent` in provider fidelity (see the module's docstring)."""
 
-    turns = TurnTable(_NATIVE_BLOCKS, _finish_kept, _skipped)
+    turns = TurnTable(_NATIVE_BLOCKS, _finish_chat, _skipped)
     reader = _KeptReader()
     # Any: the API documents no rule, and AgentScope names Gemini's own calls
     # after their thought signatures.
