@@ -449,6 +449,8 @@ class ChatCompletionStream:
         self._structured: Block | None = None
         self._contents: list[Block] = []
         self._last: ParsedResponse | None = None
+        # The message's metadata, where a family member's stream keeps some.
+        self._metadata: dict[str, Any] | None = None
 
     def _result(self, content: list[Block], structured: Block | None) -> ParsedResponse:
         return ParsedResponse(
@@ -457,6 +459,7 @@ class ChatCompletionStream:
             response_id=self._response_id or "",
             raw_finish_reason=self._finish,
             structured_output=structured,
+            metadata=copy.deepcopy(self._metadata),
         )
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
@@ -555,6 +558,7 @@ class ChatCompletionStream:
                 response_id=last.response_id,
                 raw_finish_reason=self._finish,
                 structured_output=last.structured_output,
+                metadata=copy.deepcopy(self._metadata),
             )
         # One extra response with every tool input repaired from its raw text.
         content = copy.deepcopy(last.content)
