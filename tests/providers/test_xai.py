@@ -124,7 +124,8 @@ def test_xais_own_usage_counts_are_kept_in_the_metadata() -> None:
     parsed = parse("xai", response)
     assert parsed.metadata == kept
     assert json.loads(parsed.msg.metadata_json) == kept
-    assert parsed.usage is not None and parsed.usage.input_tokens == 30
+    assert parsed.usage is not None
+    assert parsed.usage.input_tokens == 30
     parser = StreamParser("xai")
     parser.feed({"id": "r", "choices": [{"index": 0, "delta": {"content": "Sunny."}}]})
     assert parser.feed({"id": "r", "choices": [], "usage": usage}).metadata == kept

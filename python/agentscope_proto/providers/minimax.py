@@ -163,16 +163,17 @@ class MiniMax(ChatCompletions):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        kept = super()._kept(message, path, content, structured, options)
+        kept = super()._kept(choice, path, content, structured, options)
+        message, where = choice["message"], f"{path}.message.{FIELD}"
         if message.get(FIELD):
-            details = expect(message[FIELD], list, f"{path}.{FIELD}")
-            _keep(content, [expect(d, dict, f"{path}.{FIELD}[{i}]") for i, d in enumerate(details)])
+            details = expect(message[FIELD], list, where)
+            _keep(content, [expect(d, dict, f"{where}[{i}]") for i, d in enumerate(details)])
         return kept
 
     def adapt(self, body: Block, note: Notes) -> None:

@@ -8,10 +8,13 @@ fidelity, the parity variant with what differs overridden:
 - parse: `message.annotations` (OpenAI's `url_citation`s, streamed in `delta`s
   too) become the text block's `citations`, each annotation verbatim; a
   `message.refusal` (streamed too) is a text block of the refusal marked
-  `"refusal": true`, before the calls; a
-  thinking block records the key its reasoning came under in
-  `reasoning_field`: `"reasoning_content"` (DeepSeek, Kimi, Qwen...) or
-  `"reasoning"` (vLLM since it renamed the field, Groq); the structured output
+  `"refusal": true`, before the calls; the choice's token `logprobs`
+  (`choices[].logprobs.content`, verbatim; streamed, each chunk's pieces in
+  order) go on the message's text block as `logprobs`, the refusal's
+  (`logprobs.refusal`) on the refusal's block; a thinking block records
+  the key its reasoning came under in `reasoning_field`:
+  `"reasoning_content"` (DeepSeek, Kimi, Qwen...) or `"reasoning"` (vLLM
+  since it renamed the field, Groq); the structured output
   is the message content, JSON (what AgentScope gets from the SDK's
   `message.parsed` when it asks with `response_format`), else the first tool
   call's arguments as before (the golden responses come from `create`, where
@@ -22,8 +25,8 @@ fidelity, the parity variant with what differs overridden:
   OpenAI, thinking without `reasoning_field` (another provider's) is still
   dropped, as AgentScope does. A text marked `refusal` goes back as an
   assistant `refusal` part. Citations are not sent back (request messages
-  take no annotations: dropped silently), nor other APIs' text marks (the
-  Responses API's `phase` and `logprobs`). Server-tool blocks of other
+  take no annotations: dropped silently), nor the text marks no request
+  reads (`logprobs`, the Responses API's `phase`). Server-tool blocks of other
   providers are dropped with a FormatWarning, grounding blocks silently (the
   text they ground is sent). A PDF (`data`) goes as a `file` part.
 - the body: the pass (`adapt_chat_messages`) makes it one the Chat
@@ -55,7 +58,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
-from ..results import ParsedResponse
+from ..results import ParsedResponse, copy_json
 from ._adapt import Json, Notes, empty, note_text, prune, without_text_marks, wrap_bare_tools
 from ._between import CallIds
 from ._context import FormatContext
@@ -482,14 +485,17 @@ class ChatCompletionStream:
         choices = expect(choices, list, f"{path}.choices")
         choice = expect(choices[0], dict, f"{path}.choices[0]")
         self._finish = _finish_reason(choice) or self._finish
-        delta = expect(choice.get("delta") or {}, dict, f"{path}.choices[0].delta")
-        self._absorb(delta, f"{path}.choices[0].delta")
+        self._absorb_choice(choice, f"{path}.choices[0]")
         self._contents = self._build()
         return self._snapshot(self._contents) if self._contents else None
 
     def _snapshot(self, content: list[Block]) -> ParsedResponse:
         self._last = self._result(content, self._structured)
         return self._last
+
+    def _absorb_choice(self, choice: Block, path: str) -> None:
+        delta = expect(choice.get("delta") or {}, dict, f"{path}.delta")
+        self._absorb(delta, f"{path}.delta")
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._thinking += _reasoning(delta) or ""
@@ -646,7 +652,7 @@ class ChatCompletionsParity(Variant):
                 # Without a parsed `response_format`, the first tool call's arguments.
                 first = _call_arguments(message["tool_calls"][0], f"{path}.tool_calls[0]")
                 structured = loads_with_repair(first[2])
-            structured = self._kept(message, path, content, structured, options)
+            structured = self._kept(choice, "choices[0]", content, structured, options)
         response_id = response.get("id")
         return ParsedResponse(
             content=content,
@@ -658,14 +664,15 @@ class ChatCompletionsParity(Variant):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        """What provider fidelity keeps of a completion's message beyond
-        AgentScope's blocks, and the structured output (as AgentScope's here)."""
+        """What provider fidelity keeps of a completion's choice (`path`: its
+        place, `choices[0]`; its `message` is a dict) beyond AgentScope's
+        blocks, and the structured output (as AgentScope's here)."""
         return structured
 
     def stream(self, options: ParseSettings) -> ChatCompletionStream:
@@ -704,16 +711,48 @@ def _add_citations(content: list[Block], cited: list[Any], field: str | None) ->
         text["citations"] = list(cited)
 
 
+def _logprobs(choice: Block, path: str) -> dict[str, list[Any]]:
+    """A choice's `logprobs` (`content`, `refusal`: token lists, or null)."""
+    found = expect(choice.get("logprobs") or {}, dict, f"{path}.logprobs")
+    return {
+        key: copy_json(expect(found.get(key) or [], list, f"{path}.logprobs.{key}"))
+        for key in _LOGPROB_KINDS
+    }
+
+
+# The token lists of a choice's `logprobs`: the content's, the refusal's.
+_LOGPROB_KINDS = ("content", "refusal")
+
+
+def _add_logprobs(content: list[Block], logprobs: dict[str, list[Any]]) -> None:
+    """The content's token logprobs on the message's text (the first text
+    block not a refusal), the refusal's on the refusal's block."""
+    for key, tokens in logprobs.items():
+        refusal = key == "refusal"
+        text = next(
+            (b for b in content if b["type"] == "text" and bool(b.get("refusal")) is refusal),
+            None,
+        )
+        if text is not None and tokens:
+            text["logprobs"] = tokens
+
+
 class KeptChatCompletionStream(ChatCompletionStream):
-    """The stream in provider fidelity: where the reasoning came from, and the
-    citations (a family member with more to keep extends `_absorb` and
-    `_build`)."""
+    """The stream in provider fidelity: where the reasoning came from, the
+    citations and the token logprobs (a family member with more to keep
+    extends `_absorb` and `_build`)."""
 
     def __init__(self, provider: str, options: ParseSettings) -> None:
         super().__init__(provider, options)
         self._field: str | None = None
         self._cited: list[Any] = []
         self._refusal = ""
+        self._logprobs: dict[str, list[Any]] = {key: [] for key in _LOGPROB_KINDS}
+
+    def _absorb_choice(self, choice: Block, path: str) -> None:
+        for key, tokens in _logprobs(choice, path).items():
+            self._logprobs[key] += tokens
+        super()._absorb_choice(choice, path)
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._field = self._field or _reasoning_field(delta)
@@ -725,6 +764,8 @@ class KeptChatCompletionStream(ChatCompletionStream):
         content = super()._build()
         _add_citations(content, self._cited, self._field)
         _add_refusal(content, self._refusal, "refusal")
+        # Each snapshot its own lists (the tokens were copied as they came).
+        _add_logprobs(content, {key: list(tokens) for key, tokens in self._logprobs.items()})
         return content
 
 
@@ -945,16 +986,19 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        """Citations and the reasoning's origin on the blocks; the structured
-        output AgentScope's `message.parsed` gives: the content's JSON object."""
-        _add_citations(content, _message_annotations(message, path), _reasoning_field(message))
-        _add_refusal(content, message.get("refusal"), f"{path}.refusal")
+        """Citations, the reasoning's origin and the token logprobs on the
+        blocks; the structured output AgentScope's `message.parsed` gives: the
+        content's JSON object."""
+        message, where = choice["message"], f"{path}.message"
+        _add_citations(content, _message_annotations(message, where), _reasoning_field(message))
+        _add_refusal(content, message.get("refusal"), f"{where}.refusal")
+        _add_logprobs(content, _logprobs(choice, path))
         extra = structured
         text = message.get("content")
         if isinstance(text, str):

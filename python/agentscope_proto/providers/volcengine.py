@@ -103,16 +103,17 @@ class Volcengine(ChatCompletions):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        kept = super()._kept(message, path, content, structured, options)
-        encrypted = message.get("encrypted_content")
+        kept = super()._kept(choice, path, content, structured, options)
+        encrypted = choice["message"].get("encrypted_content")
         if encrypted is not None:
-            _keep_encrypted(content, expect(encrypted, str, f"{path}.encrypted_content"))
+            where = f"{path}.message.encrypted_content"
+            _keep_encrypted(content, expect(encrypted, str, where))
         return kept
 
     def adapt(self, body: Block, note: Notes) -> None:
