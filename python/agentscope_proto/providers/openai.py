@@ -49,6 +49,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import mimetypes
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -191,6 +192,24 @@ def audio_part(block: Block, ctx: FormatContext) -> Block:
             f"Unsupported audio source: {url}, it should be a local file or a web URL.",
         )
     return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": extension}}
+
+
+def media_url(block: Block, ctx: FormatContext, default_type: str) -> str:
+    """A media block as the URL a family member's URL part takes (Ark's and
+    GLM's `video_url`, GLM's `file_url`): a web URL as it is, inline data or
+    a local file (read within the caller's permission) as a data URL, typed
+    by the block, else by the file's extension, else `default_type`."""
+    source = block["source"]
+    if source["type"] == "base64":
+        return f"data:{source.get('media_type') or default_type};base64,{source['data']}"
+    if source["type"] != "url":
+        raise FormatError(ctx.location, f"Unsupported source type: {source['type']}")
+    url: str = source["url"]
+    if ctx.is_web_url(url):
+        return url
+    path = url.removeprefix("file://")
+    media_type = source.get("media_type") or mimetypes.guess_type(path)[0] or default_type
+    return f"data:{media_type};base64,{_b64(_read(ctx, path))}"
 
 
 # -- OpenAIChatFormatter ----------------------------------------------------------
@@ -850,10 +869,13 @@ _CHAT_PARTS = {
     "input_audio": frozenset({"type", "input_audio"}),
     "file": frozenset({"type", "file"}),
     "refusal": frozenset({"type", "refusal"}),
+    # Family members' own: Ark's and GLM's videos, GLM's files by URL.
+    "video_url": frozenset({"type", "video_url"}),
+    "file_url": frozenset({"type", "file_url"}),
 }
 _ASSISTANT_PARTS = frozenset({"text", "refusal"})
-# The content parts OpenAI's chat takes; a family member takes fewer.
-CHAT_PARTS = frozenset(_CHAT_PARTS)
+# The content parts OpenAI's chat takes; a family member takes others.
+CHAT_PARTS = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
 # ollama.Message's fields a tool message uses.
 _OLLAMA_TOOL_MESSAGE = frozenset({"role", "content", "tool_name", "images"})
 
