@@ -769,8 +769,9 @@ class KeptChatCompletionStream(ChatCompletionStream):
         self._logprobs: dict[str, list[Any]] = {key: [] for key in _LOGPROB_KINDS}
 
     def _absorb_choice(self, choice: Block, path: str) -> None:
-        for key, tokens in _logprobs(choice, path).items():
-            self._logprobs[key] += tokens
+        if choice.get("logprobs"):
+            for key, tokens in _logprobs(choice, path).items():
+                self._logprobs[key] += tokens
         super()._absorb_choice(choice, path)
 
     def _absorb(self, delta: Block, path: str) -> None:
@@ -783,8 +784,9 @@ class KeptChatCompletionStream(ChatCompletionStream):
         content = super()._build()
         _add_citations(content, self._cited, self._field)
         _add_refusal(content, self._refusal, "refusal")
-        # Each snapshot its own lists (the tokens were copied as they came).
-        _add_logprobs(content, {key: list(tokens) for key, tokens in self._logprobs.items()})
+        if any(self._logprobs.values()):
+            # Each snapshot its own lists (the tokens were copied as they came).
+            _add_logprobs(content, {key: list(tokens) for key, tokens in self._logprobs.items()})
         return content
 
 
