@@ -225,6 +225,33 @@ def test_responses_phase_logprobs_reasoning_text_and_caller_are_counted(tmp_path
     assert count_parsed(transcript.run("agentscope").content) == Counter()
 
 
+def test_chat_logprobs_are_counted_complete_and_streamed(tmp_path: Any) -> None:
+    token = {"token": "Hi", "logprob": -0.5, "bytes": [72, 105], "top_logprobs": []}
+    response = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Hi"},
+                "logprobs": {"content": [token], "refusal": None},
+                "finish_reason": "stop",
+            }
+        ]
+    }
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"content": "H"}, "logprobs": {"content": [token]}}]},
+        {"choices": [{"index": 0, "delta": {"content": "i"}, "logprobs": {"content": [token]}}]},
+    ]
+    (tmp_path / "c.json").write_text(json.dumps(response), encoding="utf-8")
+    lines = "".join(json.dumps(chunk) + "\n" for chunk in chunks)
+    (tmp_path / "c.events.jsonl").write_text(lines, encoding="utf-8")
+    for name, kind in (("c.json", "json"), ("c.events.jsonl", "events")):
+        transcript = Transcript("openai", tmp_path / name, kind)
+        assert count_raw(transcript) == Counter(logprobs=1)
+        result = transcript.run("provider")
+        assert count_parsed(result.content, result.metadata) == Counter(logprobs=1)
+        assert count_parsed(transcript.run("agentscope").content) == Counter()
+
+
 _USAGE = {"input_tokens": 5, "output_tokens": 1}
 
 

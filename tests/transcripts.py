@@ -39,7 +39,9 @@ counts the same categories in a parse result's content blocks:
 - `phase`: an `output_text` part of an OpenAI Responses message item with a
   `phase`; parsed: a text block with `phase`.
 - `logprobs`: an OpenAI Responses `output_text` part with non-empty
-  `logprobs`; parsed: a text block with `logprobs`.
+  `logprobs`, and a Chat Completions response (or stream) whose first choice
+  has token logprobs (its `content`'s or its refusal's: a refused answer has
+  no content, so once); parsed: a text block with `logprobs`.
 - `reasoning_text`: the reasoning itself rather than a summary: an OpenAI
   Responses `reasoning_text` content part, and a Chat Completions response
   (or stream) whose first choice has `reasoning_content` or `reasoning` text
@@ -290,6 +292,10 @@ def _raw_openai_responses(record: Any, counts: Counter[str]) -> None:
 
 def _raw_chat(record: Any, counts: Counter[str]) -> None:
     for number, choice in enumerate(_dicts(record.get("choices"))):
+        logprobs = choice.get("logprobs")
+        first = choice.get("index", number) == 0 and isinstance(logprobs, dict)
+        if first and (logprobs.get("content") or logprobs.get("refusal")):
+            counts["logprobs"] = 1  # one text block, however streamed
         for key in ("message", "delta"):
             part = choice.get(key)
             if isinstance(part, dict):

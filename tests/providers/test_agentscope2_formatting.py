@@ -33,8 +33,12 @@ from agentscope_proto import (
 from provider_schemas.golden import REQUESTS
 from provider_schemas.scenarios import AGENTSCOPE2_PDF, AGENTSCOPE2_TOOL_LOOP
 
-DOCUMENTS = sorted(name for name, p in PROVIDERS.items() if "application/pdf" in p.document_types)
-NO_DOCUMENTS = sorted(set(PROVIDERS) - set(DOCUMENTS))
+TAKE_PDF = sorted(name for name, p in PROVIDERS.items() if "application/pdf" in p.document_types)
+# Those that read documents by web URL only (GLM's `file_url`): inline ones
+# are dropped with a warning.
+BY_URL = ["zhipu"]
+DOCUMENTS = sorted(set(TAKE_PDF) - set(BY_URL))
+NO_DOCUMENTS = sorted(set(PROVIDERS) - set(TAKE_PDF))
 # The providers AgentScope 1.0.21 has: its fidelity is theirs alone.
 AGENTSCOPE = sorted(name for name, p in PROVIDERS.items() if "agentscope" in p.variants)
 
@@ -90,6 +94,16 @@ def test_a_pdf_goes_where_the_provider_takes_documents(provider: str) -> None:
         "gemini": "'inline_data'",
     }[provider]
     assert part in text
+
+
+@pytest.mark.parametrize("provider", BY_URL)
+def test_an_inline_pdf_is_dropped_with_a_warning_where_documents_go_by_url(provider: str) -> None:
+    assert provider in TAKE_PDF
+    body = format(provider, AGENTSCOPE2_PDF, fidelity="provider", request=REQUESTS[provider])
+    assert "JVBERi0xLj" not in repr(dict(body))
+    (dropped,) = [w for w in body.warnings if w.block_type == "data"]
+    assert dropped.path == "messages[1].content[0]"
+    assert "web URL" in dropped.message
 
 
 @pytest.mark.parametrize("provider", NO_DOCUMENTS)

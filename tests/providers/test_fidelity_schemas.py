@@ -291,7 +291,8 @@ _AGENTSCOPE2 += [("pdf", provider, AGENTSCOPE2_PDF) for provider in _DOCUMENTS]
 
 @needs_sdks
 def test_agentscope2_messages_validate() -> None:
-    assert _DOCUMENTS == ["anthropic", "gemini", "openai", "openai_responses"]
+    # GLM's by URL (an inline PDF is dropped with a warning, the body still valid).
+    assert _DOCUMENTS == ["anthropic", "gemini", "openai", "openai_responses", "zhipu"]
     bodies = [
         (provider, dict(format(provider, msgs, fidelity="provider", request=REQUESTS[provider])))
         for _, provider, msgs in _AGENTSCOPE2

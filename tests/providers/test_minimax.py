@@ -13,6 +13,8 @@ import pytest
 from agentscope_proto import StreamParser, parse
 from agentscope_proto.errors import FormatError, ProviderError
 from agentscope_proto.formatting import format
+from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 
 from fidelity_helpers import call, msg, result
 
@@ -200,3 +202,59 @@ def test_a_failed_call_in_base_resp_is_a_provider_error() -> None:
         StreamParser("minimax").feed(failed)
     fine = {**RESPONSE, "base_resp": {"status_code": 0, "status_msg": ""}}
     assert parse("minimax", fine).content == parse("minimax", RESPONSE).content
+
+
+# -- structured output -----------------------------------------------------------------
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def test_structured_output_is_json_schema_with_a_warning_for_the_models_that_ignore_it() -> None:
+    body = format("minimax", [msg("u", "user", "Where?")], response_schema=CITY)
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "response", "schema": CITY, "strict": True},
+    }
+    assert [(w.path, w.block_type) for w in body.warnings] == [
+        ("response_format", "response_format")
+    ]
+    assert "MiniMax-Text-01" in body.warnings[0].message
+    if client.available():
+        request = {"model": REQUESTS["minimax"]["model"], **dict(body)}
+        assert client.validate("minimax", request) == []
+    # Without a schema, nothing to say.
+    assert format("minimax", [msg("u", "user", "Where?")]).warnings == []
+
+
+def test_the_structured_output_is_the_json_after_the_thinking() -> None:
+    answer = '<think>\nThe user asked for a city.\n</think>\n\n{"city": "Shanghai"}'
+    response = {
+        "id": "so-1",
+        "object": "chat.completion",
+        "model": "MiniMax-Text-01",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": answer},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    parsed = parse("minimax", response, structured_output=True)
+    assert parsed.structured_output == {"city": "Shanghai"}
+    # The text stays as MiniMax wrote it (it goes back so).
+    assert parsed.content == [{"type": "text", "text": answer}]
+    assert parse("minimax", response).structured_output is None
+    parser = StreamParser("minimax", structured_output=True)
+    for piece in (
+        "<think>\nThe user asked",
+        " for a city.\n</think>\n\n",
+        '{"city": ',
+        '"Shanghai"}',
+    ):
+        parser.feed({"id": "so-1", "choices": [{"index": 0, "delta": {"content": piece}}]})
+    assert parser.finish().structured_output == {"city": "Shanghai"}
+    # With the reasoning split the content is the JSON alone, as the family reads it.
+    alone = {"role": "assistant", "content": '{"city": "Hangzhou"}'}
+    split = {**response, "choices": [{"index": 0, "message": alone}]}
+    assert parse("minimax", split, structured_output=True).structured_output == {"city": "Hangzhou"}

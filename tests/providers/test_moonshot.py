@@ -58,6 +58,27 @@ def test_a_last_assistant_turn_is_a_partial_prefix() -> None:
     assert all("partial" not in m for m in format("moonshot", loop)["messages"])
 
 
+def test_reasoning_without_text_is_no_partial_prefix() -> None:
+    """Kimi continues the prefix's `content`: a last turn with only
+    reasoning has none, so it is not marked partial (Kimi would refuse it)."""
+    thought = {"type": "thinking", "thinking": "Hmm.", "reasoning_field": "reasoning_content"}
+    # A reply cut off after its reasoning: its text block is empty.
+    cut = [thought, {"type": "text", "text": ""}]
+    msgs = [msg("user", "user", "Introduce yourself."), msg("Kelsey", "assistant", cut)]
+    body = format("moonshot", msgs)
+    last = body["messages"][-1]
+    assert last["reasoning_content"] == "Hmm."
+    assert last["content"] == []
+    assert "partial" not in last
+    assert [w.message for w in body.warnings] == ["dropped an empty text part"]
+    # With text beside the reasoning, the text is the prefix.
+    text = {"type": "text", "text": "Doctor"}
+    msgs[-1] = msg("Kelsey", "assistant", [thought, text])
+    last = format("moonshot", msgs)["messages"][-1]
+    assert last["partial"] is True
+    assert last["content"] == [text]
+
+
 def test_builtin_functions_go_as_kimis_and_come_back() -> None:
     """`$web_search`: the tool, Kimi's call of it, and its result."""
     body = format("moonshot", [msg("u", "user", "News?")], tools=[SEARCH])

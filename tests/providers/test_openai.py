@@ -22,6 +22,7 @@ import pytest
 from agentscope_proto import StreamParser, parse
 from agentscope_proto.cache import FormatCache
 from agentscope_proto.formatting import format
+from agentscope_proto.providers import PROVIDERS
 from provider_schemas import client
 from provider_schemas.golden import REQUESTS
 from transcripts import ROOT, Transcript, count_parsed, count_raw, load_events, missing
@@ -169,6 +170,86 @@ def test_a_streamed_refusal_is_kept() -> None:
 def test_a_refusal_body_validates() -> None:
     content = [{"type": "text", "text": REFUSAL, "refusal": True}]
     assert client.validate("openai", dict(_next_turn("openai", content))) == []
+
+
+# -- token logprobs ----------------------------------------------------------------------------
+
+
+def _token(token: str, logprob: float) -> dict[str, Any]:
+    """One `ChatCompletionTokenLogprob`, with its alternatives (`top_logprobs: 1`)."""
+    raw = list(token.encode())
+    return {
+        "token": token,
+        "logprob": logprob,
+        "bytes": raw,
+        "top_logprobs": [{"token": token, "logprob": logprob, "bytes": raw}],
+    }
+
+
+LOGPROBS = [_token("Hello", -0.0001), _token("!", -0.25), _token(" Hi", -1.5)]
+FAMILY = ("openai", "deepseek", "moonshot", "xai", "volcengine", "zhipu", "minimax")
+
+
+def _with_logprobs(message: dict[str, Any], logprobs: dict[str, Any]) -> dict[str, Any]:
+    response = _completion(message)
+    response["choices"][0]["logprobs"] = logprobs
+    return response
+
+
+@pytest.mark.parametrize("provider", FAMILY)
+def test_logprobs_stay_on_the_text_complete_and_streamed(provider: str) -> None:
+    response = _with_logprobs(
+        {"role": "assistant", "content": "Hello! Hi"}, {"content": LOGPROBS, "refusal": None}
+    )
+    kept = [{"type": "text", "text": "Hello! Hi", "logprobs": LOGPROBS}]
+    assert parse(provider, copy.deepcopy(response), fidelity="provider").content == kept
+    # Streamed: each chunk's `logprobs.content` holds its tokens' entries.
+    events = [
+        _chunk({"role": "assistant", "content": "Hello"}),
+        _chunk({"content": "!"}),
+        _chunk({"content": " Hi"}, "stop"),
+    ]
+    for event, token in zip(events, LOGPROBS, strict=True):
+        event["choices"][0]["logprobs"] = {"content": [token], "refusal": None}
+    events.append({"id": "chatcmpl-1", "choices": [], "usage": {"prompt_tokens": 3}})
+    assert _stream(provider, events, "provider").content == kept
+
+
+def test_logprobs_are_agentscopes_to_drop_in_its_fidelity() -> None:
+    response = _with_logprobs({"role": "assistant", "content": "Hello! Hi"}, {"content": LOGPROBS})
+    assert parse("openai", response).content == [{"type": "text", "text": "Hello! Hi"}]
+    events = [_chunk({"role": "assistant", "content": "Hello! Hi"}, "stop")]
+    events[0]["choices"][0]["logprobs"] = {"content": LOGPROBS}
+    assert _stream("openai", events, "agentscope").content == [
+        {"type": "text", "text": "Hello! Hi"}
+    ]
+
+
+def test_a_refusals_logprobs_stay_on_the_refusal() -> None:
+    tokens = [_token("I can't", -0.1), _token(" help with that.", -0.2)]
+    response = _with_logprobs(
+        {"role": "assistant", "content": None, "refusal": REFUSAL},
+        {"content": None, "refusal": tokens},
+    )
+    content = parse("openai", response, fidelity="provider").content
+    assert content == [{"type": "text", "text": REFUSAL, "refusal": True, "logprobs": tokens}]
+    events = [_chunk({"role": "assistant", "refusal": "I can't"}), _chunk({"refusal": " help"})]
+    for event, token in zip(events, tokens, strict=True):
+        event["choices"][0]["logprobs"] = {"content": None, "refusal": [token]}
+    streamed = _stream("openai", events, "provider").content
+    refused = {"type": "text", "text": "I can't help", "refusal": True, "logprobs": tokens}
+    assert streamed == [refused]
+
+
+def test_logprobs_are_never_sent_back() -> None:
+    """No request reads logprobs: every provider's body goes without them,
+    and without a warning (the text goes)."""
+    response = _with_logprobs({"role": "assistant", "content": "Hello! Hi"}, {"content": LOGPROBS})
+    content = parse("openai", response, fidelity="provider").content
+    for provider in PROVIDERS:
+        body = _next_turn(provider, content)
+        assert "logprob" not in json.dumps(dict(body)), provider
+        assert body.warnings == [], provider
 
 
 def _thinking_call(key: str) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from agentscope_proto import StreamParser, parse
 from agentscope_proto.errors import FormatError, UnsupportedMediaError
 from agentscope_proto.formatting import format
 from agentscope_proto.providers.volcengine import ENCRYPTED
+from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 
 from fidelity_helpers import msg, result
 
@@ -188,12 +190,69 @@ def test_media_arks_chat_takes_and_what_it_does_not() -> None:
         "type": "input_audio",
         "input_audio": {"data": "UklGRg==", "format": "wav"},
     }
-    video = {"type": "video", "source": {"type": "url", "url": "https://example.com/v.mp4"}}
-    body = format("volcengine", [msg("u", "user", [{"type": "text", "text": "See"}, video])])
-    assert [w.block_type for w in body.warnings] == ["video"]
     pdf = {
         "type": "data",
         "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
     }
     with pytest.raises(UnsupportedMediaError, match="volcengine cannot take application/pdf"):
         format("volcengine", [msg("u", "user", [pdf])])
+
+
+# -- video and audio by URL (Ark's `video_url`, `input_audio.url`) ---------------------
+
+
+def _valid(body: Any) -> None:
+    """The body validates on Ark's SDK types (when .venv-schemas is there)."""
+    if client.available():
+        assert (
+            client.validate("volcengine", {"model": REQUESTS["volcengine"]["model"], **body}) == []
+        )
+
+
+def test_video_goes_as_a_video_url_part_with_its_fps(tmp_path: Any) -> None:
+    web = {
+        "type": "video",
+        "source": {"type": "url", "url": "https://example.com/clip.mp4"},
+        "fps": 0.5,
+    }
+    inline = {
+        "type": "video",
+        "source": {"type": "base64", "media_type": "video/webm", "data": "GkXf"},
+    }
+    (tmp_path / "local.mov").write_bytes(b"moov")
+    local = {"type": "video", "source": {"type": "url", "url": "local.mov"}}
+    content = [{"type": "text", "text": "What happens?"}, web, inline, local]
+    body = format("volcengine", [msg("u", "user", content)], media_root=tmp_path)
+    assert body["messages"][0]["content"][1:] == [
+        {"type": "video_url", "video_url": {"url": "https://example.com/clip.mp4", "fps": 0.5}},
+        {"type": "video_url", "video_url": {"url": "data:video/webm;base64,GkXf"}},
+        {"type": "video_url", "video_url": {"url": "data:video/quicktime;base64,bW9vdg=="}},
+    ]
+    assert body.warnings == []
+    _valid(dict(body))
+
+
+def test_a_videos_fps_must_be_a_positive_number() -> None:
+    video = {"type": "video", "source": {"type": "url", "url": "https://example.com/v.mp4"}}
+    with pytest.raises(FormatError, match=r"content\[0\]\.fps: expected a positive number"):
+        format("volcengine", [msg("u", "user", [{**video, "fps": "fast"}])])
+
+
+def test_audio_by_url_goes_as_arks_url_without_a_download() -> None:
+    """Ark's `input_audio` takes a URL: a web URL goes as it is, with no
+    download allowed or needed (OpenAI's chat downloads it)."""
+    audio = {"type": "audio", "source": {"type": "url", "url": "https://example.com/q.mp3"}}
+    body = format("volcengine", [msg("u", "user", [{"type": "text", "text": "Hear"}, audio])])
+    assert body["messages"][0]["content"][1] == {
+        "type": "input_audio",
+        "input_audio": {"url": "https://example.com/q.mp3", "format": "mp3"},
+    }
+    assert body.warnings == []
+    _valid(dict(body))
+    # A format OpenAI's field does not name goes without one (Ark reads the file).
+    ogg = {"type": "audio", "source": {"type": "url", "url": "https://example.com/q.ogg"}}
+    part = format("volcengine", [msg("u", "user", [ogg])])["messages"][0]["content"][0]
+    assert part == {"type": "input_audio", "input_audio": {"url": "https://example.com/q.ogg"}}
+    # OpenAI's chat still needs the bytes: without permission to download, a clear error.
+    with pytest.raises(FormatError, match="download"):
+        format("openai", [msg("u", "user", [audio])], fidelity="provider")

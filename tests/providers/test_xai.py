@@ -102,6 +102,41 @@ def test_search_citations_become_the_texts() -> None:
     assert body.warnings == []
 
 
+def test_xais_own_usage_counts_are_kept_in_the_metadata() -> None:
+    """`num_sources_used` and `cost_in_usd_ticks` (xAI's usage, beside
+    OpenAI's counts), complete and streamed, verbatim in the metadata."""
+    usage = {
+        "prompt_tokens": 30,
+        "completion_tokens": 12,
+        "total_tokens": 42,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "num_sources_used": 4,
+        "cost_in_usd_ticks": 2150000,
+    }
+    response = {
+        "id": "r-3",
+        "object": "chat.completion",
+        "model": "grok-4",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sunny."}}],
+        "usage": usage,
+    }
+    kept = {"usage": {"num_sources_used": 4, "cost_in_usd_ticks": 2150000}}
+    parsed = parse("xai", response)
+    assert parsed.metadata == kept
+    assert json.loads(parsed.msg.metadata_json) == kept
+    assert parsed.usage is not None
+    assert parsed.usage.input_tokens == 30
+    parser = StreamParser("xai")
+    parser.feed({"id": "r", "choices": [{"index": 0, "delta": {"content": "Sunny."}}]})
+    assert parser.feed({"id": "r", "choices": [], "usage": usage}).metadata == kept
+    assert parser.finish().metadata == kept
+    # Without them (an older response), no metadata.
+    del usage["num_sources_used"], usage["cost_in_usd_ticks"]
+    assert parse("xai", response).metadata is None
+    # The family's parity parse (OpenAI) keeps none.
+    assert parse("openai", {**response, "usage": {**usage, "num_sources_used": 1}}).metadata is None
+
+
 def test_audio_and_files_are_not_xais() -> None:
     audio = {
         "type": "audio",
@@ -140,6 +175,8 @@ def test_recorded_grok_traffic_keeps_what_xai_reported(path: Path) -> None:
     assert parsed.usage.output_tokens == usage["completion_tokens"]
     assert parsed.usage.cache_read_input_tokens == usage["prompt_tokens_details"]["cached_tokens"]
     assert parsed.usage.reasoning_tokens == usage["completion_tokens_details"]["reasoning_tokens"]
+    extras = {key: usage[key] for key in ("num_sources_used", "cost_in_usd_ticks")}
+    assert parsed.metadata == {"usage": extras}
     parts = [
         choice.get("message") or choice.get("delta") or {}
         for r in records

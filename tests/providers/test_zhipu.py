@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from agentscope_proto import StreamParser, parse
-from agentscope_proto.errors import FormatError
+from agentscope_proto.errors import FormatError, UnsupportedMediaError
 from agentscope_proto.formatting import format
+from provider_schemas import client
+from provider_schemas.golden import REQUESTS
 
 from fidelity_helpers import TOOL_LOOP, call, msg, result
 
@@ -206,3 +208,72 @@ def test_another_providers_thinking_and_audio_are_dropped() -> None:
     }
     body = format("zhipu", [msg("u", "user", [{"type": "text", "text": "Hear"}, audio])])
     assert [w.block_type for w in body.warnings] == ["audio"]
+
+
+# -- video and documents by URL (GLM-4.5V / 4.6V) ------------------------------------
+
+
+def _valid(body: Any) -> None:
+    """The body validates on GLM's request (when .venv-schemas is there)."""
+    if client.available():
+        assert client.validate("zhipu", {"model": REQUESTS["zhipu"]["model"], **body}) == []
+
+
+def _data(url: str, media_type: str) -> dict[str, Any]:
+    return {"type": "data", "source": {"type": "url", "url": url, "media_type": media_type}}
+
+
+def test_video_and_documents_by_url_go_as_glms_parts() -> None:
+    ask = {"type": "text", "text": "Summarise both."}
+    report = _data("https://example.com/report.pdf", "application/pdf")
+    sheet_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    sheet = _data("https://example.com/q3.xlsx", sheet_type)
+    clip = _data("https://example.com/demo.mp4", "video/mp4")
+    body = format("zhipu", [msg("u", "user", [ask, report, sheet, clip])])
+    assert body["messages"][0]["content"][1:] == [
+        {"type": "file_url", "file_url": {"url": "https://example.com/report.pdf"}},
+        {"type": "file_url", "file_url": {"url": "https://example.com/q3.xlsx"}},
+        {"type": "video_url", "video_url": {"url": "https://example.com/demo.mp4"}},
+    ]
+    assert [w.block_type for w in body.warnings if w.block_type != "text"] == []
+    _valid(dict(body))
+    # AgentScope 1.x's video block too.
+    video = {"type": "video", "source": {"type": "url", "url": "https://example.com/demo.mp4"}}
+    body = format("zhipu", [msg("u", "user", [{"type": "text", "text": "What happens?"}, video])])
+    assert body["messages"][0]["content"][1] == {
+        "type": "video_url",
+        "video_url": {"url": "https://example.com/demo.mp4"},
+    }
+    assert body.warnings == []
+    _valid(dict(body))
+
+
+def test_inline_or_local_video_and_documents_are_dropped_with_a_warning(tmp_path: Any) -> None:
+    """GLM documents `video_url` and `file_url` by URL only."""
+    (tmp_path / "clip.mp4").write_bytes(b"....")
+    local = {"type": "video", "source": {"type": "url", "url": "clip.mp4"}}
+    inline = {
+        "type": "video",
+        "source": {"type": "base64", "media_type": "video/mp4", "data": "AAAA"},
+    }
+    ask = {"type": "text", "text": "See"}
+    body = format("zhipu", [msg("u", "user", [ask, local, inline])], media_root=tmp_path)
+    assert body["messages"][0]["content"] == [ask]
+    assert [(w.path, w.block_type) for w in body.warnings] == [
+        ("messages[0].content[1]", "video"),
+        ("messages[0].content[2]", "video"),
+    ]
+    assert all("takes a web URL" in w.message for w in body.warnings)
+    pdf = {
+        "type": "data",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="},
+    }
+    body = format("zhipu", [msg("u", "user", [ask, pdf])])
+    assert [w.block_type for w in body.warnings if w.block_type == "data"] == ["data"]
+    assert all(part["type"] == "text" for part in body["messages"][0]["content"])
+
+
+def test_documents_glm_does_not_read_are_refused() -> None:
+    csv = _data("https://example.com/t.csv", "text/csv")
+    with pytest.raises(UnsupportedMediaError, match="zhipu cannot take text/csv"):
+        format("zhipu", [msg("u", "user", [csv])])

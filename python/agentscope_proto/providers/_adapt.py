@@ -22,7 +22,8 @@ __all__ = [
 Json = dict[str, Any]
 
 # What a parse marks on a text block about how the provider produced it (the
-# Responses API's `phase` and `logprobs`; `refusal`: the text is the model's
+# Responses API's `phase`; `logprobs`, the Responses API's and Chat
+# Completions'; `refusal`: the text is the model's
 # refusal, OpenAI's): no other provider's request has a field for them and
 # they are no content, so other bodies go without them, silently (the text
 # goes; OpenAI's APIs take `phase` and refusals back: openai_responses.py,

@@ -19,6 +19,14 @@ formatter, so there is only the provider variant, `MiniMax`, the family's
   tool becomes `"auto"`, with a warning.
 - content: text and images; audio and files are not MiniMax's (dropped with
   a warning, or a text note in a multi-agent history), documents refused.
+- structured output (`response_schema`): MiniMax's reference documents
+  `response_format` `{"type": "json_schema", "json_schema": {...}}` as the
+  family sends it, for MiniMax-Text-01 only (its OpenAI-compatible page
+  names no such parameter for the M2 models, which ignore it): the body
+  keeps it, with a warning that other models do not enforce the schema.
+  Parsing, the structured output is the answer's JSON object after any
+  `<think>` block (MiniMax's thinking without the split), complete or
+  streamed.
 
 Request parameters: `max_completion_tokens` (MiniMax deprecates
 `max_tokens`), `temperature`, `top_p`, `stream`; no `stop` nor `seed` in its
@@ -28,6 +36,8 @@ API reference. MiniMax's own (`reasoning_split`, `thinking`) go in
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_MINIMAX
@@ -36,7 +46,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
 from ._adapt import Json, Notes, wrap_bare_tools
-from ._parse import expect
+from ._parse import expect, loads_with_repair
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
 from ._turns import Turn, TurnTable, skipped_block
 from .openai import CHAT_OPTIONS, ChatCompletions, KeptChatCompletionStream, adapt_chat_messages
@@ -46,6 +56,22 @@ __all__ = ["PROVIDER", "MiniMax"]
 Block = dict[str, Any]
 FIELD = "reasoning_details"
 _PARTS = frozenset({"text", "image_url"})
+# MiniMax's thinking at the head of an answer, without the reasoning split.
+_THINK = re.compile(r"\s*<think>.*?</think>\s*", re.DOTALL)
+
+
+def _answer(text: str) -> str | None:
+    """The text after a leading `<think>` block; None when there is none."""
+    found = _THINK.match(text)
+    return text[found.end() :] if found else None
+
+
+def _json_object(text: str) -> Block | None:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def _text(details: list[Any]) -> str:
@@ -106,6 +132,10 @@ class _MiniMaxStream(KeptChatCompletionStream):
     def _build(self) -> list[Block]:
         content = super()._build()
         _keep(content, [dict(item) for item in self._details])
+        answer = _answer(self._text) if self._options.structured_output else None
+        if answer is not None:
+            # The JSON after the thinking (the family repairs the whole text).
+            self._structured = loads_with_repair(answer or "{}")
         return content
 
 
@@ -143,6 +173,17 @@ _HANDLERS = {kind: h for kind, h in ChatCompletions.turns.handlers.items() if ki
 _TURNS = TurnTable({**_HANDLERS, "thinking": _thinking, "audio": _no_audio}, _finish)
 
 
+def _response_format(body: Json, note: Notes) -> None:
+    form = body.get("response_format")
+    if isinstance(form, dict) and form.get("type") == "json_schema":
+        note(
+            "response_format",
+            "response_format",
+            "MiniMax documents response_format for MiniMax-Text-01 only: "
+            "other models (the M2 series) do not enforce the JSON Schema",
+        )
+
+
 def _tool_choice(body: Json, note: Notes) -> None:
     choice = body.get("tool_choice")
     if choice in (None, "auto", "none"):
@@ -163,22 +204,28 @@ class MiniMax(ChatCompletions):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        kept = super()._kept(message, path, content, structured, options)
+        kept = super()._kept(choice, path, content, structured, options)
+        message, where = choice["message"], f"{path}.message.{FIELD}"
         if message.get(FIELD):
-            details = expect(message[FIELD], list, f"{path}.{FIELD}")
-            _keep(content, [expect(d, dict, f"{path}.{FIELD}[{i}]") for i, d in enumerate(details)])
+            details = expect(message[FIELD], list, where)
+            _keep(content, [expect(d, dict, f"{where}[{i}]") for i, d in enumerate(details)])
+        text = message.get("content")
+        answer = _answer(text) if isinstance(text, str) and options.structured_output else None
+        if answer is not None:
+            kept = _json_object(answer) or kept
         return kept
 
     def adapt(self, body: Block, note: Notes) -> None:
         adapt_chat_messages(body, note, tool_name=False, parts=_PARTS)
         wrap_bare_tools(body, note)
         _tool_choice(body, note)
+        _response_format(body, note)
 
 
 _REQUEST_FIELDS = RequestFields(

@@ -10,7 +10,9 @@ so there is only the provider variant, `Moonshot`, the family's
 - partial mode: a conversation that ends with an assistant turn (text, no
   tool calls) asks Kimi to continue that text, which Kimi does only when the
   turn says `"partial": true`; provider fidelity marks it so (with its `name`,
-  which Kimi reads as part of the prefix in role play).
+  which Kimi reads as part of the prefix in role play). The prefix is the
+  turn's `content` (Kimi's partial-mode docs): a last assistant turn with
+  reasoning but no text is no prefix, and is not marked.
 - builtin functions: a function tool named with a leading `$` (`$web_search`)
   is one of Kimi's builtin functions, sent as `{"type": "builtin_function",
   "function": {"name": "$web_search"}}`; Kimi calls it as a tool call of type
@@ -99,10 +101,22 @@ def _builtin_tools(body: Block, note: Notes) -> None:
             tools[index] = {"type": _BUILTIN, "function": {"name": function["name"]}}
 
 
+def _has_text(content: Any) -> bool:
+    if isinstance(content, list):
+        return any(isinstance(part, dict) and part.get("text") for part in content)
+    return bool(content)
+
+
 def _partial(messages: list[Any]) -> None:
-    """Partial mode: a last assistant turn without tool calls is a prefix to continue."""
+    """Partial mode: a last assistant turn with text and no tool calls is a
+    prefix to continue (its text is the prefix: reasoning alone is none)."""
     last = messages[-1] if messages else None
-    if isinstance(last, dict) and last.get("role") == "assistant" and not last.get("tool_calls"):
+    if (
+        isinstance(last, dict)
+        and last.get("role") == "assistant"
+        and not last.get("tool_calls")
+        and _has_text(last.get("content"))
+    ):
         last["partial"] = True
 
 

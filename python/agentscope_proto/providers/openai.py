@@ -8,10 +8,13 @@ fidelity, the parity variant with what differs overridden:
 - parse: `message.annotations` (OpenAI's `url_citation`s, streamed in `delta`s
   too) become the text block's `citations`, each annotation verbatim; a
   `message.refusal` (streamed too) is a text block of the refusal marked
-  `"refusal": true`, before the calls; a
-  thinking block records the key its reasoning came under in
-  `reasoning_field`: `"reasoning_content"` (DeepSeek, Kimi, Qwen...) or
-  `"reasoning"` (vLLM since it renamed the field, Groq); the structured output
+  `"refusal": true`, before the calls; the choice's token `logprobs`
+  (`choices[].logprobs.content`, verbatim; streamed, each chunk's pieces in
+  order) go on the message's text block as `logprobs`, the refusal's
+  (`logprobs.refusal`) on the refusal's block; a thinking block records
+  the key its reasoning came under in `reasoning_field`:
+  `"reasoning_content"` (DeepSeek, Kimi, Qwen...) or `"reasoning"` (vLLM
+  since it renamed the field, Groq); the structured output
   is the message content, JSON (what AgentScope gets from the SDK's
   `message.parsed` when it asks with `response_format`), else the first tool
   call's arguments as before (the golden responses come from `create`, where
@@ -22,8 +25,8 @@ fidelity, the parity variant with what differs overridden:
   OpenAI, thinking without `reasoning_field` (another provider's) is still
   dropped, as AgentScope does. A text marked `refusal` goes back as an
   assistant `refusal` part. Citations are not sent back (request messages
-  take no annotations: dropped silently), nor other APIs' text marks (the
-  Responses API's `phase` and `logprobs`). Server-tool blocks of other
+  take no annotations: dropped silently), nor the text marks no request
+  reads (`logprobs`, the Responses API's `phase`). Server-tool blocks of other
   providers are dropped with a FormatWarning, grounding blocks silently (the
   text they ground is sent). A PDF (`data`) goes as a `file` part.
 - the body: the pass (`adapt_chat_messages`) makes it one the Chat
@@ -46,6 +49,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import mimetypes
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -55,7 +59,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
 from ..request import RequestFields
-from ..results import ParsedResponse
+from ..results import ParsedResponse, copy_json
 from ._adapt import Json, Notes, empty, note_text, prune, without_text_marks, wrap_bare_tools
 from ._between import CallIds
 from ._context import FormatContext
@@ -188,6 +192,24 @@ def audio_part(block: Block, ctx: FormatContext) -> Block:
             f"Unsupported audio source: {url}, it should be a local file or a web URL.",
         )
     return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": extension}}
+
+
+def media_url(block: Block, ctx: FormatContext, default_type: str) -> str:
+    """A media block as the URL a family member's URL part takes (Ark's and
+    GLM's `video_url`, GLM's `file_url`): a web URL as it is, inline data or
+    a local file (read within the caller's permission) as a data URL, typed
+    by the block, else by the file's extension, else `default_type`."""
+    source = block["source"]
+    if source["type"] == "base64":
+        return f"data:{source.get('media_type') or default_type};base64,{source['data']}"
+    if source["type"] != "url":
+        raise FormatError(ctx.location, f"Unsupported source type: {source['type']}")
+    url: str = source["url"]
+    if ctx.is_web_url(url):
+        return url
+    path = url.removeprefix("file://")
+    media_type = source.get("media_type") or mimetypes.guess_type(path)[0] or default_type
+    return f"data:{media_type};base64,{_b64(_read(ctx, path))}"
 
 
 # -- OpenAIChatFormatter ----------------------------------------------------------
@@ -449,6 +471,8 @@ class ChatCompletionStream:
         self._structured: Block | None = None
         self._contents: list[Block] = []
         self._last: ParsedResponse | None = None
+        # The message's metadata, where a family member's stream keeps some.
+        self._metadata: dict[str, Any] | None = None
 
     def _result(self, content: list[Block], structured: Block | None) -> ParsedResponse:
         return ParsedResponse(
@@ -457,6 +481,7 @@ class ChatCompletionStream:
             response_id=self._response_id or "",
             raw_finish_reason=self._finish,
             structured_output=structured,
+            metadata=copy.deepcopy(self._metadata),
         )
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
@@ -479,14 +504,17 @@ class ChatCompletionStream:
         choices = expect(choices, list, f"{path}.choices")
         choice = expect(choices[0], dict, f"{path}.choices[0]")
         self._finish = _finish_reason(choice) or self._finish
-        delta = expect(choice.get("delta") or {}, dict, f"{path}.choices[0].delta")
-        self._absorb(delta, f"{path}.choices[0].delta")
+        self._absorb_choice(choice, f"{path}.choices[0]")
         self._contents = self._build()
         return self._snapshot(self._contents) if self._contents else None
 
     def _snapshot(self, content: list[Block]) -> ParsedResponse:
         self._last = self._result(content, self._structured)
         return self._last
+
+    def _absorb_choice(self, choice: Block, path: str) -> None:
+        delta = expect(choice.get("delta") or {}, dict, f"{path}.delta")
+        self._absorb(delta, f"{path}.delta")
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._thinking += _reasoning(delta) or ""
@@ -555,6 +583,7 @@ class ChatCompletionStream:
                 response_id=last.response_id,
                 raw_finish_reason=self._finish,
                 structured_output=last.structured_output,
+                metadata=copy.deepcopy(self._metadata),
             )
         # One extra response with every tool input repaired from its raw text.
         content = copy.deepcopy(last.content)
@@ -642,7 +671,7 @@ class ChatCompletionsParity(Variant):
                 # Without a parsed `response_format`, the first tool call's arguments.
                 first = _call_arguments(message["tool_calls"][0], f"{path}.tool_calls[0]")
                 structured = loads_with_repair(first[2])
-            structured = self._kept(message, path, content, structured, options)
+            structured = self._kept(choice, "choices[0]", content, structured, options)
         response_id = response.get("id")
         return ParsedResponse(
             content=content,
@@ -654,14 +683,15 @@ class ChatCompletionsParity(Variant):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        """What provider fidelity keeps of a completion's message beyond
-        AgentScope's blocks, and the structured output (as AgentScope's here)."""
+        """What provider fidelity keeps of a completion's choice (`path`: its
+        place, `choices[0]`; its `message` is a dict) beyond AgentScope's
+        blocks, and the structured output (as AgentScope's here)."""
         return structured
 
     def stream(self, options: ParseSettings) -> ChatCompletionStream:
@@ -700,16 +730,49 @@ def _add_citations(content: list[Block], cited: list[Any], field: str | None) ->
         text["citations"] = list(cited)
 
 
+def _logprobs(choice: Block, path: str) -> dict[str, list[Any]]:
+    """A choice's `logprobs` (`content`, `refusal`: token lists, or null)."""
+    found = expect(choice.get("logprobs") or {}, dict, f"{path}.logprobs")
+    return {
+        key: copy_json(expect(found.get(key) or [], list, f"{path}.logprobs.{key}"))
+        for key in _LOGPROB_KINDS
+    }
+
+
+# The token lists of a choice's `logprobs`: the content's, the refusal's.
+_LOGPROB_KINDS = ("content", "refusal")
+
+
+def _add_logprobs(content: list[Block], logprobs: dict[str, list[Any]]) -> None:
+    """The content's token logprobs on the message's text (the first text
+    block not a refusal), the refusal's on the refusal's block."""
+    for key, tokens in logprobs.items():
+        refusal = key == "refusal"
+        text = next(
+            (b for b in content if b["type"] == "text" and bool(b.get("refusal")) is refusal),
+            None,
+        )
+        if text is not None and tokens:
+            text["logprobs"] = tokens
+
+
 class KeptChatCompletionStream(ChatCompletionStream):
-    """The stream in provider fidelity: where the reasoning came from, and the
-    citations (a family member with more to keep extends `_absorb` and
-    `_build`)."""
+    """The stream in provider fidelity: where the reasoning came from, the
+    citations and the token logprobs (a family member with more to keep
+    extends `_absorb` and `_build`)."""
 
     def __init__(self, provider: str, options: ParseSettings) -> None:
         super().__init__(provider, options)
         self._field: str | None = None
         self._cited: list[Any] = []
         self._refusal = ""
+        self._logprobs: dict[str, list[Any]] = {key: [] for key in _LOGPROB_KINDS}
+
+    def _absorb_choice(self, choice: Block, path: str) -> None:
+        if choice.get("logprobs"):
+            for key, tokens in _logprobs(choice, path).items():
+                self._logprobs[key] += tokens
+        super()._absorb_choice(choice, path)
 
     def _absorb(self, delta: Block, path: str) -> None:
         self._field = self._field or _reasoning_field(delta)
@@ -721,6 +784,9 @@ class KeptChatCompletionStream(ChatCompletionStream):
         content = super()._build()
         _add_citations(content, self._cited, self._field)
         _add_refusal(content, self._refusal, "refusal")
+        if any(self._logprobs.values()):
+            # Each snapshot its own lists (the tokens were copied as they came).
+            _add_logprobs(content, {key: list(tokens) for key, tokens in self._logprobs.items()})
         return content
 
 
@@ -805,10 +871,13 @@ _CHAT_PARTS = {
     "input_audio": frozenset({"type", "input_audio"}),
     "file": frozenset({"type", "file"}),
     "refusal": frozenset({"type", "refusal"}),
+    # Family members' own: Ark's and GLM's videos, GLM's files by URL.
+    "video_url": frozenset({"type", "video_url"}),
+    "file_url": frozenset({"type", "file_url"}),
 }
 _ASSISTANT_PARTS = frozenset({"text", "refusal"})
-# The content parts OpenAI's chat takes; a family member takes fewer.
-CHAT_PARTS = frozenset(_CHAT_PARTS)
+# The content parts OpenAI's chat takes; a family member takes others.
+CHAT_PARTS = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
 # ollama.Message's fields a tool message uses.
 _OLLAMA_TOOL_MESSAGE = frozenset({"role", "content", "tool_name", "images"})
 
@@ -941,16 +1010,19 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        """Citations and the reasoning's origin on the blocks; the structured
-        output AgentScope's `message.parsed` gives: the content's JSON object."""
-        _add_citations(content, _message_annotations(message, path), _reasoning_field(message))
-        _add_refusal(content, message.get("refusal"), f"{path}.refusal")
+        """Citations, the reasoning's origin and the token logprobs on the
+        blocks; the structured output AgentScope's `message.parsed` gives: the
+        content's JSON object."""
+        message, where = choice["message"], f"{path}.message"
+        _add_citations(content, _message_annotations(message, where), _reasoning_field(message))
+        _add_refusal(content, message.get("refusal"), f"{where}.refusal")
+        _add_logprobs(content, _logprobs(choice, path))
         extra = structured
         text = message.get("content")
         if isinstance(text, str):

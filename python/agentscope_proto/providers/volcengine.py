@@ -15,9 +15,13 @@ quirks:
   it for its own), and not sent back, with a warning: Ark's request messages
   have no field for it.
 - usage: cached prompt tokens and reasoning tokens where OpenAI reports them.
-- content: text, images (`image_url`) and audio (`input_audio`); tool
-  messages keep their `name` (Ark's type has it); video blocks are dropped
-  with a warning, documents refused (Ark's chat messages have no file part).
+- content: text, images (`image_url`), video (`video_url`: a web URL as it
+  is, inline or local video as a data URL; a video block's `fps` key, Ark's
+  sampling rate, goes as `video_url.fps`) and audio (`input_audio`: a web
+  URL as Ark's `input_audio.url`, not downloaded; inline or local audio as
+  data, wav or mp3, as OpenAI's); tool messages keep their `name` (Ark's
+  type has it); documents are refused (Ark's chat messages have no file
+  part).
 
 Request parameters: `max_tokens`, `temperature`, `top_p`, `stop`, `stream`
 as the SDK's `create` takes them, no `seed`; Ark's own (`thinking`,
@@ -29,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_VOLCENGINE
+from ..errors import FormatError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ._adapt import Notes, wrap_bare_tools
@@ -41,6 +46,8 @@ from .openai import (
     ChatCompletions,
     KeptChatCompletionStream,
     adapt_chat_messages,
+    audio_part,
+    media_url,
 )
 
 __all__ = ["PROVIDER", "Volcengine"]
@@ -48,7 +55,9 @@ __all__ = ["PROVIDER", "Volcengine"]
 Block = dict[str, Any]
 # Where a thinking block keeps Ark's encrypted reasoning.
 ENCRYPTED = "ark_encrypted_content"
-_PARTS = frozenset({"text", "image_url", "input_audio"})
+_PARTS = frozenset({"text", "image_url", "input_audio", "video_url"})
+# The audio formats Ark is told of (as OpenAI's `input_audio.format`).
+_AUDIO_FORMATS = ("wav", "mp3")
 _TOOL_MESSAGE = CHAT_TOOL_MESSAGE | {"name"}
 _FAMILY_THINKING = ChatCompletions.turns.handlers["thinking"]
 
@@ -64,8 +73,39 @@ def _thinking(turn: Turn, index: int, block: Block) -> None:
         )
 
 
+def _video(turn: Turn, index: int, block: Block) -> None:
+    video: Block = {"url": media_url(block, turn.ctx, "video/mp4")}
+    fps = block.get("fps")
+    if fps is not None:
+        if isinstance(fps, bool) or not isinstance(fps, (int, float)) or fps <= 0:
+            raise FormatError(
+                f"{turn.ctx.location}.fps", f"expected a positive number, got {fps!r}"
+            )
+        video["fps"] = fps
+    turn.parts.append({"type": "video_url", "video_url": video})
+
+
+def _audio(turn: Turn, index: int, block: Block) -> None:
+    # Assistant audio (a model's own output) is dropped, as the family does.
+    if turn.msg.role == "assistant":
+        return
+    source = block["source"]
+    if source["type"] == "url" and turn.ctx.is_web_url(source["url"]):
+        # Ark's `input_audio` takes the URL: nothing to download.
+        audio: Block = {"url": source["url"]}
+        extension = source["url"].rsplit(".", 1)[-1].lower()
+        if extension in _AUDIO_FORMATS:
+            audio["format"] = extension
+        turn.parts.append({"type": "input_audio", "input_audio": audio})
+        return
+    turn.parts.append(audio_part(block, turn.ctx))
+
+
 _HANDLERS = {kind: h for kind, h in ChatCompletions.turns.handlers.items() if kind != "data"}
-_TURNS = TurnTable({**_HANDLERS, "thinking": _thinking}, ChatCompletions.turns.finish)
+_TURNS = TurnTable(
+    {**_HANDLERS, "thinking": _thinking, "video": _video, "audio": _audio},
+    ChatCompletions.turns.finish,
+)
 
 
 def _keep_encrypted(content: list[Block], encrypted: str | None) -> None:
@@ -103,16 +143,17 @@ class Volcengine(ChatCompletions):
 
     def _kept(
         self,
-        message: Block,
+        choice: Block,
         path: str,
         content: list[Block],
         structured: Block | None,
         options: ParseSettings,
     ) -> Block | None:
-        kept = super()._kept(message, path, content, structured, options)
-        encrypted = message.get("encrypted_content")
+        kept = super()._kept(choice, path, content, structured, options)
+        encrypted = choice["message"].get("encrypted_content")
         if encrypted is not None:
-            _keep_encrypted(content, expect(encrypted, str, f"{path}.encrypted_content"))
+            where = f"{path}.message.encrypted_content"
+            _keep_encrypted(content, expect(encrypted, str, where))
         return kept
 
     def adapt(self, body: Block, note: Notes) -> None:
@@ -135,8 +176,10 @@ _REQUEST_FIELDS = RequestFields(
 PROVIDER = Provider(
     enum=PROVIDER_VOLCENGINE,
     options=CHAT_OPTIONS,
-    formatted_blocks=frozenset({"text", "thinking", "tool_use", "tool_result", "image", "audio"}),
-    dropped_blocks=frozenset({"video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    formatted_blocks=frozenset(
+        {"text", "thinking", "tool_use", "tool_result", "image", "audio", "video"}
+    ),
+    dropped_blocks=frozenset({"opaque"}) | UNKNOWN_TO_AGENTSCOPE,
     framing="sse",
     request_fields=_REQUEST_FIELDS,
     # Ark's chat messages take no documents.

@@ -13,7 +13,12 @@ variant, `XAI`, the family's `ChatCompletions` (openai.py) with xAI's quirks:
   list of URLs; each becomes a `url_citation` of the message's text (as a
   Chat Completions annotation would), and, like annotations, is not sent back.
 - usage: cached prompt tokens (`prompt_tokens_details.cached_tokens`) and
-  reasoning tokens as OpenAI's.
+  reasoning tokens as OpenAI's. xAI's own counts, `num_sources_used` (the
+  search sources the answer drew on) and `cost_in_usd_ticks` (the call's
+  cost), have no field in the schema's `Usage`: they go verbatim into the
+  message's metadata as `{"usage": {"num_sources_used": ..,
+  "cost_in_usd_ticks": ..}}` (`result.metadata`, `result.msg.metadata_json`),
+  complete or streamed (the stream's usage chunk).
 - content: text and images; audio and files are not xAI's to take (dropped
   with a warning, or a text note in a multi-agent history), documents are
   refused.
@@ -81,6 +86,23 @@ def _url_citations(record: Block, path: str) -> list[Block]:
     return cited
 
 
+# xAI's usage counts beside OpenAI's, kept in the message's metadata.
+_USAGE_EXTRAS = ("num_sources_used", "cost_in_usd_ticks")
+
+
+def _usage_metadata(record: Block, path: str) -> dict[str, Any] | None:
+    """`{"usage": {...}}` of the record's xAI usage counts; None when it has none."""
+    usage = record.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    extras = {
+        key: expect(usage[key], (int, float), f"{path}usage.{key}")
+        for key in _USAGE_EXTRAS
+        if usage.get(key) is not None
+    }
+    return {"usage": extras} if extras else None
+
+
 def _cite(content: list[Block], cited: list[Block]) -> None:
     text = next((block for block in content if block["type"] == "text"), None)
     if text is not None and cited:
@@ -96,6 +118,7 @@ class _XAIStream(KeptChatCompletionStream):
         if isinstance(event, dict):
             # xAI repeats the list on every chunk of a search answer: the last counts.
             self._search = _url_citations(event, "chunk.") or self._search
+            self._metadata = _usage_metadata(event, "chunk.") or self._metadata
         return super().feed(event)
 
     def _build(self) -> list[Block]:
@@ -113,6 +136,7 @@ class XAI(ChatCompletions):
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         result = super().parse(response, options)
         _cite(result.content, _url_citations(response, ""))
+        result.metadata = _usage_metadata(response, "")
         return result
 
     def adapt(self, body: Block, note: Notes) -> None:

@@ -11,14 +11,21 @@ family's `ChatCompletions` (openai.py) with GLM's quirks:
   with a warning.
 - messages as GLM's API reference has them: system, assistant and tool
   content is a string (text parts joined), user content a string or parts
-  (text, images); no `name` on any message (GLM's formatter writes none).
+  (text, images, videos, files); no `name` on any message (GLM's formatter
+  writes none).
+- video and documents (GLM-4.5V, GLM-4.6V): GLM's reference documents
+  `video_url` and `file_url` parts by URL only (images alone as "URL or
+  base64"), so a video or a document (`data` block: PDF, Word, Excel,
+  PowerPoint, plain text) given by web URL goes as that part, and one given
+  inline or as a local file is dropped with a warning (GLM reads files
+  through its file API, not inline).
 - tool choice: GLM takes only `"auto"`: `"required"` or a named tool becomes
   `"auto"`, `"none"` sends no tools, each with a warning.
 - structured output: GLM's `response_format` is `{"type": "json_object"}`:
   a JSON Schema is not enforced (a warning says so).
 - usage: cached prompt tokens and reasoning tokens where OpenAI reports them.
-- audio and files are not GLM's chat's (dropped with a warning, or a text
-  note in a multi-agent history); documents are refused.
+- audio is not GLM's chat's (dropped with a warning, or a text note in a
+  multi-agent history); documents of other types are refused.
 
 Request parameters: `max_tokens`, `temperature`, `top_p`, `stop`, `seed`,
 `stream` as `zai-sdk`'s `chat.completions.create` takes them; GLM's own
@@ -33,19 +40,56 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..request import RequestFields
 from ._adapt import Json, Notes, wrap_bare_tools
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
-from ._turns import Turn, TurnTable, skipped_block, tool_result_handler
+from ._turns import Handler, Turn, TurnTable, skipped_block, tool_result_handler
 from .openai import CHAT_OPTIONS, ChatCompletions, adapt_chat_messages
 
 __all__ = ["PROVIDER", "Zhipu"]
 
 Block = dict[str, Any]
-_PARTS = frozenset({"text", "image_url"})
+_PARTS = frozenset({"text", "image_url", "video_url", "file_url"})
+# The documents GLM's `file_url` reads, by its API reference.
+DOCUMENT_TYPES = frozenset(
+    {
+        "application/pdf",
+        "text/plain",
+        "application/msword",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.ms-excel",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    }
+)
 # Roles whose content GLM takes as a string only.
 _STRING_ROLES = ("system", "assistant", "tool")
 
 
 def _no_audio(turn: Turn, index: int, block: Block) -> None:
     turn.ctx.warn(turn.msg, index, "audio", skipped_block("audio") + " GLM takes no audio input.")
+
+
+def _web_url(turn: Turn, block: Block) -> str | None:
+    source = block["source"]
+    if source["type"] == "url" and turn.ctx.is_web_url(source["url"]):
+        url: str = source["url"]
+        return url
+    return None
+
+
+def _by_url(part: str) -> Handler:
+    """A handler sending a block given by web URL as GLM's `part`
+    (`video_url`, `file_url`), and dropping inline or local ones with a warning."""
+
+    def handle(turn: Turn, index: int, block: Block) -> None:
+        url = _web_url(turn, block)
+        if url is None:
+            kind = block["type"]
+            why = f" GLM's {part} takes a web URL, not inline or local data."
+            turn.ctx.warn(turn.msg, index, kind, skipped_block(kind) + why)
+            return
+        turn.parts.append({"type": part, part: {"url": url}})
+
+    return handle
 
 
 def _finish(turn: Turn) -> None:
@@ -60,9 +104,14 @@ def _tool_message(block: Block, text: str) -> Block:
     return {"role": "tool", "tool_call_id": block.get("id"), "content": text}
 
 
-_HANDLERS = {kind: h for kind, h in ChatCompletions.turns.handlers.items() if kind != "data"}
 _TURNS = TurnTable(
-    {**_HANDLERS, "audio": _no_audio, "tool_result": tool_result_handler(_tool_message)},
+    {
+        **ChatCompletions.turns.handlers,
+        "audio": _no_audio,
+        "video": _by_url("video_url"),
+        "data": _by_url("file_url"),
+        "tool_result": tool_result_handler(_tool_message),
+    },
     _finish,
 )
 
@@ -133,12 +182,12 @@ _REQUEST_FIELDS = RequestFields(
 PROVIDER = Provider(
     enum=PROVIDER_ZHIPU,
     options=CHAT_OPTIONS,
-    formatted_blocks=frozenset({"text", "thinking", "tool_use", "tool_result", "image"}),
-    dropped_blocks=frozenset({"audio", "video", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
+    formatted_blocks=frozenset({"text", "thinking", "tool_use", "tool_result", "image", "video"}),
+    dropped_blocks=frozenset({"audio", "opaque"}) | UNKNOWN_TO_AGENTSCOPE,
     framing="sse",
     request_fields=_REQUEST_FIELDS,
-    # GLM's chat messages take no documents inline.
-    document_types=frozenset(),
+    # By URL (`file_url`) only: inline ones are dropped with a warning.
+    document_types=DOCUMENT_TYPES,
     agentscope=None,
     provider=Zhipu,
 )
