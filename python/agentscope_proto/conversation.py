@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._engine.body import JsonRun, encoded_turn
+from ._engine.body import EncodedMessage, JsonRun, encoded_turn
 from ._engine.entries import WalkState, reads_media
 from ._engine.views import build_view, message_from_input, message_metadata
 from ._engine.walk import TurnCache
@@ -196,6 +196,10 @@ class Conversation:
         self._screened_count = 0
         self._screened_seen = 0
         self._metadata: list[Any] = []
+        # The JSON of the items of the last passed body's lists, by their
+        # marshal bytes (which tell 1 from True and 1.0): most come out of the
+        # pass as they did the call before, and are not encoded again.
+        self._json: dict[bytes, bytes] = {}
         # The warnings logged so far (path, text): each is logged once, not on
         # every call that formats its message again.
         self._logged: set[tuple[str, str]] = set()
@@ -283,6 +287,7 @@ class Conversation:
         self._screened = []
         self._screened_count = self._screened_seen = 0
         self._metadata = []
+        self._json = {}
 
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
@@ -336,7 +341,7 @@ class Conversation:
             # messages (whose JSON is then written anew).
             tools = check_tools(copy_json(self._tools))
             body = self._variant.build_body(self._copied(walk), tools, self._tool_choice, ctx)
-            body = self._passed(body, ctx)
+            body = self._encoded(self._passed(body, ctx))
         else:
             body = self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
         # The context's warnings are the walk's (shared, never handed out)
@@ -356,6 +361,35 @@ class Conversation:
             # Earlier messages stand as empty ones, keeping the indexes in errors.
             self._metadata += message_metadata([*([{}] * known), *msgs[known:]])[known:]
         return variant.pass_body(body, ctx.warnings, list(self._metadata))
+
+    def _encoded(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` with the dicts of its lists (its messages, its tools) as
+        `EncodedMessage`s, whose JSON `body_to_json` splices in: written
+        before where the last call's body held the same item."""
+        known, fresh = self._json, {}
+        for key, value in body.items():
+            if type(value) is not list or not value:
+                continue
+            items = []
+            for item in value:
+                if type(item) is not dict:
+                    break
+                try:
+                    data = marshal.dumps(item)
+                except ValueError:
+                    break  # not plain data: left to `body_to_json`
+                json = known.get(data)
+                if json is None:
+                    encoded = encoded_turn([item])
+                    if encoded is None:
+                        break
+                    json = encoded[0].json
+                fresh[data] = json
+                items.append(EncodedMessage(item, json))
+            else:
+                body[key] = items
+        self._json = fresh
+        return body
 
     def _screen(self, warnings: list[FormatWarning]) -> list[FormatWarning]:
         """`variant.screened` of every message given the walk's `warnings` (it
