@@ -28,7 +28,14 @@ from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.message import new_msg, new_text_block, new_tool_use_block
 from agentscope_proto.providers import PROVIDERS
 
-from golden_data import GOLDEN, bench_history, formatter_cases, golden_providers, message_pool
+from golden_data import (
+    GOLDEN,
+    bench_history,
+    formatter_cases,
+    golden_providers,
+    input_cases,
+    message_pool,
+)
 from strict import scramble
 
 GOLDEN_CASES = [
@@ -143,6 +150,31 @@ def test_golden_cases_grown_turn_by_turn(provider: str, case: dict[str, Any]) ->
     if "media/" in json.dumps(case["msgs"]):
         # Without file access, media turns are formatted incrementally too
         # (a file may change between calls, so with access they are not).
+        _grow(provider, case)
+
+
+# Every golden chat conversation in provider fidelity, for every provider
+# (those AgentScope lacks included): its options as given, refused alike by a
+# conversation and format() where the provider takes none such. (A
+# multi-agent history is formatted whole, by format() itself, in either
+# fidelity: the parity cases above cover that path.)
+PROVIDER_CASES = [
+    pytest.param(provider, case, id=f"{provider}:{case['name']}")
+    for provider, record in sorted(PROVIDERS.items())
+    if "provider" in record.variants
+    for case in input_cases()
+    if not case["multi_agent"]
+]
+
+
+@pytest.mark.parametrize(("provider", "case"), PROVIDER_CASES)
+def test_golden_conversations_in_provider_fidelity_grown_turn_by_turn(
+    provider: str, case: dict[str, Any]
+) -> None:
+    case["options"]["fidelity"] = "provider"
+    _grow(provider, case, media_root=GOLDEN)
+    if "media/" in json.dumps(case["msgs"]):
+        # Without file access, media turns are formatted incrementally too.
         _grow(provider, case)
 
 
