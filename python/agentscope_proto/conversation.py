@@ -171,7 +171,7 @@ class Conversation:
         # styles group, rename, drop or rewrite messages across the list (so
         # do prompt cache breakpoints, placed over the whole body), and
         # writing media is a side effect every `format()` call repeats.
-        self._chat = settings.chat_walk and settings.prompt_cache is None and not write_media
+        self._chat = settings.resumable and not write_media
         # False once the messages hold what cannot be walked incrementally
         # (until they no longer do).
         self._incremental = self._chat

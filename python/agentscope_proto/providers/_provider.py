@@ -11,7 +11,6 @@ which fidelity it runs in.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -25,7 +24,7 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
-from ..results import ParsedResponse
+from ..results import ParsedResponse, copy_json
 from ._adapt import Notes
 from ._between import PORTABLE_IDS, CallIds, Target, sign
 from ._context import FormatContext
@@ -234,7 +233,7 @@ class ProviderFidelity(Variant):
         it, as a new body; a warning per change is appended to `warnings`.
         `metadata` is each message's, oldest first (see `carry_over`). A body
         left without a message where the API needs one is a `FormatError`."""
-        return self.pass_body(copy.deepcopy(body), warnings, metadata or [])
+        return self.pass_body(copy_json(body), warnings, metadata or [])
 
     def pass_body(self, body: Block, warnings: list[Any], metadata: list[Any]) -> Block:
         self.adapt(body, Notes(warnings))
