@@ -80,6 +80,26 @@ def formatter_cases(provider: str) -> list[dict[str, Any]]:
     return cases
 
 
+def input_cases() -> list[dict[str, Any]]:
+    """Every golden conversation of inputs.json as a case of no provider's
+    (no expectations): name, multi_agent, options, tools, tool_choice, msgs."""
+    tables = formatter_inputs()
+    cases = []
+    for name, given in tables["inputs"].items():
+        tools = given["tools"]
+        cases.append(
+            {
+                "name": name,
+                "multi_agent": given["multi_agent"],
+                "options": dict(given["options"]),
+                "tools": None if tools is None else _copy(tables["tool_sets"][tools]),
+                "tool_choice": given["tool_choice"],
+                "msgs": _copy(tables["conversations"][given["conversation"]]),
+            }
+        )
+    return cases
+
+
 def parser_cases(provider: str) -> list[dict[str, Any]]:
     """The parser cases of `provider`: name, stream, options, response or chunks, expected."""
     cases: list[dict[str, Any]] = _read(GOLDEN / "parsers" / f"{provider}.json")["cases"]

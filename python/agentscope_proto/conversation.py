@@ -9,11 +9,14 @@ written by appending the new messages' JSON to what was written before
 
 Every result equals `format()` of the same messages with the same options:
 the same body, warnings, token count or error. Where that cannot be had
-incrementally (multi-agent histories, named turns, truncation, provider
-fidelity, media read from files or the network), every call formats the
-whole history, with `cache` if one was given. Either way each warning is
-logged once, when the message it names is first formatted, not on every
-call.
+incrementally (multi-agent histories, named turns, truncation, prompt cache
+breakpoints, media read from files or the network), every call formats the
+whole history, with `cache` if one was given. In provider fidelity the walk
+goes on incrementally too, and the provider's pass over the body
+(`Variant.pass_body`: a function of the body alone) runs over a copy of it on
+every call: a walk over dicts, much cheaper than formatting every message.
+Either way each warning is logged once, when the message it names is first
+formatted, not on every call.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._engine.body import JsonRun, encoded_turn
+from ._engine.body import EncodedMessage, JsonRun, encoded_turn
 from ._engine.entries import WalkState, reads_media
-from ._engine.views import build_view, message_from_input
+from ._engine.views import build_view, message_from_input, message_metadata
 from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
@@ -165,7 +168,8 @@ class Conversation:
         self._cache = cache
         settings = self._settings
         # A chat walk formats each message by itself, in order; the other
-        # styles group, rename, drop or rewrite messages across the list, and
+        # styles group, rename, drop or rewrite messages across the list (so
+        # do prompt cache breakpoints, placed over the whole body), and
         # writing media is a side effect every `format()` call repeats.
         self._chat = settings.resumable and not write_media
         # False once the messages hold what cannot be walked incrementally
@@ -185,6 +189,17 @@ class Conversation:
         # Tool-result media the walk "saved" (AgentScope's temp files): a later
         # turn may cite and read one back, as within one `format()` call.
         self._saved: dict[str, bytes] = {}
+        # For the variant's pass over the body (`body_pass`): the warnings
+        # `screened` gave about the first `_screened_count` messages, the walk's
+        # warnings they saw, and each message's metadata, read once.
+        self._screened: list[FormatWarning] = []
+        self._screened_count = 0
+        self._screened_seen = 0
+        self._metadata: list[Any] = []
+        # The JSON of the items of the last passed body's lists, by their
+        # marshal bytes (which tell 1 from True and 1.0): most come out of the
+        # pass as they did the call before, and are not encoded again.
+        self._json: dict[bytes, bytes] = {}
         # The warnings logged so far (path, text): each is logged once, not on
         # every call that formats its message again.
         self._logged: set[tuple[str, str]] = set()
@@ -246,6 +261,7 @@ class Conversation:
             if self._walked_count > len(self._msgs) or not self._incremental:
                 # The walk covered it: start over (a later call re-walks).
                 self._restart()
+            del self._metadata[len(self._msgs) :]
             # A message added in its place is logged about anew.
             gone = f"messages[{len(self._msgs)}]"
             self._logged = {
@@ -268,6 +284,10 @@ class Conversation:
         self._copies = []
         self._saved = {}
         self._incremental = self._chat
+        self._screened = []
+        self._screened_count = self._screened_seen = 0
+        self._metadata = []
+        self._json = {}
 
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
@@ -294,14 +314,18 @@ class Conversation:
         if walked is None:
             return self._format_all()
         walk, ctx = walked
+        messages = self._copied(walk)
+        count = self._counter(messages) if self._counter is not None else None
+        tools = check_tools(copy_json(self._tools))
+        body = self._passed(self._variant.build_body(messages, tools, self._tool_choice, ctx), ctx)
+        return FormattedBody(self._with_request(body), _copies(ctx.warnings), count)
+
+    def _copied(self, walk: WalkState) -> list[Any]:
+        """The walk's messages as fresh dicts."""
         copies = self._copies
         for message in walk.messages[len(copies) :]:
             copies.append(marshal.dumps(dict(message)))
-        messages = [marshal.loads(data) for data in copies]
-        count = self._counter(messages) if self._counter is not None else None
-        tools = check_tools(copy_json(self._tools))
-        body = self._with_request(self._variant.build_body(messages, tools, self._tool_choice, ctx))
-        return FormattedBody(body, _copies(ctx.warnings), count)
+        return [marshal.loads(data) for data in copies]
 
     def _format_json(self) -> FormattedJson:
         """`format_json()`, under the lock."""
@@ -312,12 +336,80 @@ class Conversation:
         walk, ctx = walked
         run = walk.messages
         count = self._counter(run) if self._counter is not None else None
-        body = self._with_request(
-            self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
-        )
+        if self._variant.body_pass:
+            # The pass changes the body in place: it gets copies, not the walk's
+            # messages (whose JSON is then written anew).
+            tools = check_tools(copy_json(self._tools))
+            body = self._variant.build_body(self._copied(walk), tools, self._tool_choice, ctx)
+            body = self._encoded(self._passed(body, ctx))
+        else:
+            body = self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
         # The context's warnings are the walk's (shared, never handed out)
         # and whatever the body added.
-        return FormattedJson(body_to_json(body), ctx.warnings, count)
+        return FormattedJson(body_to_json(self._with_request(body)), ctx.warnings, count)
+
+    def _passed(self, body: dict[str, Any], ctx: FormatContext) -> dict[str, Any]:
+        """`body` (the conversation's own) after the variant's pass over it, as
+        `finalize` does it in `format()`: the screen's warnings, then the pass's."""
+        variant = self._variant
+        if not variant.body_pass:
+            return body
+        ctx.warnings.extend(self._screen(ctx.warnings))
+        msgs = self._msgs
+        known = len(self._metadata)
+        if known < len(msgs):
+            # Earlier messages stand as empty ones, keeping the indexes in errors.
+            self._metadata += message_metadata([*([{}] * known), *msgs[known:]])[known:]
+        return variant.pass_body(body, ctx.warnings, list(self._metadata))
+
+    def _encoded(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` with the dicts of its lists (its messages, its tools) as
+        `EncodedMessage`s, whose JSON `body_to_json` splices in: written
+        before where the last call's body held the same item."""
+        known, fresh = self._json, {}
+        for key, value in body.items():
+            if type(value) is not list or not value:
+                continue
+            items = []
+            for item in value:
+                if type(item) is not dict:
+                    break
+                try:
+                    data = marshal.dumps(item)
+                except ValueError:
+                    break  # not plain data: left to `body_to_json`
+                json = known.get(data)
+                if json is None:
+                    encoded = encoded_turn([item])
+                    if encoded is None:
+                        break
+                    json = encoded[0].json
+                fresh[data] = json
+                items.append(EncodedMessage(item, json))
+            else:
+                body[key] = items
+        self._json = fresh
+        return body
+
+    def _screen(self, warnings: list[FormatWarning]) -> list[FormatWarning]:
+        """`variant.screened` of every message given the walk's `warnings` (it
+        leaves out the blocks they name), each message screened once."""
+        variant, msgs, seen = self._variant, self._msgs, self._walk.warnings
+        if any(warning.path.startswith("messages[") for warning in warnings[len(seen) :]):
+            # The body named a message too: not a function of the walk alone.
+            return variant.screened(msgs, warnings)
+        start = self._screened_count
+        for warning in seen[self._screened_seen :]:
+            index = _message_index(warning.path)
+            if index is not None and index < start:
+                # A later turn warned about a message screened already: again from there.
+                start = index
+        if start < self._screened_count:
+            self._screened = [w for w in self._screened if (_message_index(w.path) or 0) < start]
+        if start < len(msgs):
+            self._screened += variant.screened(msgs, seen, start)
+        self._screened_count, self._screened_seen = len(msgs), len(seen)
+        return self._screened
 
     def _with_request(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` with the request parameters, as `format()` writes them."""
@@ -352,6 +444,8 @@ class Conversation:
             ctx.at_message, ctx.at_block = walk.at_message, walk.at_block
             return walk, ctx
         views = [build_view(msg, index) for index, msg in enumerate(msgs[start:], start)]
+        # Per message (AgentScope 2.x's messages as the provider's turns).
+        views = self._variant.arrange(views)
         if self._io and any(reads_media(view.content) for view in views):
             # Media read from files or the network may change between calls.
             self._incremental = False
@@ -384,3 +478,12 @@ class Conversation:
         walk = WalkState(run, tuple(ctx.warnings), turns.walked, ctx.at_message, ctx.at_block)
         self._walk, self._walked_count, self._saved = walk, len(msgs), ctx.saved_media
         return walk, ctx
+
+
+def _message_index(path: str) -> int | None:
+    """The `i` of a path `messages[i]...`, None for any other."""
+    if not path.startswith("messages["):
+        return None
+    end = path.find("]")
+    number = path[len("messages[") : end]
+    return int(number) if end > 0 and number.isdigit() else None

@@ -389,8 +389,9 @@ def _views(
     (`wire`, a resumable chat walk) are found by the bytes each arrived as,
     their turns stored with their JSON, and the walk goes on from where the
     last request of the same conversation ended (shared objects, safe because
-    the server only encodes the body; provider fidelity edits the body and
-    truncation re-walks the list: neither gets them); a chat walk over `Msg`s
+    the server only encodes the body, and provider fidelity's pass edits a
+    plain copy of it; truncation re-walks the list: it does not get them); a
+    chat walk over `Msg`s
     looks each message's turn up by its content, all at once, and replays it
     without building its view; anything else reuses cached views.
     """

@@ -182,11 +182,11 @@ class FormatSettings:
 
     @property
     def resumable(self) -> bool:
-        """A `chat_walk` whose body is the walk's as it is (no provider-fidelity
-        pass editing it afterwards): one the server's wire cache or a
-        `Conversation` can go on from where it stopped (nor breakpoints placed
-        afterwards)."""
-        return self.chat_walk and self.fidelity == "agentscope" and self.prompt_cache is None
+        """A `chat_walk` the server's wire cache or a `Conversation` can go on
+        from where it stopped: without prompt cache breakpoints, placed over
+        the whole list afterwards. (Provider fidelity's pass over the body
+        works on a plain copy of it, leaving the walk's messages as they are.)"""
+        return self.chat_walk and self.prompt_cache is None
 
     def given(self) -> frozenset[str]:
         """The options set to something other than their default (`multi_agent` aside)."""

@@ -326,4 +326,10 @@ def copy_json(value: Any) -> Any:
         return [copy_json(item) for item in value]
     if kind in (str, int, float, bool) or value is None:
         return value
+    # A body's cached messages and runs (`EncodedMessage`, `JsonRun`) copy as
+    # the plain dicts and lists they are: their JSON would not follow a change.
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
     return copy.deepcopy(value)

@@ -242,8 +242,10 @@ def _screened(item: ContentBlock) -> Block:
     extra = getattr(inner, "extra_json", "")
     if _CACHE in extra or SIGNED_BY in extra:
         return block_to_dict(inner)
-    if any(inner.HasField(name) for name in _SIGNED_FIELDS.get(which, ())):
-        return block_to_dict(inner)
+    for name in _SIGNED_FIELDS.get(which, ()):
+        # A signature its typed field could not hold (not base64) is an extra key.
+        if inner.HasField(name) or name in extra:
+            return block_to_dict(inner)
     if which in _CALL_KINDS:
         # The id is all a call id check reads.
         return {"type": which, "id": inner.id}

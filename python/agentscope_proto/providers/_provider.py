@@ -11,7 +11,6 @@ which fidelity it runs in.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -25,7 +24,7 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
-from ..results import ParsedResponse
+from ..results import ParsedResponse, copy_json
 from ._adapt import Notes
 from ._between import PORTABLE_IDS, CallIds, Target, sign
 from ._context import FormatContext
@@ -116,11 +115,29 @@ class Variant(ABC):
         """The request body: the message list plus tools and tool choice (as
         the AgentScope model class hands them to the SDK, in parity)."""
 
+    # Whether `finalize` passes over the whole body (`pass_body`): a caller that
+    # formats incrementally hands that pass a body of its own on every call.
+    body_pass: ClassVar[bool] = False
+
     def finalize(
         self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
     ) -> Block:
         """The body to send, given the one `build_body` made and the messages
         as the caller gave them (the body as it is)."""
+        return body
+
+    def screened(
+        self, msgs: Sequence[Msg | Mapping[str, Any]], walked: Sequence[Any], start: int = 0
+    ) -> list[Any]:
+        """The warnings `finalize` adds about `msgs[start:]` before its pass
+        over the body (a function of each message and the walk's warnings
+        about it): none here."""
+        return []
+
+    def pass_body(self, body: Block, warnings: list[Any], metadata: list[Any]) -> Block:
+        """`finalize`'s pass over a body the caller owns (changed in place),
+        after `screened`'s warnings; `metadata` is each message's. As it is
+        here."""
         return body
 
     def with_breakpoints(self, body: Block, ctx: FormatContext) -> Block:
@@ -195,24 +212,36 @@ class ProviderFidelity(Variant):
         and documents: turned into the provider's turns as 2.x does."""
         return agent_turns(views, self.name, self.provider.document_types)
 
+    body_pass = True
+
     def finalize(
         self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
     ) -> Block:
-        ctx.warnings.extend(self.target.warnings(msgs, ctx.warnings))
+        ctx.warnings.extend(self.screened(msgs, ctx.warnings))
         return self.adapted(body, ctx.warnings, message_metadata(msgs))
+
+    def screened(
+        self, msgs: Sequence[Msg | Mapping[str, Any]], walked: Sequence[Any], start: int = 0
+    ) -> list[Any]:
+        if start:
+            # Earlier messages stand as empty ones, keeping the paths' indexes.
+            msgs = [*([{}] * start), *msgs[start:]]
+        return self.target.warnings(msgs, walked)
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:
         """`body` (this provider's parity body) adapted so the provider accepts
         it, as a new body; a warning per change is appended to `warnings`.
         `metadata` is each message's, oldest first (see `carry_over`). A body
         left without a message where the API needs one is a `FormatError`."""
-        adapted = copy.deepcopy(body)
-        self.adapt(adapted, Notes(warnings))
-        if self.conversation is not None and adapted.get(self.conversation) == []:
+        return self.pass_body(copy_json(body), warnings, metadata or [])
+
+    def pass_body(self, body: Block, warnings: list[Any], metadata: list[Any]) -> Block:
+        self.adapt(body, Notes(warnings))
+        if self.conversation is not None and body.get(self.conversation) == []:
             raise FormatError(self.conversation, nothing_to_send(self.name))
         if metadata:
-            self.carry_over(adapted, metadata)
-        return adapted
+            self.carry_over(body, metadata)
+        return body
 
     @abstractmethod
     def adapt(self, body: Block, note: Notes) -> None:
