@@ -27,7 +27,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
 from ._adapt import Notes
-from ._between import PORTABLE_IDS, CallIds, Target, sign
+from ._between import PORTABLE_IDS, SCREENED_KEYS, CallIds, Target, sign
 from ._context import FormatContext
 from ._turns import TurnTable, agent_turns
 
@@ -117,10 +117,15 @@ class Variant(ABC):
         the AgentScope model class hands them to the SDK, in parity)."""
 
     def finalize(
-        self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
+        self,
+        body: Block,
+        ctx: FormatContext,
+        msgs: Sequence[Msg | Mapping[str, Any]],
+        views: Sequence[MsgView] = (),
     ) -> Block:
-        """The body to send, given the one `build_body` made and the messages
-        as the caller gave them (the body as it is)."""
+        """The body to send, given the one `build_body` made, the messages as
+        the caller gave them and their views by position, as built before
+        `arrange` (the body as it is)."""
         return body
 
     def with_breakpoints(self, body: Block, ctx: FormatContext) -> Block:
@@ -184,7 +189,12 @@ class ProviderFidelity(Variant):
         # other providers' signatures out, cache markers where the API takes
         # none, call ids the API takes.
         self.target = Target(self.name, self.call_ids, self.cache_markers)
-        self.turns = dataclasses.replace(self.turns, screen=self.target.screen)
+        self.turns = dataclasses.replace(
+            self.turns,
+            screen=self.target.screen,
+            screened_keys=SCREENED_KEYS,
+            screened_kinds=self.target.screened_kinds,
+        )
 
     def signed(self, result: ParsedResponse) -> ParsedResponse:
         sign(result.content, self.name)
@@ -196,9 +206,13 @@ class ProviderFidelity(Variant):
         return agent_turns(views, self.name, self.provider.document_types)
 
     def finalize(
-        self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
+        self,
+        body: Block,
+        ctx: FormatContext,
+        msgs: Sequence[Msg | Mapping[str, Any]],
+        views: Sequence[MsgView] = (),
     ) -> Block:
-        ctx.warnings.extend(self.target.warnings(msgs, ctx.warnings))
+        ctx.warnings.extend(self.target.warnings(msgs, ctx.warnings, views))
         return self.adapted(body, ctx.warnings, message_metadata(msgs))
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:
