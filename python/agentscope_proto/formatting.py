@@ -350,6 +350,7 @@ def format(
         # body takes from the messages' metadata.
         msgs = list(msgs)
     views, turns = _views(msgs, impl.name, settings, cache, _wire)
+    given = views
     multi_agent = settings.multi_agent and settings.agent_name is None
     if settings.agent_name is not None:
         # The named-turns style is a chat conversation seen from one agent.
@@ -368,7 +369,8 @@ def format(
     messages, count = _walk(variant, views, ctx, multi_agent)
     if _wire is not None and turns is not None and settings.resumable:
         turns.keep_walk(_wire, messages, ctx.warnings, ctx.at_message, ctx.at_block)
-    body = variant.finalize(variant.build_body(messages, tool_list, tool_choice, ctx), ctx, msgs)
+    body = variant.build_body(messages, tool_list, tool_choice, ctx)
+    body = variant.finalize(body, ctx, msgs, given)
     if settings.prompt_cache is not None:
         body = variant.with_breakpoints(body, ctx)
     if params is not None:

@@ -9,6 +9,7 @@ request model, its CLI entry, its rows in the docs.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.util
 import json
@@ -186,3 +187,66 @@ def test_the_docs_list_no_provider_the_registry_lacks() -> None:
     rows = _table_rows(ROOT / "docs" / "providers.md")
     documented = [row[0].strip("`") for row in rows if re.fullmatch(r"`[a-z_]+`", row[0])]
     assert sorted(documented) == NAMES
+
+
+# The hand-written per-provider tables of other test files: (file, the name the
+# table is bound to, whether every provider has a row or only those AgentScope
+# 1.0.21 has). A function's name stands for the dict its `return` indexes.
+HAND_WRITTEN_TABLES = [
+    ("tests/test_request_params.py", "MODELS", "every"),
+    ("tests/test_request_params.py", "_written", "every"),
+    ("tests/test_request_params.py", "REFUSED", "every"),
+    ("tests/test_request_params.py", "BUDGETS", "agentscope"),
+    ("tests/providers/test_fidelity_schemas.py", "own", "every"),
+    ("tests/providers/test_fidelity.py", "_NEEDS_A_MESSAGE", "every"),
+    ("tests/test_parse_api.py", "ERROR_BODIES", "every"),
+    ("tests/test_structured_output_options.py", "TAKING", "every"),
+    ("tests/test_server.py", "PROVIDERS", "agentscope"),
+]
+
+
+def _bound_literal(tree: ast.Module, name: str) -> ast.expr | None:
+    """The literal `name` is bound to (anywhere in the module, a function's
+    locals included), or the literal a function called `name` returns indexed."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
+        ):
+            return node.value
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+        ):
+            return node.value
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Subscript):
+                    return inner.value.value
+    return None
+
+
+def _table_keys(path: Path, name: str) -> set[str]:
+    """The provider names a hand-written table (dict, set or list literal) has."""
+    literal = _bound_literal(ast.parse(path.read_text(encoding="utf-8")), name)
+    if isinstance(literal, ast.Dict):
+        items = [key for key in literal.keys if key is not None]
+    elif isinstance(literal, ast.Set | ast.List | ast.Tuple):
+        items = list(literal.elts)
+    else:
+        raise AssertionError(f"{path.relative_to(ROOT)}: no dict, set or list literal {name}")
+    return {item.value for item in items if isinstance(item, ast.Constant)}
+
+
+@pytest.mark.parametrize(
+    ("file", "table", "rows"), HAND_WRITTEN_TABLES, ids=[t[1] for t in HAND_WRITTEN_TABLES]
+)
+def test_its_rows_in_the_hand_written_tables(file: str, table: str, rows: str) -> None:
+    """Tables the tests write out by hand, not read from the package: a
+    provider without its row would go untested there (or fail with a bare
+    KeyError), and a row for no provider is stale."""
+    expected = set(NAMES) if rows == "every" else {n for n in NAMES if _agentscope(n)}
+    found = _table_keys(ROOT / file, table)
+    missing, stale = sorted(expected - found), sorted(found - expected)
+    assert not missing, f"{file}: {table} has no row for {', '.join(missing)}"
+    assert not stale, f"{file}: {table} has rows for no such provider: {', '.join(stale)}"

@@ -37,6 +37,7 @@ import pytest
 from agentscope_proto import from_dict, to_dict
 from agentscope_proto._engine.body import body_to_json
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg
+from agentscope_proto.cache import FormatCache
 from agentscope_proto.errors import ParseError, ProviderError
 from agentscope_proto.formatting import FormattedBody, format
 from agentscope_proto.parsing import parse
@@ -488,6 +489,32 @@ def test_own_responses_to(target: str) -> None:
 def test_scenarios_to(target: str) -> None:
     for source in _scenario_sources():
         _check(source, target, _format(source, target))
+
+
+@pytest.mark.parametrize("target", _TARGETS)
+def test_typed_messages_are_screened_as_their_dicts(target: str) -> None:
+    """The screen reads a `Msg`'s blocks from the view the format built, or
+    from its typed fields where the view is a cached one: the body and the
+    warnings are the message dicts' either way."""
+    for source in (*_own_sources(), *_scenario_sources()):
+        if not all(isinstance(msg, dict) for msg in source.msgs):
+            continue
+        expected = _format(source, target)
+        typed = Source(source.name, tuple(from_dict(m) for m in source.msgs), source.tools, None)
+        assert _format(typed, target) == expected, source.name
+        assert _format(typed, target).warnings == expected.warnings, source.name
+        cache = FormatCache()
+        for _ in range(2):  # the second call reads every view from the cache
+            cached = format(
+                target,
+                list(typed.msgs),
+                tools=list(source.tools) if source.tools else None,
+                fidelity="provider",
+                request=REQUESTS[target],
+                cache=cache,
+            )
+            assert cached == expected, source.name
+            assert cached.warnings == expected.warnings, source.name
 
 
 @pytest.mark.skipif(not ROOT.is_dir(), reason=MISSING_REASON)

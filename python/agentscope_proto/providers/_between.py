@@ -32,17 +32,19 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, Msg
 from ..message._codec import block_to_dict
 
 __all__ = [
     "PORTABLE_IDS",
+    "SCREENED_KEYS",
     "SIGNED",
     "SIGNED_BY",
     "CallIds",
@@ -116,11 +118,17 @@ class CallIds:
     source: str
     pattern: str | None = None
     max_length: int | None = None
+    # `pattern`, compiled once (every call id of every request is checked).
+    _match: Callable[[str], object] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        match = None if self.pattern is None else re.compile(self.pattern).fullmatch
+        object.__setattr__(self, "_match", match)
 
     def valid(self, call_id: str) -> bool:
         if self.max_length is not None and len(call_id) > self.max_length:
             return False
-        return self.pattern is None or re.fullmatch(self.pattern, call_id) is not None
+        return self._match is None or self._match(call_id) is not None
 
 
 # Where a provider documents no rule: an id of the length and characters
@@ -149,12 +157,26 @@ class Target:
     ids: CallIds | None
     cache_markers: bool
 
+    @property
+    def screened_kinds(self) -> frozenset[str]:
+        """The block kinds `screen` checks whatever their keys (a call id)."""
+        return _CALL_KINDS if self.ids is not None else frozenset()
+
     def screen(self, block: Block) -> Block:
         """`block` as this target may receive it: another provider's
         signatures, and cache markers where it takes none, taken out; a call
         id it would refuse replaced. The block is never changed: a changed
         one is a copy. Silent: `warnings` says what changed."""
         kind = block.get("type")
+        if block.keys().isdisjoint(SCREENED_KEYS):
+            # The common case: no signature, cache marker or issuer; at most
+            # a call id to check.
+            if self.ids is None or kind not in _CALL_KINDS:
+                return block
+            call_id = block.get("id")
+            if isinstance(call_id, str) and not self.ids.valid(call_id):
+                return {**block, "id": mapped_id(call_id)}
+            return block
         out = [_CACHE] if not self.cache_markers and _CACHE in block else []
         if kind in SIGNED:
             out += _foreign(block, self.name)
@@ -169,22 +191,27 @@ class Target:
         return block
 
     def warnings(
-        self, msgs: Sequence[Msg | Mapping[str, Any]], walked: Sequence[FormatWarning]
+        self,
+        msgs: Sequence[Msg | Mapping[str, Any]],
+        walked: Sequence[FormatWarning],
+        views: Sequence[MsgView] = (),
     ) -> list[FormatWarning]:
         """A warning for each key `screen` takes out of the messages' blocks
         and each call id it replaces, at the key's path in the caller's
         messages; none for a block the walk warned about (`walked`: it
         dropped the block, and all it held). They come after the walk's own
-        warnings, so that those stay AgentScope's, in order."""
-        found = []
-        dropped = {warning.path for warning in walked}
-        for index, blocks in _blocks(msgs):
-            for number, block in enumerate(blocks):
-                if block.get("type") not in _SCREENED and _CACHE not in block:
-                    continue
-                at = f"messages[{index}].content[{number}]"
-                if at not in dropped:
-                    found += self._block_warnings(block, at)
+        warnings, so that those stay AgentScope's, in order. `views` are the
+        messages' views where the format built them, by position: a `Msg`'s
+        blocks are read there, already dicts, rather than again from its
+        fields."""
+        found: list[FormatWarning] = []
+        dropped: set[str] | None = None
+        for index, number, block in _candidates(msgs, self.ids, views):
+            if dropped is None:
+                dropped = {warning.path for warning in walked}
+            at = f"messages[{index}].content[{number}]"
+            if at not in dropped:
+                found += self._block_warnings(block, at)
         return found
 
     def _block_warnings(self, block: Block, at: str) -> list[FormatWarning]:
@@ -208,45 +235,78 @@ class Target:
 
 _CACHE = "cache_control"
 _CALL_KINDS = frozenset({"tool_use", "tool_result"})
-# The kinds `screen` may change whatever their keys.
-_SCREENED = frozenset({*SIGNED, *_CALL_KINDS})
+# Every block key `screen` may take out: a block with none of them (and no call
+# id) goes through unchanged.
+SCREENED_KEYS = frozenset({_CACHE, SIGNED_BY, *(key for keys in SIGNED.values() for key in keys)})
 
 
 def _foreign(block: Mapping[str, Any], target: str) -> list[str]:
     return [key for key, issuer in issuers(block).items() if issuer != target]
 
 
-def _blocks(msgs: Sequence[Msg | Mapping[str, Any]]) -> Iterator[tuple[int, list[Block]]]:
-    """Each message's blocks that `screen` may change, as dicts (a `Msg`'s
-    other blocks stand as `{}`, to keep their places)."""
+def _candidates(
+    msgs: Sequence[Msg | Mapping[str, Any]], ids: CallIds | None, views: Sequence[MsgView]
+) -> Iterator[tuple[int, int, Block]]:
+    """The blocks `screen` may change (a signature, a cache marker or an
+    issuer among their keys, a call id `ids` refuses), each with its message's
+    and its own position, as dicts; every other block is passed over without
+    being converted."""
+    built = len(views) == len(msgs)
     for index, msg in enumerate(msgs):
-        if isinstance(msg, Msg):
-            if msg.WhichOneof("content") == "blocks":
-                yield index, [_screened(item) for item in msg.blocks.items]
-        elif isinstance(msg, Mapping) and isinstance(msg.get("content"), list):
-            yield index, [block for block in msg["content"] if isinstance(block, dict)]
+        content: object
+        if type(msg) is Msg or isinstance(msg, Msg):
+            view = views[index] if built else None
+            # A view whose content is built holds the message's blocks as
+            # the codec writes them (a cached view would load them first).
+            if type(view) is MsgView and view.index == index:
+                content = view.content
+            else:
+                if msg.WhichOneof("content") == "blocks":
+                    yield from _typed_candidates(index, msg.blocks.items, ids)
+                continue
+        else:
+            # `type() is` first: the ABC check of `Mapping` is slow.
+            content = msg.get("content") if type(msg) is dict or isinstance(msg, Mapping) else None
+        if type(content) is not list and not isinstance(content, list):
+            continue
+        number = 0
+        for block in content:
+            if type(block) is not dict and not isinstance(block, dict):
+                continue
+            if not block.keys().isdisjoint(SCREENED_KEYS) or (
+                ids is not None and block.get("type") in _CALL_KINDS and _refused(block, ids)
+            ):
+                yield index, number, block
+            number += 1
+
+
+def _refused(block: Mapping[str, Any], ids: CallIds) -> bool:
+    """Whether the id of a call or result `block` is one `ids` refuses."""
+    call_id = block.get("id")
+    return isinstance(call_id, str) and not ids.valid(call_id)
 
 
 # The typed fields that hold a signature, by kind (`SIGNED`'s keys).
 _SIGNED_FIELDS = {kind: tuple(keys) for kind, keys in SIGNED.items()}
 
 
-def _screened(item: ContentBlock) -> Block:
-    """A typed block as a dict where `screen` may change it (a signature, a
-    cache marker or `signed_by` among its extra keys, a call id), else `{}`.
-    Read from the typed fields first: most blocks hold none of these."""
-    which = item.WhichOneof("block")
-    if which is None:
-        return {}
-    inner = getattr(item, which)
-    extra = getattr(inner, "extra_json", "")
-    if _CACHE in extra or SIGNED_BY in extra:
-        return block_to_dict(inner)
-    for name in _SIGNED_FIELDS.get(which, ()):
+def _typed_candidates(
+    index: int, items: Iterable[ContentBlock], ids: CallIds | None
+) -> Iterator[tuple[int, int, Block]]:
+    """`_candidates` of a `Msg`'s typed blocks, read from their typed fields
+    first: most blocks hold none of these."""
+    for number, item in enumerate(items):
+        which = item.WhichOneof("block")
+        if which is None:
+            continue
+        inner = getattr(item, which)
+        extra = getattr(inner, "extra_json", "")
         # A signature its typed field could not hold (not base64) is an extra key.
-        if inner.HasField(name) or name in extra:
-            return block_to_dict(inner)
-    if which in _CALL_KINDS:
-        # The id is all a call id check reads.
-        return {"type": which, "id": inner.id}
-    return {}
+        if (extra and (_CACHE in extra or SIGNED_BY in extra)) or any(
+            inner.HasField(name) or (extra and name in extra)
+            for name in _SIGNED_FIELDS.get(which, ())
+        ):
+            yield index, number, block_to_dict(inner)
+        elif which in _CALL_KINDS and ids is not None and not ids.valid(inner.id):
+            # The id is all a call id check reads.
+            yield index, number, {"type": which, "id": inner.id}

@@ -26,7 +26,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._adapt import Notes
-from ._between import PORTABLE_IDS, CallIds, Target, sign
+from ._between import PORTABLE_IDS, SCREENED_KEYS, CallIds, Target, sign
 from ._context import FormatContext
 from ._turns import TurnTable, agent_turns
 
@@ -120,18 +120,27 @@ class Variant(ABC):
     body_pass: ClassVar[bool] = False
 
     def finalize(
-        self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
+        self,
+        body: Block,
+        ctx: FormatContext,
+        msgs: Sequence[Msg | Mapping[str, Any]],
+        views: Sequence[MsgView] = (),
     ) -> Block:
-        """The body to send, given the one `build_body` made and the messages
-        as the caller gave them (the body as it is)."""
+        """The body to send, given the one `build_body` made, the messages as
+        the caller gave them and their views by position, as built before
+        `arrange` (the body as it is)."""
         return body
 
     def screened(
-        self, msgs: Sequence[Msg | Mapping[str, Any]], walked: Sequence[Any], start: int = 0
+        self,
+        msgs: Sequence[Msg | Mapping[str, Any]],
+        walked: Sequence[Any],
+        start: int = 0,
+        views: Sequence[MsgView] = (),
     ) -> list[Any]:
         """The warnings `finalize` adds about `msgs[start:]` before its pass
         over the body (a function of each message and the walk's warnings
-        about it): none here."""
+        about it; `views` as `finalize` takes them): none here."""
         return []
 
     def pass_body(self, body: Block, warnings: list[Any], metadata: list[Any]) -> Block:
@@ -201,7 +210,12 @@ class ProviderFidelity(Variant):
         # other providers' signatures out, cache markers where the API takes
         # none, call ids the API takes.
         self.target = Target(self.name, self.call_ids, self.cache_markers)
-        self.turns = dataclasses.replace(self.turns, screen=self.target.screen)
+        self.turns = dataclasses.replace(
+            self.turns,
+            screen=self.target.screen,
+            screened_keys=SCREENED_KEYS,
+            screened_kinds=self.target.screened_kinds,
+        )
 
     def signed(self, result: ParsedResponse) -> ParsedResponse:
         sign(result.content, self.name)
@@ -215,18 +229,27 @@ class ProviderFidelity(Variant):
     body_pass = True
 
     def finalize(
-        self, body: Block, ctx: FormatContext, msgs: Sequence[Msg | Mapping[str, Any]]
+        self,
+        body: Block,
+        ctx: FormatContext,
+        msgs: Sequence[Msg | Mapping[str, Any]],
+        views: Sequence[MsgView] = (),
     ) -> Block:
-        ctx.warnings.extend(self.screened(msgs, ctx.warnings))
+        ctx.warnings.extend(self.screened(msgs, ctx.warnings, views=views))
         return self.adapted(body, ctx.warnings, message_metadata(msgs))
 
     def screened(
-        self, msgs: Sequence[Msg | Mapping[str, Any]], walked: Sequence[Any], start: int = 0
+        self,
+        msgs: Sequence[Msg | Mapping[str, Any]],
+        walked: Sequence[Any],
+        start: int = 0,
+        views: Sequence[MsgView] = (),
     ) -> list[Any]:
         if start:
             # Earlier messages stand as empty ones, keeping the paths' indexes.
             msgs = [*([{}] * start), *msgs[start:]]
-        return self.target.warnings(msgs, walked)
+            views = ()
+        return self.target.warnings(msgs, walked, views)
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:
         """`body` (this provider's parity body) adapted so the provider accepts

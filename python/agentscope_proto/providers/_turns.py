@@ -98,6 +98,11 @@ class TurnTable:
     finish: Callable[[Turn], None]
     skipped: Callable[[object], str] = skipped_block
     screen: Screen | None = None
+    # What `screen` acts on, block keys and kinds: a block with none of the
+    # keys, of none of the kinds, passes it by (most do; the walk runs for
+    # every block).
+    screened_keys: frozenset[str] = frozenset()
+    screened_kinds: frozenset[str] = frozenset()
 
 
 def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) -> list[Block]:
@@ -121,7 +126,8 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
         ctx.at_message, ctx.at_block = state.at_message, state.at_block
         ctx.warnings.extend(state.warnings)
     cached = turns if turns is not None and turns.caching else None
-    handlers, finish, skipped, screen = table.handlers, table.finish, table.skipped, table.screen
+    handlers, finish, skipped = table.handlers, table.finish, table.skipped
+    screen, screened_keys, screened_kinds = table.screen, table.screened_keys, table.screened_kinds
     # A work stack, next message on top.
     pending = list(reversed(msgs))
     while pending:
@@ -142,7 +148,11 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
         start, warned = len(out), len(ctx.warnings)
         turn = Turn(msg, ctx, out, position)
         content = msg.content
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if isinstance(content, str):
+            # A text message's one block has nothing to screen.
+            blocks, screening = [{"type": "text", "text": content}], None
+        else:
+            blocks, screening = content, screen
         last = None
         at = msg.index
         ctx.at_paths = msg.paths
@@ -155,8 +165,10 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
             # `ctx.at(msg, index)`, inline: this loop runs for every block.
             ctx.at_message = at
             ctx.at_block = last = index
-            if screen is not None:
-                block = screen(block)
+            if screening is not None and (
+                kind in screened_kinds or not screened_keys.isdisjoint(block)
+            ):
+                block = screening(block)
             handler(turn, index, block)
         finish(turn)
         if cached is not None:

@@ -558,9 +558,12 @@ class _Stream:
                 self._segments.append(code)
             elif part.signature:
                 self._text_signature = part.signature
-        self._grounding += [b for b in chunk.grounding if b not in self._grounding]
-        # A stream may repeat a citation in later chunks: once each.
-        self._citations += [c for c in chunk.citations if c not in self._citations]
+        # Most chunks carry neither: each test below runs for every chunk.
+        if chunk.grounding:
+            self._grounding += [b for b in chunk.grounding if b not in self._grounding]
+        if chunk.citations:
+            # A stream may repeat a citation in later chunks: once each.
+            self._citations += [c for c in chunk.citations if c not in self._citations]
         if chunk.metadata:
             self._kept = {**(self._kept or {}), **chunk.metadata}
         if self._text and self._structured:
@@ -575,7 +578,8 @@ class _Stream:
         last_text = next((b for b in reversed(texts) if b["type"] == "text"), None)
         if last_text is not None and self._text_signature:
             last_text["thought_signature"] = self._text_signature
-        _cite(texts, self._citations)
+        if self._citations:
+            _cite(texts, self._citations)
         content += texts + self._grounding
         calls = [_call_block(c, c["signature"], n) for n, c in enumerate(self._calls.calls)]
         self._last = ParsedResponse(
@@ -584,7 +588,7 @@ class _Stream:
             response_id=self._response_id or "",
             raw_finish_reason=self._finish,
             structured_output=self._metadata,
-            metadata=copy.deepcopy(self._kept),
+            metadata=None if self._kept is None else copy.deepcopy(self._kept),
         )
         return self._last
 
