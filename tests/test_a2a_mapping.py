@@ -87,7 +87,9 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
     max_leaves=6,
 )
-json_objects = st.dictionaries(texts, json_values, max_size=3)
+# Without an "a2a" key: where a Msg or block has one it is the A2A envelope,
+# whose own tests are below (a malformed one is a MessageFormatError).
+json_objects = st.dictionaries(texts.filter(lambda key: key != "a2a"), json_values, max_size=3)
 # The `*_json` fields the schema documents as a JSON object; the rest hold any JSON.
 OBJECT_JSON = {"extra_json", "metadata_json", "structured_output_json", "raw_json", "block_json"}
 F = FieldDescriptor
@@ -227,6 +229,8 @@ def test_agentscope_2_a2a_metadata_continues_its_context() -> None:
     assert msg_to_a2a(reply).context_id == "c9"
     with pytest.raises(MessageFormatError, match=r"metadata\.a2a\.context_id"):
         msg_to_a2a(new_msg("x", "y", "user", metadata={"a2a": {"context_id": 5}}))
+    with pytest.raises(MessageFormatError, match=r"metadata\.a2a: expected an object"):
+        msg_to_a2a(new_msg("x", "y", "user", metadata={"a2a": []}))
 
 
 def test_message_ids() -> None:
