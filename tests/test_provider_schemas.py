@@ -14,6 +14,7 @@ import pytest
 from provider_schemas import client
 from provider_schemas.cases import MUST_FAIL, MUST_PASS
 from provider_schemas.golden import golden_bodies
+from provider_schemas.validators import VALIDATORS
 
 needs_sdks = pytest.mark.skipif(not client.available(), reason=client.MISSING_REASON)
 
@@ -49,16 +50,7 @@ def test_invalid_body_fails(name: str, verdicts: dict[str, list[client.Violation
 
 
 def test_every_provider_has_both_kinds_of_case() -> None:
-    providers = {
-        "openai",
-        "openai_responses",
-        "anthropic",
-        "gemini",
-        "ollama",
-        "deepseek",
-        "dashscope",
-        "dashscope_compatible",
-    }
+    providers = set(VALIDATORS)
     assert {case.provider for case in MUST_PASS.values()} == providers
     assert {case.provider for case in MUST_FAIL.values()} == providers
     assert all(case.expect is None for case in MUST_PASS.values())

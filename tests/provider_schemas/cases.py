@@ -59,6 +59,33 @@ _OPENAI_TOOL_LOOP: list[dict[str, Any]] = [
     {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
 ]
 
+
+def _tool_loop(assistant: dict[str, Any], tool: dict[str, Any]) -> list[dict[str, Any]]:
+    """The OpenAI tool loop with extra keys on its assistant turn and tool message."""
+    return [
+        *_OPENAI_TOOL_LOOP[:2],
+        {**_OPENAI_TOOL_LOOP[2], **assistant},
+        {**_OPENAI_TOOL_LOOP[3], **tool},
+    ]
+
+
+_IMAGE_PART = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
+_AUDIO_PART = {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}}
+_KIMI_SEARCH_CALL = {
+    "id": "search_1",
+    "type": "builtin_function",
+    "function": {"name": "$web_search", "arguments": '{"query": "Paris weather"}'},
+}
+_MINIMAX_REASONING = [
+    {
+        "type": "reasoning.text",
+        "id": "r1",
+        "format": "MiniMax-response-v1",
+        "index": 0,
+        "text": "Look it up.",
+    }
+]
+
 MUST_PASS: dict[str, Case] = {
     "openai/text": Case("openai", _user("hi"), None),
     "openai/parts": Case(
@@ -338,6 +365,168 @@ MUST_PASS: dict[str, Case] = {
         },
         None,
     ),
+    "moonshot/text": Case("moonshot", _user("hi"), None),
+    "moonshot/image_and_partial": Case(
+        "moonshot",
+        {
+            "messages": [
+                {"role": "user", "content": [_text("Describe it."), _IMAGE_PART]},
+                {"role": "assistant", "name": "Narrator", "content": "It is", "partial": True},
+            ],
+            "max_tokens": 256,
+        },
+        None,
+    ),
+    "moonshot/builtin_search_loop": Case(
+        "moonshot",
+        {
+            "messages": [
+                {"role": "user", "content": "Weather in Paris?"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning_content": "Search the web.",
+                    "tool_calls": [_KIMI_SEARCH_CALL],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "search_1",
+                    "name": "$web_search",
+                    "content": '{"query": "Paris weather"}',
+                },
+            ],
+            "tools": [
+                {"type": "builtin_function", "function": {"name": "$web_search"}},
+                TOOL,
+            ],
+            "thinking": {"type": "enabled"},
+        },
+        None,
+    ),
+    "xai/text": Case("xai", _user("hi"), None),
+    "xai/image_tool_loop_search": Case(
+        "xai",
+        {
+            "messages": [
+                {"role": "user", "content": [_text("Where is this?"), _IMAGE_PART]},
+                *_OPENAI_TOOL_LOOP,
+            ],
+            "tools": [TOOL],
+            "tool_choice": "auto",
+            "max_completion_tokens": 512,
+            "seed": 7,
+            "stop": ["\n\n"],
+            "reasoning_effort": "low",
+            "search_parameters": {
+                "mode": "auto",
+                "sources": [{"type": "web"}, {"type": "news"}],
+                "return_citations": True,
+                "max_search_results": 5,
+            },
+        },
+        None,
+    ),
+    "volcengine/text": Case("volcengine", _user("hi"), None),
+    "volcengine/media_parts": Case(
+        "volcengine",
+        {
+            **_user(
+                [
+                    _text("What happens?"),
+                    _IMAGE_PART,
+                    {"type": "video_url", "video_url": {"url": "https://x/v.mp4", "fps": 1.0}},
+                    {"type": "input_audio", "input_audio": {"url": "https://x/a.mp3"}},
+                    {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}},
+                ]
+            ),
+            "thinking": {"type": "auto"},
+            "max_tokens": 512,
+        },
+        None,
+    ),
+    "volcengine/thinking_tool_loop": Case(
+        "volcengine",
+        {
+            "messages": _tool_loop({"reasoning_content": "Look it up."}, {"name": "get_weather"}),
+            "tools": [TOOL],
+            "tool_choice": "required",
+            "thinking": {"type": "enabled"},
+            "reasoning_effort": "medium",
+            "max_completion_tokens": 1024,
+        },
+        None,
+    ),
+    "zhipu/text": Case("zhipu", _user("hi"), None),
+    "zhipu/user_parts": Case(
+        "zhipu",
+        {
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {
+                    "role": "user",
+                    "content": [
+                        _text("Compare them."),
+                        _IMAGE_PART,
+                        {"type": "video_url", "video_url": {"url": "https://x/v.mp4"}},
+                        {"type": "file_url", "file_url": {"url": "https://x/d.pdf"}},
+                    ],
+                },
+            ],
+            "response_format": {"type": "json_object"},
+            "thinking": {"type": "disabled"},
+        },
+        None,
+    ),
+    "zhipu/thinking_tool_loop": Case(
+        "zhipu",
+        {
+            "messages": _tool_loop({"reasoning_content": "Look it up."}, {}),
+            "tools": [TOOL, {"type": "web_search", "web_search": {"search_result": True}}],
+            "tool_choice": "auto",
+            "thinking": {"type": "enabled", "clear_thinking": False},
+            "max_tokens": 1024,
+            "seed": 7,
+            "stop": ["\n\n"],
+            "tool_stream": True,
+            "stream": True,
+        },
+        None,
+    ),
+    "minimax/text": Case("minimax", _user("hi"), None),
+    "minimax/reasoning_split_tool_loop": Case(
+        "minimax",
+        {
+            "messages": [
+                {"role": "user", "content": [_text("Where is it warm?"), _IMAGE_PART]},
+                *_tool_loop({"reasoning_details": _MINIMAX_REASONING}, {})[1:],
+            ],
+            "tools": [TOOL],
+            "tool_choice": "auto",
+            "reasoning_split": True,
+            "thinking": {"type": "adaptive"},
+            "max_completion_tokens": 1024,
+        },
+        None,
+    ),
+    "minimax/json_schema": Case(
+        "minimax",
+        {
+            "messages": [
+                {"role": "assistant", "content": "<think>\nHm.\n</think>\nA city?"},
+                {"role": "user", "content": "Paris, as JSON."},
+            ],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "city",
+                    "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                },
+            },
+            "tool_choice": "none",
+            "tools": [TOOL],
+        },
+        None,
+    ),
 }
 
 MUST_FAIL: dict[str, Case] = {
@@ -607,6 +796,138 @@ MUST_FAIL: dict[str, Case] = {
         {**_user("x"), "result_format": "message"},
         ("unknown_key", "$.result_format"),
     ),
+    # Moonshot (Kimi)
+    "moonshot/audio_part": Case(
+        "moonshot", _user([_text(), _AUDIO_PART]), ("bad_value", "$.messages[0].content[1].type")
+    ),
+    "moonshot/file_part": Case(
+        "moonshot",
+        _user([{"type": "file", "file": {"file_id": "file-1"}}]),
+        ("bad_value", "$.messages[0].content[0].type"),
+    ),
+    "moonshot/partial_not_last": Case(
+        "moonshot",
+        {
+            "messages": [
+                {"role": "assistant", "content": "It is", "partial": True},
+                {"role": "user", "content": "go on"},
+            ]
+        },
+        ("constraint", "$.messages[0].partial"),
+    ),
+    "moonshot/builtin_tool_with_schema": Case(
+        "moonshot",
+        {
+            **_user("hi"),
+            "tools": [
+                {
+                    "type": "builtin_function",
+                    "function": {"name": "$web_search", "parameters": {"type": "object"}},
+                }
+            ],
+        },
+        ("unknown_key", "$.tools[0].function.parameters"),
+    ),
+    "moonshot/bogus_thinking": Case(
+        "moonshot", {**_user("x"), "thinking": {"type": "auto"}}, ("bad_value", "$.thinking.type")
+    ),
+    # xAI (REST chat)
+    "xai/audio_part": Case(
+        "xai", _user([_AUDIO_PART]), ("bad_value", "$.messages[0].content[0].type")
+    ),
+    "xai/reasoning_sent_back": Case(
+        "xai",
+        {"messages": _tool_loop({"reasoning_content": "Look it up."}, {})},
+        ("unknown_key", "$.messages[2].reasoning_content"),
+    ),
+    "xai/encrypted_reasoning_sent_back": Case(
+        "xai",
+        {"messages": [{"role": "assistant", "content": "hi", "encrypted_content": "ZW5j"}]},
+        ("unknown_key", "$.messages[0].encrypted_content"),
+    ),
+    "xai/search_parameters_not_an_object": Case(
+        "xai", {**_user("x"), "search_parameters": "auto"}, ("wrong_type", "$.search_parameters")
+    ),
+    # Volcengine Ark
+    "volcengine/unknown_part_type": Case(
+        "volcengine",
+        _user([{"type": "file", "file": {"file_data": PNG, "filename": "a.pdf"}}]),
+        ("bad_value", "$.messages[0].content[0].type"),
+    ),
+    "volcengine/video_url_without_url": Case(
+        "volcengine",
+        _user([{"type": "video_url", "video_url": {"fps": 2}}]),
+        ("missing_key", "$.messages[0].content[0].video_url.url"),
+    ),
+    "volcengine/bogus_thinking": Case(
+        "volcengine", {**_user("x"), "thinking": {"type": "on"}}, ("bad_value", "$.thinking.type")
+    ),
+    "volcengine/seed": Case("volcengine", {**_user("x"), "seed": 7}, ("unknown_key", "$.seed")),
+    "volcengine/encrypted_reasoning_sent_back": Case(
+        "volcengine",
+        {"messages": [{"role": "assistant", "content": "hi", "encrypted_content": "ZW5j"}]},
+        ("unknown_key", "$.messages[0].encrypted_content"),
+    ),
+    # Zhipu GLM
+    "zhipu/name_on_user_message": Case(
+        "zhipu",
+        {"messages": [{"role": "user", "name": "Alice", "content": "hi"}]},
+        ("unknown_key", "$.messages[0].name"),
+    ),
+    "zhipu/name_on_tool_message": Case(
+        "zhipu",
+        {"messages": _tool_loop({}, {"name": "get_weather"})},
+        ("unknown_key", "$.messages[3].name"),
+    ),
+    "zhipu/parts_on_system_message": Case(
+        "zhipu",
+        {"messages": [{"role": "system", "content": [_text("Be brief.")]}]},
+        ("wrong_type", "$.messages[0].content"),
+    ),
+    "zhipu/parts_on_assistant_message": Case(
+        "zhipu",
+        {"messages": [{"role": "assistant", "content": [_text("hello")]}]},
+        ("wrong_type", "$.messages[0].content"),
+    ),
+    "zhipu/required_tool_choice": Case(
+        "zhipu",
+        {**_user("x"), "tools": [TOOL], "tool_choice": "required"},
+        ("bad_value", "$.tool_choice"),
+    ),
+    "zhipu/audio_part": Case(
+        "zhipu", _user([_AUDIO_PART]), ("bad_value", "$.messages[0].content[0].type")
+    ),
+    "zhipu/json_schema_format": Case(
+        "zhipu",
+        {
+            **_user("x"),
+            "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}},
+        },
+        ("bad_value", "$.response_format.type"),
+    ),
+    # MiniMax
+    "minimax/stop": Case("minimax", {**_user("x"), "stop": ["\n"]}, ("unknown_key", "$.stop")),
+    "minimax/seed": Case("minimax", {**_user("x"), "seed": 7}, ("unknown_key", "$.seed")),
+    "minimax/required_tool_choice": Case(
+        "minimax",
+        {**_user("x"), "tools": [TOOL], "tool_choice": "required"},
+        ("bad_value", "$.tool_choice"),
+    ),
+    "minimax/named_tool_choice": Case(
+        "minimax",
+        {
+            **_user("x"),
+            "tools": [TOOL],
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        },
+        ("bad_value", "$.tool_choice"),
+    ),
+    "minimax/audio_part": Case(
+        "minimax", _user([_AUDIO_PART]), ("bad_value", "$.messages[0].content[0].type")
+    ),
+    "minimax/enabled_thinking": Case(
+        "minimax", {**_user("x"), "thinking": {"type": "enabled"}}, ("bad_value", "$.thinking.type")
+    ),
     # Rules across messages (sequences.py)
     "openai/orphan_tool_message": Case(
         "openai",
@@ -702,5 +1023,10 @@ MUST_FAIL.update(
         ),
         "ollama/no_model": Case("ollama", _user("hi"), ("missing_key", "$.model")),
         "dashscope/no_model": Case("dashscope", _user("hi"), ("missing_key", "$.model")),
+        "moonshot/no_model": Case("moonshot", _user("hi"), ("missing_key", "$.model")),
+        "xai/no_model": Case("xai", _user("hi"), ("missing_key", "$.model")),
+        "volcengine/no_model": Case("volcengine", _user("hi"), ("missing_key", "$.model")),
+        "zhipu/no_model": Case("zhipu", _user("hi"), ("missing_key", "$.model")),
+        "minimax/no_model": Case("minimax", _user("hi"), ("missing_key", "$.model")),
     }
 )

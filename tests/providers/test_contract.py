@@ -3,8 +3,8 @@ module (docs/providers.md, "Adding a provider").
 
 Each test is one row a new provider adds, checked for every provider of the
 registry: its enum value, its variants, its golden data (when AgentScope
-1.0.21 has it) and its own provider-fidelity tests, its body validator and
-request model, its CLI entry, its rows in the docs.
+1.0.21 has it) and its own provider-fidelity tests, its body validator with
+its self-test cases and its request model, its CLI entry, its rows in the docs.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from agentscope_proto.formatting import format
 from agentscope_proto.options import format_settings_from_proto, parse_settings_from_proto
 from agentscope_proto.providers import PROVIDERS, PROVIDERS_BY_ENUM
 from agentscope_proto.providers._provider import ProviderFidelity, Variant
+from provider_schemas.cases import MUST_FAIL, MUST_PASS
 from provider_schemas.golden import REQUESTS
 from provider_schemas.validators import VALIDATORS
 
@@ -153,6 +154,16 @@ def test_its_golden_data_or_its_own_cases(name: str) -> None:
 def test_its_body_validator_and_request(name: str) -> None:
     assert callable(VALIDATORS[name])
     assert set(REQUESTS[name]) == {"model", "max_output_tokens"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_validator_self_test_cases(name: str) -> None:
+    """A body its validator must pass and one it must fail: a validator that
+    accepted everything (or nothing) would otherwise go unnoticed."""
+    for table, cases in (("MUST_PASS", MUST_PASS), ("MUST_FAIL", MUST_FAIL)):
+        assert any(case.provider == name for case in cases.values()), (
+            f"tests/provider_schemas/cases.py: {table} has no case for provider {name!r}"
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)
