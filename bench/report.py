@@ -387,6 +387,8 @@ def _loop_target(
         r["provider"]: r["agentscope"] / r["conversation"] for r in timed if "conversation" in r
     }
     label = f"Agent loop (`{corpus}`, {turns} turns) vs AgentScope, every provider"
+    if "started" in loop:
+        label += f" (measured {loop['started']})"
     if incremental and len(incremental) == len(timed):
         good = sum(v >= TARGETS["loop"] for v in incremental.values())
         others = [f"no cache: geomean {_x(_geomean(list(plain.values())))}"]
