@@ -346,10 +346,17 @@ def _structured_output(body: Block, schema: Any, ctx: FormatContext) -> None:
 
 def _get(obj: dict[str, Any], camel: str, snake: str, kind: Any, path: str) -> Any:
     """A field by its REST (camelCase) or SDK (snake_case) name; None if absent."""
-    key = camel if obj.get(camel) is not None else snake
-    value = obj.get(key)
+    # Every field of every chunk comes through here: one lookup where the
+    # camelCase name is there, and the error's path only for an error.
+    key = camel
+    value = obj.get(camel)
     if value is None:
-        return None
+        key = snake
+        value = obj.get(snake)
+        if value is None:
+            return None
+    if isinstance(value, kind):
+        return value
     return expect(value, kind, f"{path}.{key}" if path else key)
 
 
@@ -406,7 +413,11 @@ def _read_part(raw: Any, path: str) -> _Part:
         # An empty signature is falsy to AgentScope: as good as none.
         signature = base64.b64encode(decoded).decode("ascii") if decoded else None
     call = _get(raw, "functionCall", "function_call", dict, path)
-    code = next((_CODE_PARTS[key] for key in _CODE_PARTS if raw.get(key) is not None), None)
+    code = None
+    for key, kind in _CODE_PARTS.items():
+        if raw.get(key) is not None:
+            code = kind
+            break
     return _Part(text, thought, call, signature, code, raw)
 
 
@@ -444,30 +455,10 @@ def _read_usage(raw: Any) -> dict[str, int | float] | None:
     return usage
 
 
-class _Reader:
-    """What a parse reads of a response beyond AgentScope's blocks: nothing
-    (AgentScope reads no grounding, and fails on none; code execution parts
-    are no blocks of its)."""
-
-    def grounding(self, candidate: dict[str, Any], path: str) -> list[Block]:
-        """The first candidate's grounding records, as grounding blocks."""
-        return []
-
-    def citations(self, candidate: dict[str, Any], path: str) -> list[dict[str, Any]]:
-        """The first candidate's citations (`citationMetadata`), verbatim."""
-        return []
-
-    def metadata(self, candidate: dict[str, Any], path: str) -> dict[str, Any] | None:
-        """What the message's metadata keeps of the first candidate."""
-        return None
-
-    def code(self, part: _Part, numbers: list[str], path: str) -> Block | None:
-        """A code execution part (`part.code`) as its block (None: not one it reads)."""
-        return None
-
-
-def _read_chunk(response: dict[str, Any], reader: _Reader) -> _Chunk:
-    """A response or stream chunk read once (its grounding records as `reader` reads them)."""
+def _read_chunk(response: dict[str, Any], reader: _Reader | None) -> _Chunk:
+    """A response or stream chunk read once; what `reader` reads beyond
+    AgentScope's blocks only with one (provider fidelity: AgentScope reads no
+    grounding, and fails on none)."""
     raise_for_error_body("gemini", response)
     candidates = _get(response, "candidates", "candidates", list, "") or []
     # The SDK validates every candidate; AgentScope reads the first.
@@ -481,9 +472,10 @@ def _read_chunk(response: dict[str, Any], reader: _Reader) -> _Chunk:
         candidate = expect(candidate, dict, c_path)
         if c_index == 0:
             finish = _get(candidate, "finishReason", "finish_reason", str, c_path) or ""
-            grounding = reader.grounding(candidate, c_path)
-            citations = reader.citations(candidate, c_path)
-            metadata = reader.metadata(candidate, c_path)
+            if reader is not None:
+                grounding = reader.grounding(candidate, c_path)
+                citations = reader.citations(candidate, c_path)
+                metadata = reader.metadata(candidate, c_path)
         content = _get(candidate, "content", "content", dict, c_path) or {}
         raw_parts = _get(content, "parts", "parts", list, f"{c_path}.content") or []
         all_parts.append(
@@ -519,14 +511,16 @@ class _Stream:
     """GeminiChatModel._parse_gemini_stream_generation_response: one snapshot per
     chunk (even a chunk without parts), usage from that chunk alone."""
 
-    def __init__(self, options: ParseSettings, reader: _Reader) -> None:
+    def __init__(self, options: ParseSettings, reader: _Reader | None) -> None:
         self._structured = options.structured_output
         self._reader = reader
         self._text = ""
         self._thinking = ""
         self._text_signature: str | None = None
         self._calls = _CallAssembler()
-        # Code execution blocks (as `reader` reads them) and grounding records.
+        # With a reader (provider fidelity): text and code execution blocks in
+        # part order (text on either side of a code part stays apart), and
+        # grounding records.
         self._segments: list[dict[str, Any]] = []
         self._code_ids: list[str] = []
         self._grounding: list[dict[str, Any]] = []
@@ -540,7 +534,8 @@ class _Stream:
         self._last: ParsedResponse | None = None
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse:
-        chunk = _read_chunk(event, self._reader)
+        reader = self._reader
+        chunk = _read_chunk(event, reader)
         path = f"chunk[{self._chunks}].candidates[0].content.parts"
         self._chunks += 1
         for index, part in enumerate(chunk.parts):
@@ -549,16 +544,17 @@ class _Stream:
                     self._thinking += part.text
                 else:
                     self._text += part.text
-                    self._add_text(part.text)
+                    if reader is not None:
+                        self._add_text(part.text)
             if part.call is not None:
                 self._calls.add(part.call, part.signature, f"{path}[{index}]")
-            elif part.code is not None and (
-                code := self._reader.code(part, self._code_ids, f"{path}[{index}]")
-            ):
-                self._segments.append(code)
+            elif reader is not None and part.code is not None:
+                self._segments.append(
+                    _code_block(part.code, part.raw, self._code_ids, f"{path}[{index}]")
+                )
             elif part.signature:
                 self._text_signature = part.signature
-        # Most chunks carry neither: each test below runs for every chunk.
+        # Most chunks carry none of these: each test below runs for every chunk.
         if chunk.grounding:
             self._grounding += [b for b in chunk.grounding if b not in self._grounding]
         if chunk.citations:
@@ -574,7 +570,11 @@ class _Stream:
         content: list[dict[str, Any]] = []
         if self._thinking:
             content.append({"type": "thinking", "thinking": self._thinking})
-        texts = self._texts()
+        if reader is not None:
+            texts = [dict(b) for b in self._segments]
+        else:
+            # AgentScope's one block of all the text.
+            texts = [{"type": "text", "text": self._text}] if self._text else []
         last_text = next((b for b in reversed(texts) if b["type"] == "text"), None)
         if last_text is not None and self._text_signature:
             last_text["thought_signature"] = self._text_signature
@@ -593,11 +593,10 @@ class _Stream:
         return self._last
 
     def _add_text(self, text: str) -> None:
-        """Take a text part's text beside the whole text (nothing more here)."""
-
-    def _texts(self) -> list[Block]:
-        """The snapshot's text blocks: AgentScope's one block of all the text."""
-        return [{"type": "text", "text": self._text}] if self._text else []
+        if self._segments and self._segments[-1]["type"] == "text":
+            self._segments[-1]["text"] += text
+        else:
+            self._segments.append({"type": "text", "text": text})
 
     def finish(self) -> ParsedResponse:
         last = self._last
@@ -779,8 +778,8 @@ class GeminiParity(Variant):
     GeminiChatModel."""
 
     turns = _CHAT
-    reader: ClassVar[_Reader] = _Reader()
-    stream_state: ClassVar[type[_Stream]] = _Stream
+    # What a parse reads beyond AgentScope's blocks: nothing.
+    reader: ClassVar[_Reader | None] = None
 
     def format_messages(
         self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
@@ -825,10 +824,9 @@ class GeminiParity(Variant):
                 blocks.append({"type": kind, kind: part.text})
             if part.call is not None:
                 calls.add(part.call, part.signature, f"candidates[0].content.parts[{index}]")
-            elif part.code is not None and (
-                code := reader.code(part, code_ids, f"candidates[0].content.parts[{index}]")
-            ):
-                blocks.append(code)
+            elif reader is not None and part.code is not None:
+                path = f"candidates[0].content.parts[{index}]"
+                blocks.append(_code_block(part.code, part.raw, code_ids, path))
             elif part.signature:
                 text_signature = part.signature
         if text_signature:
@@ -841,7 +839,8 @@ class GeminiParity(Variant):
         text = "".join(p.text for p in chunk.parts if p.text is not None and not p.thought)
         if text and options.structured_output:
             metadata = loads_with_repair(text)
-        _cite(blocks, chunk.citations)
+        if chunk.citations:
+            _cite(blocks, chunk.citations)
         blocks += chunk.grounding
         return ParsedResponse(
             content=blocks + [_call_block(c, c["signature"], n) for n, c in enumerate(calls.calls)],
@@ -853,7 +852,7 @@ class GeminiParity(Variant):
         )
 
     def stream(self, options: ParseSettings) -> _Stream:
-        return self.stream_state(options, self.reader)
+        return _Stream(options, self.reader)
 
 
 # -- provider fidelity: parse --------------------------------------------------------
@@ -938,40 +937,27 @@ def _grounding_blocks(candidate: dict[str, Any], path: str) -> list[Block]:
     return blocks
 
 
-class _KeptReader(_Reader):
-    """Provider fidelity: the grounding and URL-context records, and code
-    execution parts as blocks."""
+class _Reader:
+    """What a parse reads of a response beyond AgentScope's blocks in provider
+    fidelity: the grounding and URL-context records, citations and the
+    finish message (code execution parts become blocks where it is given)."""
 
     def grounding(self, candidate: dict[str, Any], path: str) -> list[Block]:
+        """The first candidate's grounding records, as grounding blocks."""
         return _grounding_blocks(candidate, path)
 
     def citations(self, candidate: dict[str, Any], path: str) -> list[dict[str, Any]]:
+        """The first candidate's citations (`citationMetadata`), verbatim."""
         record = _get(candidate, "citationMetadata", "citation_metadata", dict, path) or {}
         where = f"{path}.citationMetadata.citations"
         found = record.get("citations") or []
         return [copy.deepcopy(c) for c in expect(found, list, where) if isinstance(c, dict) and c]
 
     def metadata(self, candidate: dict[str, Any], path: str) -> dict[str, Any] | None:
+        """What the message's metadata keeps of the first candidate."""
         # Why generation stopped, in words (a blocked or malformed call says more).
         message = _get(candidate, "finishMessage", "finish_message", str, path)
         return {"finishMessage": message} if message else None
-
-    def code(self, part: _Part, numbers: list[str], path: str) -> Block | None:
-        return None if part.code is None else _code_block(part.code, part.raw, numbers, path)
-
-
-class _KeptStream(_Stream):
-    """The stream in provider fidelity: text and code execution blocks in part
-    order (text on either side of a code part stays apart)."""
-
-    def _add_text(self, text: str) -> None:
-        if self._segments and self._segments[-1]["type"] == "text":
-            self._segments[-1]["text"] += text
-        else:
-            self._segments.append({"type": "text", "text": text})
-
-    def _texts(self) -> list[Block]:
-        return [dict(b) for b in self._segments]
 
 
 # -- provider fidelity: formatting back ---------------------------------------------
@@ -1135,11 +1121,10 @@ class Gemini(ProviderFidelity, GeminiParity):
     """`generateContent` in provider fidelity (see the module's docstring)."""
 
     turns = TurnTable(_NATIVE_BLOCKS, _finish_chat, _skipped)
-    reader = _KeptReader()
+    reader = _Reader()
     # Any: the API documents no rule, and AgentScope names Gemini's own calls
     # after their thought signatures.
     call_ids = None
-    stream_state = _KeptStream
     conversation = "contents"
 
     def adapt(self, body: Block, note: Notes) -> None:
