@@ -481,7 +481,8 @@ class ChatCompletionStream:
             response_id=self._response_id or "",
             raw_finish_reason=self._finish,
             structured_output=structured,
-            metadata=copy.deepcopy(self._metadata),
+            # Every chunk's snapshot takes a copy; most streams keep none.
+            metadata=None if self._metadata is None else copy.deepcopy(self._metadata),
         )
 
     def feed(self, event: dict[str, Any]) -> ParsedResponse | None:
@@ -583,7 +584,7 @@ class ChatCompletionStream:
                 response_id=last.response_id,
                 raw_finish_reason=self._finish,
                 structured_output=last.structured_output,
-                metadata=copy.deepcopy(self._metadata),
+                metadata=None if self._metadata is None else copy.deepcopy(self._metadata),
             )
         # One extra response with every tool input repaired from its raw text.
         content = copy.deepcopy(last.content)
