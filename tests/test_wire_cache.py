@@ -293,3 +293,29 @@ def test_the_encoded_response_is_what_protobuf_writes(
         encoded = encoded_format_response(body_json, chosen, token_count)
         assert encoded == expected.SerializeToString()
         assert pb.FormatResponse.FromString(encoded) == expected
+
+
+def test_the_server_cache_keeps_each_called_model_apart() -> None:
+    """A signature goes back only to the model that issued it: the same
+    history requested for two models through one wire cache, alternately,
+    gives each model's uncached body (never the other's cached turns)."""
+    thinking = {
+        "type": "thinking",
+        "thinking": "Check the weather.",
+        "signature": "EqQBsignature",
+        "signed_model": "claude-sonnet-4-5-20250929",
+    }
+    dicts = _conversation()
+    dicts[2]["content"].insert(0, thinking)  # type: ignore[union-attr]
+    msgs = [from_dict(d) for d in dicts]
+    cache = FormatCache()
+    for model in ("claude-sonnet-4-5", "claude-opus-4-5", "claude-sonnet-4-5", "claude-opus-4-5"):
+        request = {"model": model, "max_output_tokens": 64}
+        expected = format("anthropic", msgs, fidelity="provider", request=request)
+        body = format(
+            "anthropic", msgs, cache=cache, _wire=_wired(msgs), fidelity="provider", request=request
+        )
+        assert body_to_json(body) == body_to_json(expected), model
+        assert list(body.warnings) == list(expected.warnings), model
+        signed = b"EqQBsignature" in body_to_json(body)
+        assert signed is (model == "claude-sonnet-4-5"), model

@@ -151,6 +151,8 @@ class Conversation:
         self._settings = resolve_settings(self._impl, multi_agent, settings, options)
         self._variant = self._impl.variant(self._settings.fidelity)
         self._request = RequestParams.of(request)
+        # The model every request calls (a signature goes back to its model).
+        self._model = self._request.model if self._request is not None else None
         if self._request is not None:
             # Refused now rather than at the first call: the table says it all.
             write_request({}, self._request, self._impl.request_fields, self._impl.name)
@@ -397,7 +399,7 @@ class Conversation:
         variant, msgs, seen = self._variant, self._msgs, self._walk.warnings
         if any(warning.path.startswith("messages[") for warning in warnings[len(seen) :]):
             # The body named a message too: not a function of the walk alone.
-            return variant.screened(msgs, warnings)
+            return variant.screened(msgs, warnings, model=self._model)
         start = self._screened_count
         for warning in seen[self._screened_seen :]:
             index = _message_index(warning.path)
@@ -407,7 +409,7 @@ class Conversation:
         if start < self._screened_count:
             self._screened = [w for w in self._screened if (_message_index(w.path) or 0) < start]
         if start < len(msgs):
-            self._screened += variant.screened(msgs, seen, start)
+            self._screened += variant.screened(msgs, seen, start, model=self._model)
         self._screened_count, self._screened_seen = len(msgs), len(seen)
         return self._screened
 
@@ -440,7 +442,9 @@ class Conversation:
         msgs = self._msgs
         start = self._walked_count
         if start == len(msgs):
-            ctx = FormatContext(settings=self._settings, warnings=list(walk.warnings))
+            ctx = FormatContext(
+                settings=self._settings, warnings=list(walk.warnings), model=self._model
+            )
             ctx.at_message, ctx.at_block = walk.at_message, walk.at_block
             return walk, ctx
         views = [build_view(msg, index) for index, msg in enumerate(msgs[start:], start)]
@@ -452,7 +456,9 @@ class Conversation:
             return None
         turns = TurnCache(None, resume=walk)
         # A copy: a walk that fails leaves nothing behind.
-        ctx = FormatContext(settings=self._settings, turns=turns, saved_media=dict(self._saved))
+        ctx = FormatContext(
+            settings=self._settings, model=self._model, turns=turns, saved_media=dict(self._saved)
+        )
         run = walk.messages
         known = run.known
         try:

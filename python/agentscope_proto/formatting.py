@@ -349,7 +349,8 @@ def format(
         # Read twice in provider fidelity: for the views, then for what the
         # body takes from the messages' metadata.
         msgs = list(msgs)
-    views, turns = _views(msgs, impl.name, settings, cache, _wire)
+    model = params.model if params is not None else None
+    views, turns = _views(msgs, impl.name, settings, cache, _wire, model)
     given = views
     multi_agent = settings.multi_agent and settings.agent_name is None
     if settings.agent_name is not None:
@@ -360,6 +361,7 @@ def format(
     tool_list = check_tools(tools)
     ctx = FormatContext(
         settings=settings,
+        model=model,
         media_root=Path(media_root) if media_root is not None else None,
         allow_download=allow_download,
         write_media=write_media,
@@ -384,8 +386,10 @@ def _views(
     settings: FormatSettings,
     cache: FormatCache | None,
     wire: WireMessages | None,
+    model: str | None,
 ) -> tuple[list[MsgView], TurnCache | None]:
-    """The views of `msgs`, and the cache as their chat walk sees it.
+    """The views of `msgs`, and the cache as their chat walk sees it (its
+    turns are the request's for `model`: a signature goes back to its model).
 
     Without a cache, each view is built. With one: the server's messages
     (`wire`, a resumable chat walk) are found by the bytes each arrived as,
@@ -399,7 +403,7 @@ def _views(
     """
     if cache is None:
         return [_view(msg, index) for index, msg in enumerate(msgs)], None
-    scope = settings_scope(cache, provider, settings)
+    scope = settings_scope(cache, provider, settings, model)
     if wire is not None and settings.resumable:
         turns = TurnCache.for_wire(cache, scope, wire)
         if len(wire) != len(msgs):

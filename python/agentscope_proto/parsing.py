@@ -19,6 +19,7 @@ from .message import new_id, new_timestamp
 from .message._codec import block_from_dict, unwrap
 from .options import ParseSettings
 from .providers import get_provider
+from .providers._between import response_model
 from .providers._provider import StreamState
 from .results import ContentDelta, FinishReason, ParsedResponse, TokenUsage, copy_json
 
@@ -79,7 +80,8 @@ def parse(
             fidelity=fidelity,
         )
     variant = impl.variant(settings.fidelity, ParseError)
-    result = variant.signed(variant.parse(_response_json(response), settings))
+    body = _response_json(response)
+    result = variant.signed(variant.parse(body, settings), response_model(body))
     result.msg_id = new_id()
     result.timestamp = new_timestamp()
     if settings.split_think_tags:
@@ -151,6 +153,8 @@ class StreamParser:
         self._msg_id = new_id()
         self._timestamp = new_timestamp()
         self._events = 0
+        # The model the stream names (its first event that does).
+        self._model: str | None = None
 
     @property
     def provider(self) -> str:
@@ -158,7 +162,7 @@ class StreamParser:
         return self._impl.name
 
     def _finalise(self, result: ParsedResponse) -> ParsedResponse:
-        result = self._variant.signed(result)
+        result = self._variant.signed(result, self._model)
         if self._think is not None:
             result.content = self._think.split(result.content)
         result.msg_id = self._msg_id
@@ -172,6 +176,8 @@ class StreamParser:
         """Take one stream event's JSON; return the new snapshot if it changed anything."""
         event = _response_json(chunk, f"chunk[{self._events}]")
         self._events += 1
+        if self._model is None and type(event) is dict:
+            self._model = response_model(event)
         result = self._state.feed(event)
         return None if result is None else self._finalise(result)
 

@@ -264,12 +264,9 @@ def _round_trips() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         response = json.loads(path.read_text())
         content = parse("anthropic", response, fidelity="provider").content
         if content:
-            body = format(
-                "anthropic",
-                _next_turn(content),
-                fidelity="provider",
-                request=REQUESTS["anthropic"],
-            )
+            # The next request of the conversation calls the model that answered.
+            request = {**REQUESTS["anthropic"], "model": response["model"]}
+            body = format("anthropic", _next_turn(content), fidelity="provider", request=request)
             trips.append((path.name, response, dict(body)))
     return trips
 
@@ -424,11 +421,17 @@ REDACTED_RESPONSE = {
 def test_redacted_thinking_and_an_empty_thinking_signature_round_trip() -> None:
     result = parse("anthropic", REDACTED_RESPONSE, fidelity="provider")
     assert result.content[:2] == [
-        {"type": "thinking", "thinking": "", "signature": "EuYBCkQYAiJAgCs="},
+        {
+            "type": "thinking",
+            "thinking": "",
+            "signature": "EuYBCkQYAiJAgCs=",
+            "signed_model": "claude-sonnet-4-5",
+        },
         {
             "type": "thinking",
             "thinking": "",
             "redacted_data": REDACTED_RESPONSE["content"][1]["data"],
+            "signed_model": "claude-sonnet-4-5",
         },
     ]
     # AgentScope drops the redacted block.

@@ -564,7 +564,9 @@ def test_streamed_and_complete_calls_agree(fidelity: str) -> None:
     """The recorded stream's parts as one complete response give the same calls."""
     events = _events("vercel-google-google-vertex-stream-tool-call-arguments-nested.1.events.jsonl")
     parts = [p for e in events for c in e["candidates"][:1] for p in c["content"]["parts"]]
-    complete = parse("gemini", _response(parts), fidelity=fidelity)
+    # The model that signed the calls, which the stream names too.
+    response = {**_response(parts), "modelVersion": events[0]["modelVersion"]}
+    complete = parse("gemini", response, fidelity=fidelity)
     streamed, _ = _stream(events, fidelity)
     calls = [b for b in streamed.content if b["type"] == "tool_use"]
     assert calls == [b for b in complete.content if b["type"] == "tool_use"]

@@ -134,7 +134,9 @@ def test_stream_agrees_with_the_complete_parse(path: Path) -> None:
             assert any(event.get("type") in ("error", "response.failed") for event in events)
             return
     done = [e["item"] for e in events if e.get("type") == "response.output_item.done"]
-    complete = _provider({"output": done})
+    # The items, and the model the stream names (`response.created`).
+    named = [e["response"]["model"] for e in events if "model" in e.get("response", {})]
+    complete = _provider({"output": done, "model": named[0]} if named else {"output": done})
     assert without_raw_input(final.content) == complete
 
 

@@ -8,8 +8,10 @@ where absent), on a response of each provider's own shape written here, and
 on the provider-fidelity scenarios (conversations that already crossed
 providers):
 
-- a reasoning signature reaches B only when B issued it, and then unchanged;
-  each one B may not take is a warning on its block;
+- a reasoning signature reaches B only when B issued it, and the model B's
+  request calls issued it (the next request of A's own conversation calls the
+  model that answered; B's calls the model of `REQUESTS`), and then
+  unchanged; each one B may not take is a warning on its block;
 - every tool-call id in B's body is one B's API takes, and each call keeps
   its result (the same id on both, none dropped);
 - a cache marker (`cache_control`, its TTL included) reaches B as it is
@@ -42,7 +44,7 @@ from agentscope_proto.errors import ParseError, ProviderError
 from agentscope_proto.formatting import FormattedBody, format
 from agentscope_proto.parsing import parse
 from agentscope_proto.providers import PROVIDERS, get_provider
-from agentscope_proto.providers._between import issuers, mapped_id
+from agentscope_proto.providers._between import SIGNED_MODEL, issuers, mapped_id, same_model
 from agentscope_proto.providers._provider import ProviderFidelity
 from agentscope_proto.providers.openai import ChatCompletions
 from provider_schemas import client
@@ -227,6 +229,9 @@ class Source:
     msgs: tuple[Msg | dict[str, Any], ...]
     tools: tuple[dict[str, Any], ...] | None
     turn: int | None
+    # The provider that answered, and the model its response named.
+    provider: str | None = None
+    model: str | None = None
 
 
 def _results(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -243,10 +248,12 @@ def _results(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _next_request(name: str, msg: Msg, content: list[dict[str, Any]]) -> Source:
+def _next_request(name: str, provider: str, msg: Msg, content: list[dict[str, Any]]) -> Source:
     question = {"name": "user", "role": "user", "content": "Weather in Paris?"}
     after = _results(content) or [{"name": "user", "role": "user", "content": "Go on."}]
-    return Source(name, (question, msg, *after), (_TOOL,), 1)
+    models = [block[SIGNED_MODEL] for block in content if SIGNED_MODEL in block]
+    model = models[0] if models else None
+    return Source(name, (question, msg, *after), (_TOOL,), 1, provider, model)
 
 
 def _signed_or_calls(content: list[dict[str, Any]]) -> bool:
@@ -260,7 +267,7 @@ def _own_sources() -> tuple[Source, ...]:
         response = _own_response(provider)
         if response is not None:
             result = parse(provider, response, fidelity="provider")
-            found.append(_next_request(f"{provider}:own", result.msg, result.content))
+            found.append(_next_request(f"{provider}:own", provider, result.msg, result.content))
     return tuple(found)
 
 
@@ -275,7 +282,9 @@ def _recorded_sources() -> tuple[Source, ...]:
         except (ParseError, ProviderError):
             continue  # error bodies and the like: test_transcripts covers them
         if _signed_or_calls(result.content):
-            found.append(_next_request(transcript.name, result.msg, result.content))
+            found.append(
+                _next_request(transcript.name, transcript.provider, result.msg, result.content)
+            )
     return tuple(found)
 
 
@@ -397,14 +406,16 @@ def _check(source: Source, target: str, body: FormattedBody) -> None:
     """The guarantees of one (source, target) pair; an AssertionError names
     the pair and what broke."""
     where = f"{source.name} -> {target}"
+    called = _request(source, target)["model"]
     leaves = set(_leaves(json.loads(body_to_json(body))))
     warned = [w.path for w in body.warnings]
     sent_calls = 0
     for index, number, block in _blocks(source):
         at = f"messages[{index}].content[{number}]"
+        issued = block.get(SIGNED_MODEL)
         for key, issuer in issuers(block).items():
             value = block[key]
-            if issuer == target:
+            if issuer == target and (issued is None or same_model(issued, called)):
                 # Unless the body pass dropped such a block whole, with a
                 # warning (a reasoning item no output follows, a call nothing
                 # answers): its paths point into the body, not the messages.
@@ -414,7 +425,9 @@ def _check(source: Source, target: str, body: FormattedBody) -> None:
                 )
                 assert given, f"{where}: {at}.{key} ({issuer}'s) not given back"
             else:
-                assert value not in leaves, f"{where}: {at}.{key} ({issuer}'s) reached {target}"
+                assert value not in leaves, (
+                    f"{where}: {at}.{key} ({issuer}'s, {issued}'s) reached {target} ({called})"
+                )
                 assert any(path.startswith(at) for path in warned), (
                     f"{where}: {at}.{key} ({issuer}'s) dropped without a warning"
                 )
@@ -460,13 +473,22 @@ def _check_cache_marker(where: str, target: str, marker: Any, body: FormattedBod
         assert f"{at}.cache_control" in paths or at in paths, f"{where}: {at} marker not warned"
 
 
+def _request(source: Source, target: str) -> dict[str, Any]:
+    """The request parameters of `source`'s next request for `target`: the
+    model that answered where `target` answered it (the conversation goes on
+    with its model), else `target`'s model in `REQUESTS`."""
+    if source.provider == target and source.model is not None:
+        return {**REQUESTS[target], "model": source.model}
+    return REQUESTS[target]
+
+
 def _format(source: Source, target: str) -> FormattedBody:
     return format(
         target,
         list(source.msgs),
         tools=list(source.tools) if source.tools else None,
         fidelity="provider",
-        request=REQUESTS[target],
+        request=_request(source, target),
     )
 
 
@@ -510,7 +532,7 @@ def test_typed_messages_are_screened_as_their_dicts(target: str) -> None:
                 list(typed.msgs),
                 tools=list(source.tools) if source.tools else None,
                 fidelity="provider",
-                request=REQUESTS[target],
+                request=_request(source, target),
                 cache=cache,
             )
             assert cached == expected, source.name
@@ -621,3 +643,237 @@ def test_every_grid_body_validates() -> None:
         if (found := [str(v) for v in verdict if not _family_reasoning(target, v)])
     }
     assert failed == {}, "\n".join(f"{name}: {found}" for name, found in failed.items())
+
+
+# -- a signature goes back to its model -------------------------------------------------
+
+_SIGNING = ("anthropic", "gemini", "openai_responses")
+
+
+def _signatures(source: Source) -> list[tuple[str, str]]:
+    """(path, value) of each signature the checked turn holds."""
+    return [
+        (f"messages[{index}].content[{number}].{key}", block[key])
+        for index, number, block in _blocks(source)
+        for key in issuers(block)
+    ]
+
+
+@pytest.mark.parametrize("provider", _SIGNING)
+def test_a_signature_goes_back_only_to_the_model_that_issued_it(provider: str) -> None:
+    """The parse records the model its response named; the next request
+    gives the signatures back when it calls that model (a dated snapshot or
+    the model's alias is the model), or names none, and leaves them out with
+    a warning each when it calls another model of the same provider."""
+    source = next(s for s in _own_sources() if s.name == f"{provider}:own")
+    model = _RESPONSES[provider].get("model") or _RESPONSES[provider]["modelVersion"]
+    assert source.model == model
+    signatures = _signatures(source)
+    assert signatures
+
+    def body_for(called: str | None) -> FormattedBody:
+        request = None if called is None else {**REQUESTS[provider], "model": called}
+        return format(
+            provider, list(source.msgs), tools=[_TOOL], fidelity="provider", request=request
+        )
+
+    for called in (model, f"{model}-20991231", None):
+        body = body_for(called)
+        leaves = set(_leaves(json.loads(body_to_json(body))))
+        assert all(value in leaves for _, value in signatures), called
+        assert not [w for w in body.warnings if "signature" in w.message], called
+        assert SIGNED_MODEL not in body_to_json(body).decode()
+    switched = body_for("another-model")
+    leaves = set(_leaves(json.loads(body_to_json(_without_call_ids(dict(switched))))))
+    assert not [value for _, value in signatures if value in leaves]
+    warned = {w.path: w.message for w in switched.warnings}
+    for path, _ in signatures:
+        block = path.rsplit(".", 1)[0]
+        if path in warned:
+            assert f"{model} issued: this request calls another-model" in warned[path], path
+        else:
+            # The walk dropped the whole block (Responses: a reasoning item
+            # without its id), with a warning of its own.
+            assert block in warned, path
+    if provider == "gemini":
+        # Gemini 3 refuses a call without a signature: the documented placeholder.
+        parts = [p for c in switched["contents"] for p in c["parts"] if "function_call" in p]
+        assert [p["thought_signature"] for p in parts] == [b"skip_thought_signature_validator"]
+
+
+def test_a_stream_records_the_model_it_names() -> None:
+    """Anthropic names its model in `message_start`, Responses in
+    `response.created`, Gemini in every chunk: a streamed parse records it
+    as the complete one does."""
+    from agentscope_proto.parsing import StreamParser
+
+    events = {
+        "anthropic": [
+            {
+                "type": "message_start",
+                # AgentScope reads nothing of a stream before its usage.
+                "message": {
+                    "model": "claude-opus-4-1",
+                    "content": [],
+                    "usage": {"input_tokens": 1},
+                },
+            },
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": "Call the tool."},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": "EqQBsig"},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_stop"},
+        ],
+        "openai_responses": [
+            {"type": "response.created", "response": {"model": "o4-mini", "output": []}},
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {
+                    "type": "reasoning",
+                    "id": "rs_1",
+                    "summary": [],
+                    "encrypted_content": "E",
+                },
+            },
+        ],
+        "gemini": [
+            {
+                "candidates": [{"content": {"role": "model", "parts": [_GEMINI_PART]}}],
+                "modelVersion": "gemini-2.5-pro",
+            }
+        ],
+    }
+    expected = {"anthropic": "claude-opus-4-1", "openai_responses": "o4-mini"}
+    expected["gemini"] = "gemini-2.5-pro"
+    for provider, stream in events.items():
+        parser = StreamParser(provider, fidelity="provider")
+        for event in stream:
+            parser.feed(event)
+        content = parser.finish().content
+        signed = [block for block in content if issuers(block)]
+        assert signed, provider
+        assert [block[SIGNED_MODEL] for block in signed] == [expected[provider]] * len(signed)
+        # AgentScope fidelity records nothing.
+        parity = StreamParser(provider)
+        for event in stream:
+            parity.feed(event)
+        assert not [b for b in parity.finish().content if SIGNED_MODEL in b], provider
+
+
+def _without_call_ids(value: Any) -> Any:
+    """`value` without Gemini's call ids (AgentScope names a Gemini call after
+    its signature: an id, not a signature, which any Gemini model takes)."""
+    if isinstance(value, list):
+        return [_without_call_ids(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {key: _without_call_ids(item) for key, item in value.items()}
+    for key in ("function_call", "function_response"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: v for k, v in out[key].items() if k != "id"}
+    return out
+
+
+_GEMINI_PART = {
+    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+    "thoughtSignature": _GEMINI_CALL_SIGNATURE,
+}
+
+
+@pytest.mark.skipif(not ROOT.is_dir(), reason=MISSING_REASON)
+def test_xai_encrypted_reasoning_read_as_responses_never_reaches_openai() -> None:
+    """xAI's Responses API returns encrypted reasoning under OpenAI's key:
+    recorded under `openai_responses`, it is xAI's model's, so a request to
+    OpenAI's model leaves it out (with a warning) and one to the Grok model
+    that issued it gives it back."""
+    recorded = [
+        t
+        for t in transcripts()
+        if t.provider == "openai_responses" and "-xai-" in t.name and "reasoning" in t.name
+    ]
+    signed = [
+        (t, block)
+        for t in recorded
+        for block in t.run("provider").content
+        if block.get("encrypted_content")
+    ]
+    assert signed, "no recorded xAI response holds encrypted reasoning"
+    for transcript, block in signed:
+        answered = [block, {"type": "text", "text": "4"}]
+        grok = block[SIGNED_MODEL]
+        assert grok.startswith("grok"), transcript.name
+        msgs = [
+            {"name": "user", "role": "user", "content": "Hi"},
+            # Its answer after it: Responses drops reasoning no output follows.
+            {"name": "Grok", "role": "assistant", "content": answered},
+            {"name": "user", "role": "user", "content": "Go on."},
+        ]
+        for called, given in (("gpt-5", False), (grok, True)):
+            body = format("openai_responses", msgs, fidelity="provider", request={"model": called})
+            sent = block["encrypted_content"] in set(_leaves(json.loads(body_to_json(body))))
+            assert sent is given, (transcript.name, called)
+            warned = [w.path for w in body.warnings if w.path.startswith("messages[1].content[0]")]
+            assert bool(warned) is not given, (transcript.name, called)
+
+
+@pytest.mark.parametrize(
+    ("issued", "called", "same"),
+    [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", True),
+        ("claude-3-7-sonnet-20250219", "claude-3-7-sonnet-latest", True),
+        ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5", True),
+        ("gpt-5-2025-08-07", "gpt-5", True),
+        ("models/gemini-2.5-flash", "gemini-2.5-flash", True),
+        ("gemini-1.5-pro-002", "gemini-1.5-pro", True),
+        ("grok-4-0709", "grok-4", True),
+        ("doubao-seed-1-6-250615", "doubao-seed-1-6", True),
+        ("claude-sonnet-4-5-20250929", "claude-opus-4-5", False),
+        ("gemini-2.5-pro", "gemini-3-pro-preview", False),
+        ("gpt-5-mini-2025-08-07", "gpt-5", False),
+        ("grok-4-fast-reasoning", "gpt-5", False),
+    ],
+)
+def test_same_model(issued: str, called: str, same: bool) -> None:
+    assert same_model(issued, called) is same
+    assert same_model(called, issued) is same
+
+
+def test_the_cache_keeps_each_model_apart() -> None:
+    """The turns a cache keeps are the request's for one model: formatting
+    the same history for another model, through the same cache and in a
+    `Conversation`, gives what an uncached call gives."""
+    from agentscope_proto.conversation import Conversation
+
+    source = next(s for s in _own_sources() if s.name == "anthropic:own")
+    msgs = [from_dict(m) if isinstance(m, dict) else m for m in source.msgs]
+    cache = FormatCache()
+    for called in ("claude-sonnet-4-5", "claude-opus-4-5", "claude-sonnet-4-5-20250929"):
+        request = {"model": called, "max_output_tokens": 64}
+        plain = format("anthropic", msgs, tools=[_TOOL], fidelity="provider", request=request)
+        for _ in range(2):
+            cached = format(
+                "anthropic", msgs, tools=[_TOOL], fidelity="provider", request=request, cache=cache
+            )
+            assert cached == plain, called
+            assert cached.warnings == plain.warnings, called
+        conversation = Conversation(
+            "anthropic", tools=[_TOOL], fidelity="provider", request=request
+        )
+        for msg in msgs:
+            conversation.append(msg)
+            conversation.format_json()
+        assert conversation.format() == plain, called
+        assert conversation.format_json().body_json == body_to_json(plain), called

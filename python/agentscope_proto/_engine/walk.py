@@ -34,10 +34,13 @@ from .views import CachedView, MsgView
 __all__ = ["TurnCache", "resume_point", "settings_scope"]
 
 
-def settings_scope(cache: FormatCache, provider: str, settings: FormatSettings) -> int:
-    """The number naming `provider`'s chat turns under `settings` in `cache`
-    (the settings choose the variant, and with it the turn code)."""
-    return cache.scope("chat", provider, settings)
+def settings_scope(
+    cache: FormatCache, provider: str, settings: FormatSettings, model: str | None = None
+) -> int:
+    """The number naming `provider`'s chat turns under `settings`, in a
+    request calling `model`, in `cache` (the settings choose the variant, and
+    with it the turn code; the model, which signatures it gives back)."""
+    return cache.scope("chat", provider, settings, model)
 
 
 def resume_point(cache: FormatCache, scope: int, wire: WireMessages) -> Prefix | None:

@@ -12,9 +12,16 @@ whose API defines it (`SIGNED`: an Anthropic thinking `signature` and
 `encrypted_content` and `reasoning_id`), and that provider issued it, unless
 the block says otherwise in `signed_by` (a provider that fills another API's
 key, e.g. an OpenAI-compatible server's encrypted reasoning: the parse of that
-provider writes its name there, see `sign`). A signature reaches only its
-issuer; any other target gets the block without it. The reasoning text itself
-is left to the target's formatter.
+provider writes its name there, see `sign`). A signature is also bound to
+the model that issued it: the parse records the model its response names in
+`signed_model`, and a request that calls another model (`RequestParams.model`)
+gets the block without it, as a model switch mid-conversation needs (Gemini
+documents another model's trace as one without valid signatures, and Claude
+checks a thinking signature against the model). A model's dated snapshots and
+its `-latest` alias are that model (`same_model`); where the block or the
+request names no model, the provider alone decides. A signature reaches only
+its issuer; any other target gets the block without it. The reasoning text
+itself is left to the target's formatter.
 
 Cache markers. A block's `cache_control` (its TTL included) goes as it is to
 a target that takes them (Claude), and out of the block for any other.
@@ -47,10 +54,13 @@ __all__ = [
     "SCREENED_KEYS",
     "SIGNED",
     "SIGNED_BY",
+    "SIGNED_MODEL",
     "CallIds",
     "Target",
     "issuers",
     "mapped_id",
+    "response_model",
+    "same_model",
     "sign",
 ]
 
@@ -58,6 +68,9 @@ Block = dict[str, Any]
 
 # The block key that names a signature's issuer where it is not the key's owner.
 SIGNED_BY = "signed_by"
+# The block key that names the model that issued its signatures (as the
+# response named it).
+SIGNED_MODEL = "signed_model"
 
 # By block kind, each key holding what a provider issued for itself, and
 # that provider (the registry name of the API defining the key).
@@ -99,14 +112,49 @@ def issuers(block: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-def sign(content: list[Block], provider: str) -> None:
-    """Name `provider` as the issuer of the signatures in a parse result's
-    blocks that sit under another API's key (in place); a block it issued
-    under its own keys needs no name."""
+def sign(content: list[Block], provider: str, model: str | None = None) -> None:
+    """Record who issued the signatures in a parse result's blocks (in place):
+    `provider` where they sit under another API's key (a block it issued
+    under its own keys needs no name), and the `model` the response named."""
     for block in content:
         found = issuers(block)
+        if not found:
+            continue
         if any(owner != provider for owner in found.values()) and SIGNED_BY not in block:
             block[SIGNED_BY] = provider
+        if model and SIGNED_MODEL not in block:
+            block[SIGNED_MODEL] = model
+
+
+def response_model(response: Mapping[str, Any]) -> str | None:
+    """The model a response, or a stream event, names: `model` (Gemini:
+    `modelVersion`) at its top, or in the `response` (OpenAI Responses) or
+    `message` (Anthropic's `message_start`) it wraps; None where none does."""
+    for holder in (response, response.get("response"), response.get("message")):
+        if type(holder) is dict:
+            for key in ("model", "modelVersion"):
+                value = holder.get(key)
+                if isinstance(value, str) and value:
+                    return value
+    return None
+
+
+# A model name's snapshot suffix: a date (`-20250929`, `-2025-08-07`, `@20250929`,
+# `-250615`, `-0709`, `-09-2025`), a version number (`-002`) or `-latest`.
+_SNAPSHOT = re.compile(r"(?:[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{4}|\d{3,6})|-latest)$")
+
+
+def _model_name(model: str) -> str:
+    name = model.strip().lower().removeprefix("models/")
+    return _SNAPSHOT.sub("", name)
+
+
+def same_model(issued: str, called: str) -> bool:
+    """Whether a request calling `called` may take back what `issued` signed:
+    the same model, any of its dated snapshots or its `-latest` alias
+    (`claude-sonnet-4-5` takes `claude-sonnet-4-5-20250929`'s, Gemini's
+    `models/` prefix aside), never another model or generation."""
+    return issued == called or _model_name(issued) == _model_name(called)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,11 +210,12 @@ class Target:
         """The block kinds `screen` checks whatever their keys (a call id)."""
         return _CALL_KINDS if self.ids is not None else frozenset()
 
-    def screen(self, block: Block) -> Block:
-        """`block` as this target may receive it: another provider's
-        signatures, and cache markers where it takes none, taken out; a call
-        id it would refuse replaced. The block is never changed: a changed
-        one is a copy. Silent: `warnings` says what changed."""
+    def screen(self, block: Block, model: str | None = None) -> Block:
+        """`block` as this target may receive it in a request calling `model`:
+        another provider's or model's signatures, and cache markers where it
+        takes none, taken out; a call id it would refuse replaced. The block
+        is never changed: a changed one is a copy. Silent: `warnings` says
+        what changed."""
         kind = block.get("type")
         if block.keys().isdisjoint(SCREENED_KEYS):
             # The common case: no signature, cache marker or issuer; at most
@@ -179,9 +228,8 @@ class Target:
             return block
         out = [_CACHE] if not self.cache_markers and _CACHE in block else []
         if kind in SIGNED:
-            out += _foreign(block, self.name)
-            if SIGNED_BY in block:
-                out.append(SIGNED_BY)
+            out += _foreign(block, self.name, model)
+            out += [key for key in _ISSUER_KEYS if key in block]
         if out:
             block = {key: value for key, value in block.items() if key not in out}
         if self.ids is not None and kind in _CALL_KINDS:
@@ -195,9 +243,11 @@ class Target:
         msgs: Sequence[Msg | Mapping[str, Any]],
         walked: Sequence[FormatWarning],
         views: Sequence[MsgView] = (),
+        model: str | None = None,
     ) -> list[FormatWarning]:
         """A warning for each key `screen` takes out of the messages' blocks
-        and each call id it replaces, at the key's path in the caller's
+        (in a request calling `model`) and each call id it replaces, at the
+        key's path in the caller's
         messages; none for a block the walk warned about (`walked`: it
         dropped the block, and all it held). They come after the walk's own
         warnings, so that those stay AgentScope's, in order. `views` are the
@@ -211,19 +261,26 @@ class Target:
                 dropped = {warning.path for warning in walked}
             at = f"messages[{index}].content[{number}]"
             if at not in dropped:
-                found += self._block_warnings(block, at)
+                found += self._block_warnings(block, at, model)
         return found
 
-    def _block_warnings(self, block: Block, at: str) -> list[FormatWarning]:
+    def _block_warnings(self, block: Block, at: str, model: str | None) -> list[FormatWarning]:
         kind = str(block.get("type"))
         found = []
         if not self.cache_markers and _CACHE in block:
             text = f"dropped the cache marker: {self.name} takes none (Anthropic does)"
             found.append(FormatWarning(path=f"{at}.{_CACHE}", block_type=kind, message=text))
         signed = issuers(block)
-        for key in _foreign(block, self.name):
+        for key in _foreign(block, self.name, model):
             issuer = signed[key]
-            text = f"dropped the {_NAMES[key]} {issuer} issued: only {issuer} takes it back"
+            if issuer == self.name:
+                issued = block[SIGNED_MODEL]
+                text = (
+                    f"dropped the {_NAMES[key]} {issued} issued: this request calls {model},"
+                    " and only the model that issued a signature takes it back"
+                )
+            else:
+                text = f"dropped the {_NAMES[key]} {issuer} issued: only {issuer} takes it back"
             found.append(FormatWarning(path=f"{at}.{key}", block_type=kind, message=text))
         call_id = block.get("id")
         ids = self.ids if kind in _CALL_KINDS else None
@@ -235,13 +292,25 @@ class Target:
 
 _CACHE = "cache_control"
 _CALL_KINDS = frozenset({"tool_use", "tool_result"})
+# What a parse recorded about the issuer: never sent.
+_ISSUER_KEYS = (SIGNED_BY, SIGNED_MODEL)
 # Every block key `screen` may take out: a block with none of them (and no call
 # id) goes through unchanged.
-SCREENED_KEYS = frozenset({_CACHE, SIGNED_BY, *(key for keys in SIGNED.values() for key in keys)})
+SCREENED_KEYS = frozenset(
+    {_CACHE, *_ISSUER_KEYS, *(key for keys in SIGNED.values() for key in keys)}
+)
 
 
-def _foreign(block: Mapping[str, Any], target: str) -> list[str]:
-    return [key for key, issuer in issuers(block).items() if issuer != target]
+def _foreign(block: Mapping[str, Any], target: str, model: str | None) -> list[str]:
+    """The keys of `block`'s signatures a request for `target` calling
+    `model` may not take: another provider's, or all of them where another
+    model issued them."""
+    found = issuers(block)
+    if model is not None and found:
+        issued = block.get(SIGNED_MODEL)
+        if isinstance(issued, str) and issued and not same_model(issued, model):
+            return list(found)
+    return [key for key, issuer in found.items() if issuer != target]
 
 
 def _candidates(
@@ -302,7 +371,7 @@ def _typed_candidates(
         inner = getattr(item, which)
         extra = getattr(inner, "extra_json", "")
         # A signature its typed field could not hold (not base64) is an extra key.
-        if (extra and (_CACHE in extra or SIGNED_BY in extra)) or any(
+        if (extra and (_CACHE in extra or SIGNED_BY in extra or SIGNED_MODEL in extra)) or any(
             inner.HasField(name) or (extra and name in extra)
             for name in _SIGNED_FIELDS.get(which, ())
         ):

@@ -36,6 +36,9 @@ class FormatContext(MediaAccess):
 
     settings: FormatSettings = field(default_factory=FormatSettings)
     warnings: list[FormatWarning] = field(default_factory=list)
+    # The model the request calls (`RequestParams.model`; None: not named): a
+    # reasoning signature goes back only to the model that issued it.
+    model: str | None = None
     # The block being formatted, for errors raised by the media helpers
     # (`location` spells it; kept as numbers, as most calls never need it).
     at_message: int = -1

@@ -137,10 +137,12 @@ class Variant(ABC):
         walked: Sequence[Any],
         start: int = 0,
         views: Sequence[MsgView] = (),
+        model: str | None = None,
     ) -> list[Any]:
         """The warnings `finalize` adds about `msgs[start:]` before its pass
-        over the body (a function of each message and the walk's warnings
-        about it; `views` as `finalize` takes them): none here."""
+        over the body (a function of each message, the walk's warnings about
+        it and the `model` the request calls; `views` as `finalize` takes
+        them): none here."""
         return []
 
     def pass_body(self, body: Block, warnings: list[Any], metadata: list[Any]) -> Block:
@@ -165,10 +167,11 @@ class Variant(ABC):
     def stream(self, options: ParseSettings) -> StreamState:
         """A fresh state for parsing one streamed response."""
 
-    def signed(self, result: ParsedResponse) -> ParsedResponse:
+    def signed(self, result: ParsedResponse, model: str | None) -> ParsedResponse:
         """A parse result (a complete one, or a stream's snapshot) with who
-        issued its blocks' signatures recorded where their keys do not say
-        it (as it is: AgentScope records none)."""
+        issued its blocks' signatures recorded: the provider where their keys
+        do not say it, and the `model` the response named (as it is:
+        AgentScope records none)."""
         return result
 
 
@@ -217,8 +220,8 @@ class ProviderFidelity(Variant):
             screened_kinds=self.target.screened_kinds,
         )
 
-    def signed(self, result: ParsedResponse) -> ParsedResponse:
-        sign(result.content, self.name)
+    def signed(self, result: ParsedResponse, model: str | None) -> ParsedResponse:
+        sign(result.content, self.name, model)
         return result
 
     def arrange(self, views: list[MsgView]) -> list[MsgView]:
@@ -235,7 +238,7 @@ class ProviderFidelity(Variant):
         msgs: Sequence[Msg | Mapping[str, Any]],
         views: Sequence[MsgView] = (),
     ) -> Block:
-        ctx.warnings.extend(self.screened(msgs, ctx.warnings, views=views))
+        ctx.warnings.extend(self.screened(msgs, ctx.warnings, views=views, model=ctx.model))
         return self.adapted(body, ctx.warnings, message_metadata(msgs))
 
     def screened(
@@ -244,12 +247,13 @@ class ProviderFidelity(Variant):
         walked: Sequence[Any],
         start: int = 0,
         views: Sequence[MsgView] = (),
+        model: str | None = None,
     ) -> list[Any]:
         if start:
             # Earlier messages stand as empty ones, keeping the paths' indexes.
             msgs = [*([{}] * start), *msgs[start:]]
             views = ()
-        return self.target.warnings(msgs, walked, views)
+        return self.target.warnings(msgs, walked, views, model)
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:
         """`body` (this provider's parity body) adapted so the provider accepts

@@ -62,9 +62,10 @@ class Turn:
 
 
 Handler = Callable[[Turn, int, Block], None]
-# What a block becomes before its handler sees it (provider fidelity: see
-# `_between.screen`); the block itself, or a changed copy.
-Screen = Callable[[Block], Block]
+# What a block becomes before its handler sees it, in a request calling the
+# model given (provider fidelity: see `_between.Target.screen`); the block
+# itself, or a changed copy.
+Screen = Callable[[Block, str | None], Block]
 
 
 def skipped_block(kind: object) -> str:
@@ -128,6 +129,7 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
     cached = turns if turns is not None and turns.caching else None
     handlers, finish, skipped = table.handlers, table.finish, table.skipped
     screen, screened_keys, screened_kinds = table.screen, table.screened_keys, table.screened_kinds
+    model = ctx.model
     # A work stack, next message on top.
     pending = list(reversed(msgs))
     while pending:
@@ -168,7 +170,7 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
             if screening is not None and (
                 kind in screened_kinds or not screened_keys.isdisjoint(block)
             ):
-                block = screening(block)
+                block = screening(block, model)
             handler(turn, index, block)
         finish(turn)
         if cached is not None:
