@@ -81,7 +81,8 @@ def parse(
         )
     variant = impl.variant(settings.fidelity, ParseError)
     body = _response_json(response)
-    result = variant.signed(variant.parse(body, settings), response_model(body))
+    model = response_model(body) if variant.signs_model else None
+    result = variant.signed(variant.parse(body, settings), model)
     result.msg_id = new_id()
     result.timestamp = new_timestamp()
     if settings.split_think_tags:
@@ -153,8 +154,10 @@ class StreamParser:
         self._msg_id = new_id()
         self._timestamp = new_timestamp()
         self._events = 0
-        # The model the stream names (its first event that does).
+        # The model the stream names (its first event that does), where the
+        # variant records it.
         self._model: str | None = None
+        self._model_wanted = self._variant.signs_model
 
     @property
     def provider(self) -> str:
@@ -176,7 +179,7 @@ class StreamParser:
         """Take one stream event's JSON; return the new snapshot if it changed anything."""
         event = _response_json(chunk, f"chunk[{self._events}]")
         self._events += 1
-        if self._model is None and type(event) is dict:
+        if self._model_wanted and self._model is None:
             self._model = response_model(event)
         result = self._state.feed(event)
         return None if result is None else self._finalise(result)

@@ -167,6 +167,10 @@ class Variant(ABC):
     def stream(self, options: ParseSettings) -> StreamState:
         """A fresh state for parsing one streamed response."""
 
+    # Whether `signed` records the model that issued a signature (the parse
+    # then reads the model the response names).
+    signs_model: ClassVar[bool] = False
+
     def signed(self, result: ParsedResponse, model: str | None) -> ParsedResponse:
         """A parse result (a complete one, or a stream's snapshot) with who
         issued its blocks' signatures recorded: the provider where their keys
@@ -219,6 +223,8 @@ class ProviderFidelity(Variant):
             screened_keys=SCREENED_KEYS,
             screened_kinds=self.target.screened_kinds,
         )
+
+    signs_model = True
 
     def signed(self, result: ParsedResponse, model: str | None) -> ParsedResponse:
         sign(result.content, self.name, model)
