@@ -3,7 +3,9 @@ turns stored with their JSON, bodies written from it (see FormatterServicer.Form
 
 from __future__ import annotations
 
+import copy
 import json
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from agentscope_proto.formatting import body_to_json, format
 from agentscope_proto.options import FormatSettings
 from agentscope_proto.providers import PROVIDERS
 from agentscope_proto.service._rpc import encoded_format_response
+from provider_schemas.scenarios import AGENTSCOPE2_TOOL_LOOP
 
 from golden_data import bench_history
 
@@ -319,3 +322,74 @@ def test_the_server_cache_keeps_each_called_model_apart() -> None:
         assert list(body.warnings) == list(expected.warnings), model
         signed = b"EqQBsignature" in body_to_json(body)
         assert signed is (model == "claude-sonnet-4-5"), model
+
+
+def _agent_conversation(rounds: int, *, parted_hint: bool = False) -> list[Msg]:
+    """An AgentScope 2.x agent's history: each assistant message holds its
+    thinking, its call, the call's result, a hint and its answer, which
+    provider fidelity sends as several turns (`agent_turns`). With
+    `parted_hint`, one hint is a list of parts."""
+    question, answer, _ = AGENTSCOPE2_TOOL_LOOP
+    dicts: list[dict[str, Any]] = []
+    for number in range(rounds):
+        asked = copy.deepcopy(question)
+        asked["content"][0]["text"] = f"Question {number}?"
+        answered = copy.deepcopy(answer)
+        for block in answered["content"]:
+            if block["type"] in ("tool_call", "tool_result"):
+                block["id"] = f"toolu_{number:02d}"
+            elif block["type"] == "text":
+                block["text"] += f" ({number})"
+            elif block["type"] == "hint" and parted_hint and number == 1:
+                block["hint"] = [{**asked["content"][0], "text": "Be brief."}]
+        dicts += [asked, answered]
+    return [from_dict(d) for d in dicts]
+
+
+_PROVIDER_FIDELITY = sorted(name for name, p in PROVIDERS.items() if "provider" in p.variants)
+
+
+@pytest.mark.parametrize("provider", _PROVIDER_FIDELITY)
+def test_a_message_sent_as_several_turns_is_cached_whole(provider: str) -> None:
+    """A 2.x message provider fidelity splits into turns (its call, the
+    result, the hint, the answer) is kept as one record of its turns: every
+    request gives the uncached body, and the walk over the conversation is
+    kept, so the next request resumes it."""
+    msgs = _agent_conversation(5)
+    cache, keyed = FormatCache(), FormatCache()
+    for end in range(1, len(msgs) + 1):
+        expected = format(provider, msgs[:end], fidelity="provider")
+        for _ in range(2):  # the second time, every turn from the cache
+            body = format(
+                provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]), fidelity="provider"
+            )
+            assert body_to_json(body) == body_to_json(expected), end
+            assert list(body.warnings) == list(expected.warnings), end
+            body = format(provider, msgs[:end], cache=keyed, fidelity="provider")
+            assert body_to_json(body) == body_to_json(expected), end
+            assert list(body.warnings) == list(expected.warnings), end
+    scope = settings_scope(cache, provider, FormatSettings(fidelity="provider"))
+    wire = _wired([*msgs, msgs[0]])
+    assert resume_point(cache, scope, wire) is not None
+    assert wire.skipped == len(msgs)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "moonshot"])
+def test_a_hint_of_parts_is_formatted_again_each_time(provider: str) -> None:
+    """A hint made of parts names its blocks inside the hint: its message's
+    turns are not kept (the walk kept is the one before it), and every
+    request still gives the uncached body."""
+    msgs = _agent_conversation(3, parted_hint=True)
+    cache = FormatCache()
+    for end in range(1, len(msgs) + 1):
+        expected = format(provider, msgs[:end], fidelity="provider")
+        for _ in range(2):
+            body = format(
+                provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]), fidelity="provider"
+            )
+            assert body_to_json(body) == body_to_json(expected), end
+            assert list(body.warnings) == list(expected.warnings), end
+    scope = settings_scope(cache, provider, FormatSettings(fidelity="provider"))
+    wire = _wired([*msgs, msgs[0]])
+    assert resume_point(cache, scope, wire) is not None
+    assert wire.skipped == 3  # messages[3] holds the hint of parts

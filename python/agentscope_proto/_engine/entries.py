@@ -112,25 +112,30 @@ def key_bytes(key: Key) -> int:
 
 def plain_content(content: Any) -> bool:
     """Whether a view holds only blocks no formatter needs media access,
-    saved media or promotion for: text, thinking, tool calls and tool results
-    of text. Only those turns are a function of the message and settings."""
+    saved media or promotion for: text, thinking, tool calls, and tool results
+    and AgentScope 2.x hints of text. Only those turns are a function of the
+    message and settings."""
     if isinstance(content, str):
         return True
     for block in content:
         kind = block.get("type")
         if kind in _PLAIN_BLOCKS:
             continue
-        if kind != "tool_result":
+        if kind not in _PARTED:
             return False
-        output = block.get("output")
-        if output is None or isinstance(output, str):
+        parts = block.get(_PARTED[kind])
+        if parts is None or isinstance(parts, str):
             continue
-        if not isinstance(output, list):
+        if not isinstance(parts, list):
             return False
-        for item in output:
+        for item in parts:
             if not isinstance(item, dict) or item.get("type") != "text":
                 return False
     return True
+
+
+# The blocks whose key holds a string or a list of parts (text, media).
+_PARTED = {"tool_result": "output", "hint": "hint"}
 
 
 def reads_media(content: Any) -> bool:
@@ -171,7 +176,8 @@ class TurnRecord:
     """One chat turn as the cache keeps it: what it appended to the provider's
     message list, its warnings relative to its message (block index or None,
     block type, text) so that they can name the message's new position, and
-    the index of the last block it handed a handler (for `ctx.at`).
+    the index of the last block it handed a handler (for `ctx.at`). One
+    record may hold several turns of one message (`turns`).
 
     Kept as itself and never changed. Its messages are the marshal bytes of
     the dicts, which every replay loads afresh (nothing a caller does to a
@@ -182,6 +188,9 @@ class TurnRecord:
     messages: bytes | tuple[EncodedMessage, ...]
     warnings: tuple[tuple[int | None, str, str], ...]
     last_block: int | None
+    # The walk's positions it covers: more than one where the message went
+    # out as several turns (`_turns.PieceView`).
+    turns: int = 1
 
     def replayed(self) -> Sequence[Any]:
         """The messages to append: a fresh copy, or the shared ones."""

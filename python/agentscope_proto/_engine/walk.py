@@ -133,9 +133,12 @@ class TurnCache:
         warned: Sequence[FormatWarning],
         last_block: int | None,
         promoted: bool,
+        turns: int = 1,
     ) -> None:
         """Keep the turn of `view` at `position` that made `out[start:]` (with
-        the warnings `warned`), if it is a function of its message alone."""
+        the warnings `warned`), if it is a function of its message alone
+        (`turns`: the positions it took, where the message went out as
+        several turns)."""
         cache = self._cache
         if cache is None:
             return
@@ -144,7 +147,9 @@ class TurnCache:
             and isinstance(view, CachedView)
             and view.key is not None
             and view.plain()
-            and self._store(cache, view.key, view.index, position, out, start, warned, last_block)
+            and self._store(
+                cache, view.key, view.index, position, out, start, warned, last_block, turns
+            )
         )
         if not kept:
             self.uncached += 1
@@ -159,6 +164,7 @@ class TurnCache:
         start: int,
         warned: Sequence[FormatWarning],
         last_block: int | None,
+        turns: int,
     ) -> bool:
         """Cache the turn that made `out[start:]`; whether it could be.
 
@@ -188,7 +194,7 @@ class TurnCache:
                 # Not plain data (or nested past marshal's depth limit): the
                 # message is simply formatted again next time.
                 return True
-            record = TurnRecord(blob, tuple(relative), last_block)
+            record = TurnRecord(blob, tuple(relative), last_block, turns)
             cache.put(key, record, key_bytes(key) + len(blob))
             return True
         encoded = encoded_turn(out[start:])
@@ -197,7 +203,7 @@ class TurnCache:
         out[start:] = encoded
         # The key's bytes, the JSON, and the dicts (about twice their JSON).
         size = len(content[-1]) + 3 * sum(len(message.json) for message in encoded)
-        cache.put(key, TurnRecord(encoded, tuple(relative), last_block), size)
+        cache.put(key, TurnRecord(encoded, tuple(relative), last_block, turns), size)
         return True
 
     def keep_walk(

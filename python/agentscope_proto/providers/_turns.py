@@ -19,13 +19,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._engine.entries import TurnRecord
 from .._engine.views import MsgView
+from .._engine.walk import TurnCache
 from ..errors import FormatError, UnsupportedMediaError
 from ..message._sniff import inline_media_type
 from ._context import FormatContext
 
 __all__ = [
     "Handler",
+    "PieceView",
     "Screen",
     "Turn",
     "TurnTable",
@@ -106,6 +109,30 @@ class TurnTable:
     screened_kinds: frozenset[str] = frozenset()
 
 
+@dataclass(slots=True)
+class PieceView(MsgView):
+    """One of the turns `agent_turns` made of one message (`origin`), its
+    `part`th of `parts`: a cache keeps the turns of all the parts as the
+    message's one record."""
+
+    origin: MsgView | None = None
+    part: int = 0
+    parts: int = 1
+
+
+@dataclass(slots=True)
+class _Parts:
+    """The walk over the parts of one message so far (with a cache): where
+    its output and warnings start, its position, its last block handed a
+    handler (as a `content[i]` of the message), and whether it may be kept."""
+
+    start: int
+    warned: int
+    position: int
+    last: int | None = None
+    keepable: bool = True
+
+
 def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) -> list[Block]:
     """Walk `msgs`: each block to its handler, then `table.finish(turn)`
     assembles the turn's API message into `turn.out`. Promoted messages are formatted right
@@ -132,20 +159,20 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
     model = ctx.model
     # A work stack, next message on top.
     pending = list(reversed(msgs))
+    parts: _Parts | None = None
     while pending:
         msg = pending.pop()
         if cached is not None:
-            record = cached.find(msg, position)
-            if record is not None:
-                # Do what the cached turn did (its messages, warnings and `ctx.at`).
-                out.extend(record.replayed())
-                for block_index, block_type, text in record.warnings:
-                    ctx.warn(msg, block_index, block_type, text)
-                if record.last_block is not None:
-                    # `ctx.at(msg, ...)`, inline: this runs for every cached turn.
-                    ctx.at_message, ctx.at_block = msg.index, record.last_block
-                    ctx.at_paths = msg.paths
-                position += 1
+            whole, turns_of = msg, 1
+            if isinstance(msg, PieceView) and not msg.part and msg.origin is not None:
+                whole, turns_of = msg.origin, msg.parts
+            record = cached.find(whole, position)
+            if record is not None and record.turns == turns_of:
+                if whole is not msg:
+                    # Its other parts are next on the stack: the record made them too.
+                    del pending[len(pending) - record.turns + 1 :]
+                _replay(record, whole, ctx, out)
+                position += record.turns
                 continue
         start, warned = len(out), len(ctx.warnings)
         turn = Turn(msg, ctx, out, position)
@@ -175,12 +202,65 @@ def format_turns(msgs: Sequence[MsgView], ctx: FormatContext, table: TurnTable) 
         finish(turn)
         if cached is not None:
             promoted = bool(turn.promoted)
-            cached.keep(msg, position, out, start, ctx.warnings[warned:], last, promoted)
+            if isinstance(msg, PieceView):
+                parts = _walked_part(cached, msg, parts, (start, warned, position), last, ctx)
+                parts.keepable = parts.keepable and not promoted
+                if msg.part == msg.parts - 1:
+                    _keep_parts(cached, msg, parts, out, ctx)
+            else:
+                cached.keep(msg, position, out, start, ctx.warnings[warned:], last, promoted)
         pending.extend(turn.promoted)
         position += 1
     if turns is not None:
         turns.walked = position
     return out
+
+
+def _replay(record: TurnRecord, msg: MsgView, ctx: FormatContext, out: list[Block]) -> None:
+    """Do what the cached turn(s) of `msg` did: its messages, warnings and `ctx.at`."""
+    out.extend(record.replayed())
+    for block_index, block_type, text in record.warnings:
+        ctx.warn(msg, block_index, block_type, text)
+    if record.last_block is not None:
+        # `ctx.at(msg, ...)`, inline: this runs for every cached turn.
+        ctx.at_message, ctx.at_block = msg.index, record.last_block
+        ctx.at_paths = msg.paths
+
+
+def _walked_part(
+    cached: TurnCache,
+    piece: PieceView,
+    parts: _Parts | None,
+    began: tuple[int, int, int],
+    last: int | None,
+    ctx: FormatContext,
+) -> _Parts:
+    """The walk over `piece`'s message after `piece` (`began`: where its
+    turn's output and warnings started, and its position)."""
+    if not piece.part or parts is None:
+        parts = _Parts(*began)
+    if last is not None:
+        place = piece.paths[last] if piece.paths is not None else f"content[{last}]"
+        number = place[len("content[") : -1] if place.startswith("content[") else ""
+        if number.isdigit():
+            parts.last = int(number)
+        else:
+            # A block inside another (a hint's part): `ctx.at` is the part's.
+            parts.keepable = False
+    return parts
+
+
+def _keep_parts(
+    cached: TurnCache, piece: PieceView, parts: _Parts, out: list[Block], ctx: FormatContext
+) -> None:
+    """Keep the turns of `piece`'s message (its last part just walked) as
+    its one record, when each part's turn was a function of the message."""
+    origin = piece.origin
+    if origin is None or not parts.keepable:
+        cached.uncached += 1
+        return
+    warned = ctx.warnings[parts.warned :]
+    cached.keep(origin, parts.position, out, parts.start, warned, parts.last, False, piece.parts)
 
 
 def tool_result_to_text(
@@ -348,7 +428,13 @@ def agent_turns(msgs: list[MsgView], provider: str, documents: frozenset[str]) -
             and len(pieces[0].content) == len(content)
             and all(mine is theirs for mine, theirs in zip(pieces[0].content, content, strict=True))
         )
-        out.extend([msg] if whole else pieces)
+        if whole:
+            out.append(msg)
+            continue
+        out += [
+            PieceView(p.name, p.role, p.content, p.index, p.paths, msg, part, len(pieces))
+            for part, p in enumerate(pieces)
+        ]
     return out
 
 
