@@ -179,7 +179,9 @@ def run_corpus(corpus: str, budget: Budget, loop: asyncio.AbstractEventLoop) -> 
         try:
             row.update(_checked(provider, formatter, ours, theirs, loop))
         except Exception as exc:
-            rows.append({**row, "error": f"{type(exc).__name__}: {exc}"})
+            # xai-sdk missing: `make .venv-as2/.bench-installed` installs it.
+            hint = " (make .venv-as2/.bench-installed)" if isinstance(exc, ImportError) else ""
+            rows.append({**row, "error": f"{type(exc).__name__}: {exc}{hint}"})
             continue
         if formatter is not None:
 

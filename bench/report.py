@@ -612,7 +612,8 @@ def loop_as2_section(loop: dict[str, Any]) -> str:
         )
     return (
         f"Measured {loop['started']} (load average before, then after: {loop['load']}); "
-        f"AgentScope {loop['versions']['agentscope']}, xai-sdk {loop['versions']['xai-sdk']}. "
+        f"AgentScope {loop['versions']['agentscope']}, "
+        f"xai-sdk {loop['versions']['xai-sdk'] or 'not installed'}. "
         "Times are for the whole loop.\n\n" + "\n\n".join(parts)
     )
 
