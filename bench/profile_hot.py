@@ -20,7 +20,7 @@ from _common import load_corpus, parse_args, quiet_logging, write_json
 from bench_parse import _cases, _our_options
 from pyinstrument import Profiler
 
-from agentscope_proto import from_dict, to_dict
+from agentscope_proto import Conversation, from_dict, to_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto.formatting import format as proto_format
 from agentscope_proto.parsing import StreamParser, parse
@@ -112,6 +112,20 @@ def workloads() -> dict[str, tuple[str, Callable[[], Any]]]:
     }
     responses = [c for c in _cases("openai") if not c["stream"]]
 
+    # The agent loop of bench_loop_as2.py: the history in AgentScope 2.x's shape.
+    tools_as2 = [
+        from_dict(to_dict(m, dialect="agentscope2"), dialect="agentscope2") for m in tools_msgs
+    ]
+
+    def conversation(provider: str) -> Callable[[], None]:
+        def run() -> None:
+            history = Conversation(provider)
+            for msg in tools_as2:
+                history.append(msg)
+                history.format_json()
+
+        return run
+
     servicer = FormatterServicer(ServerConfig())
     loop = asyncio.new_event_loop()
     raw_request = request.SerializeToString()
@@ -164,6 +178,12 @@ def workloads() -> dict[str, tuple[str, Callable[[], Any]]]:
             "FormatterServicer.Format on the agent loop's last turn (tools_200, openai), "
             "decoding included, gRPC left out",
             handler(raw_last_turn),
+        ),
+        "conversation_moonshot_tools_200_as2": (
+            "Conversation('moonshot') grown over tools_200 in AgentScope 2.x's shape, "
+            "format_json() after every message (provider fidelity; the loop of "
+            "bench_loop_as2.py)",
+            conversation("moonshot"),
         ),
         "parse_openai": ("parse('openai', ...) over the golden responses", parse_openai),
         "stream_openai": ("StreamParser('openai') over the golden streams", stream("openai")),

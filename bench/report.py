@@ -21,7 +21,8 @@ TARGETS = {
     "format": 1.0,
     "format_provider": 0.7,
     "parse": 2.0,
-    # Issue 14: the agent loop, ours (with its cache) vs AgentScope, every provider.
+    # Issue 14: the agent loop, ours (with its cache) vs AgentScope, every provider
+    # (issue 24: the providers 1.0.21 lacks too, vs AgentScope 2.x's formatters).
     "loop": 3.0,
     # Issue 14: Format RPC / Echo at concurrency 16, cold requests and agent loop.
     "echo_cold": 0.50,
@@ -158,6 +159,9 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
         rows.append(_loop_target(loop, loop["rows"], loop["corpus"], loop["turns"]))
         for history in loop.get("histories", []):
             rows.append(_loop_target(loop, history["rows"], history["corpus"], history["turns"]))
+    loop_as2 = results.get("loop_as2")
+    if loop_as2:
+        rows += [_loop_as2_target(loop_as2, history) for history in loop_as2["histories"]]
     parse = results.get("parse")
     if parse:
         for kind, label in (("parse", "`parse()`"), ("stream", "`StreamParser`")):
@@ -386,7 +390,7 @@ def _loop_target(
     as_dicts = {
         r["provider"]: r["agentscope"] / r["conversation"] for r in timed if "conversation" in r
     }
-    label = f"Agent loop (`{corpus}`, {turns} turns) vs AgentScope, every provider"
+    label = f"Agent loop (`{corpus}`, {turns} turns) vs AgentScope 1.0.21, every provider it has"
     if "started" in loop:
         label += f" (measured {loop['started']})"
     if incremental and len(incremental) == len(timed):
@@ -424,6 +428,38 @@ def _loop_target(
         f"({loop['cache']}); without a cache: {_x(min(plain.values()))} – "
         f"{_x(max(plain.values()))}, geomean {_x(_geomean(list(plain.values())))}",
         _status(False, "nothing incremental to measure yet"),
+    ]
+
+
+def _loop_as2_target(loop: dict[str, Any], history: dict[str, Any]) -> list[str]:
+    """The target row of one history of the agent loop against AgentScope 2.x's
+    formatters (the providers AgentScope 1.0.21 lacks)."""
+    timed = [r for r in history["rows"] if "agentscope2" in r]
+    incremental = {r["provider"]: r["agentscope2"] / r["conversation_json"] for r in timed}
+    plain = [r["agentscope2"] / r["ours"] for r in timed]
+    without = [r["provider"] for r in history["rows"] if "agentscope2_missing" in r]
+    failed = [r["provider"] for r in history["rows"] if "error" in r]
+    label = (
+        f"Agent loop (`{history['corpus']}`, {history['turns']} turns) vs AgentScope "
+        f"{loop['versions']['agentscope']}'s formatters, the providers 1.0.21 lacks "
+        f"(measured {loop['started']}); ours: `Conversation.format_json()`, provider fidelity"
+    )
+    measured = ", ".join(f"{p} {_x(v)}" for p, v in incremental.items())
+    if plain:
+        measured += f" (no cache: {_x(min(plain))} – {_x(max(plain))})"
+    if without:
+        measured += f"; no 2.x formatter: {', '.join(without)}"
+    if failed:
+        measured += f"; failed: {', '.join(failed)}"
+    good = sum(v >= TARGETS["loop"] for v in incremental.values())
+    return [
+        label,
+        f"≥ {TARGETS['loop']:.0f}×",
+        measured,
+        _status(
+            bool(incremental) and good == len(incremental) and not failed,
+            f"{good}/{len(incremental) + len(failed)} providers",
+        ),
     ]
 
 
@@ -513,6 +549,72 @@ def loop_section(loop: dict[str, Any], history: dict[str, Any] | None = None) ->
         + _table(header, rows)
         + "\n\n"
         + check
+    )
+
+
+def _counted(row: dict[str, Any]) -> str:
+    """API messages / tool calls / tool results of the whole history, ours vs 2.x."""
+    counts = row.get("counts", {})
+    theirs = counts.get("agentscope2")
+    ours = " / ".join(str(n) for n in counts.get("ours", []))
+    return f"{ours} vs {' / '.join(str(n) for n in theirs)}" if theirs else ours
+
+
+def loop_as2_section(loop: dict[str, Any]) -> str:
+    """The tables of the agent loop against AgentScope 2.x's formatters."""
+    parts = []
+    for history in loop["histories"]:
+        rows = []
+        problems = []
+        for r in history["rows"]:
+            if "error" in r:
+                problems.append(f"{r['provider']}: {r['error']}")
+                continue
+            theirs = "agentscope2" in r
+            row = [r["provider"], _ms(r["agentscope2"]) if theirs else "no formatter"]
+            row += [_ms(r["ours"]), _ms(r["conversation_json"])]
+            if theirs:
+                row += [
+                    _x(r["agentscope2"] / r["ours"]),
+                    f"**{_x(r['agentscope2'] / r['conversation_json'])}**",
+                    _counted(r),
+                    f"{r['prefixes_differing']} ({r['differing_open_calls']})",
+                ]
+            else:
+                row += ["–", "–", _counted(r), "–"]
+            rows.append(row)
+            if not r.get("same_input", True):
+                problems.append(f"{r['provider']}: the two sides' messages differ")
+            if r.get("conversation_same") is False:
+                problems.append(f"{r['provider']}: the Conversation's JSON and format()'s differ")
+        header = [
+            "provider",
+            "AgentScope 2.x ms",
+            "ours, `format()` ms",
+            "`Conversation.format_json()` ms",
+            "speedup, `format()`",
+            "speedup, `format_json()`",
+            "API messages / tool calls / tool results, ours vs 2.x",
+            "prefixes with another message count (ending on tool calls)",
+        ]
+        check = (
+            "Every prefix: both sides formatted it; the two sides' messages are the same "
+            "(ours written back equals 2.x's `model_dump`); the Conversation's JSON equals "
+            "`body_to_json(format(...))`."
+            if not problems
+            else "Problems: " + "; ".join(problems) + "."
+        )
+        parts.append(
+            f"Conversation `{history['corpus']}`, {history['turns']} turns.\n\n"
+            + _table(header, rows, "lrrrrrll")
+            + "\n\n"
+            + check
+        )
+    return (
+        f"Measured {loop['started']} (load average before, then after: {loop['load']}); "
+        f"AgentScope {loop['versions']['agentscope']}, "
+        f"xai-sdk {loop['versions']['xai-sdk'] or 'not installed'}. "
+        "Times are for the whole loop.\n\n" + "\n\n".join(parts)
     )
 
 
@@ -1214,6 +1316,27 @@ def write_report(results: dict[str, Any], out: Path, readme: Path | None = None)
         ]
         for history in results["loop"].get("histories", []):
             sections += ["", loop_section(results["loop"], history)]
+    if "loop_as2" in results:
+        sections += [
+            "",
+            "## 3c. Agent loop, the providers AgentScope 1.0.21 lacks, vs AgentScope 2.x",
+            "",
+            "The loop of 3b for the providers without a 1.0.21 formatter, against "
+            "AgentScope 2.x's own (`await <Provider>ChatFormatter().format(history)` every "
+            "turn, on 2.x `Msg`s), both sides on the same messages in 2.x's shape (the "
+            "corpus read with `from_dict` and written with `to_dict(..., "
+            'dialect="agentscope2")`; 2.x\'s side `Msg.model_validate` of those dicts, ours '
+            '`from_dict(..., dialect="agentscope2")`), ours in provider fidelity (these '
+            "providers' only one). The outputs are not comparable for equality: ours is the "
+            "body of the provider's own API, 2.x's is what 2.x sends (xAI: xai-sdk's "
+            "protobuf messages for its gRPC API; MiniMax: Anthropic's Messages shape, "
+            "where ours is MiniMax's Chat Completions), so the table counts what each side "
+            "produced instead. AgentScope's side stops at its objects (no JSON encoding "
+            "counted); `format_json()` gives the JSON bytes to send. See "
+            "`bench/bench_loop_as2.py`.",
+            "",
+            loop_as2_section(results["loop_as2"]),
+        ]
     if "parse" in results:
         sections += [
             "",

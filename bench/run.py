@@ -34,6 +34,7 @@ SECTIONS = (
     ("parse", "bench_parse.py", 600, None),
     ("service", "bench_service.py", 900, None),
     # AgentScope 2.x and the A2A SDK (`make bench` builds .venv-as2 first).
+    ("loop_as2", "bench_loop_as2.py", 300, ".venv-as2"),
     ("agents", "bench_agents.py", 450, ".venv-as2"),
     ("hub", "bench_hub.py", 300, ".venv-as2"),
     ("profile", "profile_hot.py", 300, None),
