@@ -280,6 +280,28 @@ class ProviderFidelity(Variant):
     def adapt(self, body: Block, note: Notes) -> None:
         """Adapt the (copied) parity body in place, noting each change."""
 
+    # Whether `adapt` is `pass_messages` over the body's message list, then
+    # `pass_rest` over the body, and the message list may be passed in runs
+    # cut before each message `cuts_before` names (the pass of one run reads
+    # no other): a caller formatting incrementally passes again only the run
+    # after the last cut (`Conversation`).
+    segmented: ClassVar[bool] = False
+
+    def cuts_before(self, message: Block) -> bool:
+        """Whether the message list may be cut before `message` (`segmented`)."""
+        return False
+
+    def pass_messages(self, messages: list[Block], note: Notes, start: int = 0) -> list[Block]:
+        """The pass over a run of the body's messages, `messages[start]` on
+        (the paths it notes): the run's messages as the API takes them
+        (`segmented`; changed in place, or left out)."""
+        raise NotImplementedError(f"{type(self).__name__} does not pass messages in runs")
+
+    def pass_rest(self, body: Block, note: Notes) -> None:
+        """The pass over the rest of a body whose messages `pass_messages`
+        passed (`segmented`): its tools and options, and whatever reads the
+        whole message list without changing a message in place."""
+
     def carry_over(self, body: Block, metadata: list[Any]) -> None:
         """Take into the body what the messages' metadata holds for the next
         request (what a provider-fidelity parse kept there): nothing here."""

@@ -45,11 +45,11 @@ from ..errors import ProviderError
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._adapt import Json, Notes, wrap_bare_tools
+from ._adapt import Json, Notes
 from ._parse import expect, loads_with_repair
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
 from ._turns import Turn, TurnTable, skipped_block
-from .openai import CHAT_OPTIONS, ChatCompletions, KeptChatCompletionStream, adapt_chat_messages
+from .openai import CHAT_OPTIONS, ChatCompletions, KeptChatCompletionStream
 
 __all__ = ["PROVIDER", "MiniMax"]
 
@@ -221,9 +221,10 @@ class MiniMax(ChatCompletions):
             kept = _json_object(answer) or kept
         return kept
 
-    def adapt(self, body: Block, note: Notes) -> None:
-        adapt_chat_messages(body, note, tool_name=False, parts=_PARTS)
-        wrap_bare_tools(body, note)
+    chat_parts = _PARTS
+
+    def pass_rest(self, body: Block, note: Notes) -> None:
+        super().pass_rest(body, note)
         _tool_choice(body, note)
         _response_format(body, note)
 

@@ -39,7 +39,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse
-from ._adapt import Notes, wrap_bare_tools
+from ._adapt import Notes
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
 from ._tools import tool_call
 from ._turns import Turn, TurnTable, skipped_block
@@ -48,7 +48,6 @@ from .openai import (
     CHAT_TOOL_MESSAGE,
     ChatCompletions,
     KeptChatCompletionStream,
-    adapt_chat_messages,
 )
 
 __all__ = ["PROVIDER", "Moonshot"]
@@ -117,7 +116,8 @@ def _partial(messages: list[Any]) -> None:
         and not last.get("tool_calls")
         and _has_text(last.get("content"))
     ):
-        last["partial"] = True
+        # A copy: the message may be one an incremental caller keeps.
+        messages[-1] = {**last, "partial": True}
 
 
 def _kimi_usage(usage: Any) -> Any:
@@ -156,9 +156,11 @@ class Moonshot(ChatCompletions):
     def parse(self, response: Block, options: ParseSettings) -> ParsedResponse:
         return super().parse(_normalised(response), options)
 
-    def adapt(self, body: Block, note: Notes) -> None:
-        adapt_chat_messages(body, note, tool_name=False, tool_message=_TOOL_MESSAGE, parts=_PARTS)
-        wrap_bare_tools(body, note)
+    chat_parts = _PARTS
+    chat_tool_message = _TOOL_MESSAGE
+
+    def pass_rest(self, body: Block, note: Notes) -> None:
+        super().pass_rest(body, note)
         _builtin_tools(body, note)
         messages = body.get("messages")
         if isinstance(messages, list):

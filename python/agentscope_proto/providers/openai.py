@@ -100,6 +100,7 @@ __all__ = [
     "KeptChatCompletionStream",
     "adapt_chat_messages",
     "audio_part",
+    "chat_message_pass",
     "history_media",
     "image_block_url",
     "image_url",
@@ -936,20 +937,37 @@ def adapt_chat_messages(
     tool_message: frozenset[str] = CHAT_TOOL_MESSAGE,
     parts: frozenset[str] = CHAT_PARTS,
 ) -> None:
-    """The Chat Completions pass over `messages`: parts each role takes, tool
-    calls answered by the tool messages after them, no empty messages.
+    """The Chat Completions pass over the body's `messages` (`chat_message_pass`)."""
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        body["messages"] = chat_message_pass(
+            messages, note, tool_name=tool_name, tool_message=tool_message, parts=parts
+        )
+
+
+def chat_message_pass(
+    messages: list[Json],
+    note: Notes,
+    *,
+    start: int = 0,
+    tool_name: bool,
+    tool_message: frozenset[str] = CHAT_TOOL_MESSAGE,
+    parts: frozenset[str] = CHAT_PARTS,
+) -> list[Json]:
+    """The Chat Completions pass over a message list, `messages[start]` on of
+    the body's (its paths): parts each role takes, tool calls answered by the
+    tool messages after them, no empty messages; the messages kept.
     `tool_name`: Ollama's shape (a tool message names its tool, calls are
     only their function). A family member whose API differs says so:
     `tool_message`, the keys a tool message keeps (`name` too, say);
     `parts`, the content part kinds it takes (any other of OpenAI's is
-    replaced by a text note)."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return
+    replaced by a text note). Without `tool_name`, a message's pass reads
+    only it and the tool messages right after it: the list may be passed in
+    runs cut before any other message (`ChatCompletions.cuts_before`)."""
     calls_by_id: dict[str, str] = {}
     kept = []
     for index, message in enumerate(messages):
-        path = f"messages[{index}]"
+        path = f"messages[{start + index}]"
         if not isinstance(message, dict):
             kept.append(message)
             continue
@@ -996,7 +1014,7 @@ def adapt_chat_messages(
             note(path, str(message.get("role")), "dropped a message left empty")
             continue
         kept.append(message)
-    body["messages"] = kept
+    return kept
 
 
 class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
@@ -1035,8 +1053,33 @@ class ChatCompletions(ProviderFidelity, ChatCompletionsParity):
                 extra = parsed
         return extra if options.structured_output else None
 
+    # The content part kinds its API takes, and the keys a tool message keeps
+    # (a family member whose API differs says so).
+    chat_parts: ClassVar[frozenset[str]] = CHAT_PARTS
+    chat_tool_message: ClassVar[frozenset[str]] = CHAT_TOOL_MESSAGE
+    segmented = True
+
     def adapt(self, body: Block, note: Notes) -> None:
-        adapt_chat_messages(body, note, tool_name=False)
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            body["messages"] = self.pass_messages(messages, note)
+        self.pass_rest(body, note)
+
+    def cuts_before(self, message: Block) -> bool:
+        # Tool messages answer the calls right before them.
+        return message.get("role") != "tool"
+
+    def pass_messages(self, messages: list[Block], note: Notes, start: int = 0) -> list[Block]:
+        return chat_message_pass(
+            messages,
+            note,
+            start=start,
+            tool_name=False,
+            tool_message=self.chat_tool_message,
+            parts=self.chat_parts,
+        )
+
+    def pass_rest(self, body: Block, note: Notes) -> None:
         wrap_bare_tools(body, note)
 
 

@@ -36,7 +36,6 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..errors import FormatError
 from ..options import ParseSettings
 from ..request import RequestFields
-from ._adapt import Notes, wrap_bare_tools
 from ._parse import expect
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
 from ._turns import Turn, TurnTable
@@ -45,7 +44,6 @@ from .openai import (
     CHAT_TOOL_MESSAGE,
     ChatCompletions,
     KeptChatCompletionStream,
-    adapt_chat_messages,
     audio_part,
     media_url,
 )
@@ -156,9 +154,8 @@ class Volcengine(ChatCompletions):
             _keep_encrypted(content, expect(encrypted, str, where))
         return kept
 
-    def adapt(self, body: Block, note: Notes) -> None:
-        adapt_chat_messages(body, note, tool_name=False, tool_message=_TOOL_MESSAGE, parts=_PARTS)
-        wrap_bare_tools(body, note)
+    chat_parts = _PARTS
+    chat_tool_message = _TOOL_MESSAGE
 
 
 # The SDK's `create`: `max_tokens` (and `max_completion_tokens`, in

@@ -35,7 +35,6 @@ from typing import Any
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_XAI
 from ..options import ParseSettings
 from ..results import ParsedResponse
-from ._adapt import Notes, wrap_bare_tools
 from ._parse import expect
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
 from ._turns import Turn, TurnTable, skipped_block
@@ -44,7 +43,6 @@ from .openai import (
     CHAT_REQUEST_FIELDS,
     ChatCompletions,
     KeptChatCompletionStream,
-    adapt_chat_messages,
 )
 
 __all__ = ["PROVIDER", "XAI"]
@@ -139,9 +137,7 @@ class XAI(ChatCompletions):
         result.metadata = _usage_metadata(response, "")
         return result
 
-    def adapt(self, body: Block, note: Notes) -> None:
-        adapt_chat_messages(body, note, tool_name=False, parts=_PARTS)
-        wrap_bare_tools(body, note)
+    chat_parts = _PARTS
 
 
 PROVIDER = Provider(

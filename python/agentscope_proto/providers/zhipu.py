@@ -38,10 +38,10 @@ from typing import Any
 
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_ZHIPU
 from ..request import RequestFields
-from ._adapt import Json, Notes, wrap_bare_tools
+from ._adapt import Json, Notes
 from ._provider import UNKNOWN_TO_AGENTSCOPE, Provider
 from ._turns import Handler, Turn, TurnTable, skipped_block, tool_result_handler
-from .openai import CHAT_OPTIONS, ChatCompletions, adapt_chat_messages
+from .openai import CHAT_OPTIONS, ChatCompletions
 
 __all__ = ["PROVIDER", "Zhipu"]
 
@@ -158,12 +158,15 @@ class Zhipu(ChatCompletions):
 
     turns = _TURNS
 
-    def adapt(self, body: Block, note: Notes) -> None:
-        adapt_chat_messages(body, note, tool_name=False, parts=_PARTS)
-        wrap_bare_tools(body, note)
-        messages = body.get("messages")
-        if isinstance(messages, list):
-            _string_content(messages)
+    chat_parts = _PARTS
+
+    def pass_messages(self, messages: list[Block], note: Notes, start: int = 0) -> list[Block]:
+        kept = super().pass_messages(messages, note, start)
+        _string_content(kept)
+        return kept
+
+    def pass_rest(self, body: Block, note: Notes) -> None:
+        super().pass_rest(body, note)
         _tool_choice(body, note)
         _response_format(body, note)
 
