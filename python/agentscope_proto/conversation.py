@@ -24,8 +24,9 @@ from __future__ import annotations
 import marshal
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ._engine.body import EncodedMessage, JsonRun, encoded_turn
 from ._engine.entries import WalkState, reads_media
@@ -47,7 +48,9 @@ from .formatting import (
 )
 from .options import FormatSettings
 from .providers import get_provider
+from .providers._adapt import Notes
 from .providers._context import FormatContext
+from .providers._provider import ProviderFidelity
 from .request import RequestParams, write_request
 from .results import copy_json
 
@@ -108,6 +111,50 @@ def _copies(messages: Iterable[_M]) -> list[_M]:
         copy.CopyFrom(message)
         copies.append(copy)
     return copies
+
+
+@dataclass(slots=True)
+class _PassedRuns:
+    """For a variant whose pass goes in runs (`ProviderFidelity.segmented`):
+    the pass's messages of the walk's first `cut` messages (`source`'s), with
+    their JSON from "[" on and the pass's warnings about them. Runs before a
+    cut are final: the pass of one reads no other."""
+
+    source: JsonRun
+    cut: int = 0
+    messages: list[EncodedMessage] = field(default_factory=list)
+    json: bytearray = field(default_factory=lambda: bytearray(b"["))
+    # Where the JSON of all the messages but the last ends.
+    before_last: int = 1
+    warnings: list[FormatWarning] = field(default_factory=list)
+
+    def body_messages(self, tail: list[dict[str, Any]]) -> JsonRun:
+        """The body's message list: the kept messages, then `tail`. Where
+        `tail` is empty, the last kept message stands outside the JSON run:
+        the rest of the pass may replace the body's last message."""
+        if tail or not self.messages:
+            messages = JsonRun(tuple(self.messages), self.json)
+        else:
+            messages = JsonRun(tuple(self.messages[:-1]), bytes(self.json[: self.before_last]))
+            tail = [self.messages[-1]]
+        messages += tail
+        return messages
+
+    def add(self, passed: list[dict[str, Any]], warnings: list[FormatWarning], cut: int) -> bool:
+        """Keep the passed messages of the run before `cut`; False where one
+        has JSON only the slow encoder writes (then nothing is kept)."""
+        encoded = encoded_turn(passed)
+        if encoded is None:
+            return False
+        for message in encoded:
+            self.before_last = len(self.json)
+            if len(self.json) > 1:
+                self.json += b","
+            self.json += message.json
+        self.messages += encoded
+        self.warnings += warnings
+        self.cut = cut
+        return True
 
 
 def _start() -> WalkState:
@@ -202,6 +249,10 @@ class Conversation:
         # marshal bytes (which tell 1 from True and 1.0): most come out of the
         # pass as they did the call before, and are not encoded again.
         self._json: dict[bytes, bytes] = {}
+        # The passed runs of the walk's messages, where the variant's pass goes
+        # in runs; None: not yet, or not possible for these messages.
+        self._runs: _PassedRuns | None = None
+        self._segmented = isinstance(self._variant, ProviderFidelity) and self._variant.segmented
         # The warnings logged so far (path, text): each is logged once, not on
         # every call that formats its message again.
         self._logged: set[tuple[str, str]] = set()
@@ -290,6 +341,8 @@ class Conversation:
         self._screened_count = self._screened_seen = 0
         self._metadata = []
         self._json = {}
+        self._runs = None
+        self._segmented = isinstance(self._variant, ProviderFidelity) and self._variant.segmented
 
     def format(self) -> FormattedBody:
         """`format(provider, messages, ...)` of the conversation, as dicts of
@@ -322,12 +375,12 @@ class Conversation:
         body = self._passed(self._variant.build_body(messages, tools, self._tool_choice, ctx), ctx)
         return FormattedBody(self._with_request(body), _copies(ctx.warnings), count)
 
-    def _copied(self, walk: WalkState) -> list[Any]:
-        """The walk's messages as fresh dicts."""
+    def _copied(self, walk: WalkState, start: int = 0) -> list[Any]:
+        """The walk's messages, `start` on, as fresh dicts."""
         copies = self._copies
         for message in walk.messages[len(copies) :]:
             copies.append(marshal.dumps(dict(message)))
-        return [marshal.loads(data) for data in copies]
+        return [marshal.loads(data) for data in copies[start:]]
 
     def _format_json(self) -> FormattedJson:
         """`format_json()`, under the lock."""
@@ -342,8 +395,11 @@ class Conversation:
             # The pass changes the body in place: it gets copies, not the walk's
             # messages (whose JSON is then written anew).
             tools = check_tools(copy_json(self._tools))
-            body = self._variant.build_body(self._copied(walk), tools, self._tool_choice, ctx)
-            body = self._encoded(self._passed(body, ctx))
+            passed = self._in_runs(walk, tools, ctx) if self._segmented else None
+            if passed is None:
+                body = self._variant.build_body(self._copied(walk), tools, self._tool_choice, ctx)
+                passed = self._passed(body, ctx)
+            body = self._encoded(passed)
         else:
             body = self._variant.build_body(run, self._tool_list, self._tool_choice, ctx)
         # The context's warnings are the walk's (shared, never handed out)
@@ -357,12 +413,58 @@ class Conversation:
         if not variant.body_pass:
             return body
         ctx.warnings.extend(self._screen(ctx.warnings))
+        return variant.pass_body(body, ctx.warnings, self._message_metadata())
+
+    def _message_metadata(self) -> list[Any]:
+        """Each message's metadata, read once per message (the list is the
+        conversation's own: `carry_over` only reads it)."""
         msgs = self._msgs
         known = len(self._metadata)
         if known < len(msgs):
-            # Earlier messages stand as empty ones, keeping the indexes in errors.
-            self._metadata += message_metadata([*([{}] * known), *msgs[known:]])[known:]
-        return variant.pass_body(body, ctx.warnings, list(self._metadata))
+            self._metadata += message_metadata(msgs[known:], known)
+        return self._metadata
+
+    def _in_runs(
+        self, walk: WalkState, tools: list[dict[str, Any]] | None, ctx: FormatContext
+    ) -> dict[str, Any] | None:
+        """`_passed` of the body, for a variant whose pass goes in runs: the
+        runs before the last cut passed once and kept with their JSON, the
+        last one passed again. None where a kept message would have JSON only
+        the slow encoder writes (the conversation then passes whole bodies)."""
+        variant = cast(ProviderFidelity, self._variant)
+        run = walk.messages
+        runs = self._runs
+        if runs is None or runs.source is not run or runs.cut > len(run):
+            runs = self._runs = _PassedRuns(run)
+        last = runs.cut
+        for index in range(len(run) - 1, last, -1):
+            if variant.cuts_before(run[index]):
+                last = index
+                break
+        cut = runs.cut
+        copies = self._copied(walk, cut)
+        if last > cut:
+            warnings: list[FormatWarning] = []
+            done = variant.pass_messages(copies[: last - cut], Notes(warnings), cut)
+            if not runs.add(done, warnings, last):
+                self._segmented = False
+                self._runs = None
+                return None
+        tail_warnings: list[FormatWarning] = []
+        tail = variant.pass_messages(copies[last - cut :], Notes(tail_warnings), last)
+        messages = runs.body_messages(tail)
+        body = variant.build_body(messages, tools, self._tool_choice, ctx)
+        ctx.warnings.extend(self._screen(ctx.warnings))
+        ctx.warnings += runs.warnings
+        ctx.warnings += tail_warnings
+        variant.pass_rest(body, Notes(ctx.warnings))
+        body = variant.settled(body, self._message_metadata())
+        # The messages after the run with their JSON, so that the body's list
+        # is written as one join.
+        fresh = encoded_turn(messages[messages.known :])
+        if fresh is not None:
+            messages[messages.known :] = fresh
+        return body
 
     def _encoded(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` with the dicts of its lists (its messages, its tools) as

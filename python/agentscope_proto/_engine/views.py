@@ -172,12 +172,12 @@ def message_from_input(msg: Msg | Mapping[str, Any], index: int) -> Msg:
     return msg
 
 
-def message_metadata(msgs: Sequence[Msg | Mapping[str, Any]]) -> list[Any]:
+def message_metadata(msgs: Sequence[Msg | Mapping[str, Any]], start: int = 0) -> list[Any]:
     """Each message's metadata (what a provider-fidelity parse kept there, such
     as Anthropic's container), None where it has none; the messages were
-    checked already."""
+    checked already (`msgs[0]` is the caller's `messages[start]`)."""
     found: list[Any] = []
-    for index, msg in enumerate(msgs):
+    for index, msg in enumerate(msgs, start):
         if type(msg) is not Msg:
             found.append(msg.get("metadata") if isinstance(msg, Mapping) else None)
         elif msg.metadata_json:

@@ -244,10 +244,11 @@ class Target:
         walked: Sequence[FormatWarning],
         views: Sequence[MsgView] = (),
         model: str | None = None,
+        start: int = 0,
     ) -> list[FormatWarning]:
-        """A warning for each key `screen` takes out of the messages' blocks
-        (in a request calling `model`) and each call id it replaces, at the
-        key's path in the caller's
+        """A warning for each key `screen` takes out of the blocks of
+        `msgs[start:]` (in a request calling `model`) and each call id it
+        replaces, at the key's path in the caller's
         messages; none for a block the walk warned about (`walked`: it
         dropped the block, and all it held). They come after the walk's own
         warnings, so that those stay AgentScope's, in order. `views` are the
@@ -256,7 +257,7 @@ class Target:
         fields."""
         found: list[FormatWarning] = []
         dropped: set[str] | None = None
-        for index, number, block in _candidates(msgs, self.ids, views):
+        for index, number, block in _candidates(msgs, self.ids, views, start):
             if dropped is None:
                 dropped = {warning.path for warning in walked}
             at = f"messages[{index}].content[{number}]"
@@ -314,14 +315,18 @@ def _foreign(block: Mapping[str, Any], target: str, model: str | None) -> list[s
 
 
 def _candidates(
-    msgs: Sequence[Msg | Mapping[str, Any]], ids: CallIds | None, views: Sequence[MsgView]
+    msgs: Sequence[Msg | Mapping[str, Any]],
+    ids: CallIds | None,
+    views: Sequence[MsgView],
+    start: int = 0,
 ) -> Iterator[tuple[int, int, Block]]:
     """The blocks `screen` may change (a signature, a cache marker or an
     issuer among their keys, a call id `ids` refuses), each with its message's
     and its own position, as dicts; every other block is passed over without
     being converted."""
     built = len(views) == len(msgs)
-    for index, msg in enumerate(msgs):
+    for index in range(start, len(msgs)):
+        msg = msgs[index]
         content: object
         if type(msg) is Msg or isinstance(msg, Msg):
             view = views[index] if built else None

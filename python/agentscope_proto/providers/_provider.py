@@ -256,10 +256,8 @@ class ProviderFidelity(Variant):
         model: str | None = None,
     ) -> list[Any]:
         if start:
-            # Earlier messages stand as empty ones, keeping the paths' indexes.
-            msgs = [*([{}] * start), *msgs[start:]]
             views = ()
-        return self.target.warnings(msgs, walked, views, model)
+        return self.target.warnings(msgs, walked, views, model, start)
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:
         """`body` (this provider's parity body) adapted so the provider accepts
@@ -270,6 +268,12 @@ class ProviderFidelity(Variant):
 
     def pass_body(self, body: Block, warnings: list[Any], metadata: list[Any]) -> Block:
         self.adapt(body, Notes(warnings))
+        return self.settled(body, metadata)
+
+    def settled(self, body: Block, metadata: list[Any]) -> Block:
+        """The passed body, checked (a body left without a message where the
+        API needs one is a `FormatError`) and with what the messages'
+        `metadata` carry over."""
         if self.conversation is not None and body.get(self.conversation) == []:
             raise FormatError(self.conversation, nothing_to_send(self.name))
         if metadata:
