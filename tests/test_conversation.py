@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentscope_proto import Conversation, FormatCache, FormattedJson, Msg, from_dict
+from agentscope_proto import Conversation, FormatCache, FormattedJson, Msg, from_dict, to_dict
 from agentscope_proto._log import warning_log_level
 from agentscope_proto.errors import AgentScopeProtoError, FormatError, MessageFormatError
 from agentscope_proto.formatting import body_to_json, format
@@ -697,3 +697,35 @@ def test_random_varied_histories_stay_incremental_and_equal_format(
     provider, fidelity = choice
     history = _grown_once(provider, msgs, _varied_case(fidelity))
     assert history._incremental
+
+
+_SEGMENTED = sorted(
+    name for name, p in PROVIDERS.items() if getattr(p.variants.get("provider"), "segmented", False)
+)
+
+
+def test_the_chat_completions_family_passes_in_runs() -> None:
+    assert set(_SEGMENTED) >= {"openai", "deepseek", "moonshot", "xai", "volcengine", "zhipu"}
+
+
+@pytest.mark.parametrize("shape", ["agentscope", "agentscope2"])
+@pytest.mark.parametrize("provider", _SEGMENTED)
+def test_a_long_history_is_passed_once_per_run(provider: str, shape: str) -> None:
+    """In provider fidelity, a pass that goes in runs passes each run before
+    the last cut once (they are kept with their JSON) and the last run again:
+    the body, its JSON and its warnings are format()'s on every turn."""
+    msgs = [from_dict(d) for d in bench_history("varied_200")]
+    if shape == "agentscope2":
+        msgs = [from_dict(to_dict(m, dialect=shape), dialect=shape) for m in msgs]
+    history = Conversation(provider, fidelity="provider")
+    for end, msg in enumerate(msgs, 1):
+        history.append(msg)
+        body = history.format_json()
+        if end % 50 == 0 or end == len(msgs):
+            expected = format(provider, msgs[:end], fidelity="provider")
+            assert body.body_json == body_to_json(expected), end
+            assert list(body.warnings) == list(expected.warnings), end
+    runs = history._runs
+    assert runs is not None and history._segmented
+    # Every message before the last run was passed once and kept.
+    assert len(history._walk.messages) - runs.cut <= 4
