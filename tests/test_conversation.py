@@ -726,6 +726,7 @@ def test_a_long_history_is_passed_once_per_run(provider: str, shape: str) -> Non
             assert body.body_json == body_to_json(expected), end
             assert list(body.warnings) == list(expected.warnings), end
     runs = history._runs
-    assert runs is not None and history._segmented
+    assert runs is not None
+    assert history._segmented
     # Every message before the last run was passed once and kept.
     assert len(history._walk.messages) - runs.cut <= 4
