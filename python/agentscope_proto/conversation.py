@@ -127,6 +127,9 @@ class _PassedRuns:
     # Where the JSON of all the messages but the last ends.
     before_last: int = 1
     warnings: list[FormatWarning] = field(default_factory=list)
+    # The last run passed after the cut (its first message and the end, its
+    # messages and warnings): the run the next cut keeps, when it ends there.
+    tail: tuple[int, int, tuple[EncodedMessage, ...], list[FormatWarning]] | None = None
 
     def body_messages(self, tail: list[dict[str, Any]]) -> JsonRun:
         """The body's message list: the kept messages, then `tail`. Where
@@ -140,12 +143,18 @@ class _PassedRuns:
         messages += tail
         return messages
 
-    def add(self, passed: list[dict[str, Any]], warnings: list[FormatWarning], cut: int) -> bool:
-        """Keep the passed messages of the run before `cut`; False where one
-        has JSON only the slow encoder writes (then nothing is kept)."""
-        encoded = encoded_turn(passed)
-        if encoded is None:
+    def reuse(self, cut: int) -> bool:
+        """Keep the last run passed after the cut, where it ends at `cut`."""
+        tail = self.tail
+        if tail is None or tail[0] != self.cut or tail[1] != cut:
             return False
+        self.add(tail[2], tail[3], cut)
+        return True
+
+    def add(
+        self, encoded: Sequence[EncodedMessage], warnings: list[FormatWarning], cut: int
+    ) -> None:
+        """Keep the passed messages of the run before `cut`."""
         for message in encoded:
             self.before_last = len(self.json)
             if len(self.json) > 1:
@@ -154,7 +163,6 @@ class _PassedRuns:
         self.messages += encoded
         self.warnings += warnings
         self.cut = cut
-        return True
 
 
 def _start() -> WalkState:
@@ -375,12 +383,12 @@ class Conversation:
         body = self._passed(self._variant.build_body(messages, tools, self._tool_choice, ctx), ctx)
         return FormattedBody(self._with_request(body), _copies(ctx.warnings), count)
 
-    def _copied(self, walk: WalkState, start: int = 0) -> list[Any]:
-        """The walk's messages, `start` on, as fresh dicts."""
+    def _copied(self, walk: WalkState, start: int = 0, end: int | None = None) -> list[Any]:
+        """The walk's messages `start` to `end` as fresh dicts."""
         copies = self._copies
         for message in walk.messages[len(copies) :]:
             copies.append(marshal.dumps(dict(message)))
-        return [marshal.loads(data) for data in copies[start:]]
+        return [marshal.loads(data) for data in copies[start:end]]
 
     def _format_json(self) -> FormattedJson:
         """`format_json()`, under the lock."""
@@ -442,16 +450,23 @@ class Conversation:
                 last = index
                 break
         cut = runs.cut
-        copies = self._copied(walk, cut)
-        if last > cut:
+        if last > cut and not runs.reuse(last):
             warnings: list[FormatWarning] = []
-            done = variant.pass_messages(copies[: last - cut], Notes(warnings), cut)
-            if not runs.add(done, warnings, last):
+            done = variant.pass_messages(self._copied(walk, cut, last), Notes(warnings), cut)
+            encoded = encoded_turn(done)
+            if encoded is None:
                 self._segmented = False
                 self._runs = None
                 return None
+            runs.add(encoded, warnings, last)
         tail_warnings: list[FormatWarning] = []
-        tail = variant.pass_messages(copies[last - cut :], Notes(tail_warnings), last)
+        tail = variant.pass_messages(self._copied(walk, last), Notes(tail_warnings), last)
+        # With their JSON before the rest of the pass (the run the next cut
+        # keeps is these messages, whatever the rest does to the last one).
+        encoded_tail = encoded_turn(tail)
+        if encoded_tail is not None:
+            runs.tail = (last, len(run), encoded_tail, tail_warnings)
+            tail = list(encoded_tail)
         messages = runs.body_messages(tail)
         body = variant.build_body(messages, tools, self._tool_choice, ctx)
         ctx.warnings.extend(self._screen(ctx.warnings))
@@ -459,11 +474,13 @@ class Conversation:
         ctx.warnings += tail_warnings
         variant.pass_rest(body, Notes(ctx.warnings))
         body = variant.settled(body, self._message_metadata())
-        # The messages after the run with their JSON, so that the body's list
-        # is written as one join.
-        fresh = encoded_turn(messages[messages.known :])
-        if fresh is not None:
-            messages[messages.known :] = fresh
+        # A message the rest of the pass replaced, with its JSON: the body's
+        # list is then written as one join.
+        for index in range(messages.known, len(messages)):
+            if type(messages[index]) is dict:
+                replaced = encoded_turn([messages[index]])
+                if replaced is not None:
+                    messages[index] = replaced[0]
         return body
 
     def _encoded(self, body: dict[str, Any]) -> dict[str, Any]:
