@@ -30,7 +30,7 @@ from typing import Any, TypeVar, cast
 
 from ._engine.body import EncodedMessage, JsonRun, encoded_turn
 from ._engine.entries import WalkState, reads_media
-from ._engine.views import build_view, message_from_input, message_metadata
+from ._engine.views import MsgView, build_view, message_from_input, message_metadata
 from ._engine.walk import TurnCache
 from ._generated.agentscope.formatter.v1.formatter_service_pb2 import FormatWarning
 from ._generated.agentscope.message.v1.message_pb2 import Msg
@@ -243,6 +243,8 @@ class Conversation:
         self._walked_count = 0
         # The walk's messages as marshal bytes, made when `format()` first needs them.
         self._copies: list[bytes] = []
+        # The views of the messages the last walk added, from the first's index.
+        self._fresh_views: tuple[int, list[MsgView]] = (0, [])
         # Tool-result media the walk "saved" (AgentScope's temp files): a later
         # turn may cite and read one back, as within one `format()` call.
         self._saved: dict[str, bytes] = {}
@@ -343,6 +345,7 @@ class Conversation:
         self._walk = _start()
         self._walked_count = 0
         self._copies = []
+        self._fresh_views = (0, [])
         self._saved = {}
         self._incremental = self._chat
         self._screened = []
@@ -384,7 +387,8 @@ class Conversation:
         return FormattedBody(self._with_request(body), _copies(ctx.warnings), count)
 
     def _copied(self, walk: WalkState, start: int = 0, end: int | None = None) -> list[Any]:
-        """The walk's messages `start` to `end` as fresh dicts."""
+        """The walk's messages `start` to `end` as fresh dicts (a variant that
+        passes over the body has them kept as marshal bytes by the walk)."""
         copies = self._copies
         for message in walk.messages[len(copies) :]:
             copies.append(marshal.dumps(dict(message)))
@@ -528,7 +532,11 @@ class Conversation:
         if start < self._screened_count:
             self._screened = [w for w in self._screened if (_message_index(w.path) or 0) < start]
         if start < len(msgs):
-            self._screened += variant.screened(msgs, seen, start, model=self._model)
+            first, fresh = self._fresh_views
+            # The walk's views of the new messages, by position (their blocks
+            # are dicts already); none for the messages before them.
+            views = [None] * first + fresh if first + len(fresh) == len(msgs) else []
+            self._screened += variant.screened(msgs, seen, start, views, model=self._model)
         self._screened_count, self._screened_seen = len(msgs), len(seen)
         return self._screened
 
@@ -567,6 +575,8 @@ class Conversation:
             ctx.at_message, ctx.at_block = walk.at_message, walk.at_block
             return walk, ctx
         views = [build_view(msg, index) for index, msg in enumerate(msgs[start:], start)]
+        # The screen reads the new messages' blocks there (`_screen`).
+        self._fresh_views = (start, views)
         # Per message (AgentScope 2.x's messages as the provider's turns).
         views = self._variant.arrange(views)
         if self._io and any(reads_media(view.content) for view in views):
@@ -579,11 +589,15 @@ class Conversation:
             settings=self._settings, model=self._model, turns=turns, saved_media=dict(self._saved)
         )
         run = walk.messages
-        known = run.known
+        known = len(run)
+        # A variant that passes over the body writes it from its own copies:
+        # the walk's messages need no JSON.
+        passing = self._variant.body_pass
         try:
             # The walk appends the new messages to the run itself.
             self._variant.format_messages(views, ctx, multi_agent=False)
-            fresh = encoded_turn(run[known:])
+            made = run[known:]
+            fresh = made if passing else encoded_turn(made)
         finally:
             # Taken back out: they go in below as `EncodedMessage`s, or not at all.
             del run[known:]
@@ -593,13 +607,17 @@ class Conversation:
             # every time.
             self._incremental = False
             return None
-        json = run.json
-        for message in fresh:
-            if len(json) > 1:
-                json += b","
-            json += message.json
-        run.extend(fresh)
-        run.known = len(run)
+        if passing:
+            run.extend(fresh)
+            self._copies += [marshal.dumps(message) for message in fresh]
+        else:
+            json = run.json
+            for message in fresh:
+                if len(json) > 1:
+                    json += b","
+                json += message.json
+            run.extend(fresh)
+            run.known = len(run)
         walk = WalkState(run, tuple(ctx.warnings), turns.walked, ctx.at_message, ctx.at_block)
         self._walk, self._walked_count, self._saved = walk, len(msgs), ctx.saved_media
         return walk, ctx

@@ -242,7 +242,7 @@ class Target:
         self,
         msgs: Sequence[Msg | Mapping[str, Any]],
         walked: Sequence[FormatWarning],
-        views: Sequence[MsgView] = (),
+        views: Sequence[MsgView | None] = (),
         model: str | None = None,
         start: int = 0,
     ) -> list[FormatWarning]:
@@ -317,7 +317,7 @@ def _foreign(block: Mapping[str, Any], target: str, model: str | None) -> list[s
 def _candidates(
     msgs: Sequence[Msg | Mapping[str, Any]],
     ids: CallIds | None,
-    views: Sequence[MsgView],
+    views: Sequence[MsgView | None],
     start: int = 0,
 ) -> Iterator[tuple[int, int, Block]]:
     """The blocks `screen` may change (a signature, a cache marker or an

@@ -136,7 +136,7 @@ class Variant(ABC):
         msgs: Sequence[Msg | Mapping[str, Any]],
         walked: Sequence[Any],
         start: int = 0,
-        views: Sequence[MsgView] = (),
+        views: Sequence[MsgView | None] = (),
         model: str | None = None,
     ) -> list[Any]:
         """The warnings `finalize` adds about `msgs[start:]` before its pass
@@ -252,11 +252,9 @@ class ProviderFidelity(Variant):
         msgs: Sequence[Msg | Mapping[str, Any]],
         walked: Sequence[Any],
         start: int = 0,
-        views: Sequence[MsgView] = (),
+        views: Sequence[MsgView | None] = (),
         model: str | None = None,
     ) -> list[Any]:
-        if start:
-            views = ()
         return self.target.warnings(msgs, walked, views, model, start)
 
     def adapted(self, body: Block, warnings: list[Any], metadata: list[Any] | None = None) -> Block:
