@@ -166,3 +166,19 @@ def test_invalid_base64_in_a_document_is_refused() -> None:
     with pytest.raises(FormatError) as caught:
         format("anthropic", [msg], fidelity="provider")
     assert caught.value.path == "messages[0].content[0].source.data"
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_the_bookkeeping_of_2x_blocks_is_never_content(provider: str) -> None:
+    """AgentScope 2.x gives every block an id and its times, which its own
+    formatters never send: in provider fidelity they are left out of every
+    content block (a tool result's items too) without a warning, and a call
+    keeps its id."""
+    body = format(provider, AGENTSCOPE2_TOOL_LOOP, fidelity="provider", request=REQUESTS[provider])
+    text = repr(dict(body))
+    assert "created_at" not in text
+    assert "gen-id-" not in text  # the blocks' ids
+    assert "toolu_01" in text or provider in ("gemini", "ollama")
+    books = [w for w in body.warnings if w.path.endswith((".id", ".created_at", ".finished_at"))]
+    # Ollama's calls carry no id at all (its API has none): that one is a call id.
+    assert [w.path for w in books if ".tool_calls[" not in w.path] == []

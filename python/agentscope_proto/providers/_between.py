@@ -26,6 +26,11 @@ itself is left to the target's formatter.
 Cache markers. A block's `cache_control` (its TTL included) goes as it is to
 a target that takes them (Claude), and out of the block for any other.
 
+Bookkeeping. AgentScope 2.x gives every block an `id` and its times
+(`created_at`, `finished_at`), which its own formatters never send: they are
+left out of every content block without a word (`BOOKKEEPING`); a tool call's
+and its result's `id` is the call id, and stays.
+
 Tool-call ids. A call id must suit the target's API (`CallIds`): Claude takes
 `^[a-zA-Z0-9_-]+$`, Chat Completions at most 40 characters, Responses at most
 64, and AgentScope names a Gemini call after its base64 thought signature. An
@@ -50,6 +55,7 @@ from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, Msg
 from ..message._codec import block_to_dict
 
 __all__ = [
+    "BOOKKEEPING",
     "PORTABLE_IDS",
     "SCREENED_KEYS",
     "SIGNED",
@@ -215,8 +221,16 @@ class Target:
         another provider's or model's signatures, and cache markers where it
         takes none, taken out; a call id it would refuse replaced. The block
         is never changed: a changed one is a copy. Silent: `warnings` says
-        what changed."""
+        what changed (but for 2.x's bookkeeping, which is never content)."""
         kind = block.get("type")
+        if kind in _KEPT_BOOKS and not block.keys().isdisjoint(BOOKKEEPING):
+            block = _without_books(block)
+        elif kind == "tool_result":
+            output = block.get("output")
+            if type(output) is list and any(
+                type(item) is dict and not item.keys().isdisjoint(BOOKKEEPING) for item in output
+            ):
+                block = {**block, "output": [_without_books(item) for item in output]}
         if block.keys().isdisjoint(SCREENED_KEYS):
             # The common case: no signature, cache marker or issuer; at most
             # a call id to check.
@@ -293,6 +307,10 @@ class Target:
 
 _CACHE = "cache_control"
 _CALL_KINDS = frozenset({"tool_use", "tool_result"})
+# AgentScope 2.x's bookkeeping of a block, and the content kinds it is left out
+# of (a call's `id` is its call id; a provider's own block keeps what it holds).
+BOOKKEEPING = frozenset({"id", "created_at", "finished_at"})
+_KEPT_BOOKS = frozenset({"text", "thinking", "image", "audio", "video", "data", "hint"})
 # What a parse recorded about the issuer: never sent.
 _ISSUER_KEYS = (SIGNED_BY, SIGNED_MODEL)
 # Every block key `screen` may take out: a block with none of them (and no call
@@ -300,6 +318,13 @@ _ISSUER_KEYS = (SIGNED_BY, SIGNED_MODEL)
 SCREENED_KEYS = frozenset(
     {_CACHE, *_ISSUER_KEYS, *(key for keys in SIGNED.values() for key in keys)}
 )
+
+
+def _without_books(item: Any) -> Any:
+    """A content block (a tool result's item too) without 2.x's bookkeeping."""
+    if type(item) is not dict or item.get("type") not in _KEPT_BOOKS:
+        return item
+    return {key: value for key, value in item.items() if key not in BOOKKEEPING}
 
 
 def _foreign(block: Mapping[str, Any], target: str, model: str | None) -> list[str]:

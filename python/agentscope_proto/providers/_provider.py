@@ -26,7 +26,7 @@ from ..options import ParseSettings
 from ..request import RequestFields
 from ..results import ParsedResponse, copy_json
 from ._adapt import Notes
-from ._between import PORTABLE_IDS, SCREENED_KEYS, CallIds, Target, sign
+from ._between import BOOKKEEPING, PORTABLE_IDS, SCREENED_KEYS, CallIds, Target, sign
 from ._context import FormatContext
 from ._turns import TurnTable, agent_turns
 
@@ -220,7 +220,7 @@ class ProviderFidelity(Variant):
         self.turns = dataclasses.replace(
             self.turns,
             screen=self.target.screen,
-            screened_keys=SCREENED_KEYS,
+            screened_keys=SCREENED_KEYS | BOOKKEEPING,
             screened_kinds=self.target.screened_kinds,
         )
 
