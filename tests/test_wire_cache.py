@@ -393,3 +393,72 @@ def test_a_hint_of_parts_is_formatted_again_each_time(provider: str) -> None:
     wire = _wired([*msgs, msgs[0]])
     assert resume_point(cache, scope, wire) is not None
     assert wire.skipped == 3  # messages[3] holds the hint of parts
+
+
+_IN_RUNS = sorted(
+    name for name, p in PROVIDERS.items() if getattr(p.variants.get("provider"), "segmented", False)
+)
+
+
+@pytest.mark.parametrize("bound", [None, 40_000])
+@pytest.mark.parametrize("provider", _IN_RUNS)
+def test_the_pass_in_runs_is_kept_beside_the_walk(provider: str, bound: int | None) -> None:
+    """Provider fidelity's pass in runs on the server: each request takes
+    the runs the last one passed (and the screen's warnings about its
+    messages) and passes only what follows; the body, its JSON and its
+    warnings are the uncached call's, also when the cache, bounded, forgets
+    turns and runs between requests (a turn made again is a new object: the
+    runs kept no longer cover the walk, and are passed again)."""
+    from agentscope_proto._engine.entries import runs_key
+    from agentscope_proto.providers._runs import PassedRuns
+
+    msgs = [from_dict(d) for d in bench_history("varied_20")]
+    msgs += [from_dict(m) for m in AGENTSCOPE2_TOOL_LOOP]
+    cache = FormatCache() if bound is None else FormatCache(max_bytes=bound)
+    for end in range(1, len(msgs) + 1):
+        try:
+            expected = format(provider, msgs[:end], fidelity="provider")
+        except Exception as exc:  # a system prompt alone, for an API that needs a message
+            with pytest.raises(type(exc)):
+                format(
+                    provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]), fidelity="provider"
+                )
+            continue
+        body = format(
+            provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]), fidelity="provider"
+        )
+        assert body_to_json(body) == body_to_json(expected), end
+        assert list(body.warnings) == list(expected.warnings), end
+    if bound is None:
+        scope = settings_scope(cache, provider, FormatSettings(fidelity="provider"))
+        wire = _wired(msgs)
+        assert wire.first is not None
+        runs = cache.get(runs_key(scope, wire.first))
+        assert isinstance(runs, PassedRuns)
+        assert runs.cut > 0
+        assert runs.screen is not None
+        assert runs.screen[0] == len(msgs)
+
+
+@pytest.mark.parametrize("provider", ["moonshot", "openai"])
+def test_runs_of_one_conversation_never_serve_another(provider: str) -> None:
+    """Two conversations that start with the same message (its bytes: the
+    key the runs are kept under) and then differ, requested in turn through
+    one cache: each body and its warnings are its own uncached ones."""
+    base = [from_dict(d) for d in _conversation()]
+    # The other's question carries a cache marker: a screen warning base has not.
+    asked = {
+        "name": "Jarvis",
+        "role": "user",
+        "content": [{"type": "text", "text": "Weather?", "cache_control": {"type": "ephemeral"}}],
+    }
+    other = [base[0], from_dict(asked), *(from_dict(d) for d in _conversation()[2:])]
+    cache = FormatCache()
+    for end in range(2, len(base) + 1):
+        for msgs in (base, other):
+            expected = format(provider, msgs[:end], fidelity="provider")
+            body = format(
+                provider, msgs[:end], cache=cache, _wire=_wired(msgs[:end]), fidelity="provider"
+            )
+            assert body_to_json(body) == body_to_json(expected), end
+            assert list(body.warnings) == list(expected.warnings), end

@@ -24,7 +24,6 @@ from __future__ import annotations
 import marshal
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -48,9 +47,9 @@ from .formatting import (
 )
 from .options import FormatSettings
 from .providers import get_provider
-from .providers._adapt import Notes
 from .providers._context import FormatContext
 from .providers._provider import ProviderFidelity
+from .providers._runs import PassedRuns, body_in_runs
 from .request import RequestParams, write_request
 from .results import copy_json
 
@@ -111,58 +110,6 @@ def _copies(messages: Iterable[_M]) -> list[_M]:
         copy.CopyFrom(message)
         copies.append(copy)
     return copies
-
-
-@dataclass(slots=True)
-class _PassedRuns:
-    """For a variant whose pass goes in runs (`ProviderFidelity.segmented`):
-    the pass's messages of the walk's first `cut` messages (`source`'s), with
-    their JSON from "[" on and the pass's warnings about them. Runs before a
-    cut are final: the pass of one reads no other."""
-
-    source: JsonRun
-    cut: int = 0
-    messages: list[EncodedMessage] = field(default_factory=list)
-    json: bytearray = field(default_factory=lambda: bytearray(b"["))
-    # Where the JSON of all the messages but the last ends.
-    before_last: int = 1
-    warnings: list[FormatWarning] = field(default_factory=list)
-    # The last run passed after the cut (its first message and the end, its
-    # messages and warnings): the run the next cut keeps, when it ends there.
-    tail: tuple[int, int, tuple[EncodedMessage, ...], list[FormatWarning]] | None = None
-
-    def body_messages(self, tail: list[dict[str, Any]]) -> JsonRun:
-        """The body's message list: the kept messages, then `tail`. Where
-        `tail` is empty, the last kept message stands outside the JSON run:
-        the rest of the pass may replace the body's last message."""
-        if tail or not self.messages:
-            messages = JsonRun(tuple(self.messages), self.json)
-        else:
-            messages = JsonRun(tuple(self.messages[:-1]), bytes(self.json[: self.before_last]))
-            tail = [self.messages[-1]]
-        messages += tail
-        return messages
-
-    def reuse(self, cut: int) -> bool:
-        """Keep the last run passed after the cut, where it ends at `cut`."""
-        tail = self.tail
-        if tail is None or tail[0] != self.cut or tail[1] != cut:
-            return False
-        self.add(tail[2], tail[3], cut)
-        return True
-
-    def add(
-        self, encoded: Sequence[EncodedMessage], warnings: list[FormatWarning], cut: int
-    ) -> None:
-        """Keep the passed messages of the run before `cut`."""
-        for message in encoded:
-            self.before_last = len(self.json)
-            if len(self.json) > 1:
-                self.json += b","
-            self.json += message.json
-        self.messages += encoded
-        self.warnings += warnings
-        self.cut = cut
 
 
 def _start() -> WalkState:
@@ -261,7 +208,7 @@ class Conversation:
         self._json: dict[bytes, bytes] = {}
         # The passed runs of the walk's messages, where the variant's pass goes
         # in runs; None: not yet, or not possible for these messages.
-        self._runs: _PassedRuns | None = None
+        self._runs: PassedRuns | None = None
         self._segmented = isinstance(self._variant, ProviderFidelity) and self._variant.segmented
         # The warnings logged so far (path, text): each is logged once, not on
         # every call that formats its message again.
@@ -443,48 +390,22 @@ class Conversation:
         runs before the last cut passed once and kept with their JSON, the
         last one passed again. None where a kept message would have JSON only
         the slow encoder writes (the conversation then passes whole bodies)."""
-        variant = cast(ProviderFidelity, self._variant)
-        run = walk.messages
         runs = self._runs
-        if runs is None or runs.source is not run or runs.cut > len(run):
-            runs = self._runs = _PassedRuns(run)
-        last = runs.cut
-        for index in range(len(run) - 1, last, -1):
-            if variant.cuts_before(run[index]):
-                last = index
-                break
-        cut = runs.cut
-        if last > cut and not runs.reuse(last):
-            warnings: list[FormatWarning] = []
-            done = variant.pass_messages(self._copied(walk, cut, last), Notes(warnings), cut)
-            encoded = encoded_turn(done)
-            if encoded is None:
-                self._segmented = False
-                self._runs = None
-                return None
-            runs.add(encoded, warnings, last)
-        tail_warnings: list[FormatWarning] = []
-        tail = variant.pass_messages(self._copied(walk, last), Notes(tail_warnings), last)
-        # With their JSON before the rest of the pass (the run the next cut
-        # keeps is these messages, whatever the rest does to the last one).
-        encoded_tail = encoded_turn(tail)
-        if encoded_tail is not None:
-            runs.tail = (last, len(run), encoded_tail, tail_warnings)
-            tail = list(encoded_tail)
-        messages = runs.body_messages(tail)
-        body = variant.build_body(messages, tools, self._tool_choice, ctx)
-        ctx.warnings.extend(self._screen(ctx.warnings))
-        ctx.warnings += runs.warnings
-        ctx.warnings += tail_warnings
-        variant.pass_rest(body, Notes(ctx.warnings))
-        body = variant.settled(body, self._message_metadata())
-        # A message the rest of the pass replaced, with its JSON: the body's
-        # list is then written as one join.
-        for index in range(messages.known, len(messages)):
-            if type(messages[index]) is dict:
-                replaced = encoded_turn([messages[index]])
-                if replaced is not None:
-                    messages[index] = replaced[0]
+        if runs is None:
+            runs = self._runs = PassedRuns()
+        body = body_in_runs(
+            cast(ProviderFidelity, self._variant),
+            runs,
+            walk.messages,
+            lambda start, end: self._copied(walk, start, end),
+            lambda messages: self._variant.build_body(messages, tools, self._tool_choice, ctx),
+            lambda: self._screen(ctx.warnings),
+            ctx.warnings,
+            self._message_metadata(),
+        )
+        if body is None:
+            self._segmented = False
+            self._runs = None
         return body
 
     def _encoded(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -12,17 +12,20 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import marshal
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from ._engine.body import body_to_json
+from ._engine.entries import runs_key
 from ._engine.views import (
     MsgView,
     cached_view,
     keyed_views,
     message_from_input,
+    message_metadata,
     wire_views,
 )
 from ._engine.views import view as _view
@@ -35,7 +38,8 @@ from .errors import FormatError
 from .options import FormatSettings, default_format_settings
 from .providers import get_provider
 from .providers._context import FormatContext
-from .providers._provider import Variant
+from .providers._provider import ProviderFidelity, Variant
+from .providers._runs import PassedRuns, body_in_runs
 from .request import RequestParams, write_request
 
 __all__ = [
@@ -369,15 +373,68 @@ def format(
         turns=None if multi_agent else turns,
     )
     messages, count = _walk(variant, views, ctx, multi_agent)
+    body = None
     if _wire is not None and turns is not None and settings.resumable:
         turns.keep_walk(_wire, messages, ctx.warnings, ctx.at_message, ctx.at_block)
-    body = variant.build_body(messages, tool_list, tool_choice, ctx)
-    body = variant.finalize(body, ctx, msgs, given)
+        if cache is not None and isinstance(variant, ProviderFidelity) and variant.segmented:
+            where = (cache, turns, _wire)
+            body = _passed_in_runs(
+                variant, messages, msgs, given, ctx, where, tool_list, tool_choice
+            )
+    if body is None:
+        body = variant.build_body(messages, tool_list, tool_choice, ctx)
+        body = variant.finalize(body, ctx, msgs, given)
     if settings.prompt_cache is not None:
         body = variant.with_breakpoints(body, ctx)
     if params is not None:
         write_request(body, params, impl.request_fields, impl.name)
     return FormattedBody(body, list(ctx.warnings), count)
+
+
+def _passed_in_runs(
+    variant: ProviderFidelity,
+    messages: list[dict[str, Any]],
+    msgs: Sequence[Msg | Mapping[str, Any]],
+    given: list[MsgView],
+    ctx: FormatContext,
+    where: tuple[FormatCache, TurnCache, WireMessages],
+    tools: list[dict[str, Any]] | None,
+    tool_choice: str | None,
+) -> dict[str, Any] | None:
+    """The server's body for a variant whose pass goes in runs: the runs the
+    last request of the conversation passed (kept in `cache` beside its
+    walk) taken as they are where this request's walk starts with the same
+    messages, only what follows them passed. None where a message would
+    have JSON only the slow encoder writes (then the whole body is passed).
+    `where`: the cache, the walk's view of it, the request's messages."""
+    cache, turns, wire = where
+    if wire.first is None:
+        return None
+    key = runs_key(turns.scope, wire.first)
+    record = cache.get(key)
+    # A copy of its own: another request may be reading the one kept.
+    if isinstance(record, PassedRuns) and record.covers(messages):
+        runs = record.copy()
+    else:
+        runs = PassedRuns()
+    body = body_in_runs(
+        variant,
+        runs,
+        messages,
+        lambda start, end: [marshal.loads(marshal.dumps(dict(m))) for m in messages[start:end]],
+        lambda passed: variant.build_body(passed, tools, tool_choice, ctx),
+        lambda: runs.screened_from(
+            lambda start: variant.screened(msgs, ctx.warnings, start, given, model=ctx.model),
+            ctx.warnings,
+            wire,
+            len(msgs),
+        ),
+        ctx.warnings,
+        message_metadata(msgs),
+    )
+    if body is not None:
+        cache.put(key, runs, runs.size() + len(wire.first))
+    return body
 
 
 def _views(

@@ -31,6 +31,7 @@ __all__ = [
     "key_bytes",
     "plain_content",
     "reads_media",
+    "runs_key",
     "turn_key",
     "turn_keys",
     "view_key",
@@ -43,6 +44,7 @@ _VIEW = "view"
 _TURN = "turn"
 _WIRE = "wire"
 _PREFIX = "prefix"
+_RUNS = "runs"
 _PLAIN_BLOCKS = frozenset({"text", "thinking", "tool_use"})
 
 
@@ -101,6 +103,13 @@ def conversation_key(scope: int, first: bytes) -> Key:
     its first message's bytes (AgentScope gives every message a unique id),
     confirmed by comparing the run's bytes."""
     return (_PREFIX, scope, first)
+
+
+def runs_key(scope: int, first: bytes) -> Key:
+    """Where the provider pass's runs over a conversation's walk are kept
+    (`providers._runs.PassedRuns`): found as the walk is (`conversation_key`),
+    confirmed by the walk's messages being the very objects they cover."""
+    return (_RUNS, scope, first)
 
 
 def key_bytes(key: Key) -> int:

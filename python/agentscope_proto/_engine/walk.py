@@ -101,6 +101,11 @@ class TurnCache:
         # messages counting): where a walk resumed from it goes on.
         self.walked = 0
 
+    @property
+    def scope(self) -> int:
+        """The number naming the provider and settings in the cache's keys."""
+        return self._scope
+
     @classmethod
     def for_wire(cls, cache: FormatCache, scope: int, wire: WireMessages) -> TurnCache:
         """The server's: going on from the walk over the run of messages the
