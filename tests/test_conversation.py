@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import threading
 from typing import Any
 
@@ -704,8 +705,9 @@ _SEGMENTED = sorted(
 )
 
 
-def test_the_chat_completions_family_passes_in_runs() -> None:
-    assert set(_SEGMENTED) >= {"openai", "deepseek", "moonshot", "xai", "volcengine", "zhipu"}
+def test_the_chat_completions_family_and_claude_pass_in_runs() -> None:
+    chat = {"openai", "deepseek", "moonshot", "xai", "volcengine", "zhipu", "minimax"}
+    assert set(_SEGMENTED) >= {*chat, "anthropic"}
 
 
 @pytest.mark.parametrize("shape", ["agentscope", "agentscope2"])
@@ -720,7 +722,12 @@ def test_a_long_history_is_passed_once_per_run(provider: str, shape: str) -> Non
     history = Conversation(provider, fidelity="provider")
     for end, msg in enumerate(msgs, 1):
         history.append(msg)
-        body = history.format_json()
+        try:
+            body = history.format_json()
+        except FormatError as exc:  # a system prompt alone, for an API that needs a message
+            with pytest.raises(FormatError, match=re.escape(str(exc))):
+                format(provider, msgs[:end], fidelity="provider")
+            continue
         if end % 50 == 0 or end == len(msgs):
             expected = format(provider, msgs[:end], fidelity="provider")
             assert body.body_json == body_to_json(expected), end

@@ -440,7 +440,7 @@ def test_the_pass_in_runs_is_kept_beside_the_walk(provider: str, bound: int | No
         assert runs.screen[0] == len(msgs)
 
 
-@pytest.mark.parametrize("provider", ["moonshot", "openai"])
+@pytest.mark.parametrize("provider", ["anthropic", "moonshot", "openai"])
 def test_runs_of_one_conversation_never_serve_another(provider: str) -> None:
     """Two conversations that start with the same message (its bytes: the
     key the runs are kept under) and then differ, requested in turn through

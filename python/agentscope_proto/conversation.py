@@ -397,7 +397,6 @@ class Conversation:
             cast(ProviderFidelity, self._variant),
             runs,
             walk.messages,
-            lambda start, end: self._copied(walk, start, end),
             lambda messages: self._variant.build_body(messages, tools, self._tool_choice, ctx),
             lambda: self._screen(ctx.warnings),
             ctx.warnings,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import marshal
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -413,16 +412,12 @@ def _passed_in_runs(
     key = runs_key(turns.scope, wire.first)
     record = cache.get(key)
     # A copy of its own: another request may be reading the one kept.
-    if isinstance(record, PassedRuns) and record.covers(messages):
-        runs = record.copy()
-    else:
-        runs = PassedRuns()
+    runs = record.copy() if isinstance(record, PassedRuns) else PassedRuns()
     body = body_in_runs(
         variant,
         runs,
         messages,
-        lambda start, end: [marshal.loads(marshal.dumps(dict(m))) for m in messages[start:end]],
-        lambda passed: variant.build_body(passed, tools, tool_choice, ctx),
+        lambda walked: variant.build_body(walked, tools, tool_choice, ctx),
         lambda: runs.screened_from(
             lambda start: variant.screened(msgs, ctx.warnings, start, given, model=ctx.model),
             ctx.warnings,

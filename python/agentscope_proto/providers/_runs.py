@@ -11,6 +11,7 @@ only the last run is passed again. The body is then `pass_rest`'s and
 
 from __future__ import annotations
 
+import marshal
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,9 +30,9 @@ Block = dict[str, Any]
 
 @dataclass(slots=True)
 class PassedRuns:
-    """The pass's messages of a walk's first `cut` messages (`source`, the
-    walk's own message objects), with their JSON from "[" on and the pass's
-    warnings about them. Runs before a cut are final. Changed in place by
+    """The pass's messages of the first `cut` messages of a body's list
+    (`source`, the walk's own message objects), with their JSON from "[" on
+    and the pass's warnings about them. Runs before a cut are final. Changed in place by
     `body_in_runs`; a record others may read is copied first (`copy`)."""
 
     source: list[Any] = field(default_factory=list)
@@ -65,6 +66,15 @@ class PassedRuns:
             self.tail,
             self.screen,
         )
+
+    def clear(self) -> None:
+        """Hold nothing (the runs kept were another walk's)."""
+        self.source.clear()
+        self.messages.clear()
+        self.json[1:] = b""
+        self.before_last = 1
+        self.warnings.clear()
+        self.tail = None
 
     def covers(self, walked: Sequence[Any]) -> bool:
         """Whether its runs are the first messages of `walked`, the very same
@@ -143,42 +153,51 @@ class PassedRuns:
 def body_in_runs(
     variant: ProviderFidelity,
     runs: PassedRuns,
-    walked: Sequence[Any],
-    copy: Callable[[int, int | None], list[Block]],
+    walked: list[Any],
     build: Callable[[list[Any]], Block],
     screened: Callable[[], list[FormatWarning]],
     warnings: list[FormatWarning],
     metadata: list[Any],
 ) -> Block | None:
     """The body the variant's whole pass makes of the walk's messages
-    (`walked`; `copy(start, end)` gives fresh copies of a slice of them),
-    `runs` extended to the last cut. `build` makes the body of a message list
-    (the variant's `build_body`), `screened` gives the screen's warnings,
-    which come after those `warnings` holds (the walk's, the body's) and
-    before the pass's; `metadata` is each caller message's. None where a
-    message would have JSON only the slow encoder writes: `runs` then holds
-    nothing it would not have held."""
+    (`walked`), `runs` extended to the last cut of the body's message list
+    (cleared first where it holds runs of other messages).
+    `build` makes the body of the walk's messages (the variant's
+    `build_body`: the list it holds is the walk's very messages, the system
+    prompt taken out where the API takes it apart); `screened` gives the
+    screen's warnings, which come after those `warnings` holds (the walk's,
+    the body's) and before the pass's; `metadata` is each caller message's.
+    None where a message would have JSON only the slow encoder writes, or
+    the body holds no message list: `runs` then holds nothing it would not
+    have held."""
+    body = build(walked)
+    listed = body.get(variant.conversation or "")
+    if type(listed) is not list and type(listed) is not JsonRun:
+        return None
+    if not runs.covers(listed):
+        runs.clear()
     last = cut = runs.cut
-    for index in range(len(walked) - 1, cut, -1):
-        if variant.cuts_before(walked[index]):
+    for index in range(len(listed) - 1, cut, -1):
+        if variant.cuts_before(listed[index]):
             last = index
             break
-    if last > cut and not runs._reuse(walked, last):
+    if last > cut and not runs._reuse(listed, last):
         passed: list[FormatWarning] = []
-        encoded = encoded_turn(variant.pass_messages(copy(cut, last), Notes(passed), cut))
+        fresh = variant.pass_messages(_copies(listed[cut:last]), Notes(passed), cut)
+        encoded = encoded_turn(fresh)
         if encoded is None:
             return None
-        runs._add(walked, encoded, passed, last)
+        runs._add(listed, encoded, passed, last)
     tail_warnings: list[FormatWarning] = []
-    tail: list[Any] = variant.pass_messages(copy(last, None), Notes(tail_warnings), last)
+    tail: list[Any] = variant.pass_messages(_copies(listed[last:]), Notes(tail_warnings), last)
     # With their JSON before the rest of the pass: the run the next cut keeps
     # is these messages, whatever the rest does to the last one.
     encoded_tail = encoded_turn(tail)
     if encoded_tail is not None:
-        runs.tail = (tuple(walked[last:]), encoded_tail, tail_warnings)
+        runs.tail = (tuple(listed[last:]), encoded_tail, tail_warnings)
         tail = list(encoded_tail)
     messages = runs._body_messages(tail)
-    body = build(messages)
+    body[variant.conversation or ""] = messages
     warnings += screened()
     warnings += runs.warnings
     warnings += tail_warnings
@@ -192,6 +211,11 @@ def body_in_runs(
             if replaced is not None:
                 messages[index] = replaced[0]
     return body
+
+
+def _copies(messages: Sequence[Any]) -> list[Block]:
+    """Fresh copies of the walk's messages, for the pass to change."""
+    return [marshal.loads(marshal.dumps(dict(message))) for message in messages]
 
 
 def _named(walked: Sequence[FormatWarning], count: int) -> tuple[str, ...]:

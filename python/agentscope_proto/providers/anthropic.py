@@ -1292,12 +1292,12 @@ def _anthropic_answers(messages: list[Any], index: int) -> set[Any]:
     return ids
 
 
-def _anthropic_content(messages: list[Any], index: int, note: Notes) -> list[Any]:
+def _anthropic_content(messages: list[Any], index: int, note: Notes, start: int) -> list[Any]:
     message = messages[index]
     answered = _anthropic_answers(messages, index) if message.get("role") == "assistant" else None
     blocks = []
     for number, block in enumerate(message["content"]):
-        at = f"messages[{index}].content[{number}]"
+        at = f"messages[{start + index}].content[{number}]"
         if not isinstance(block, dict):
             blocks.append(block)
             continue
@@ -1311,17 +1311,18 @@ def _anthropic_content(messages: list[Any], index: int, note: Notes) -> list[Any
     return blocks
 
 
-def _adapt_messages(body: Json, note: Notes) -> None:
-    """The pass over `messages`: each block as a request takes it, tool uses
-    answered in the next turn, parallel results in one user turn."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return
+def _pass_messages(messages: list[Any], note: Notes, start: int = 0) -> list[Any]:
+    """The pass over a message list, the body's `messages[start]` on (its
+    paths): each block as a request takes it, tool uses answered in the next
+    turn, parallel results in one user turn; the turns kept. A message's
+    pass reads the user turns right after it and the turn kept before it,
+    so the list may be passed in runs cut before an assistant turn the
+    pass keeps (`Anthropic.cuts_before`)."""
     turns: list[Json] = []
     for index, message in enumerate(messages):
-        path = f"messages[{index}]"
+        path = f"messages[{start + index}]"
         if isinstance(message, dict) and isinstance(message.get("content"), list):
-            message = {**message, "content": _anthropic_content(messages, index, note)}
+            message = {**message, "content": _anthropic_content(messages, index, note, start)}
             if not message["content"]:
                 note(path, str(message.get("role")), "dropped a message left empty")
                 continue
@@ -1331,7 +1332,7 @@ def _adapt_messages(body: Json, note: Notes) -> None:
             turns[-1] = {**turns[-1], "content": turns[-1]["content"] + message["content"]}
             continue
         turns.append(message)
-    body["messages"] = turns
+    return turns
 
 
 def _results_only(message: Any) -> bool:
@@ -1376,8 +1377,26 @@ class Anthropic(ProviderFidelity, AnthropicParity):
     def stream(self, options: ParseSettings) -> _KeptStream:
         return _KeptStream(options)
 
+    segmented = True
+
     def adapt(self, body: Block, note: Notes) -> None:
-        _adapt_messages(body, note)
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            body["messages"] = _pass_messages(messages, note)
+
+    def cuts_before(self, message: Block) -> bool:
+        # An assistant turn with text: the pass keeps it, the user turns before
+        # it answer no call after it, and none after it merges into one before.
+        if message.get("role") != "assistant":
+            return False
+        content = message.get("content")
+        return any(
+            isinstance(block, dict) and block.get("type") == "text" and block.get("text")
+            for block in (content if isinstance(content, list) else ())
+        )
+
+    def pass_messages(self, messages: list[Block], note: Notes, start: int = 0) -> list[Block]:
+        return _pass_messages(messages, note, start)
 
     def carry_over(self, body: Block, metadata: list[Any]) -> None:
         _carry_container(body, metadata)
