@@ -57,8 +57,30 @@ class AgentProcess:
         return self.target
 
     def stop(self) -> None:
+        """SIGTERM, as an operator stops it; one that outlives 30 s is killed
+        (never left behind) and reported with its log."""
         self.process.terminate()
-        self.process.wait(30)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+            raise AssertionError(
+                "the server did not stop within 30 s of SIGTERM:\n" + "".join(self.log)
+            ) from None
+
+
+def stop_all(processes: Sequence[AgentProcess]) -> None:
+    """Stop every process, each even where another failed to stop (the
+    first failure raised after)."""
+    failures = []
+    for process in processes:
+        try:
+            process.stop()
+        except AssertionError as exc:
+            failures.append(exc)
+    if failures:
+        raise failures[0]
 
 
 class Listener:

@@ -23,7 +23,7 @@ from agentscope_proto import new_msg
 from agentscope_proto.hub import HubClient
 
 from a2a_peers import PeerServer, PlainPeer, heard
-from agent_processes import AgentProcess, Listener, all_handled
+from agent_processes import AgentProcess, Listener, all_handled, stop_all
 from hosted import SUNNY
 from replay_server import ReplayServer, saying
 
@@ -60,24 +60,24 @@ def room(redis_server: Any) -> Iterator[tuple[str, str, ReplayServer, ReplayServ
     ):
         flags = ["--port", "0", "--hub", redis_server.url, "--topic", topic]
         models = {"make_friday": friday_model, "make_saturday": saturday_model}
-        started = [
-            AgentProcess(
-                [f"room_agents:{factory}", *flags, "--a2a-port", "0"],
-                {**os.environ, "OPENAI_BASE_URL": model.base_url},
-            )
-            for factory, model in models.items()
-        ]
-        started.append(
-            AgentProcess(
-                ["room_agents:make_peer", *flags], {**os.environ, "PEER_A2A_URL": peer.url}
-            )
-        )
+        started: list[AgentProcess] = []
         try:
+            for factory, model in models.items():
+                started.append(
+                    AgentProcess(
+                        [f"room_agents:{factory}", *flags, "--a2a-port", "0"],
+                        {**os.environ, "OPENAI_BASE_URL": model.base_url},
+                    )
+                )
+            started.append(
+                AgentProcess(
+                    ["room_agents:make_peer", *flags], {**os.environ, "PEER_A2A_URL": peer.url}
+                )
+            )
             targets = [process.wait_listening() for process in started]
             yield topic, targets[0], friday_model, saturday_model, peer
         finally:
-            for process in started:
-                process.stop()
+            stop_all(started)
 
 
 def _said(body: dict[str, Any]) -> list[tuple[str, str, str]]:

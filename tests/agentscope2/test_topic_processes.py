@@ -21,7 +21,7 @@ from agentscope_proto import new_msg
 from agentscope_proto.hub import HubClient
 from agentscope_proto.hub.store import parse_offset
 
-from agent_processes import HERE, AgentProcess, Listener, all_handled
+from agent_processes import HERE, AgentProcess, Listener, all_handled, stop_all
 from replay_server import ReplayServer, saying
 
 ASK = "@Friday, what time is it in Tokyo?"
@@ -55,15 +55,14 @@ def agents(redis_server: Any) -> Iterator[tuple[str, str, str]]:
             "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
         }
         flags = ["--port", "0", "--hub", redis_server.url, "--topic", topic]
-        started = [
-            AgentProcess([f"topic_agents:{name}", *flags], env) for name in ("friday", "jarvis")
-        ]
+        started: list[AgentProcess] = []
         try:
+            for name in ("friday", "jarvis"):
+                started.append(AgentProcess([f"topic_agents:{name}", *flags], env))
             friday, jarvis = (process.wait_listening() for process in started)
             yield topic, friday, jarvis
         finally:
-            for process in started:
-                process.stop()
+            stop_all(started)
 
 
 def test_two_agents_and_a_person_in_one_topic_across_processes(
