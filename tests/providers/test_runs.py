@@ -125,3 +125,36 @@ def test_calls_answered_after_a_cut_are_kept(provider: str) -> None:
         got = history.format_json()
         assert got.body_json == body_to_json(expected), end
         assert list(got.warnings) == list(expected.warnings), end
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_body_the_runs_cannot_keep_is_passed_whole(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a run's JSON is one only the slow encoder writes, the runs are
+    given up and the body passed whole: no warning twice (the body's own,
+    structured output without tools here, is made once)."""
+    from agentscope_proto.providers import _runs
+
+    monkeypatch.setattr(_runs, "encoded_turn", lambda messages: None)
+    tools = [{"type": "function", "function": {"name": "get", "parameters": {"type": "object"}}}]
+    options: dict[str, Any] = {"fidelity": "provider", "tools": tools}
+    if provider == "openai":
+        # Structured output drops the tools: a warning the body makes.
+        options["response_schema"] = {"type": "object", "properties": {"a": {"type": "string"}}}
+    dicts = [
+        {"name": "user", "role": "user", "content": "Hi"},
+        {"name": "Friday", "role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"name": "user", "role": "user", "content": "And?"},
+    ]
+    history = Conversation(provider, **options)
+    cache = FormatCache()
+    for end, msg in enumerate(dicts, 1):
+        history.append(msg)
+        msgs = [from_dict(d) for d in dicts[:end]]
+        expected = _outcome(lambda msgs=msgs: format(provider, msgs, **options))
+        assert _outcome(history.format_json) == expected, end
+        served = _outcome(
+            lambda msgs=msgs: format(provider, msgs, cache=cache, _wire=_wired(msgs), **options)
+        )
+        assert served == expected, end

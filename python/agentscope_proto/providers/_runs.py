@@ -168,11 +168,13 @@ def body_in_runs(
     screen's warnings, which come after those `warnings` holds (the walk's,
     the body's) and before the pass's; `metadata` is each caller message's.
     None where a message would have JSON only the slow encoder writes, or
-    the body holds no message list: `runs` then holds nothing it would not
-    have held."""
+    the body holds no message list: `runs` and `warnings` then hold nothing
+    they would not have held."""
+    built = len(warnings)
     body = build(walked)
     listed = body.get(variant.conversation or "")
     if type(listed) is not list and type(listed) is not JsonRun:
+        del warnings[built:]  # the caller builds the body again
         return None
     if not runs.covers(listed):
         runs.clear()
@@ -186,6 +188,7 @@ def body_in_runs(
         fresh = variant.pass_messages(_copies(listed[cut:last]), Notes(passed), cut)
         encoded = encoded_turn(fresh)
         if encoded is None:
+            del warnings[built:]
             return None
         runs._add(listed, encoded, passed, last)
     tail_warnings: list[FormatWarning] = []
