@@ -103,8 +103,9 @@ class PassedRuns:
         return found
 
     def size(self) -> int:
-        """What it counts for in a cache's bound (its JSON, and the dicts)."""
-        return 3 * len(self.json)
+        """What it counts for in a cache's bound (its JSON and the dicts, and
+        the bytes the screen's warnings were made of)."""
+        return 3 * len(self.json) + (len(self.screen[1]) if self.screen is not None else 0)
 
     def _body_messages(self, tail: list[Any]) -> JsonRun:
         """The body's message list: the kept messages, then `tail`. Where
