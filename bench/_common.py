@@ -23,8 +23,10 @@ import platform
 import socket
 import statistics
 import subprocess
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,6 +201,18 @@ def parse_args(description: str) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="smoke run: small budget")
     parser.add_argument("--json", type=Path, required=True, help="where to write the results")
     return parser.parse_args()
+
+
+@contextmanager
+def scratch_tempdir(prefix: str) -> Iterator[None]:
+    """AgentScope writes a temp file for each tool-result medium it formats:
+    into a directory of the run's own, removed after."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as path:
+        tempfile.tempdir = path
+        try:
+            yield
+        finally:
+            tempfile.tempdir = None
 
 
 def write_json(path: Path, data: Any) -> None:

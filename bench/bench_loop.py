@@ -40,7 +40,6 @@ import asyncio
 import json
 import logging
 import re
-import tempfile
 from typing import Any
 
 import agentscope.formatter as as_formatters
@@ -54,6 +53,7 @@ from _common import (
     parse_args,
     quiet_logging,
     registry_providers,
+    scratch_tempdir,
     sync_timer,
     write_json,
 )
@@ -193,18 +193,13 @@ def main() -> None:
     size = 20 if args.quick else 200
     _, cache_what = format_cache()
     loop = asyncio.new_event_loop()
-    # AgentScope writes a temp file for each tool-result image it formats (the
-    # `varied` corpus has one): into a directory of the run's own.
-    scratch = tempfile.TemporaryDirectory(prefix="bench-loop-")
-    tempfile.tempdir = scratch.name
     corpus = f"tools_{size}"
-    rows = run_corpus(corpus, budget, loop)
     # Histories like real agents' (the same loop, another corpus).
     varied = f"varied_{size}"
-    varied_rows = run_corpus(varied, budget, loop)
+    with scratch_tempdir("bench-loop-"):
+        rows = run_corpus(corpus, budget, loop)
+        varied_rows = run_corpus(varied, budget, loop)
     loop.close()
-    tempfile.tempdir = None
-    scratch.cleanup()
     write_json(
         args.json,
         {

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 import time
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -59,6 +58,7 @@ from _common import (
     load_corpus,
     parse_args,
     quiet_logging,
+    scratch_tempdir,
     sync_timer,
     write_json,
 )
@@ -203,17 +203,12 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M %Z")
     load_before = os.getloadavg()
     loop = asyncio.new_event_loop()
-    # AgentScope writes a temp file for a tool result's media a provider does
-    # not take: into a directory of the run's own.
-    scratch = tempfile.TemporaryDirectory(prefix="bench-loop-as2-")
-    tempfile.tempdir = scratch.name
-    histories = [
-        {"corpus": corpus, "turns": size, "rows": run_corpus(corpus, budget, loop)}
-        for corpus in (f"tools_{size}", f"varied_{size}")
-    ]
+    with scratch_tempdir("bench-loop-as2-"):
+        histories = [
+            {"corpus": corpus, "turns": size, "rows": run_corpus(corpus, budget, loop)}
+            for corpus in (f"tools_{size}", f"varied_{size}")
+        ]
     loop.close()
-    tempfile.tempdir = None
-    scratch.cleanup()
     write_json(
         args.json,
         {
