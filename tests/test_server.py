@@ -487,9 +487,11 @@ def test_auth_uses_constant_time_comparison(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(auth, "compare_digest", spy)
     interceptor = auth.BearerTokenAuth(TOKEN)
+    # A refusal looks the handler up for its kind: a real one.
+    handler = grpc.unary_unary_rpc_method_handler(lambda request, context: None)
 
-    async def continuation(details: Any) -> str:
-        return "handler"
+    async def continuation(details: Any) -> Any:
+        return handler
 
     def verdict(value: str) -> Any:
         details = SimpleNamespace(
@@ -497,9 +499,9 @@ def test_auth_uses_constant_time_comparison(monkeypatch: pytest.MonkeyPatch) -> 
         )
         return asyncio.run(interceptor.intercept_service(continuation, details))  # type: ignore[arg-type]
 
-    assert verdict(f"Bearer {TOKEN}") == "handler"
-    assert verdict(f"Bearer {TOKEN[:-1]}") != "handler"
-    assert verdict("") != "handler"
+    assert verdict(f"Bearer {TOKEN}") is handler
+    assert verdict(f"Bearer {TOKEN[:-1]}") is not handler
+    assert verdict("") is not handler
     expected = f"Bearer {TOKEN}".encode()
     assert compared == [
         (f"Bearer {TOKEN}".encode(), expected),

@@ -366,6 +366,49 @@ def test_auth_refuses_publish_and_subscribe_without_the_token(
             assert TOKEN not in str(caught.value)
 
 
+@pytest.mark.parametrize("token", [None, "wrong"])
+def test_auth_refuses_every_streaming_rpc_at_once(
+    auth_server: RunningServer, topic: str, token: str | None
+) -> None:
+    """PublishStream (client streaming) too: its refusal must not wait for a
+    request the client sends only once it has the response headers."""
+    metadata = () if token is None else (("authorization", f"Bearer {token}"),)
+    with grpc.insecure_channel(auth_server.target) as channel:
+        stub = pb_grpc.HubServiceStub(channel)
+        calls = {
+            "PublishStream": lambda: stub.PublishStream(iter(()), metadata=metadata, timeout=10),
+            "Subscribe": lambda: stub.Subscribe(
+                pb.SubscribeRequest(topic=topic), metadata=metadata, timeout=10
+            ),
+            "SubscribeBatches": lambda: stub.SubscribeBatches(
+                pb.SubscribeBatchesRequest(topic=topic), metadata=metadata, timeout=10
+            ),
+        }
+        for name, call in calls.items():
+            stream = call()
+            stream.initial_metadata()  # waits for the headers, as the clients do
+            with pytest.raises(grpc.RpcError) as caught:
+                next(stream)
+            assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED, name
+
+
+@pytest.mark.parametrize("token", [None, "wrong"])
+def test_the_async_client_surfaces_an_auth_failure(
+    auth_server: RunningServer, topic: str, token: str | None
+) -> None:
+    async def main() -> None:
+        async with AsyncHubClient(auth_server.target, token=token) as hub:
+            for call in (
+                lambda: hub.publish(topic, msg("x")),
+                lambda: hub.publish_many(topic, [msg("x"), msg("y")]),
+            ):
+                with pytest.raises(errors.RemoteError) as caught:
+                    await asyncio.wait_for(call(), 30)  # a hang fails here
+                assert caught.value.code is grpc.StatusCode.UNAUTHENTICATED
+
+    asyncio.run(main())
+
+
 def test_auth_accepts_the_token(auth_server: RunningServer, topic: str) -> None:
     with HubClient(auth_server.target, token=TOKEN) as hub, hub.subscribe(topic) as events:
         offset = hub.publish(topic, msg("x"))

@@ -1,4 +1,10 @@
-"""Bearer-token authentication for every RPC but health checks."""
+"""Bearer-token authentication for every RPC but health checks.
+
+A refusal answers with a handler of the refused RPC's own kind: a unary
+handler on a client-streaming RPC would wait for a request the client never
+sends before it aborts (a client that waits for the response headers, as
+the hub's publish stream does, would hang).
+"""
 
 from __future__ import annotations
 
@@ -18,9 +24,18 @@ async def _deny(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> An
     await context.abort(grpc.StatusCode.UNAUTHENTICATED, _DENIED)
 
 
-async def _deny_stream(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+async def _deny_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
     await context.abort(grpc.StatusCode.UNAUTHENTICATED, _DENIED)
     yield  # pragma: no cover - makes this an async generator
+
+
+# The refusal for each kind of RPC, by (request_streaming, response_streaming).
+_DENIALS: dict[tuple[bool, bool], grpc.RpcMethodHandler[Any, Any]] = {
+    (False, False): grpc.unary_unary_rpc_method_handler(_deny),
+    (False, True): grpc.unary_stream_rpc_method_handler(_deny_stream),
+    (True, False): grpc.stream_unary_rpc_method_handler(_deny),
+    (True, True): grpc.stream_stream_rpc_method_handler(_deny_stream),
+}
 
 
 class BearerTokenAuth(grpc.aio.ServerInterceptor):
@@ -28,12 +43,6 @@ class BearerTokenAuth(grpc.aio.ServerInterceptor):
 
     def __init__(self, token: str) -> None:
         self._expected = f"Bearer {token}".encode()
-        self._deny_unary: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(
-            _deny
-        )
-        self._deny_stream: grpc.RpcMethodHandler[Any, Any] = grpc.stream_stream_rpc_method_handler(
-            _deny_stream
-        )
 
     def accepts(self, authorization: str | bytes) -> bool:
         """Whether an `authorization` header value carries the token."""
@@ -53,4 +62,9 @@ class BearerTokenAuth(grpc.aio.ServerInterceptor):
             return await continuation(details)
         if self.accepts(dict(details.invocation_metadata or ()).get("authorization", "")):
             return await continuation(details)
-        return self._deny_stream if method.endswith("/ParseStream") else self._deny_unary
+        # The handler is looked up (not run) only to learn the RPC's kind; an
+        # unknown method is refused as unary, so that it reveals nothing.
+        handler = await continuation(details)
+        if handler is None:
+            return _DENIALS[(False, False)]
+        return _DENIALS[(handler.request_streaming, handler.response_streaming)]
