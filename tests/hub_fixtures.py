@@ -46,18 +46,31 @@ class RedisServer:
         binary = shutil.which("redis-server")
         require(binary is not None, "redis-server is not installed (apt-get install redis-server)")
         assert binary is not None
+        options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self._command = [binary, *options, "--dir", str(workdir), *extra]
         for _ in range(20):
             self.port = free_port()
-            options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-            self.process = subprocess.Popen(
-                [binary, "--port", str(self.port), *options, "--dir", str(workdir), *extra],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            if self._answers():
+            if self._start():
                 return
-            self.process.wait()
         raise RuntimeError("redis-server did not start on any of 20 free ports")
+
+    def _start(self) -> bool:
+        self.process = subprocess.Popen(
+            [*self._command, "--port", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if self._answers():
+            return True
+        self.process.wait()
+        return False
+
+    def restart(self) -> None:
+        """Stop and start again on the same port: with nothing persisted,
+        empty (as a crash of a Redis without persistence leaves it)."""
+        self.stop()
+        if not self._start():
+            raise RuntimeError(f"redis-server did not start again on port {self.port}")
 
     def _answers(self) -> bool:
         deadline = time.monotonic() + 10

@@ -131,8 +131,11 @@ class OffsetOutOfRangeError(HubError):
     OUT_OF_RANGE.
 
     `why` is `expired` (messages after it were trimmed by the topic's
-    retention) or `unknown` (the topic never gave it out: its store was
-    emptied or replaced). Subscribing again from now on (no `after`) works.
+    retention), `unknown` (the topic never gave it out: its store was
+    emptied or replaced, or it is another topic's) or `lost` (the store lost
+    the run of messages it belongs to: a Redis restarted without
+    persistence, flushed or failed over; the reason says from where on).
+    Subscribing again from now on (no `after`) works.
     """
 
     def __init__(self, path: str, reason: str, why: str = "expired") -> None:

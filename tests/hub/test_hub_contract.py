@@ -235,7 +235,22 @@ def test_undecodable_requests_are_invalid_argument(server: RunningServer) -> Non
             assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
 
 
-@pytest.mark.parametrize("bad", ["abc", "1", "1-", "-1", "1-2-3", "99999999999999999999999-0"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "abc",
+        "1",
+        "1-",
+        "-1",
+        "1-2-3",
+        "99999999999999999999999-0",
+        "\u0661-\u0660",  # Arabic-Indic digits: digits to `\\d`, not to Redis
+        "\uff11-0",  # a fullwidth 1
+        "1-0.",
+        "1-0.ABCDEF12",
+        "1-0.abc",
+    ],
+)
 def test_a_malformed_offset_is_invalid_argument(client: HubClient, topic: str, bad: str) -> None:
     with pytest.raises(errors.HubError) as caught:
         client.subscribe(topic, after=bad)
@@ -247,8 +262,9 @@ def test_an_offset_the_topic_never_gave_is_out_of_range(
     client: HubClient, stub: pb_grpc.HubServiceStub, topic: str
 ) -> None:
     last = client.publish(topic, msg("m"))
-    ms, seq = (int(part) for part in last.split("-"))
-    future = f"{ms + 10**9}-{seq}"
+    position, _, epoch = last.partition(".")
+    ms, seq = (int(part) for part in position.split("-"))
+    future = f"{ms + 10**9}-{seq}.{epoch}"
     with pytest.raises(errors.OffsetOutOfRangeError) as caught:
         client.subscribe(topic, after=future)
     assert (caught.value.path, caught.value.why) == ("after", "unknown")
@@ -258,6 +274,26 @@ def test_an_offset_the_topic_never_gave_is_out_of_range(
     details = status_details(raw.value)
     assert details["ErrorInfo"].metadata["why"] == "unknown"
     assert details["BadRequest"].field_violations[0].field == "after"
+
+
+def test_an_offset_of_another_topic_is_out_of_range(
+    client: HubClient, stub: pb_grpc.HubServiceStub, topic: str
+) -> None:
+    """Even one older than the topic's last offset, which its position alone
+    would let pass: its epoch is the other topic's."""
+    other = client.publish(f"{topic}/other", msg("elsewhere"))
+    client.publish(topic, msg("here"))
+    with pytest.raises(errors.OffsetOutOfRangeError) as caught:
+        client.subscribe(topic, after=other, reconnect=0)
+    assert caught.value.path == "after"
+    assert caught.value.why in {"unknown", "lost"}  # memory knows; Redis cannot tell
+    for call, request in (
+        (stub.Subscribe, pb.SubscribeRequest(topic=topic, after=other)),
+        (stub.SubscribeBatches, pb.SubscribeBatchesRequest(topic=topic, after=other)),
+    ):
+        with pytest.raises(grpc.RpcError) as raw:
+            next(call(request, timeout=10))
+        assert raw.value.code() is grpc.StatusCode.OUT_OF_RANGE
 
 
 @pytest.fixture(scope="module", params=STORES)

@@ -110,8 +110,9 @@ def test_subscribe_over_connect_streams_events(served: Served, topic: str) -> No
 
 def test_a_bad_offset_over_connect_ends_the_stream_out_of_range(served: Served, topic: str) -> None:
     with HubClient(served.grpc.target) as hub:
-        ms, seq = hub.publish(topic, msg("m")).split("-")
-    request = _envelope({"topic": topic, "after": f"{int(ms) + 10**9}-{seq}"})
+        position, _, epoch = hub.publish(topic, msg("m")).partition(".")
+    ms, seq = position.split("-")
+    request = _envelope({"topic": topic, "after": f"{int(ms) + 10**9}-{seq}.{epoch}"})
     with served.post("Subscribe", request, "application/connect+json") as stream:
         flags, end = _next_envelope(stream)
     assert flags == 2

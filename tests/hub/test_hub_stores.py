@@ -156,10 +156,10 @@ def test_a_subscription_that_joins_ahead_of_the_tail_skips_what_it_had() -> None
 
     async def main() -> tuple[list[bytes], list[bytes]]:
         store: Any = _ScriptedRedis({"1-0": entries(1, 2), "1-2": entries(3, 4, 5)})
-        aligned = _RedisSubscription(store, "k", "1-0")  # starts the tail at 1-0
+        aligned = _RedisSubscription(store, "k", "1-0", "")  # starts the tail at 1-0
         first = asyncio.ensure_future(aligned.next())
         await asyncio.sleep(0)
-        ahead = _RedisSubscription(store, "k", "1-3")  # read up to 1-3 itself
+        ahead = _RedisSubscription(store, "k", "1-3", "")  # read up to 1-3 itself
         second = asyncio.ensure_future(ahead.next())
         await asyncio.sleep(0)
         assert store.tails["k"].listeners == {aligned: None, ahead: (1, 3)}

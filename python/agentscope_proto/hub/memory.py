@@ -2,7 +2,9 @@
 
 Topics live in one event loop; a restart empties them. Offsets come from one
 clock for the whole store, like Redis Streams ids, and never go below the
-store's start, so an offset of an earlier store is recognised as unknown.
+store's start, so an offset of an earlier store is recognised as unknown;
+a topic's epoch is its name hashed with the store's random seed, so an
+offset of another topic (or store) is too.
 Memory is bounded twice: each topic keeps `retention` messages, and all
 topics together `memory_mb`, the store's oldest messages going first.
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import hashlib
+import secrets
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -24,6 +28,7 @@ from .store import (
     Published,
     Subscription,
     format_offset,
+    offset_epoch,
     parse_offset,
     resume_check,
 )
@@ -37,10 +42,11 @@ _OVERHEAD = 64
 
 
 class _Topic:
-    __slots__ = ("changed", "keys", "last", "messages", "name", "trimmed", "waiting")
+    __slots__ = ("changed", "epoch", "keys", "last", "messages", "name", "trimmed", "waiting")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, epoch: str) -> None:
         self.name = name
+        self.epoch = epoch
         # Parallel deques: the offsets as keys (to bisect) and the entries.
         self.keys: deque[Key] = deque()
         self.messages: deque[Entry] = deque()
@@ -75,6 +81,11 @@ class MemoryHubStore(HubStore):
         self._started = self._last
         # The newest offset trimmed from a topic that no longer exists.
         self._dropped: Key = (0, 0)
+        self._seed = secrets.token_bytes(16)
+
+    def _epoch(self, name: str) -> str:
+        """The topic's epoch: the same for a topic forgotten and made again."""
+        return hashlib.blake2b(name.encode(), digest_size=4, key=self._seed).hexdigest()
 
     def _next_key(self) -> Key:
         now = time.time_ns() // 1_000_000
@@ -85,20 +96,20 @@ class MemoryHubStore(HubStore):
     def _topic(self, name: str) -> _Topic:
         state = self._topics.get(name)
         if state is None:
-            state = self._topics[name] = _Topic(name)
+            state = self._topics[name] = _Topic(name, self._epoch(name))
         return state
 
     async def publish(self, topic: str, msg: bytes) -> str:
         state = self._append(topic, msg)
         self._wake(state)
-        return format_offset(state.last)
+        return format_offset(state.last, state.epoch)
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
         offsets: list[Published] = []
         touched: dict[str, _Topic] = {}
         for topic, msg in messages:
             state = touched[topic] = self._append(topic, msg)
-            offsets.append(format_offset(state.last))
+            offsets.append(format_offset(state.last, state.epoch))
         for state in touched.values():  # subscribers wake once per topic
             self._wake(state)
         return offsets
@@ -107,7 +118,7 @@ class MemoryHubStore(HubStore):
         """Store `msg` in `topic` (its offset is then the topic's `last`)."""
         state = self._topic(topic)
         key = self._next_key()
-        offset = format_offset(key)
+        offset = format_offset(key, state.epoch)
         state.keys.append(key)
         state.messages.append((offset.encode(), msg))
         state.last = key
@@ -147,10 +158,15 @@ class MemoryHubStore(HubStore):
 
     async def subscribe(self, topic: str, after: str) -> Subscription:
         state = self._topics.get(topic)
+        epoch = self._epoch(topic)
         if not after:
             start = state.last if state is not None and state.last > (0, 0) else self._last
-            return _MemorySubscription(self, topic, start, format_offset(start))
+            return _MemorySubscription(self, topic, start, format_offset(start, epoch))
         key = parse_offset(after)
+        if offset_epoch(after) not in ("", epoch):
+            raise OffsetOutOfRangeError(
+                "after", "this offset is another topic's (or another store's)", "unknown"
+            )
         if state is None or state.last == (0, 0):  # nothing published since it was forgotten
             resume_check(key, self._last, None, key < self._dropped, self._started)
         else:

@@ -4,9 +4,16 @@ Each topic is one stream, `agentscope:hub:{<topic>}`: the braces make the
 topic a hash tag, so a topic's keys stay in one slot of a Redis Cluster and
 no command spans two slots (the connection itself is redis-py's single-node
 client: a Cluster client is not wired in yet). An entry holds the message's protobuf bytes
-under the field `m`; its offset is the entry id. `XADD ... MAXLEN ~ retention`
-trims a topic as it grows (never below `retention` entries); a batch of
-publishes is one script call per topic, its XADDs in order.
+under the field `m` and the stream's epoch under `e`; its offset is the
+entry id and the epoch (see `store`). The epoch is drawn when the stream is
+created and copied from its last entry by every publish after, so a stream
+Redis lost (a restart without persistence, FLUSHALL, a failover to an empty
+replica) comes back with another: an offset of the lost one is refused on
+resuming, and a live subscription that reads an entry of another epoch ends,
+both OUT_OF_RANGE (`lost`), never skipping past the loss in silence.
+`XADD ... MAXLEN ~ retention` trims a topic as it grows (never below
+`retention` entries); publishes are one script call per topic, its XADDs in
+order.
 
 Subscriptions read with `XREAD BLOCK` from their last offset: on their own
 until they have caught up with their topic's `_Tail` (the one blocked read
@@ -20,12 +27,16 @@ one script reads the stream's first entry and whether it was ever trimmed
 from __future__ import annotations
 
 import asyncio
+import logging
+import secrets
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..errors import HubUnavailableError, OffsetOutOfRangeError
 from .store import (
@@ -36,6 +47,8 @@ from .store import (
     Published,
     Subscription,
     format_offset,
+    lost,
+    offset_epoch,
     parse_offset,
     redacted_url,
     resume_check,
@@ -43,8 +56,11 @@ from .store import (
 
 __all__ = ["RedisHubStore"]
 
+logger = logging.getLogger("agentscope_proto.hub")
+
 _PREFIX = "agentscope:hub:"
 _FIELD = b"m"
+_EPOCH = b"e"
 # Entries one read hands out at most (and the retention's floor for it).
 _BATCH = 256
 # A blocked read returns after this long with nothing, and reads again: a
@@ -59,10 +75,25 @@ _BEHIND = 4096
 # failure).
 _REPLY_S = 10.0
 
-# [last offset, first retained offset or "", 1 if ever trimmed], or nil for
-# a topic with no stream yet. entries-added (Redis 7) counts every XADD; a
-# Redis without it is taken as having trimmed.
-_STATE = """
+# The epoch of the stream KEYS[1]: its last entry's, or "" (none, or an
+# entry written before epochs).
+_LAST_EPOCH = """
+local function last_epoch(key)
+  local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
+  if last == nil then return '' end
+  for i = 1, #last[2], 2 do
+    if last[2][i] == 'e' then return last[2][i + 1] end
+  end
+  return ''
+end
+"""
+
+# [last offset, first retained offset or "", 1 if ever trimmed, epoch], or
+# nil for a topic with no stream yet. entries-added (Redis 7) counts every
+# XADD; a Redis without it is taken as having trimmed.
+_STATE = (
+    _LAST_EPOCH
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
 local f = {}
@@ -71,24 +102,33 @@ local first = ''
 if f['length'] > 0 then first = f['first-entry'][1] end
 local trimmed = 1
 if f['entries-added'] and f['entries-added'] <= f['length'] then trimmed = 0 end
-return {f['last-generated-id'], first, trimmed}
+return {f['last-generated-id'], first, trimmed, last_epoch(KEYS[1])}
 """
+)
 
 
-# Appends ARGV[2..] to the stream KEYS[1] (MAXLEN ~ ARGV[1]) in order: one
+# Appends ARGV[3..] to the stream KEYS[1] (MAXLEN ~ ARGV[1]) in order, each
+# with the stream's epoch (ARGV[2], fresh, for a stream that has none): one
 # round trip for a batch of one topic, and its subscribers' XREAD BLOCK wakes
-# once for all of it. Returns {ids} or, at the first XADD that fails
-# (maxmemory, say), {ids so far, its error}: nothing after it is added, so no
-# message overtakes one that failed.
-_PUBLISH = """
+# once for all of it. Returns {epoch, ids} or, at the first XADD that fails
+# (maxmemory, say), {epoch, ids so far, its error}: nothing after it is
+# added, so no message overtakes one that failed.
+_PUBLISH = (
+    _LAST_EPOCH
+    + """
+local ok, epoch = pcall(last_epoch, KEYS[1])
+if not ok then return {'', {}, epoch.err or tostring(epoch)} end
+if epoch == '' then epoch = ARGV[2] end
 local ids = {}
-for i = 2, #ARGV do
-  local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[i])
-  if type(id) == 'table' and id.err then return {ids, id.err} end
+for i = 3, #ARGV do
+  local id = redis.pcall(
+    'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[i], 'e', epoch)
+  if type(id) == 'table' and id.err then return {epoch, ids, id.err} end
   ids[#ids + 1] = id
 end
-return {ids}
+return {epoch, ids}
 """
+)
 
 
 def _key(topic: str) -> str:
@@ -103,7 +143,21 @@ def _left_behind(read: asyncio.Future[Any]) -> None:
 
 
 def _unavailable(exc: RedisError) -> HubUnavailableError:
+    """The error hub clients get. redis-py's connection errors name the
+    store's address, which clients have no business knowing: they get the
+    error's kind, the server's log the rest; Redis's own replies (WRONGTYPE,
+    OOM, ...) name no address and go as they are."""
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError)):
+        logger.warning("the hub store failed: %s: %s", type(exc).__name__, exc)
+        return HubUnavailableError(
+            f"the hub store failed: {type(exc).__name__} (the server's log has the details)"
+        )
     return HubUnavailableError(f"the hub store failed: {type(exc).__name__}: {exc}")
+
+
+def _bare(offset: bytes) -> str:
+    """The stream entry id of an offset, as XREAD takes it."""
+    return offset.partition(b".")[0].decode()
 
 
 class RedisHubStore(HubStore):
@@ -133,12 +187,13 @@ class RedisHubStore(HubStore):
 
     async def publish(self, topic: str, msg: bytes) -> str:
         try:
-            offset: bytes = await self._client.execute_command(  # type: ignore[no-untyped-call]
-                "XADD", _key(topic), "MAXLEN", "~", self._retention, "*", _FIELD, msg
-            )
+            reply = await self._publish([_key(topic)], [self._retention, _new_epoch(), msg])
         except RedisError as exc:
             raise _unavailable(exc) from None
-        return offset.decode()
+        (outcome,) = _outcomes(reply, 1)
+        if isinstance(outcome, HubUnavailableError):
+            raise outcome
+        return outcome
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
         # One script call per topic (a topic's key is one Cluster slot), all
@@ -147,7 +202,7 @@ class RedisHubStore(HubStore):
         for index, (topic, _) in enumerate(messages):
             groups.setdefault(topic, []).append(index)
         calls: list[tuple[list[str], list[str | bytes]]] = [
-            ([_key(topic)], [self._retention, *(messages[i][1] for i in indexes)])
+            ([_key(topic)], [self._retention, _new_epoch(), *(messages[i][1] for i in indexes)])
             for topic, indexes in groups.items()
         ]
         try:
@@ -166,25 +221,28 @@ class RedisHubStore(HubStore):
                 results[index] = outcome
         return results
 
-    async def state(self, key: str) -> tuple[Key, Key | None, bool]:
-        """The stream's last offset, its oldest retained one, whether it was ever trimmed."""
+    async def state(self, key: str) -> tuple[Key, Key | None, bool, str]:
+        """The stream's last offset, its oldest retained one, whether it was
+        ever trimmed, its epoch."""
         try:
             reply: Any = await self._state(keys=[key])
         except RedisError as exc:
             raise _unavailable(exc) from None
         if reply is None:
-            return (0, 0), None, False
-        last, first, trimmed = reply
+            return (0, 0), None, False, ""
+        last, first, trimmed, epoch = reply
         oldest = parse_offset(first.decode()) if first else None
-        return parse_offset(last.decode()), oldest, trimmed == 1
+        return parse_offset(last.decode()), oldest, trimmed == 1, epoch.decode()
 
     async def subscribe(self, topic: str, after: str) -> Subscription:
         key = _key(topic)
-        last, first, trimmed = await self.state(key)
+        last, first, trimmed, epoch = await self.state(key)
         if not after:
-            return _RedisSubscription(self, key, format_offset(last))
+            return _RedisSubscription(self, key, format_offset(last, epoch), epoch)
+        if offset_epoch(after) not in ("", epoch):
+            raise lost(after, format_offset(first, epoch) if first else "")
         resume_check(parse_offset(after), last, first, trimmed)
-        return _RedisSubscription(self, key, after)
+        return _RedisSubscription(self, key, after, epoch)
 
     async def read(self, key: str, cursor: str) -> list[Entry]:
         """Up to a batch of entries after `cursor` (none after `_BLOCK_MS`)."""
@@ -205,7 +263,10 @@ class RedisHubStore(HubStore):
             raise _unavailable(exc) from None
         if not reply:
             return []
-        return [(offset, fields[_FIELD]) for offset, fields in reply[0][1]]
+        return [
+            (offset + b"." + fields[_EPOCH] if _EPOCH in fields else offset, fields[_FIELD])
+            for offset, fields in reply[0][1]
+        ]
 
     @property
     def batch(self) -> int:
@@ -215,14 +276,20 @@ class RedisHubStore(HubStore):
         await self._client.aclose()
 
 
+def _new_epoch() -> str:
+    """An epoch for a stream that has none yet (the script keeps a stream's own)."""
+    return secrets.token_hex(4)
+
+
 def _outcomes(reply: Any, count: int) -> list[Published]:
     """The `count` results of one `_PUBLISH` call from its reply (or error)."""
     if isinstance(reply, RedisError):
         return [_unavailable(reply)] * count
-    ids: list[bytes] = reply[0]
-    results: list[Published] = [offset.decode() for offset in ids]
-    if len(reply) > 1:
-        failed = HubUnavailableError(f"the hub store refused the message: {reply[1].decode()}")
+    epoch: str = reply[0].decode()
+    ids: list[bytes] = reply[1]
+    results: list[Published] = [f"{offset.decode()}.{epoch}" for offset in ids]
+    if len(reply) > 2:
+        failed = HubUnavailableError(f"the hub store refused the message: {reply[2].decode()}")
         results += [failed] * (count - len(ids))
     return results
 
@@ -261,7 +328,7 @@ class _Tail:
                     continue
                 if len(batch) == self._store.batch:
                     await self._refuse_the_trimmed()
-                self.cursor = batch[-1][0].decode()
+                self.cursor = _bare(batch[-1][0])
                 for subscription, skip in list(self.listeners.items()):
                     if skip is None:
                         subscription.hand(batch)
@@ -279,7 +346,7 @@ class _Tail:
     async def _refuse_the_trimmed(self) -> None:
         """Fail the listeners past whose place the retention trimmed messages
         before this read (a full batch: they may have fallen behind)."""
-        _, first, trimmed = await self._store.state(self._key)
+        _, first, trimmed, _ = await self._store.state(self._key)
         if not trimmed:
             return
         here = parse_offset(self.cursor)
@@ -299,11 +366,13 @@ class _RedisSubscription(Subscription):
     """Reads for itself until it has caught up with the topic's `_Tail`
     (or starts one), then takes the tail's batches."""
 
-    def __init__(self, store: RedisHubStore, key: str, after: str) -> None:
+    def __init__(self, store: RedisHubStore, key: str, after: str, epoch: str) -> None:
         self._store = store
         self._key = key
-        self._cursor = after
+        self._cursor = after.partition(".")[0]
         self.after = after
+        # The epoch of what this subscriber had; "": none yet (the first read's).
+        self._epoch = offset_epoch(after) or epoch
         # Batches the tail handed over, not taken yet; the tail followed, if any.
         self._handed: deque[list[Entry]] = deque()
         self._pending = 0
@@ -336,7 +405,8 @@ class _RedisSubscription(Subscription):
             if self._handed:
                 batch = self._handed.popleft()
                 self._pending -= len(batch)
-                self._cursor = batch[-1][0].decode()
+                self._check_epoch(batch)
+                self._cursor = _bare(batch[-1][0])
                 return batch
             if self._error is not None:
                 raise self._error
@@ -351,7 +421,8 @@ class _RedisSubscription(Subscription):
                 continue
             if len(batch) == self._store.batch:
                 await self._check()
-            self._cursor = batch[-1][0].decode()
+            self._check_epoch(batch)
+            self._cursor = _bare(batch[-1][0])
             return batch
 
     def _follow(self) -> bool:
@@ -372,8 +443,19 @@ class _RedisSubscription(Subscription):
             self._tail.leave(self)
             self._tail = None
 
+    def _check_epoch(self, batch: list[Entry]) -> None:
+        """Refuse to go on into another epoch: the stream was lost and made
+        again, and what this subscriber had not read of it is gone. (One
+        reply reads one stream: its last entry's epoch is the batch's; an
+        entry written before epochs has none, and passes.)"""
+        epoch = offset_epoch(batch[-1][0].decode())
+        if epoch and self._epoch and epoch != self._epoch:
+            had = format_offset(parse_offset(self._cursor), self._epoch)
+            raise lost(had, batch[0][0].decode())
+        self._epoch = epoch or self._epoch
+
     async def _check(self) -> None:
         """Refuse to go on past messages the retention trimmed before this read."""
-        _, first, trimmed = await self._store.state(self._key)
+        _, first, trimmed, _ = await self._store.state(self._key)
         if trimmed and (first is None or first > parse_offset(self._cursor)):
             raise _behind()

@@ -1,11 +1,17 @@
 """What a hub store is: topics of messages in publish order, each with offsets.
 
 A store keeps each topic's messages as their protobuf bytes under offsets of
-the form `<milliseconds>-<sequence>` (Redis Streams' entry ids; the memory
-store makes the same kind), which increase with every message. Clients treat
-them as opaque strings; the stores compare them to resume a subscriber and to
+the form `<milliseconds>-<sequence>.<epoch>`: the position (Redis Streams'
+entry id; the memory store makes the same kind), which increases with every
+message, and the topic's epoch, 8 hex digits naming the run of messages the
+offset belongs to (Redis: drawn when the topic's stream is created, so a
+stream that Redis lost and that was created again has another; memory: the
+topic's name hashed with the store's own random seed). Clients treat offsets
+as opaque strings; the stores compare them to resume a subscriber and to
 refuse, as `OffsetOutOfRangeError`, an offset from which they cannot resume
-without a gap.
+without a gap: one of another epoch is another topic's or of a run that is
+gone. An offset without an epoch (`0-0`: the topic's start, or one given out
+before epochs) is checked by its position alone.
 """
 
 from __future__ import annotations
@@ -25,12 +31,13 @@ __all__ = [
     "Published",
     "Subscription",
     "check_topic",
+    "offset_epoch",
     "open_hub_store",
     "parse_offset",
     "redacted_url",
 ]
 
-# (offset, msg): the offset as ASCII bytes and the message's protobuf bytes,
+# (offset, msg): the offset (with its epoch) as ASCII bytes and the message's protobuf bytes,
 # as the servicer writes them into a `HubEvent` without decoding either.
 Entry = tuple[bytes, bytes]
 # An offset as the pair of numbers it is made of, in the order of publishing.
@@ -39,7 +46,8 @@ Key = tuple[int, int]
 Published = str | HubUnavailableError
 
 _TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}")
-_OFFSET = re.compile(r"(\d{1,20})-(\d{1,20})")
+# ASCII digits only: `\d` takes any script's, which Redis would refuse.
+_OFFSET = re.compile(r"([0-9]{1,20})-([0-9]{1,20})(?:\.([0-9a-f]{8}))?")
 _U64 = 1 << 64
 
 
@@ -137,13 +145,29 @@ def parse_offset(offset: str, path: str = "after") -> Key:
     return key
 
 
+def offset_epoch(offset: str) -> str:
+    """The epoch of a well-formed offset ("" if it has none)."""
+    return offset.partition(".")[2]
+
+
 def redacted_url(url: str) -> str:
     """`url` without its password, for logs and errors."""
     return re.sub(r"(://[^:@/]*:)[^@/]*@", r"\1***@", url)
 
 
-def format_offset(key: Key) -> str:
-    return f"{key[0]}-{key[1]}"
+def format_offset(key: Key, epoch: str = "") -> str:
+    return f"{key[0]}-{key[1]}.{epoch}" if epoch else f"{key[0]}-{key[1]}"
+
+
+def lost(after: str, first: str) -> OffsetOutOfRangeError:
+    """The error for an offset of a run of messages the topic no longer has."""
+    now = f"it now starts at {first}" if first else "it holds no message now"
+    return OffsetOutOfRangeError(
+        "after",
+        f"the topic's messages after {after} are gone: its store lost them (emptied, "
+        f"restarted without persistence or failed over), or the offset is another topic's; {now}",
+        "lost",
+    )
 
 
 def resume_check(

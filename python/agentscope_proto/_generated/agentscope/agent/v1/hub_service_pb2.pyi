@@ -104,8 +104,11 @@ class SubscribeRequest(_message.Message):
     rather than a silent skip: one older than the topic's oldest retained
     message (those after it may have been trimmed), or one the topic never
     gave out (a store that was emptied or replaced, or another topic's
-    offset from a later time). The error's `google.rpc.ErrorInfo` says
-    which (`metadata.why`: `expired` or `unknown`); the client decides
+    offset), or one of a run of messages the store lost (a Redis restarted
+    without persistence, flushed or failed over to an empty replica): the
+    same error then ends a live stream that would read past the loss. The
+    error's `google.rpc.ErrorInfo` says which (`metadata.why`: `expired`,
+    `unknown` or `lost`) and its message what is gone; the client decides
     whether to go on from now. A string that cannot be an offset at all is
     INVALID_ARGUMENT.
     """
