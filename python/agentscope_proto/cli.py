@@ -113,6 +113,13 @@ def _hub_flags(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument(
         "--hub-memory-mb", type=int, default=256, help="messages the memory hub keeps, all topics"
     )
+    p.add_argument(
+        "--hub-subscriber-buffer-mb",
+        type=int,
+        default=16,
+        help="messages a Redis hub holds for one slow subscriber; beyond, it is ended "
+        "RESOURCE_EXHAUSTED and resumes from its offset",
+    )
 
 
 def _serve_parser(sub: Any) -> None:
@@ -703,6 +710,7 @@ def _hub_config(args: argparse.Namespace) -> Any:
             max_subscribers=args.hub_max_subscribers,
             max_publishers=args.hub_max_publishers,
             memory_mb=args.hub_memory_mb,
+            subscriber_buffer_mb=args.hub_subscriber_buffer_mb,
         )
     except ValueError as exc:
         raise UserError(f"--hub-{str(exc).replace('_', '-')}") from None

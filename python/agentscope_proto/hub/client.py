@@ -39,7 +39,7 @@ from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from .._wire import varint_bytes
 from ..dialects import from_dict
-from ..errors import RemoteError
+from ..errors import LimitExceededError, RemoteError
 from ..service.status import error_from_rpc, error_from_status
 from .servicer import AFTER_HEADER, MAX_PUBLISHES, SERVICE_NAME
 
@@ -134,6 +134,18 @@ def _offsets(outcomes: Sequence[str | BaseException]) -> list[str]:
     return outcomes  # type: ignore[return-value]
 
 
+def _resumable(error: grpc.RpcError) -> bool:
+    """Whether a subscription that ended with `error` resumes from its last
+    offset: the server went away, or it ended the subscriber for falling too
+    far behind (it reads from its offset again, at its own pace)."""
+    if error.code() is grpc.StatusCode.UNAVAILABLE:
+        return True
+    if error.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return False
+    exc = error_from_rpc(error)
+    return isinstance(exc, LimitExceededError) and exc.path == "hub_subscriber_buffer_mb"
+
+
 class _Retry:
     """When to subscribe again after the stream broke: until `budget` seconds
     have passed since the first failure in a row."""
@@ -146,7 +158,7 @@ class _Retry:
     def next_wait(self, error: grpc.RpcError | None) -> float | None:
         """Seconds to wait before trying again after `error` (None: the
         stream ended without one), or None to give up."""
-        if error is not None and error.code() is not grpc.StatusCode.UNAVAILABLE:
+        if error is not None and not _resumable(error):
             return None
         now = time.monotonic()
         if self._since is None:

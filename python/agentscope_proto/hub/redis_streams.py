@@ -38,7 +38,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..errors import HubUnavailableError, OffsetOutOfRangeError
+from ..errors import HubUnavailableError, LimitExceededError, OffsetOutOfRangeError
 from .store import (
     Entry,
     HubConfig,
@@ -68,7 +68,8 @@ _BATCH = 256
 # a cancelled subscriber (see `read`) ends.
 _BLOCK_MS = 5_000
 # Entries handed to a subscription and not taken yet past which it leaves
-# its topic's tail and reads for itself (its client is slow).
+# its topic's tail and reads for itself (its client is slow); past
+# `subscriber_buffer_mb` of their bytes first, it ends (RESOURCE_EXHAUSTED).
 _BEHIND = 4096
 # How long Redis has to answer beyond that: the connection's read timeout is
 # their sum (redis-py's default, 5 s, would end every idle blocked read as a
@@ -167,6 +168,7 @@ class RedisHubStore(HubStore):
         self._client = client
         self._retention = str(config.retention)
         self._batch = min(_BATCH, config.retention)
+        self.buffer = config.subscriber_buffer_mb * 1024 * 1024
         self._state = client.register_script(_STATE)
         self._publish = client.register_script(_PUBLISH)
         # The topics followed by subscriptions on this server, one read each.
@@ -376,6 +378,8 @@ class _RedisSubscription(Subscription):
         # Batches the tail handed over, not taken yet; the tail followed, if any.
         self._handed: deque[list[Entry]] = deque()
         self._pending = 0
+        # The bytes of the messages in `_handed`: what this server holds for it.
+        self.held = 0
         self._ready = asyncio.Event()
         self._tail: _Tail | None = None
         self._error: Exception | None = None
@@ -384,20 +388,43 @@ class _RedisSubscription(Subscription):
         """A batch from the tail (leaving it when too much waits: the client is slow)."""
         if not batch:
             return
+        size = sum(len(msg) for _, msg in batch)
+        # Past the buffer with something held already: one read's batch is
+        # always taken (a read is the unit; it may exceed a small buffer).
+        if self.held and self.held + size > self._store.buffer and self._tail is not None:
+            self._tail.leave(self)
+            megabytes = self._store.buffer // (1024 * 1024)
+            self.fail(
+                LimitExceededError(
+                    "hub_subscriber_buffer_mb",
+                    f"this subscriber fell more than {megabytes} MiB of messages behind its "
+                    "topic; resume from the last offset received",
+                )
+            )
+            return
         if self._pending >= _BEHIND and self._tail is not None:
             self._tail.leave(self)
             self._tail = None
-            self._handed.clear()  # read again from Redis, from the cursor on
-            self._pending = 0
+            self._release()  # read again from Redis, from the cursor on
             self._ready.set()
             return
         self._handed.append(batch)
         self._pending += len(batch)
+        self.held += size
         self._ready.set()
 
+    def _release(self) -> None:
+        """Drop the batches handed over and not taken."""
+        self._handed.clear()
+        self._pending = self.held = 0
+
     def fail(self, error: Exception) -> None:
+        """End with `error` once what was handed before it is taken (all of
+        it dropped when this subscriber is too far behind)."""
         self._tail = None
         self._error = error
+        if isinstance(error, LimitExceededError):
+            self._release()
         self._ready.set()
 
     async def next(self) -> list[Entry]:
@@ -405,6 +432,7 @@ class _RedisSubscription(Subscription):
             if self._handed:
                 batch = self._handed.popleft()
                 self._pending -= len(batch)
+                self.held -= sum(len(msg) for _, msg in batch)
                 self._check_epoch(batch)
                 self._cursor = _bare(batch[-1][0])
                 return batch
@@ -442,6 +470,7 @@ class _RedisSubscription(Subscription):
         if self._tail is not None:
             self._tail.leave(self)
             self._tail = None
+        self._release()
 
     def _check_epoch(self, batch: list[Entry]) -> None:
         """Refuse to go on into another epoch: the stream was lost and made

@@ -72,9 +72,21 @@ class HubConfig:
     # Bytes of messages the memory store keeps over all topics, in MiB; past
     # it the oldest messages of the store go first. (Redis: its maxmemory.)
     memory_mb: int = 256
+    # Bytes of messages a Redis hub server holds for one subscriber that
+    # reads slower than its topic is published, in MiB; past it the
+    # subscription ends RESOURCE_EXHAUSTED and the client resumes from its
+    # last offset (the memory store holds none: subscribers read its topics).
+    subscriber_buffer_mb: int = 16
 
     def __post_init__(self) -> None:
-        for name in ("retention", "max_msg_kb", "max_subscribers", "max_publishers", "memory_mb"):
+        for name in (
+            "retention",
+            "max_msg_kb",
+            "max_subscribers",
+            "max_publishers",
+            "memory_mb",
+            "subscriber_buffer_mb",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
 
