@@ -805,12 +805,27 @@ def _configure_logging(level: str) -> None:
     )
 
 
+async def _serve_hosting_the_hub(config: Any) -> None:
+    """`serve(config)`, with the HubService on the store `config.hub` names."""
+    from .hub import HubServicer, hub_service, open_hub_store
+    from .service import serve
+    from .service.app import formatter_service
+
+    if config.hub is None:
+        await serve(config)
+        return
+    hub = HubServicer(await open_hub_store(config.hub), config.hub)
+    try:
+        await serve(config, services=[formatter_service(config), hub_service(hub)])
+    finally:
+        await hub.store.close()
+
+
 def _serve(config: Any) -> None:
     from .errors import HubUnavailableError
-    from .service import serve
 
     try:
-        asyncio.run(serve(config))
+        asyncio.run(_serve_hosting_the_hub(config))
     except HubUnavailableError as exc:
         raise UserError(f"--hub: {exc}", 1) from None
     except (OSError, RuntimeError) as exc:

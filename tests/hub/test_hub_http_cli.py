@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentscope_proto.hub import HubClient
+from agentscope_proto.hub import HubClient, hub_service
 from agentscope_proto.service import ServerConfig
 
 from conftest import require
@@ -41,7 +41,9 @@ class Served:
 
         self.config = ServerConfig(port=0, hub=HubConfig(url=url), auth_token=token)
         self.grpc = RunningServer(self.config).start()
-        self.http = self.grpc.call(connect.start_http(self.config, 0, hub=self.grpc.hub))
+        assert self.grpc.hub is not None
+        hosted = [hub_service(self.grpc.hub)]
+        self.http = self.grpc.call(connect.start_http(self.config, 0, services=hosted))
 
     def post(
         self, method: str, body: bytes, content_type: str, headers: dict[str, str] | None = None

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as pb
-from ..hub.servicer import HubServicer
-from ..hub.store import open_hub_store
+from ..hub.factory import open_hub_store
+from ..hub.servicer import HubServicer, hub_service
 from ..service.app import HostedService, add_service, serve
 from ..service.config import ServerConfig
 from .config import A2AConfig, AgentConfig
@@ -112,17 +112,21 @@ async def serve_agent(
     if agent_config.topic is not None and config.hub is None:
         raise ValueError("a topic needs a hub: ServerConfig(hub=HubConfig(...))")
     servicer = await agent_servicer(factory, agent_config, probe=probe)
-    if agent_config.topic is None or config.hub is None:
+    if config.hub is None:
         await serve(config, ready, services=[_hosted(servicer, a2a=a2a), *services])
         return
     hub = HubServicer(await open_hub_store(config.hub), config.hub)
     try:
+        if agent_config.topic is None:
+            hosted = [_hosted(servicer, a2a=a2a), hub_service(hub), *services]
+            await serve(config, ready, services=hosted)
+            return
         participant = await join_topic(
             servicer.sessions, servicer.description.name, hub.store, config.hub, agent_config
         )
         try:
-            hosted = _hosted(servicer, participant.close, a2a)
-            await serve(config, ready, services=[hosted, *services], hub=hub)
+            hosted = [_hosted(servicer, participant.close, a2a), hub_service(hub), *services]
+            await serve(config, ready, services=hosted)
         finally:
             await participant.close()
     finally:

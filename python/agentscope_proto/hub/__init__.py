@@ -1,12 +1,12 @@
 """The HubService: AgentScope's `MsgHub` across processes.
 
-`store` says what a hub store is (`HubStore`, `HubConfig`, `open_hub_store`);
-`memory` keeps topics in this process, `redis_streams` in Redis Streams (the
-`redis` extra, imported only when asked for); `servicer` serves a store over
-gRPC (`HubServicer`; `hub_service` hosts it beside a server's other
-services); `client` has `HubClient` and `AsyncHubClient`. Names load on
-first use, so that the server's configuration can import `store` without the
-rest.
+`store` says what a hub store is (`HubStore`, and `HubConfig`, which lives
+with the server's configuration); `memory` keeps topics in this process,
+`redis_streams` in Redis Streams (the `redis` extra, imported only when
+asked for); `factory` opens the one a URL names (`open_hub_store`);
+`servicer` serves a store over gRPC (`HubServicer`; `hub_service` hosts
+it beside a server's other services); `client` has `HubClient` and
+`AsyncHubClient`. Names load on first use: a client needs no store.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .client import AsyncHubClient, AsyncSubscription, HubClient, Subscription
+    from .factory import open_hub_store
     from .memory import MemoryHubStore
     from .servicer import AFTER_HEADER, SERVICE_NAME, HubServicer, add_hub_service, hub_service
-    from .store import HubConfig, HubStore, open_hub_store
+    from .store import HubConfig, HubStore
 
 _LAZY = {
     "AFTER_HEADER": "servicer",
@@ -32,7 +33,7 @@ _LAZY = {
     "Subscription": "client",
     "HubConfig": "store",
     "HubStore": "store",
-    "open_hub_store": "store",
+    "open_hub_store": "factory",
     "MemoryHubStore": "memory",
 }
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 
@@ -29,11 +29,9 @@ from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._wire import field_bytes, varint_bytes
 from ..errors import AgentScopeProtoError, HubError, HubUnavailableError, LimitExceededError
 from ..service._rpc import Context, Wired, decoded, rpc_errors
+from ..service.hosting import HostedService, add_service
 from ..service.status import status_for
 from .store import Entry, HubConfig, HubStore, Published, check_topic, parse_offset
-
-if TYPE_CHECKING:
-    from ..service.app import HostedService
 
 __all__ = [
     "AFTER_HEADER",
@@ -279,8 +277,6 @@ def add_hub_service(servicer: HubServicer, server: grpc.aio.Server) -> None:
     """Add the HubService's handlers to `server` (before it starts), with
     deserializers that never raise (a request that does not decode is
     INVALID_ARGUMENT with details) and events written from the stored bytes."""
-    from ..service.app import add_service
-
     add_service(
         server,
         pb,
@@ -292,11 +288,12 @@ def add_hub_service(servicer: HubServicer, server: grpc.aio.Server) -> None:
 
 
 def hub_service(servicer: HubServicer) -> HostedService:
-    """The HubService, to host beside a server's other services: when the
-    server drains, its subscriptions end (UNAVAILABLE) so clients resume
-    elsewhere."""
-    from ..service.app import HostedService
-
+    """The HubService, to host beside a server's other services (over
+    Connect too, with `--http-port`): when the server drains, its
+    subscriptions end (UNAVAILABLE) so clients resume elsewhere."""
     return HostedService(
-        SERVICE_NAME, lambda server: add_hub_service(servicer, server), servicer.close
+        SERVICE_NAME,
+        lambda server: add_hub_service(servicer, server),
+        servicer.close,
+        connect=(pb, servicer),
     )

@@ -1,5 +1,9 @@
 """What a hub store is: topics of messages in publish order, each with offsets.
 
+(`HubConfig`, the hub a server runs, is the server's configuration's, in
+`service/config.py`; it is named here too. `factory.open_hub_store` opens
+the store a URL names.)
+
 A store keeps each topic's messages as their protobuf bytes under offsets of
 the form `<milliseconds>-<sequence>.<epoch>`: the position (Redis Streams'
 entry id; the memory store makes the same kind), which increases with every
@@ -19,9 +23,9 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..errors import HubError, HubUnavailableError, OffsetOutOfRangeError
+from ..service.config import HubConfig, redacted_url
 
 __all__ = [
     "Entry",
@@ -32,7 +36,6 @@ __all__ = [
     "Subscription",
     "check_topic",
     "offset_epoch",
-    "open_hub_store",
     "parse_offset",
     "redacted_url",
 ]
@@ -49,46 +52,6 @@ _TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}")
 # ASCII digits only: `\d` takes any script's, which Redis would refuse.
 _OFFSET = re.compile(r"([0-9]{1,20})-([0-9]{1,20})(?:\.([0-9a-f]{8}))?")
 _U64 = 1 << 64
-
-
-@dataclass(frozen=True)
-class HubConfig:
-    """The hub a server runs, and what one client may make it hold.
-
-    SECURITY.md lists each limit; beyond one, RESOURCE_EXHAUSTED.
-    """
-
-    # `memory` (one process) or a Redis URL: redis://, rediss:// or unix://.
-    url: str = "memory"
-    # Messages each topic keeps for subscribers that resume (Redis trims
-    # approximately, never below it). Servers sharing a Redis use the same.
-    retention: int = 10_000
-    # The largest message one Publish may store, in KiB (its protobuf bytes).
-    max_msg_kb: int = 1024
-    # Subscribe streams open at once on this server (SubscribeBatches too).
-    max_subscribers: int = 1000
-    # PublishStream streams open at once on this server.
-    max_publishers: int = 1000
-    # Bytes of messages the memory store keeps over all topics, in MiB; past
-    # it the oldest messages of the store go first. (Redis: its maxmemory.)
-    memory_mb: int = 256
-    # Bytes of messages a Redis hub server holds for one subscriber that
-    # reads slower than its topic is published, in MiB; past it the
-    # subscription ends RESOURCE_EXHAUSTED and the client resumes from its
-    # last offset (the memory store holds none: subscribers read its topics).
-    subscriber_buffer_mb: int = 16
-
-    def __post_init__(self) -> None:
-        for name in (
-            "retention",
-            "max_msg_kb",
-            "max_subscribers",
-            "max_publishers",
-            "memory_mb",
-            "subscriber_buffer_mb",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
 
 
 class Subscription(abc.ABC):
@@ -162,11 +125,6 @@ def offset_epoch(offset: str) -> str:
     return offset.partition(".")[2]
 
 
-def redacted_url(url: str) -> str:
-    """`url` without its password, for logs and errors."""
-    return re.sub(r"(://[^:@/]*:)[^@/]*@", r"\1***@", url)
-
-
 def format_offset(key: Key, epoch: str = "") -> str:
     return f"{key[0]}-{key[1]}.{epoch}" if epoch else f"{key[0]}-{key[1]}"
 
@@ -202,21 +160,3 @@ def resume_check(
         raise OffsetOutOfRangeError(
             "after", "messages after this offset were trimmed by the topic's retention", "expired"
         )
-
-
-async def open_hub_store(config: HubConfig) -> HubStore:
-    """The store `config.url` names, connected (Redis needs the `redis` extra)."""
-    url = config.url
-    if url == "memory":
-        from .memory import MemoryHubStore
-
-        return MemoryHubStore(config)
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        try:
-            from .redis_streams import RedisHubStore
-        except ImportError:
-            raise HubUnavailableError(
-                "a Redis hub needs the redis extra: pip install 'agentscope-proto[redis]'"
-            ) from None
-        return await RedisHubStore.connect(config)
-    raise HubError("hub", f"expected 'memory' or a redis://, rediss:// or unix:// URL, got {url!r}")

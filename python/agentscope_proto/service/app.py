@@ -1,8 +1,9 @@
 """The server around the servicers: health, reflection, auth, TLS, lifecycle.
 
-A server hosts a list of `HostedService`s (the FormatterService by default;
-`agentscope-proto serve-agent` hosts the AgentService; with `config.hub` the
-HubService joins either; any other service joins by adding its own); health
+A server hosts a list of `HostedService`s (`hosting.py`; the FormatterService
+by default; `agentscope-proto serve-agent` hosts the AgentService; the
+HubService, `hub_service`, joins either where its caller opened the hub
+`config.hub` names; any other service joins by adding its own); health
 and reflection list each of them. A service may run servers of its own beside
 the gRPC one (`HostedService.listen`: the agent's A2A servers), started once
 the gRPC server is and stopped with it. `build_server` assembles a not yet started
@@ -17,24 +18,21 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import grpc
 from google.protobuf import descriptor_pool
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from .._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
-from ._rpc import lenient
 from .auth import BearerTokenAuth
-from .config import MB, ServerConfig
+from .config import MB, ServerConfig, redacted_url
+from .hosting import HostedService, Listener, add_service
 from .reflection import enable_reflection
 from .servicer import SERVICE_NAME, FormatterServicer
-
-if TYPE_CHECKING:
-    from ..hub.servicer import HubServicer
 
 __all__ = [
     "HostedService",
@@ -48,84 +46,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("agentscope_proto.server")
-
-_HANDLER_KINDS = {
-    (False, False): grpc.unary_unary_rpc_method_handler,
-    (False, True): grpc.unary_stream_rpc_method_handler,
-    (True, False): grpc.stream_unary_rpc_method_handler,
-    (True, True): grpc.stream_stream_rpc_method_handler,
-}
-
-
-def _passing_bytes(message_class: Any) -> Any:
-    """The message's `SerializeToString`, passing through a response the
-    servicer already encoded (Format, see `encoded_format_response`)."""
-    serialize = message_class.SerializeToString
-
-    def serializer(response: Any) -> bytes:
-        return response if type(response) is bytes else serialize(response)
-
-    return serializer
-
-
-class Listener(Protocol):
-    """Servers a hosted service runs on ports of its own (the agent's A2A
-    servers), started once the gRPC server is and stopped with it."""
-
-    @property
-    def addresses(self) -> Sequence[str]:
-        """What the log line of a started server lists, e.g. `127.0.0.1:8080 (A2A gRPC)`."""
-
-    async def stop(self, grace_seconds: float) -> None: ...
-
-
-class HostedService(NamedTuple):
-    """A gRPC service a server hosts: its full name (health and reflection
-    list it), the call that adds its handlers to a server, what it does
-    when the server drains, if anything, and the servers it runs beside the
-    gRPC one, if any (started with the server's config)."""
-
-    name: str
-    add_to: Callable[[grpc.aio.Server], None]
-    drain: Callable[[], Awaitable[None]] | None = None
-    listen: Callable[[ServerConfig], Awaitable[Listener]] | None = None
-
-
-def add_service(
-    server: grpc.aio.Server,
-    module: ModuleType,
-    service: str,
-    servicer: Any,
-    *,
-    keep_wire: Collection[str] = (),
-    passing_bytes: Collection[str] = (),
-) -> None:
-    """Add `servicer`'s methods for the service named `service` in the
-    generated `module`, with request deserializers that never raise (a
-    request that does not decode reaches the servicer, which answers
-    INVALID_ARGUMENT with details; see `_rpc.lenient`).
-
-    Built from the service descriptor, so every RPC of the schema is covered.
-    Methods in `keep_wire` get their request with its bytes (`_rpc.Wired`);
-    those in `passing_bytes` may answer with bytes they encoded themselves.
-    """
-    descriptor = module.DESCRIPTOR.services_by_name[service]
-    handlers = {}
-    for method in descriptor.methods:
-        kind = _HANDLER_KINDS[(method.client_streaming, method.server_streaming)]
-        output = getattr(module, method.output_type.name)
-        handlers[method.name] = kind(
-            getattr(servicer, method.name),
-            request_deserializer=lenient(
-                getattr(module, method.input_type.name), keep_wire=method.name in keep_wire
-            ),
-            response_serializer=(
-                _passing_bytes(output) if method.name in passing_bytes else output.SerializeToString
-            ),
-        )
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(descriptor.full_name, handlers),)
-    )
+_HUB_SERVICE = hub_pb.DESCRIPTOR.services_by_name["HubService"].full_name
 
 
 def add_formatter_service(servicer: FormatterServicer, server: grpc.aio.Server) -> None:
@@ -247,32 +168,18 @@ async def serve(
     servicer: FormatterServicer | None = None,
     *,
     services: Sequence[HostedService] | None = None,
-    hub: HubServicer | None = None,
 ) -> None:
-    """Run the server (hosting `services`, by default the FormatterService,
-    and the HubService when `config.hub` names a store) until SIGTERM/SIGINT,
-    then drain: health goes NOT_SERVING, each service drains and in-flight
-    RPCs get `grace_seconds` to finish.
+    """Run the server (hosting `services`, by default the FormatterService)
+    until SIGTERM/SIGINT, then drain: health goes NOT_SERVING, each service
+    drains and in-flight RPCs get `grace_seconds` to finish.
 
-    `hub` is a HubServicer to host instead of opening `config.hub`'s store
-    here, for a caller that uses the same store in-process (an agent on a
-    topic); its store stays the caller's to close.
+    The HubService is one of `services` (`hub.hub_service`): the caller
+    opens the store `config.hub` names and closes it after, as
+    `agentscope-proto serve` and `serve_agent` do; this module does not
+    import the hub, which builds on it.
     """
     hosted = list(services) if services is not None else [formatter_service(config, servicer)]
-    opened = None
-    if hub is None and config.hub is not None:
-        from ..hub import HubServicer, open_hub_store
-
-        hub = opened = HubServicer(await open_hub_store(config.hub), config.hub)
-    if hub is not None:
-        from ..hub import hub_service
-
-        hosted.append(hub_service(hub))
-    try:
-        await _run(config, ready, servicer, hosted, hub)
-    finally:
-        if opened is not None:
-            await opened.store.close()
+    await _run(config, ready, servicer, hosted)
 
 
 async def _run(
@@ -280,7 +187,6 @@ async def _run(
     ready: Callable[[int], None] | None,
     servicer: FormatterServicer | None,
     hosted: list[HostedService],
-    hub: HubServicer | None,
 ) -> None:
     names = [service.name for service in hosted]
     server, health_servicer, port = build_server(config, services=hosted)
@@ -293,7 +199,8 @@ async def _run(
         if config.http_port is not None:
             from .connect import start_http  # the optional `http` extra
 
-            http = await start_http(config, config.http_port, servicer, health_servicer, hub)
+            served = [service for service in hosted if service.connect is not None]
+            http = await start_http(config, config.http_port, servicer, health_servicer, served)
             listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
         for service in hosted:
             if service.listen is not None:
@@ -311,7 +218,7 @@ async def _run(
         config.auth_token is not None,
         config.media_root,
         config.allow_download,
-        _hub_name(config),
+        _hub_name(config, names),
     )
     if ready is not None:
         ready(port)
@@ -341,8 +248,8 @@ async def _stop(
     await asyncio.gather(*stopping)
 
 
-def _hub_name(config: ServerConfig) -> str:
-    """The hub's store for the log, without a password."""
-    from ..hub.store import redacted_url
-
-    return "off" if config.hub is None else redacted_url(config.hub.url)
+def _hub_name(config: ServerConfig, names: Sequence[str]) -> str:
+    """The hub's store for the log, without a password ("off": not hosted)."""
+    if config.hub is None or _HUB_SERVICE not in names:
+        return "off"
+    return redacted_url(config.hub.url)

@@ -1,27 +1,66 @@
-"""How the FormatterService runs, and what one request may make it do."""
+"""How the server runs, and what one request may make it do.
+
+`HubConfig` is here too, beside `ServerConfig.hub`: the hub builds on the
+server's parts (hub -> service), so the server's configuration names the
+hub's settings without importing the hub.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .._fetch import MediaLimits
 
-if TYPE_CHECKING:
-    from ..hub.store import HubConfig
-
-__all__ = ["MB", "ServerConfig"]
+__all__ = ["MB", "HubConfig", "ServerConfig", "redacted_url"]
 
 MB = 1024 * 1024
 
 
-def _default_hub() -> HubConfig:
-    # Imported here: the hub builds on the server's parts (hub -> service),
-    # so the server's config names the hub's only when it makes one.
-    from ..hub.store import HubConfig
+@dataclass(frozen=True)
+class HubConfig:
+    """The hub a server runs, and what one client may make it hold.
 
-    return HubConfig()
+    SECURITY.md lists each limit; beyond one, RESOURCE_EXHAUSTED.
+    """
+
+    # `memory` (one process) or a Redis URL: redis://, rediss:// or unix://.
+    url: str = "memory"
+    # Messages each topic keeps for subscribers that resume (Redis trims
+    # approximately, never below it). Servers sharing a Redis use the same.
+    retention: int = 10_000
+    # The largest message one Publish may store, in KiB (its protobuf bytes).
+    max_msg_kb: int = 1024
+    # Subscribe streams open at once on this server (SubscribeBatches too).
+    max_subscribers: int = 1000
+    # PublishStream streams open at once on this server.
+    max_publishers: int = 1000
+    # Bytes of messages the memory store keeps over all topics, in MiB; past
+    # it the oldest messages of the store go first. (Redis: its maxmemory.)
+    memory_mb: int = 256
+    # Bytes of messages a Redis hub server holds for one subscriber that
+    # reads slower than its topic is published, in MiB; past it the
+    # subscription ends RESOURCE_EXHAUSTED and the client resumes from its
+    # last offset (the memory store holds none: subscribers read its topics).
+    subscriber_buffer_mb: int = 16
+
+    def __post_init__(self) -> None:
+        for name in (
+            "retention",
+            "max_msg_kb",
+            "max_subscribers",
+            "max_publishers",
+            "memory_mb",
+            "subscriber_buffer_mb",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+
+
+def redacted_url(url: str) -> str:
+    """`url` without its password, for logs and errors."""
+    return re.sub(r"(://[^:@/]*:)[^@/]*@", r"\1***@", url)
 
 
 @dataclass(frozen=True)
@@ -61,5 +100,6 @@ class ServerConfig:
     # Size and time caps of media reads and downloads, and the private networks
     # downloads may reach (none by default: the SSRF guard refuses them).
     media_limits: MediaLimits = field(default_factory=MediaLimits)
-    # The HubService's store and limits (hub/store.py); None: not served.
-    hub: HubConfig | None = field(default_factory=_default_hub)
+    # The HubService's store and limits; None: not served. The servers the
+    # package runs (`agentscope-proto serve`, `serve_agent`) host it.
+    hub: HubConfig | None = field(default_factory=HubConfig)

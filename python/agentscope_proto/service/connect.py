@@ -19,8 +19,8 @@ import asyncio
 import base64
 import inspect
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 import grpc
 from connectrpc.code import Code
@@ -45,11 +45,9 @@ from ..errors import LimitExceededError, MessageFormatError
 from .asgi import HttpServer, listen, start_asgi
 from .auth import BearerTokenAuth
 from .config import MB, ServerConfig
+from .hosting import HostedService
 from .servicer import FormatterServicer
 from .status import status_for
-
-if TYPE_CHECKING:
-    from ..hub.servicer import HubServicer
 
 __all__ = ["HttpServer", "build_app", "start_http"]
 
@@ -390,12 +388,12 @@ def build_app(
     config: ServerConfig,
     servicer: FormatterServicer | None = None,
     health_servicer: grpc_health.aio.HealthServicer | None = None,
-    hub: HubServicer | None = None,
+    services: Sequence[HostedService] = (),
 ) -> Any:
     """The ASGI application serving the FormatterService, `grpc.health.v1.Health`
-    (and `hub`, if given) with the Connect protocol; health reports
-    `health_servicer`'s statuses (the gRPC server's), or SERVING when none is
-    given."""
+    (and each of `services` that names its Connect module and servicer: the
+    HubService) with the Connect protocol; health reports `health_servicer`'s
+    statuses (the gRPC server's), or SERVING when none is given."""
     servicer = servicer or FormatterServicer(config)
     if health_servicer is None:
         health_servicer = grpc_health.aio.HealthServicer()  # SERVING until it stops
@@ -408,11 +406,11 @@ def build_app(
             safe=frozenset({"Check"}),
         ),
     }
-    if hub is not None:
-        from .._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
-
-        service = hub_pb.DESCRIPTOR.services_by_name["HubService"]
-        endpoints = {**endpoints, **_endpoints(service, hub_pb, hub)}
+    for hosted in services:
+        if hosted.connect is not None:
+            module, handlers = hosted.connect
+            service = module.DESCRIPTOR.services_by_name[hosted.name.rsplit(".", 1)[-1]]
+            endpoints = {**endpoints, **_endpoints(service, module, handlers)}
     interceptors = [_TokenCheck(config.auth_token)] if config.auth_token else []
     app = _App(
         service=servicer,
@@ -437,9 +435,9 @@ async def start_http(
     port: int,
     servicer: FormatterServicer | None = None,
     health: grpc_health.aio.HealthServicer | None = None,
-    hub: HubServicer | None = None,
+    services: Sequence[HostedService] = (),
 ) -> HttpServer:
     """Serve the Connect app on `config.host:port` (0: any free port) in this
     event loop; `health` is the gRPC server's (see `build_app`)."""
     sock = listen(config, port)
-    return start_asgi(build_app(config, servicer, health, hub), config, sock)
+    return start_asgi(build_app(config, servicer, health, services), config, sock)
