@@ -1,4 +1,4 @@
-"""AgentScope 2.x's agent events from and to `AgentEvent` (agentscope_proto.agents.events).
+"""AgentScope 2.x's agent events from and to `AgentEvent` (agentscope_proto.events).
 
 Golden data: every event class built by the real agentscope==2.0.11, and the
 events of real replies of a real 2.x agent (tests/golden/agentscope2/events.json,
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from agentscope_proto import MessageFormatError, from_dict, to_dict
 from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as pb
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Role
-from agentscope_proto.agents.events import EVENT_TYPES, event_from_dict, event_to_dict
+from agentscope_proto.events import EVENT_TYPES, event_from_dict, event_to_dict
 
 from conftest import load_golden
 from event_strategies import event_dumps

@@ -1,7 +1,7 @@
 """The package's layout rules, checked on its source (README, "Layout"):
 
-- no import cycle among its modules (module-level imports, the ones that run
-  when a module is imported), nor among its top-level parts;
+- no import cycle among its modules (counting every import: at module level,
+  in functions, and under `TYPE_CHECKING`), nor among its top-level parts;
 - below the one place each call chooses its variant, no code asks which
   fidelity it runs in: the provider modules and the format engine never read
   a `fidelity` attribute nor compare a fidelity name;
@@ -44,30 +44,19 @@ def _is_package(name: str) -> bool:
     return _modules()[name].name == "__init__.py"
 
 
-def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """The imports a module runs when it is imported (not those in functions,
-    nor those only type checkers see)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    pending: list[ast.stmt] = list(tree.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.append(node)
-        elif isinstance(node, ast.If):
-            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
-                pending += [*node.body, *node.orelse]
-        elif isinstance(node, ast.Try):
-            pending += [*node.body, *node.orelse, *node.finalbody]
-            pending += [stmt for handler in node.handlers for stmt in handler.body]
-    return found
+def _imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import of a module: at its top, in functions, and those only
+    type checkers see (a cycle deferred to a function or hidden from the
+    interpreter is still a cycle in the design)."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
 def _edges(name: str) -> set[str]:
-    """The package's modules `name` imports when it is imported."""
+    """The package's modules `name` imports, wherever it does."""
     tree = ast.parse(_modules()[name].read_text(encoding="utf-8"))
     here = name if _is_package(name) else name.rpartition(".")[0]
     edges = set()
-    for node in _runtime_imports(tree):
+    for node in _imports(tree):
         if isinstance(node, ast.Import):
             edges |= {alias.name for alias in node.names}
             continue
@@ -141,8 +130,26 @@ def test_no_part_of_the_package_imports_itself_back() -> None:
         if name == "agentscope_proto":
             continue  # the package's face imports every part
         edges = {_part(edge) for edge in _edges(name)} - {"agentscope_proto"}
+        edges -= KNOWN_BACK_EDGES.get(name, set())
         graph.setdefault(_part(name), set()).update(edges - {_part(name)})
     assert _cycles(graph) == []
+
+
+# The one cycle between parts not broken yet, edge by edge: `a2a` builds on
+# `agents`, and two entry points of `agents` reach back up to it, in
+# functions, for the optional A2A extra (RemoteAgent on an A2A URL,
+# serve_agent(a2a=...)). Breaking it moves those entry points (or the A2A
+# choice) above both parts. Listed so that any other back edge fails.
+KNOWN_BACK_EDGES = {
+    "agentscope_proto.agents.remote": {"agentscope_proto.a2a"},
+    "agentscope_proto.agents.server": {"agentscope_proto.a2a"},
+}
+
+
+def test_the_known_back_edges_are_still_there() -> None:
+    """Once one is gone, its entry above must go too."""
+    for name, parts in KNOWN_BACK_EDGES.items():
+        assert parts <= {_part(edge) for edge in _edges(name)}, name
 
 
 def _checked_for_fidelity() -> list[str]:

@@ -12,7 +12,7 @@ The conversion goes through AgentScope's own JSON: 2.x's `model_dump(mode=
 `invocation_id`, which 1.x's `to_dict()` leaves out). So it is exactly as
 lossless as `from_dict`/`to_dict` in that dialect: a 2.x message comes back
 with `model_dump` equal, a 1.x message with `to_dict` equal. Events go through
-2.x's `model_dump(mode="json")` and `agents.events` the same way.
+2.x's `model_dump(mode="json")` and `events` the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 from ._generated.agentscope.agent.v1.events_pb2 import AgentEvent
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 from .dialects import from_dict, to_dict
+from .events import event_from_dict, event_to_dict, event_type
 
 __all__ = [
     "agentscope_major",
@@ -111,8 +112,6 @@ def event_to_agentscope(event: AgentEvent) -> Any:
     What `event_to_dict` writes, validated by the event's class; raises
     `MessageFormatError` for what 2.x cannot hold.
     """
-    from .agents.events import event_to_dict, event_type  # the agents package loads gRPC
-
     data = event_to_dict(event)
     return _event_classes()[event_type(event)].model_validate(data)
 
@@ -122,8 +121,6 @@ def event_from_agentscope(obj: Any) -> AgentEvent:
 
     Raises `TypeError` for anything else.
     """
-    from .agents.events import event_from_dict  # the agents package loads gRPC
-
     classes = _event_classes()
     if type(obj) not in classes.values():
         raise TypeError(f"expected an agentscope.event event, got {type(obj).__name__}")

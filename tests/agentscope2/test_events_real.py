@@ -13,7 +13,7 @@ import pytest
 from agentscope import event as as_event
 from hypothesis import HealthCheck, given, settings
 
-from agentscope_proto.agents.events import event_from_dict, event_to_dict
+from agentscope_proto.events import event_from_dict, event_to_dict
 from agentscope_proto.interop import event_from_agentscope, event_to_agentscope
 
 from event_strategies import event_dumps

@@ -1,6 +1,7 @@
 """Agents across processes: AgentScope agents served over gRPC, and called.
 
-- `events`: AgentScope 2.x's agent events from and to `AgentEvent` (pure).
+- `event_from_dict` / `event_to_dict` (from `agentscope_proto.events`): AgentScope
+  2.x's agent events from and to `AgentEvent` (pure).
 - `serve_agent` / `agent_service`: host an agent factory's agents, one per
   session (`sessions`, `hosting`, `servicer`, `server`; limits in `AgentConfig`).
 - `AgentClient`, `AsyncAgentClient`: call a served agent with the schema's
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..events import event_from_dict, event_to_dict
 from .client import AgentClient, AsyncAgentClient, reply_request
 from .config import AgentConfig, topic_session
-from .events import event_from_dict, event_to_dict
 from .server import agent_service, agent_servicer, serve_agent
 from .servicer import SERVICE_NAME, AgentServicer
 

@@ -25,8 +25,8 @@ from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..dialects import from_dict
 from ..errors import AgentReplyError, MessageFormatError
+from ..events import event_from_dict
 from ..service.status import error_from_rpc
-from .events import event_from_dict
 
 __all__ = ["AgentClient", "AsyncAgentClient", "reply_request"]
 

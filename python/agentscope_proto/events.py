@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from .. import _json
-from .._generated.agentscope.agent.v1 import events_pb2 as pb
-from .._generated.agentscope.message.v1.message_pb2 import (
+from . import _json
+from ._generated.agentscope.agent.v1 import events_pb2 as pb
+from ._generated.agentscope.message.v1.message_pb2 import (
     ContentBlock,
     ErrorType,
     FinishedReason,
@@ -38,16 +38,16 @@ from .._generated.agentscope.message.v1.message_pb2 import (
     Role,
     ToolResultState,
 )
-from ..dialects._common import type_name
-from ..dialects.agentscope2 import (
+from .dialects._common import type_name
+from .dialects.agentscope2 import (
     block_from_agentscope2,
     block_to_agentscope2,
     parts_from_agentscope2,
     parts_to_agentscope2,
 )
-from ..errors import MessageFormatError
-from ..message._codec import new_blocks
-from ..message._fields import BEHAVIORS, load_object, rule_dicts
+from .errors import MessageFormatError
+from .message._codec import new_blocks
+from .message._fields import BEHAVIORS, load_object, rule_dicts
 
 __all__ = ["EVENT_TYPES", "event_from_dict", "event_to_dict", "event_type"]
 
