@@ -14,6 +14,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+import trustme
 
 from agentscope_proto import __version__, from_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
@@ -401,7 +402,6 @@ def test_a_port_out_of_range_is_one_line_naming_its_flag(
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A certificate and its key, another key, and files that are neither."""
-    trustme = pytest.importorskip("trustme")
     folder = tmp_path_factory.mktemp("tls")
     ca = trustme.CA()
     issued = ca.issue_cert("localhost")
