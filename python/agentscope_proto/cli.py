@@ -27,6 +27,7 @@ from . import _json
 from .errors import AgentScopeProtoError, MessageFormatError, ParseError
 from .options import FIDELITIES, PROMPT_CACHES
 from .providers import PROVIDERS
+from .service.config import host_port
 
 __all__ = ["main"]
 
@@ -831,7 +832,9 @@ def _check_port(host: str, port: int) -> None:
         try:
             probe.bind(address)
         except OSError as exc:
-            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}", 1) from None
+            raise UserError(
+                f"cannot listen on {host_port(host, port)}: {exc.strerror}", 1
+            ) from None
 
 
 def _configure_logging(level: str) -> None:
@@ -854,7 +857,8 @@ def _serve(config: Any) -> None:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError here before).
         if "bind" not in str(exc).lower():
             raise
-        raise UserError(f"cannot listen on {config.host}:{config.port}: {exc}", 1) from None
+        where = host_port(config.host, config.port)
+        raise UserError(f"cannot listen on {where}: {exc}", 1) from None
 
 
 def _worker(config: Any, level: str) -> None:

@@ -11,9 +11,16 @@ from .._fetch import MediaLimits
 if TYPE_CHECKING:
     from ..hub.store import HubConfig
 
-__all__ = ["MB", "ServerConfig"]
+__all__ = ["MB", "ServerConfig", "host_port"]
 
 MB = 1024 * 1024
+
+
+def host_port(host: str, port: int) -> str:
+    """`host:port` as gRPC and URLs take it: an IPv6 address in brackets."""
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
 
 
 def _default_hub() -> HubConfig:
