@@ -399,6 +399,19 @@ def test_a_port_out_of_range_is_one_line_naming_its_flag(
     assert f"argument {flag}: {value}: expected 0 (any free port) to 65535" in line
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["hub", "subscribe", "room"],
+        ["hub", "publish", "room", "{}"],
+        ["parse", "--provider", "openai", "{}"],
+    ],
+)
+def test_a_target_port_out_of_range_is_one_line(command: list[str]) -> None:
+    line = _user_error(*command, "--target", "127.0.0.1:99999")
+    assert "argument --target: 127.0.0.1:99999: expected a port from 1 to 65535" in line
+
+
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A certificate and its key, another key, and files that are neither."""

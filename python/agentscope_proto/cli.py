@@ -78,6 +78,15 @@ def _port(text: str) -> int:
     return value
 
 
+def _target(text: str) -> str:
+    """A --target (HOST:PORT, or another gRPC target): a port after the last
+    ':' is 1 to 65535 (gRPC would connect to it modulo 65536)."""
+    port = text.rpartition(":")[2]
+    if port.lstrip("-").isdigit() and not 1 <= int(port) <= _MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{text}: expected a port from 1 to {_MAX_PORT}")
+    return text
+
+
 def _provider_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--provider",
@@ -220,7 +229,7 @@ def _a2a_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", help="host:port of a server (default: in-process)")
+    p.add_argument("--target", type=_target, help="host:port of a server (default: in-process)")
     p.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
 
 
@@ -315,7 +324,7 @@ def _hub_parser(sub: Any) -> None:
     subscribe.add_argument("--after", metavar="OFFSET", help="resume after this offset")
     subscribe.add_argument("--count", type=int, help="stop after this many messages")
     for action in (publish, subscribe):
-        action.add_argument("--target", required=True, help="host:port of a server")
+        action.add_argument("--target", type=_target, required=True, help="host:port of a server")
         action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
 
 
