@@ -53,9 +53,11 @@ class WebSearch(ToolBase):
         return PermissionDecision(behavior=PermissionBehavior.ALLOW, message="the caller runs it")
 
 
-def make_agent(base_url: str, name: str = "Friday", **options: Any) -> Agent:
-    """A real 2.x agent whose model is the replay at `base_url`; `options`
-    are more of `Agent`'s arguments."""
+def make_agent(
+    base_url: str, name: str = "Friday", kind: type[Agent] = Agent, **options: Any
+) -> Agent:
+    """A real 2.x agent (of `kind`: `Agent` or a subclass) whose model is the
+    replay at `base_url`; `options` are more of `Agent`'s arguments."""
     model = OpenAIChatModel(
         credential=OpenAICredential(api_key="sk-replay", base_url=base_url),
         model="gpt-4o-mini",
@@ -69,7 +71,7 @@ def make_agent(base_url: str, name: str = "Friday", **options: Any) -> Agent:
             WebSearch(),
         ]
     )
-    return Agent(
+    return kind(
         name=name,
         system_prompt="You are a helpful assistant.",
         model=model,

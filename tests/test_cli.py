@@ -14,6 +14,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+import trustme
 
 from agentscope_proto import __version__, from_dict
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
@@ -372,11 +373,87 @@ def test_a_port_in_use_is_one_line() -> None:
         (["--workers", "2", "--port", "0"], "fixed --port"),
         (["--port", "0", "--tls-cert", "/nonexistent/cert.pem"], "--tls-cert"),
         (["--port", "0", "--allow-network", "not-a-cidr"], "--allow-network"),
-        (["--port", "many"], "invalid int value"),
+        (["--port", "many"], "argument --port: invalid port: 'many'"),
     ],
 )
 def test_serve_flag_errors_are_one_line(flags: list[str], expected: str) -> None:
     assert expected in _user_error("serve", *flags)
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "value"),
+    [
+        ("serve", "--port", "99999"),
+        ("serve", "--port", "-5"),
+        ("serve", "--http-port", "70000"),
+        ("serve-agent", "--port", "65536"),
+        ("serve-agent", "--a2a-port", "70000"),
+        ("serve-agent", "--a2a-grpc-port", "-1"),
+    ],
+)
+def test_a_port_out_of_range_is_one_line_naming_its_flag(
+    command: str, flag: str, value: str
+) -> None:
+    factory = ["json:loads"] if command == "serve-agent" else []
+    line = _user_error(command, *factory, flag, value)
+    assert f"argument {flag}: {value}: expected 0 (any free port) to 65535" in line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["hub", "subscribe", "room"],
+        ["hub", "publish", "room", "{}"],
+        ["parse", "--provider", "openai", "{}"],
+    ],
+)
+def test_a_target_port_out_of_range_is_one_line(command: list[str]) -> None:
+    line = _user_error(*command, "--target", "127.0.0.1:99999")
+    assert "argument --target: 127.0.0.1:99999: expected a port from 1 to 65535" in line
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A certificate and its key, another key, and files that are neither."""
+    folder = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    issued = ca.issue_cert("localhost")
+    issued.cert_chain_pems[0].write_to_path(str(folder / "cert.pem"))
+    issued.private_key_pem.write_to_path(str(folder / "key.pem"))
+    trustme.CA().issue_cert("localhost").private_key_pem.write_to_path(str(folder / "other.pem"))
+    (folder / "text.pem").write_text("not a certificate\n")
+    garbled = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+    (folder / "garbled.pem").write_text(garbled)
+    return folder
+
+
+@pytest.mark.parametrize("command", ["serve", "serve-agent"])
+@pytest.mark.parametrize(
+    ("cert", "key", "client_ca", "expected"),
+    [
+        ("text.pem", "key.pem", None, "--tls-cert {d}/text.pem: not a PEM certificate"),
+        ("garbled.pem", "key.pem", None, "--tls-cert {d}/garbled.pem: not a PEM certificate"),
+        ("cert.pem", "other.pem", None, "--tls-key {d}/other.pem: does not match --tls-cert"),
+        ("cert.pem", "text.pem", None, "--tls-key {d}/text.pem: not a PEM private key"),
+        ("cert.pem", "missing.pem", None, "--tls-key {d}/missing.pem: no such file"),
+        ("cert.pem", "key.pem", "text.pem", "--tls-client-ca {d}/text.pem: not a PEM certificate"),
+    ],
+)
+def test_a_bad_tls_file_is_named_before_binding(
+    tls_files: Path,
+    command: str,
+    cert: str,
+    key: str,
+    client_ca: str | None,
+    expected: str,
+) -> None:
+    flags = ["--tls-cert", str(tls_files / cert), "--tls-key", str(tls_files / key)]
+    if client_ca is not None:
+        flags += ["--tls-client-ca", str(tls_files / client_ca)]
+    factory = ["json:loads"] if command == "serve-agent" else []
+    line = _user_error(command, *factory, "--port", "0", *flags)
+    assert expected.format(d=tls_files) in line
+    assert "bind" not in line
 
 
 def test_parse_command_through_a_server(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import socket
+import ssl
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,11 +27,13 @@ from . import _json
 from .errors import AgentScopeProtoError, MessageFormatError, ParseError
 from .options import FIDELITIES, PROMPT_CACHES
 from .providers import PROVIDERS
+from .service.config import host_port
 
 __all__ = ["main"]
 
 PROG = "agentscope-proto"
 STDIN = "-"
+_MAX_PORT = 65535
 
 
 class UserError(Exception):
@@ -63,6 +66,27 @@ def _fail(message: str, code: int) -> NoReturn:
     raise SystemExit(code)
 
 
+def _port(text: str) -> int:
+    """A port flag's value: 0 (any free port) to 65535. argparse names the
+    flag in the error; an unchecked port would be bound modulo 65536."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port: {text!r}") from None
+    if not 0 <= value <= _MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{value}: expected 0 (any free port) to {_MAX_PORT}")
+    return value
+
+
+def _target(text: str) -> str:
+    """A --target (HOST:PORT, or another gRPC target): a port after the last
+    ':' is 1 to 65535 (gRPC would connect to it modulo 65536)."""
+    port = text.rpartition(":")[2]
+    if port.lstrip("-").isdigit() and not 1 <= int(port) <= _MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{text}: expected a port from 1 to {_MAX_PORT}")
+    return text
+
+
 def _provider_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--provider",
@@ -75,7 +99,7 @@ def _provider_flag(p: argparse.ArgumentParser) -> None:
 def _server_flags(p: argparse.ArgumentParser, port: int) -> None:
     """The flags every server command shares: address, size, TLS, auth, drain, logs."""
     p.add_argument("--host", default="127.0.0.1", help="address to bind")
-    p.add_argument("--port", type=int, default=port, help="port to bind (0: any free port)")
+    p.add_argument("--port", type=_port, default=port, help="port to bind (0: any free port)")
     p.add_argument("--max-message-mb", type=int, default=64, help="largest request/response")
     p.add_argument("--tls-cert", type=Path, help="server certificate (PEM)")
     p.add_argument("--tls-key", type=Path, help="server private key (PEM)")
@@ -126,7 +150,9 @@ def _serve_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the gRPC FormatterService", **_sub_options())
     _server_flags(p, 50051)
     p.add_argument(
-        "--http-port", type=int, help="also serve Connect (HTTP + JSON) here; needs the http extra"
+        "--http-port",
+        type=_port,
+        help="also serve Connect (HTTP + JSON) here; needs the http extra",
     )
     p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
     p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
@@ -195,12 +221,12 @@ def _a2a_flags(p: argparse.ArgumentParser) -> None:
     """Serving the agent over A2A 1.0 too (the a2a extra)."""
     p.add_argument(
         "--a2a-port",
-        type=int,
+        type=_port,
         metavar="N",
         help="also serve the agent as an A2A 1.0 agent here: JSON-RPC, HTTP+JSON and its card "
         "(/.well-known/agent-card.json); needs the a2a extra",
     )
-    p.add_argument("--a2a-grpc-port", type=int, metavar="M", help="and A2A over gRPC here")
+    p.add_argument("--a2a-grpc-port", type=_port, metavar="M", help="and A2A over gRPC here")
     p.add_argument(
         "--a2a-host", metavar="NAME", help="the host the agent card lists (default: --host)"
     )
@@ -210,7 +236,7 @@ def _a2a_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", help="host:port of a server (default: in-process)")
+    p.add_argument("--target", type=_target, help="host:port of a server (default: in-process)")
     p.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
 
 
@@ -305,7 +331,7 @@ def _hub_parser(sub: Any) -> None:
     subscribe.add_argument("--after", metavar="OFFSET", help="resume after this offset")
     subscribe.add_argument("--count", type=int, help="stop after this many messages")
     for action in (publish, subscribe):
-        action.add_argument("--target", required=True, help="host:port of a server")
+        action.add_argument("--target", type=_target, required=True, help="host:port of a server")
         action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
 
 
@@ -347,14 +373,19 @@ def _sub_options() -> dict[str, Any]:
 def _read_bytes(source: str | Path) -> bytes:
     if str(source) == STDIN:
         return sys.stdin.buffer.read()
+    return _read_file(Path(source), str(source))
+
+
+def _read_file(path: Path, name: str) -> bytes:
+    """A file's bytes; its errors in one line naming it as `name`."""
     try:
-        return Path(source).read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"{source}: no such file") from None
+        raise UserError(f"{name}: no such file") from None
     except IsADirectoryError:
-        raise UserError(f"{source}: is a directory") from None
+        raise UserError(f"{name}: is a directory") from None
     except OSError as exc:
-        raise UserError(f"{source}: {exc.strerror or exc}") from None
+        raise UserError(f"{name}: {exc.strerror or exc}") from None
 
 
 def _load_json(source: str | Path, raw: bytes | None = None) -> Any:
@@ -718,15 +749,9 @@ def _hub_config(args: argparse.Namespace) -> Any:
 
 def _server_base(args: argparse.Namespace) -> dict[str, Any]:
     """The `ServerConfig` fields of the flags every server command has."""
-    for flag, path in (
-        ("--tls-cert", args.tls_cert),
-        ("--tls-key", args.tls_key),
-        ("--tls-client-ca", args.tls_client_ca),
-    ):
-        if path is not None and not path.is_file():
-            raise UserError(f"{flag} {path}: no such file")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UserError("--tls-cert and --tls-key go together")
+    _check_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
     return {
         "host": args.host,
         "port": args.port,
@@ -737,6 +762,36 @@ def _server_base(args: argparse.Namespace) -> dict[str, Any]:
         "tls_client_ca": args.tls_client_ca,
         "grace_seconds": args.grace,
     }
+
+
+def _check_tls(cert: Path | None, key: Path | None, client_ca: Path | None) -> None:
+    """Load the TLS files before anything binds: gRPC reports a bad one as a
+    failure to bind, after lines of its own."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    for flag, path in (("--tls-cert", cert), ("--tls-client-ca", client_ca)):
+        if path is not None:
+            _load_certificates(context, flag, path)
+    if cert is None or key is None:
+        return
+    _read_file(key, f"--tls-key {key}")
+    try:
+        # A passphrase would be asked for on the terminal; gRPC takes none.
+        context.load_cert_chain(cert, key, password=lambda: b"")
+    except ssl.SSLError as exc:
+        if exc.reason == "KEY_VALUES_MISMATCH":
+            raise UserError(f"--tls-key {key}: does not match --tls-cert {cert}") from None
+        raise UserError(f"--tls-key {key}: not a PEM private key without a passphrase") from None
+
+
+def _load_certificates(context: ssl.SSLContext, flag: str, path: Path) -> None:
+    data = _read_file(path, f"{flag} {path}")
+    try:
+        text = data.decode("ascii")
+        if "-----BEGIN CERTIFICATE-----" not in text:
+            raise ValueError("no certificate")
+        context.load_verify_locations(cadata=text)
+    except (ValueError, ssl.SSLError):  # UnicodeDecodeError is a ValueError
+        raise UserError(f"{flag} {path}: not a PEM certificate") from None
 
 
 def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
@@ -794,7 +849,9 @@ def _check_port(host: str, port: int) -> None:
         try:
             probe.bind(address)
         except OSError as exc:
-            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror}", 1) from None
+            raise UserError(
+                f"cannot listen on {host_port(host, port)}: {exc.strerror}", 1
+            ) from None
 
 
 def _configure_logging(level: str) -> None:
@@ -832,7 +889,8 @@ def _serve(config: Any) -> None:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError here before).
         if "bind" not in str(exc).lower():
             raise
-        raise UserError(f"cannot listen on {config.host}:{config.port}: {exc}", 1) from None
+        where = host_port(config.host, config.port)
+        raise UserError(f"cannot listen on {where}: {exc}", 1) from None
 
 
 def _worker(config: Any, level: str) -> None:

@@ -82,7 +82,7 @@ from ..errors import (
 from ..service.app import HostedService, build_server, set_serving
 from ..service.asgi import HttpServer, listen, start_asgi
 from ..service.auth import BearerTokenAuth
-from ..service.config import MB, ServerConfig
+from ..service.config import MB, ServerConfig, host_port
 from .mapping import EXTENSION_URI, a2a_to_msgs, agent_extension, msgs_to_a2a
 from .protocol import (
     QUESTIONS,
@@ -472,10 +472,6 @@ class _TaskStore(InMemoryTaskStore):
 # --- The agent card --------------------------------------------------------------------
 
 
-def _host(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
-
-
 def agent_card(
     description: service_pb.DescribeResponse,
     *,
@@ -599,9 +595,11 @@ class A2AServer:
 async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfig) -> A2AServer:
     """Serve `servicer`'s agent over A2A as `a2a` says, with `config`'s auth,
     TLS and size limit, in this event loop."""
-    host = _host(a2a.public_host or config.host)
+    listed = a2a.public_host or config.host  # the host the card lists
     sock = listen(config, a2a.port)
-    http_url = f"{'https' if config.tls_cert else 'http'}://{host}:{sock.getsockname()[1]}"
+    scheme = "https" if config.tls_cert else "http"
+    http_port = sock.getsockname()[1]
+    http_url = f"{scheme}://{host_port(listed, http_port)}"
     grpc_server = grpc_url = None
     # Its request handler comes with the card, which lists the bound port.
     grpc_handler = GrpcHandler(request_handler=cast(Any, None))
@@ -615,7 +613,7 @@ async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfi
             )
             grpc_config = dataclasses.replace(config, port=a2a.grpc_port, reuse_port=False)
             grpc_server, health, grpc_port = build_server(grpc_config, services=[service])
-            grpc_url = f"{host}:{grpc_port}"
+            grpc_url = host_port(listed, grpc_port)
         card = agent_card(
             servicer.description,
             http_url=http_url,
@@ -648,9 +646,13 @@ async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfi
         if grpc_server is not None:
             await grpc_server.stop(0)
         raise
-    addresses = [f"{http_url} (A2A JSON-RPC, HTTP+JSON)"]
-    if grpc_url is not None:
-        addresses.append(f"{grpc_url} (A2A gRPC)")
+    # Where it listens; the card's URLs (another host's, with `public_host`) after.
+    listens = f"{scheme}://{host_port(config.host, http_port)}"
+    card_lists = f"; the card lists {http_url}" if listens != http_url else ""
+    addresses = [f"{listens} (A2A JSON-RPC, HTTP+JSON{card_lists})"]
+    if grpc_server is not None:
+        grpc_card = f"; the card lists {grpc_url}" if card_lists else ""
+        addresses.append(f"{host_port(config.host, grpc_port)} (A2A gRPC{grpc_card})")
     return A2AServer(card, http, grpc_server, handler, addresses)
 
 

@@ -33,9 +33,9 @@ from typing import Any
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
-from ..errors import LimitExceededError, MessageFormatError, SessionStateError
+from ..errors import AgentReplyError, LimitExceededError, MessageFormatError, SessionStateError
 from .config import AgentConfig
-from .hosting import Hosting, ReplyInputs
+from .hosting import Hosting, ReplyInputs, failures
 
 __all__ = ["Reply", "Session", "Sessions"]
 
@@ -133,7 +133,7 @@ class Sessions:
         pending: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         self._opening[session_id] = pending
         try:
-            agent = await new_agent(self._factory)
+            agent = await self._new_agent()
             self.hosting.bind(agent, session_id)
             session = Session(session_id, agent)
             self._sessions[session_id] = session
@@ -145,6 +145,17 @@ class Sessions:
             raise
         finally:
             del self._opening[session_id]
+
+    async def _new_agent(self) -> Any:
+        """A session's agent; a factory that fails is named to the caller,
+        its error logged here."""
+        try:
+            return await new_agent(self._factory)
+        except BaseException as exc:
+            if not failures.by_agent(exc):
+                raise
+            failures.log_setup(exc)
+            raise AgentReplyError("setup", failures.MESSAGES["setup"]) from None
 
     def _evict_idle(self) -> None:
         """Drop sessions idle past the limit: from the least recently used
@@ -164,6 +175,10 @@ class Sessions:
         try:
             async with session.lock:
                 await self.hosting.observe(session.agent, msgs)
+        except BaseException as exc:
+            if not failures.by_agent(exc):
+                raise
+            raise failures.contained(exc) from None
         finally:
             session.busy -= 1
             self._touch(session)
@@ -222,8 +237,10 @@ class Sessions:
                         items.put_nowait(item)
                 finally:
                     session.turned.notify_all()
-        except Exception as exc:
-            items.put_nowait(_Failed(exc))
+        except BaseException as exc:
+            if not failures.by_agent(exc):
+                raise  # the caller's interrupt
+            items.put_nowait(_Failed(failures.contained(exc)))
         finally:
             session.busy -= 1
             self._touch(session)

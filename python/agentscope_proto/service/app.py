@@ -29,7 +29,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from .._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .auth import BearerTokenAuth
-from .config import MB, ServerConfig, redacted_url
+from .config import MB, ServerConfig, host_port, redacted_url
 from .hosting import HostedService, Listener, add_service
 from .reflection import enable_reflection
 from .servicer import SERVICE_NAME, FormatterServicer
@@ -123,7 +123,7 @@ def build_server(
         *_foreign_files(names),
     ]
     enable_reflection([*names, health.SERVICE_NAME], server, described)
-    address = f"{config.host}:{config.port}"
+    address = host_port(config.host, config.port)
     credentials = _credentials(config)
     port = (
         server.add_secure_port(address, credentials)
@@ -192,7 +192,7 @@ async def _run(
     server, health_servicer, port = build_server(config, services=hosted)
     await server.start()
     await set_serving(health_servicer, True, names)
-    listening = [f"{config.host}:{port} (gRPC)"]
+    listening = [f"{host_port(config.host, port)} (gRPC)"]
     http = None
     listeners: list[Listener] = []
     try:
@@ -201,7 +201,7 @@ async def _run(
 
             served = [service for service in hosted if service.connect is not None]
             http = await start_http(config, config.http_port, servicer, health_servicer, served)
-            listening.append(f"{config.host}:{http.port} (Connect over HTTP)")
+            listening.append(f"{host_port(config.host, http.port)} (Connect over HTTP)")
         for service in hosted:
             if service.listen is not None:
                 listeners.append(await service.listen(config))

@@ -13,9 +13,16 @@ from pathlib import Path
 
 from .._fetch import MediaLimits
 
-__all__ = ["MB", "HubConfig", "ServerConfig", "redacted_url"]
+__all__ = ["MB", "HubConfig", "ServerConfig", "host_port", "redacted_url"]
 
 MB = 1024 * 1024
+
+
+def host_port(host: str, port: int) -> str:
+    """`host:port` as gRPC and URLs take it: an IPv6 address in brackets."""
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,9 @@ class AgentScope2:
                 else:
                     seen.append(item)
                     yield interop.event_from_agentscope(item)
-        except Exception as exc:
+        except BaseException as exc:
+            if not failures.by_agent(exc):
+                raise  # stopped: the caller's interrupt, or its reader gone
             if ended and isinstance(exc, AgentReplyError):
                 # A remote agent's failed reply (a hosted `RemoteAgent`): its
                 # own events and message ended it, with the remote's error.

@@ -3,18 +3,24 @@ and a fixed text per type.
 
 Classified as 2.x's own service classifies a failed reply: by an HTTP status
 anywhere in the exception's chain (or exception group), else by a network
-failure, else internal. The text is generic on purpose: a provider's message
-may hold a credential or an internal name, and goes to the server log only.
+failure, else internal; an agent its factory could not make is `setup`. The
+text is generic on purpose: a provider's message may hold a credential or an
+internal name, and goes to the server log only.
+
+What the agent raises is its reply's failure, whatever it is (`by_agent`):
+a `CancelledError` nobody asked for, `SystemExit` or `KeyboardInterrupt` too,
+which would otherwise end the reply as if it succeeded, or the server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from ...errors import AgentReplyError
 from ...service._rpc import log_failure
 
-__all__ = ["MESSAGES", "classify", "log", "log_remote"]
+__all__ = ["MESSAGES", "by_agent", "classify", "contained", "log", "log_remote", "log_setup"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
@@ -40,7 +46,34 @@ MESSAGES = {
     "upstream": "The agent's model service failed.",
     "connection": "The agent could not reach its model service.",
     "internal": "The agent failed unexpectedly.",
+    "setup": "The agent could not be made: its factory failed.",
 }
+
+
+def by_agent(exc: BaseException) -> bool:
+    """Whether `exc`, raised where the agent (or its factory) runs, is the
+    agent's failure rather than the reply being stopped: any `Exception`;
+    `SystemExit` and `KeyboardInterrupt` (the server takes its signals in its
+    event loop, so these come from the agent's code); a `CancelledError` when
+    nothing cancelled the running task (a caller's interrupt does: Python
+    3.11's `Task.cancelling`; before, every one counts as an interrupt).
+    Never `GeneratorExit`: the reply's reader is done with it."""
+    if isinstance(exc, Exception | SystemExit | KeyboardInterrupt):
+        return True
+    if isinstance(exc, asyncio.CancelledError):
+        cancelling = getattr(asyncio.current_task(), "cancelling", None)
+        return cancelling is not None and cancelling() == 0
+    return False
+
+
+def contained(exc: BaseException) -> Exception:
+    """`exc` as an exception the server may raise on: one that is not an
+    `Exception` would stop more than the reply (the task, or the server), so
+    it becomes an internal failure (logged here)."""
+    if isinstance(exc, Exception):
+        return exc
+    log_failure("the agent's code", exc)
+    return AgentReplyError("internal", MESSAGES["internal"])
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -91,6 +124,11 @@ def log(agent_name: str, exc: BaseException) -> None:
     provider's message may hold newlines that would forge log lines) and the
     stack's frames."""
     log_failure(f"the reply of agent {agent_name!r}", exc)
+
+
+def log_setup(exc: BaseException) -> None:
+    """Log a factory that failed to make a session's agent."""
+    log_failure("making an agent (the factory)", exc)
 
 
 def log_remote(agent_name: str, exc: AgentReplyError) -> None:

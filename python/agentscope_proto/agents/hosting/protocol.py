@@ -101,10 +101,17 @@ def read_each(items: Sequence[T], field: str, read: Callable[[T, str], U]) -> li
 
 
 def structured_schema(request: service_pb.ReplyRequest) -> dict[str, Any] | None:
-    """The request's JSON Schema, if it gives one."""
+    """The request's JSON Schema, if it gives one: an object's (the output
+    is a JSON object; AgentScope takes it as a tool's input schema, and
+    fails the reply on any other)."""
     if not request.HasField("structured_schema_json"):
         return None
     schema = _json.loads(request.structured_schema_json, "structured_schema_json")
     if not isinstance(schema, dict):
         raise MessageFormatError("structured_schema_json", "expected a JSON Schema object")
+    if schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
+        raise MessageFormatError(
+            "structured_schema_json",
+            'expected the schema of an object: {"type": "object", "properties": {...}}',
+        )
     return schema
