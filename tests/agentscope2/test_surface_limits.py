@@ -1,0 +1,51 @@
+"""Size limits of the agent surfaces against real servers (SECURITY.md,
+"Surfaces and limits"): a request over `--max-message-mb` is refused by gRPC
+before any handler reads it, on the AgentService port and the A2A gRPC port."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+
+from agentscope_proto.agents import SERVICE_NAME
+from agentscope_proto.service import ServerConfig
+
+from hosted import serve, serve_a2a
+
+TOO_BIG = b"x" * (2 * 1024 * 1024)  # over 1 MB: gRPC refuses it before decoding
+
+
+def _refused(target: str, method: str, *, streaming: bool) -> grpc.StatusCode:
+    with grpc.insecure_channel(target) as channel:
+        call = channel.unary_stream(method) if streaming else channel.unary_unary(method)
+        with pytest.raises(grpc.RpcError) as info:
+            list(call(TOO_BIG, timeout=10)) if streaming else call(TOO_BIG, timeout=10)
+    code: grpc.StatusCode = info.value.code()
+    return code
+
+
+def test_an_agent_request_over_the_size_limit_is_resource_exhausted(
+    factory: Callable[[], Any],
+) -> None:
+    server = serve(factory, config=ServerConfig(port=0, max_message_mb=1))
+    try:
+        for method, streaming in (("Reply", True), ("Observe", False)):
+            code = _refused(server.target, f"/{SERVICE_NAME}/{method}", streaming=streaming)
+            assert code is grpc.StatusCode.RESOURCE_EXHAUSTED, method
+    finally:
+        server.stop()
+
+
+def test_an_a2a_grpc_request_over_the_size_limit_is_resource_exhausted(
+    factory: Callable[[], Any],
+) -> None:
+    server = serve_a2a(factory, config=ServerConfig(port=0, max_message_mb=1))
+    try:
+        target = server.a2a.card.supported_interfaces[1].url
+        code = _refused(target, "/lf.a2a.v1.A2AService/SendMessage", streaming=False)
+        assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        server.stop()
