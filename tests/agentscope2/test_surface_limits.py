@@ -4,10 +4,12 @@ before any handler reads it, on the AgentService port and the A2A gRPC port."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any
 
 import grpc
+import httpx
 import pytest
 
 from agentscope_proto.agents import SERVICE_NAME
@@ -48,4 +50,28 @@ def test_an_a2a_grpc_request_over_the_size_limit_is_resource_exhausted(
         code = _refused(target, "/lf.a2a.v1.A2AService/SendMessage", streaming=False)
         assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
     finally:
+        server.stop()
+
+
+def test_a2a_fetches_no_push_notification_url(factory: Callable[[], Any]) -> None:
+    server = serve_a2a(factory)
+    hook = socket.create_server(("127.0.0.1", 0))
+    try:
+        card = httpx.get(server.a2a.url + "/.well-known/agent-card.json", timeout=10).json()
+        assert card["capabilities"].get("pushNotifications", False) is False
+        url = f"http://127.0.0.1:{hook.getsockname()[1]}/hook"
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "CreateTaskPushNotificationConfig",
+            "params": {"taskId": "t", "url": url},
+        }
+        headers = {"A2A-Version": "1.0"}
+        answer = httpx.post(server.a2a.url, json=call, headers=headers, timeout=10).json()
+        assert answer["error"]["code"] == -32003  # PushNotificationNotSupportedError
+        hook.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            hook.accept()  # nobody called the URL
+    finally:
+        hook.close()
         server.stop()
