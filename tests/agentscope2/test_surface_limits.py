@@ -1,10 +1,12 @@
-"""Size limits of the agent surfaces against real servers (SECURITY.md,
-"Surfaces and limits"): a request over `--max-message-mb` is refused by gRPC
-before any handler reads it, on the AgentService port and the A2A gRPC port."""
+"""Limits of the agent surfaces against real servers (SECURITY.md, "Surfaces
+and limits"): a request over `--max-message-mb` is refused by gRPC before any
+handler reads it, on the AgentService port and the A2A gRPC port; A2A fetches
+no push notification URL and keeps `--a2a-max-tasks` finished tasks."""
 
 from __future__ import annotations
 
 import socket
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +14,9 @@ import grpc
 import httpx
 import pytest
 
+from agentscope_proto.a2a.server import start_a2a
 from agentscope_proto.agents import SERVICE_NAME
+from agentscope_proto.agents.config import A2AConfig
 from agentscope_proto.service import ServerConfig
 
 from hosted import serve, serve_a2a
@@ -74,4 +78,37 @@ def test_a2a_fetches_no_push_notification_url(factory: Callable[[], Any]) -> Non
             hook.accept()  # nobody called the URL
     finally:
         hook.close()
+        server.stop()
+
+
+def _json_rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    call = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    answer: dict[str, Any] = httpx.post(
+        url, json=call, headers={"A2A-Version": "1.0"}, timeout=30
+    ).json()
+    return answer
+
+
+def test_a2a_keeps_at_most_max_tasks_finished_tasks(factory: Callable[[], Any]) -> None:
+    server = serve(factory)
+    a2a = server.call(
+        start_a2a(server.servicer, A2AConfig(port=0, grpc_port=0, max_tasks=2), server.config)
+    )
+    try:
+        url = str(a2a.card.supported_interfaces[0].url)
+        tasks = []
+        for _ in range(3):
+            message = {
+                "role": "ROLE_USER",
+                "messageId": uuid.uuid4().hex,
+                "parts": [{"text": "hi"}],
+            }
+            answer = _json_rpc(url, "SendMessage", {"message": message})
+            assert answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", answer
+            tasks.append(answer["result"]["task"]["id"])
+        forgotten, *kept = (_json_rpc(url, "GetTask", {"id": task}) for task in tasks)
+        assert forgotten["error"]["code"] == -32001  # TaskNotFoundError
+        assert [answer["result"]["id"] for answer in kept] == tasks[1:]
+    finally:
+        server.call(a2a.stop(0))
         server.stop()
