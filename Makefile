@@ -232,7 +232,7 @@ fuzz-quick: $(INSTALLED) ## Bounded fuzzing for CI: a fixed number of runs per t
 	$(Q)$(FUZZ) parse $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
 	$(Q)$(FUZZ) stream $(FUZZ_OPTIONS) -runs=6000 -max_total_time=60
 	$(Q)$(FUZZ) agent $(FUZZ_OPTIONS) -runs=200000 -max_total_time=60
-	$(Q)$(FUZZ) hub $(FUZZ_OPTIONS) -runs=20000 -max_total_time=60
+	$(Q)$(FUZZ) hub $(FUZZ_OPTIONS) -runs=15000 -max_total_time=60
 
 .PHONY: soak
 soak: $(INSTALLED) ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops): errors, RSS, p50/p99

@@ -1,7 +1,8 @@
 """Limits of the agent surfaces against real servers (SECURITY.md, "Surfaces
 and limits"): a request over `--max-message-mb` is refused by gRPC before any
 handler reads it, on the AgentService port and the A2A gRPC port; A2A fetches
-no push notification URL and keeps `--a2a-max-tasks` finished tasks."""
+no push notification URL, keeps `--a2a-max-tasks` finished tasks, and its
+contexts are sessions, held to `--max-sessions`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import httpx
 import pytest
 
 from agentscope_proto.a2a.server import start_a2a
-from agentscope_proto.agents import SERVICE_NAME
+from agentscope_proto.agents import SERVICE_NAME, AgentConfig
 from agentscope_proto.agents.config import A2AConfig
 from agentscope_proto.service import ServerConfig
 
@@ -111,4 +112,18 @@ def test_a2a_keeps_at_most_max_tasks_finished_tasks(factory: Callable[[], Any]) 
         assert [answer["result"]["id"] for answer in kept] == tasks[1:]
     finally:
         server.call(a2a.stop(0))
+        server.stop()
+
+
+def test_a2a_contexts_count_against_max_sessions(factory: Callable[[], Any]) -> None:
+    server = serve_a2a(factory, AgentConfig(max_sessions=1))
+    try:
+        answers = []
+        for _ in range(2):
+            message = {"role": "ROLE_USER", "messageId": uuid.uuid4().hex}
+            message["parts"] = [{"text": "hi"}]
+            answers.append(_json_rpc(server.a2a.url, "SendMessage", {"message": message}))
+        assert answers[0]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert answers[1]["error"]["message"].startswith("max_sessions:"), answers[1]
+    finally:
         server.stop()
