@@ -260,6 +260,19 @@ def test_media_reads_are_capped(media_tree: Path) -> None:
     assert "larger than 50 bytes" in caught.value.reason
 
 
+def test_a_server_caps_media_reads_at_max_media_mb(media_tree: Path) -> None:
+    limits = MediaLimits(max_bytes=50)
+    config = ServerConfig(port=0, media_root=media_tree, media_limits=limits)
+    running = RunningServer(config).start()
+    try:
+        with FormatterClient(running.target) as client:
+            with pytest.raises(errors.MediaAccessError) as caught:
+                client.format("openai", [_image("cat.png")])
+            assert "larger than 50 bytes" in caught.value.reason
+    finally:
+        running.stop()
+
+
 # -- downloads: the SSRF guard ------------------------------------------------------
 
 

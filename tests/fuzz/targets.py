@@ -10,6 +10,16 @@ libFuzzer's progress output in a log and prints one summary line. TARGET is one 
 - `parse`: a provider byte, then a response body for `parse`.
 - `stream`: a provider byte and a slice-size byte, then a raw stream body for
   `StreamParser.feed_bytes` in slices, and `finish`.
+- `agent`: a kind byte, then the bytes of an AgentService `ReplyRequest` or
+  `ObserveRequest`, read as the servicer reads one before any session or
+  agent sees it: the lenient deserializer, `decoded`, the session id check,
+  and the hosting's reading that needs no AgentScope (each message as the
+  1.x and 2.x dialects write it, an answer as 2.x's event, the schema).
+  What 2.x's pydantic models then check is AgentScope's, not fuzzed here.
+- `hub`: a kind byte, then the bytes of a HubService `PublishRequest`,
+  `PublishStreamRequest`, `SubscribeRequest` or `SubscribeBatchesRequest`,
+  through the servicer's checks onto one memory store kept for the run
+  (publishes store, subscriptions parse and check their offset against it).
 
 Any exception other than the package's own errors is a crash (libFuzzer keeps
 the input), except the provider bugs listed in
@@ -21,6 +31,7 @@ Crash inputs go to WORKDIR/, the grown corpus to WORKDIR/corpus/.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import shutil
@@ -37,10 +48,23 @@ sys.path[:0] = [str(TESTS), str(TESTS / "adversarial")]
 with atheris.instrument_imports():
     import json_repair  # noqa: F401  (instrumented too: tool arguments go through it)
 
+    from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as agent_pb
+    from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events_pb
+    from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
+    from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg
+    from agentscope_proto._wire import field_bytes
+    from agentscope_proto.agents.events import event_from_dict, event_to_dict
+    from agentscope_proto.agents.hosting.agentscope2 import _with_defaults
+    from agentscope_proto.agents.hosting.protocol import read_each, structured_schema
+    from agentscope_proto.agents.sessions import check_session_id
     from agentscope_proto.dialects import detect_dialect, from_dict, to_dict
     from agentscope_proto.errors import AgentScopeProtoError
+    from agentscope_proto.hub.memory import MemoryHubStore
+    from agentscope_proto.hub.servicer import HubServicer
+    from agentscope_proto.hub.store import HubConfig, check_topic, parse_offset
     from agentscope_proto.parsing import StreamParser, parse
     from agentscope_proto.providers import PROVIDERS as REGISTRY
+    from agentscope_proto.service._rpc import Wired, decoded, lenient
 
 from adversarial_inputs import known_bug  # noqa: E402
 
@@ -109,7 +133,92 @@ def fuzz_stream(data: bytes) -> None:
         _tolerate(exc)
 
 
-TARGETS = {"from_dict": fuzz_from_dict, "parse": fuzz_parse, "stream": fuzz_stream}
+AGENT_REQUESTS = [agent_pb.ReplyRequest, agent_pb.ObserveRequest]
+_AGENT_READERS = [lenient(kind) for kind in AGENT_REQUESTS]
+_ANSWERS = [f.name for f in agent_pb.ReplyRequest.DESCRIPTOR.oneofs_by_name["answer"].fields]
+
+
+def _read_msg(msg: Msg, path: str) -> None:
+    """A message as the hostings read it, up to AgentScope's own classes."""
+    to_dict(_with_defaults(msg), dialect="agentscope2")
+    to_dict(msg)
+
+
+def fuzz_agent(data: bytes) -> None:
+    if not data:
+        return
+    kind = data[0] % len(AGENT_REQUESTS)
+    received = _AGENT_READERS[kind](data[1:])
+    try:
+        request = decoded(received)
+        check_session_id(request.session_id)
+        read_each(request.msgs, "msgs", _read_msg)
+        if kind == 0:
+            which = request.WhichOneof("answer")
+            if which is not None:
+                event = events_pb.AgentEvent(id="fuzz", created_at="2026-01-01T00:00:00")
+                getattr(event, which).CopyFrom(getattr(request, which))
+                read_each([event], which, lambda e, _: event_to_dict(e))
+            structured_schema(request)
+    except Exception as exc:
+        _tolerate(exc)
+
+
+HUB_REQUESTS = [
+    hub_pb.PublishRequest,
+    hub_pb.PublishStreamRequest,
+    hub_pb.SubscribeRequest,
+    hub_pb.SubscribeBatchesRequest,
+]
+_HUB_READERS = [lenient(kind, keep_wire=kind is hub_pb.PublishRequest) for kind in HUB_REQUESTS]
+_MSG_FIELD = hub_pb.PublishRequest.DESCRIPTOR.fields_by_name["msg"].number
+# Small, so that the run reaches the store's trimming and eviction.
+_HUB_CONFIG = HubConfig(retention=64, max_msg_kb=64, memory_mb=1)
+_loop = asyncio.new_event_loop()
+_store = MemoryHubStore(_HUB_CONFIG)
+_hub = HubServicer(_store, _HUB_CONFIG)
+
+
+async def _hub_request(kind: int, received: object) -> None:
+    if kind == 0:  # Publish, as the servicer reads it from its bytes
+        if not isinstance(received, Wired):
+            decoded(received)  # raises: it did not decode
+            return
+        message: hub_pb.PublishRequest = received.message  # type: ignore[assignment]
+        data = field_bytes(received.data, _MSG_FIELD)
+        if message.HasField("msg") and Msg.FromString(data) != message.msg:
+            raise AssertionError("the bytes Publish stores are not the request's message")
+        msg = _hub._checked(message.topic, data if message.HasField("msg") else None)
+        await _store.publish(message.topic, msg)
+    elif kind == 1:
+        await _hub._publish_all(decoded(received, "requests[0]"), 0)
+    else:  # what Subscribe and SubscribeBatches check before following a topic
+        request = decoded(received)
+        check_topic(request.topic)
+        if request.after:
+            parse_offset(request.after)
+        subscription = await _store.subscribe(request.topic, request.after)
+        subscription.close()
+
+
+def fuzz_hub(data: bytes) -> None:
+    if not data:
+        return
+    kind = data[0] % len(HUB_REQUESTS)
+    received = _HUB_READERS[kind](data[1:])
+    try:
+        _loop.run_until_complete(_hub_request(kind, received))
+    except Exception as exc:
+        _tolerate(exc)
+
+
+TARGETS = {
+    "from_dict": fuzz_from_dict,
+    "parse": fuzz_parse,
+    "stream": fuzz_stream,
+    "agent": fuzz_agent,
+    "hub": fuzz_hub,
+}
 
 
 def _stream_body(provider: str, chunks: list[Any]) -> bytes:
@@ -127,8 +236,70 @@ def _golden_parsers(provider: str) -> Path:
     return GOLDEN / "parsers" / f"{provider if own else 'openai'}.json"
 
 
+def _golden_msgs() -> list[Msg]:
+    """The golden messages as protobuf `Msg`s (those that read)."""
+    cases = json.loads((GOLDEN / "messages.json").read_text(encoding="utf-8"))["cases"]
+    out = []
+    for case in cases:
+        try:
+            out.append(from_dict(case["input"]))
+        except AgentScopeProtoError:
+            continue
+    return out
+
+
+def _golden_answers() -> list[agent_pb.ReplyRequest]:
+    """Replies answering with each golden 2.x answer event."""
+    data = json.loads((GOLDEN / "agentscope2" / "events.json").read_text(encoding="utf-8"))
+    out = []
+    for case in data["events"]:
+        event = event_from_dict(case["dump"])
+        which = event.WhichOneof("event")
+        if which in _ANSWERS:
+            request = agent_pb.ReplyRequest(session_id=case["dump"].get("session_id", "s"))
+            getattr(request, which).CopyFrom(getattr(event, which))
+            out.append(request)
+    return out
+
+
+def _agent_seeds() -> list[bytes]:
+    msgs = _golden_msgs()
+    requests: list[Any] = [
+        agent_pb.ReplyRequest(msgs=msgs[i : i + 2], session_id=f"session-{i}")
+        for i in range(0, len(msgs), 2)
+    ]
+    requests.append(
+        agent_pb.ReplyRequest(msgs=msgs[:1], structured_schema_json='{"type": "object"}')
+    )
+    requests += _golden_answers()
+    out = [bytes([0]) + r.SerializeToString() for r in requests]
+    out += [
+        bytes([1]) + agent_pb.ObserveRequest(msgs=[m], session_id="s").SerializeToString()
+        for m in msgs
+    ]
+    return out
+
+
+def _hub_seeds() -> list[bytes]:
+    msgs = _golden_msgs()
+    topics = ["room", "team.a:b/c-1"]
+    publishes = [hub_pb.PublishRequest(topic=topics[i % 2], msg=msg) for i, msg in enumerate(msgs)]
+    out = [bytes([0]) + p.SerializeToString() for p in publishes]
+    out.append(bytes([1]) + hub_pb.PublishStreamRequest(publishes=publishes).SerializeToString())
+    # An offset this run's store gave out, and ones it never did.
+    given = _loop.run_until_complete(_store.publish("room", msgs[0].SerializeToString()))
+    for after in ("", given, "0-0", "18446744073709551615-0"):
+        for kind, request in ((2, hub_pb.SubscribeRequest), (3, hub_pb.SubscribeBatchesRequest)):
+            out.append(bytes([kind]) + request(topic="room", after=after).SerializeToString())
+    return out
+
+
 def seeds(target: str) -> list[bytes]:
     """The starting corpus: golden inputs in the target's byte layout."""
+    if target == "agent":
+        return _agent_seeds()
+    if target == "hub":
+        return _hub_seeds()
     out: list[bytes] = []
     if target == "from_dict":
         cases = json.loads((GOLDEN / "messages.json").read_text(encoding="utf-8"))["cases"]

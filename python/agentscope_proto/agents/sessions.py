@@ -37,7 +37,7 @@ from ..errors import AgentReplyError, LimitExceededError, MessageFormatError, Se
 from .config import AgentConfig
 from .hosting import Hosting, ReplyInputs, failures
 
-__all__ = ["Reply", "Session", "Sessions"]
+__all__ = ["Reply", "Session", "Sessions", "check_session_id"]
 
 AgentFactory = Callable[[], Any]
 _MAX_ID = 128
@@ -83,6 +83,12 @@ async def new_agent(factory: AgentFactory) -> Any:
     return agent
 
 
+def check_session_id(session_id: str) -> None:
+    """Refuse a session id a client may not use (before any session is looked up)."""
+    if len(session_id) > _MAX_ID or not session_id.isprintable():
+        raise MessageFormatError("session_id", f"expected at most {_MAX_ID} printable characters")
+
+
 class Sessions:
     """The server's sessions and the replies running in them."""
 
@@ -107,10 +113,7 @@ class Sessions:
     async def open(self, session_id: str, *, create: bool) -> Session:
         """The session `session_id`, made now if it does not exist and
         `create` allows; an empty id makes a new session with a fresh id."""
-        if len(session_id) > _MAX_ID or not session_id.isprintable():
-            raise MessageFormatError(
-                "session_id", f"expected at most {_MAX_ID} printable characters"
-            )
+        check_session_id(session_id)
         self._evict_idle()
         session = self._sessions.get(session_id) if session_id else None
         if session is not None:
