@@ -53,12 +53,12 @@ with atheris.instrument_imports():
     from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
     from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg
     from agentscope_proto._wire import field_bytes
-    from agentscope_proto.agents.events import event_from_dict, event_to_dict
     from agentscope_proto.agents.hosting.agentscope2 import _with_defaults
     from agentscope_proto.agents.hosting.protocol import read_each, structured_schema
     from agentscope_proto.agents.sessions import check_session_id
     from agentscope_proto.dialects import detect_dialect, from_dict, to_dict
     from agentscope_proto.errors import AgentScopeProtoError
+    from agentscope_proto.events import event_from_dict, event_to_dict
     from agentscope_proto.hub.memory import MemoryHubStore
     from agentscope_proto.hub.servicer import HubServicer
     from agentscope_proto.hub.store import HubConfig, check_topic, parse_offset
