@@ -155,7 +155,7 @@ def _serve_parser(sub: Any) -> None:
         help="also serve Connect (HTTP + JSON) here; needs the http extra",
     )
     p.add_argument("--workers", type=int, default=1, help="processes sharing the port")
-    p.add_argument("--media-root", type=Path, help="allow reading local media under this dir")
+    _media_flags(p, "allow reading local media under this dir")
     p.add_argument("--allow-download", action="store_true", help="allow fetching http(s) media")
     p.add_argument("--max-blocks", type=int, default=100_000, help="content blocks per request")
     p.add_argument(
@@ -170,6 +170,13 @@ def _serve_parser(sub: Any) -> None:
     p.add_argument(
         "--stream-idle-seconds", type=float, default=300.0, help="end a silent ParseStream"
     )
+    _hub_flags(p, "memory; none with --workers > 1, where each worker would have a hub of its own")
+
+
+def _media_flags(p: argparse.ArgumentParser, media_root_help: str) -> None:
+    """What callers' media may make a server read and fetch (`serve`'s
+    formatter, `serve-agent`'s screen)."""
+    p.add_argument("--media-root", type=Path, help=media_root_help)
     p.add_argument("--max-media-mb", type=int, default=20, help="largest media file or download")
     p.add_argument(
         "--download-timeout", type=float, default=10.0, help="seconds one download may take"
@@ -181,7 +188,6 @@ def _serve_parser(sub: Any) -> None:
         metavar="CIDR",
         help="a private network downloads may reach (repeatable; default: public only)",
     )
-    _hub_flags(p, "memory; none with --workers > 1, where each worker would have a hub of its own")
 
 
 def _serve_agent_parser(sub: Any) -> None:
@@ -202,6 +208,14 @@ def _serve_agent_parser(sub: Any) -> None:
         "--session-idle-seconds", type=float, default=3600.0, help="drop a session idle this long"
     )
     p.add_argument("--max-replies", type=int, default=64, help="replies running at once")
+    p.add_argument(
+        "--max-request-msgs", type=int, default=10_000, help="messages one Reply or Observe carries"
+    )
+    _media_flags(
+        p,
+        "let callers cite local media under this dir (read by the server and handed to the "
+        "agent as bytes; default: refused)",
+    )
     _hub_flags(p, "none")
     p.add_argument(
         "--topic",
@@ -794,23 +808,29 @@ def _load_certificates(context: ssl.SSLContext, flag: str, path: Path) -> None:
         raise UserError(f"{flag} {path}: not a PEM certificate") from None
 
 
-def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
+def _media_limits(args: argparse.Namespace) -> Any:
+    """The media flags' limits (`_media_flags`), the media root checked."""
     from ._fetch import MediaLimits
-    from .service import ServerConfig
 
+    if args.media_root is not None and not args.media_root.is_dir():
+        raise UserError(f"--media-root {args.media_root}: no such directory")
     try:
-        limits = MediaLimits(
+        return MediaLimits(
             max_bytes=args.max_media_mb * 1024 * 1024,
             timeout=args.download_timeout,
             allow_networks=tuple(args.allow_network),
         )
     except ValueError as exc:
         raise UserError(f"--allow-network: {exc}") from None
+
+
+def _server_config(args: argparse.Namespace, reuse_port: bool) -> Any:
+    from .service import ServerConfig
+
+    limits = _media_limits(args)
     base = _server_base(args)
     if args.format_cache_mb < 0:
         raise UserError("--format-cache-mb must be 0 (off) or more")
-    if args.media_root is not None and not args.media_root.is_dir():
-        raise UserError(f"--media-root {args.media_root}: no such directory")
     if args.http_port is not None and importlib.util.find_spec("connectrpc") is None:
         raise UserError("--http-port needs the http extra: pip install 'agentscope-proto[http]'")
     return ServerConfig(
@@ -1009,11 +1029,13 @@ async def _serve_agent(
 
 def _run_serve_agent(args: argparse.Namespace) -> None:
     from .agents import AgentConfig
+    from .agents.media import MediaPolicy
     from .errors import HubUnavailableError
     from .service import ServerConfig
 
     if args.reply_to is not None and args.topic is None:
         raise UserError("--reply-to needs --topic")
+    media = MediaPolicy(args.media_root, _media_limits(args))
     try:
         agent_config = AgentConfig(
             description=args.description or "",
@@ -1021,6 +1043,8 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
             max_sessions=args.max_sessions,
             session_idle_seconds=args.session_idle_seconds,
             max_replies=args.max_replies,
+            max_request_msgs=args.max_request_msgs,
+            media=media,
             topic=args.topic,
             reply_to=args.reply_to or "mentions",
         )

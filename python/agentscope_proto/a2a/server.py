@@ -75,6 +75,7 @@ from ..agents.sessions import Reply, Sessions
 from ..errors import (
     AgentReplyError,
     AgentScopeProtoError,
+    FormatError,
     LimitExceededError,
     MessageFormatError,
     SessionStateError,
@@ -126,7 +127,8 @@ _REASONS = {
 
 def _a2a_error(error: AgentScopeProtoError) -> A2AError:
     """The A2A error for one of the package's own (a reply's refusals)."""
-    if isinstance(error, MessageFormatError):
+    # A message it refuses, its media included (a file or an internal URL).
+    if isinstance(error, MessageFormatError | FormatError):
         return InvalidParamsError(message=str(error))
     # A2A has no "resource exhausted" or "failed precondition" of its own:
     # both are operations the agent cannot take now (gRPC: FAILED_PRECONDITION).
@@ -258,7 +260,7 @@ class AgentExecutorForSessions(AgentExecutor):
             if request is None:  # an answer in words that answers nothing: ask again
                 await self._ask_again(event_queue, task_id, context_id, question)
                 return
-            inputs = self._sessions.hosting.read_inputs(request)
+            inputs = await self._sessions.read_inputs(request)
             session = await self._sessions.open(context_id, create=inputs.answer is None)
             running = _Running(self._sessions.start(session, inputs))
         except AgentScopeProtoError as error:

@@ -3,8 +3,10 @@ and the hub topic it takes part in."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
+
+from .media import MediaPolicy
 
 __all__ = ["REPLY_TO", "A2AConfig", "AgentConfig", "topic_session"]
 
@@ -40,6 +42,13 @@ class AgentConfig:
     session_idle_seconds: float = 3600.0
     # Replies running (or waiting for their session) at once, over all sessions.
     max_replies: int = 64
+    # Messages one Reply or Observe may carry: each is converted for the agent
+    # (in a worker thread) and formatted again on every model call.
+    max_request_msgs: int = 10_000
+    # What callers' media may make the server read and fetch for the agent
+    # (`media.py`): by default no local file, and web media only from public
+    # addresses, fetched by the server and handed to the agent as bytes.
+    media: MediaPolicy = field(default_factory=MediaPolicy)
     # A hub topic the agent takes part in (the server's hub, `ServerConfig.hub`):
     # it observes every message published there, in the session
     # `topic_session(topic)`, and publishes its replies there.
@@ -51,7 +60,7 @@ class AgentConfig:
     reply_to: Literal["mentions", "users", "none"] = "mentions"
 
     def __post_init__(self) -> None:
-        for name in ("max_sessions", "max_replies"):
+        for name in ("max_sessions", "max_replies", "max_request_msgs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not self.session_idle_seconds > 0:

@@ -11,6 +11,7 @@ too, on ports of their own (`a2a/server.py`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -26,6 +27,8 @@ from .sessions import AgentFactory, Sessions, new_agent
 from .topic import join_topic
 
 __all__ = ["agent_service", "agent_servicer", "serve_agent"]
+
+logger = logging.getLogger("agentscope_proto.agents")
 
 
 async def agent_servicer(
@@ -112,6 +115,8 @@ async def serve_agent(
     if agent_config.topic is not None and config.hub is None:
         raise ValueError("a topic needs a hub: ServerConfig(hub=HubConfig(...))")
     servicer = await agent_servicer(factory, agent_config, probe=probe)
+    # The server line says what the FormatterService may read; this, the agent's.
+    logger.info("agent %r: %s", servicer.description.name, agent_config.media.describe())
     if config.hub is None:
         await serve(config, ready, services=[_hosted(servicer, a2a=a2a), *services])
         return

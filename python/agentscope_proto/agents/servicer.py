@@ -37,7 +37,7 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
         async with rpc_errors("Reply", context):
             request = decoded(request)
             # Read (and refused) before any session or agent sees them.
-            inputs = self.sessions.hosting.read_inputs(request)
+            inputs = await self.sessions.read_inputs(request)
             session = await self.sessions.open(request.session_id, create=inputs.answer is None)
             async for response in self.sessions.reply(session, inputs):
                 yield response
@@ -45,7 +45,7 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
     async def Observe(self, request: pb.ObserveRequest, context: Context) -> pb.ObserveResponse:
         async with rpc_errors("Observe", context):
             request = decoded(request)
-            msgs = self.sessions.hosting.read_msgs(request.msgs, "msgs")
+            msgs = await self.sessions.read_msgs(request.msgs, "msgs")
             session = await self.sessions.open(request.session_id, create=True)
             await self.sessions.observe(session, msgs)
             return pb.ObserveResponse(session_id=session.id)

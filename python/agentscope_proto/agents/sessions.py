@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as pb
@@ -36,10 +37,12 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import AgentReplyError, LimitExceededError, MessageFormatError, SessionStateError
 from .config import AgentConfig
 from .hosting import Hosting, ReplyInputs, failures
+from .media import screen_msgs, screen_request
 
 __all__ = ["Reply", "Session", "Sessions", "check_session_id"]
 
 AgentFactory = Callable[[], Any]
+T = TypeVar("T")
 _MAX_ID = 128
 
 
@@ -83,6 +86,17 @@ async def new_agent(factory: AgentFactory) -> Any:
     return agent
 
 
+async def _off_loop(work: Callable[[threading.Event], T]) -> T:
+    """`work` in a worker thread, so that converting a large request (or
+    fetching its media) holds no other session's call; the event it is given
+    is set once the call is gone, and it stops at its next check."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(work, stop)
+    finally:
+        stop.set()
+
+
 def check_session_id(session_id: str) -> None:
     """Refuse a session id a client may not use (before any session is looked up)."""
     if len(session_id) > _MAX_ID or not session_id.isprintable():
@@ -109,6 +123,37 @@ class Sessions:
     def config(self) -> AgentConfig:
         """The limits the sessions keep."""
         return self._config
+
+    async def read_inputs(self, request: service_pb.ReplyRequest) -> ReplyInputs:
+        """A caller's Reply as its agent takes it: counted, its media screened
+        (`media.py`), and read by the hosting, which refuses what the agent
+        would; before any session sees it."""
+        self._count(request.msgs, "msgs")
+
+        def read(stop: threading.Event) -> ReplyInputs:
+            screen_request(request, self._config.media, stop)
+            return self.hosting.read_inputs(request)
+
+        return await _off_loop(read)
+
+    async def read_msgs(self, msgs: Sequence[Msg], field: str) -> list[Any]:
+        """A caller's messages (an Observe's, a topic's) as the agent takes
+        them, as `read_inputs` reads a Reply's."""
+        self._count(msgs, field)
+
+        def read(stop: threading.Event) -> list[Any]:
+            screen_msgs(msgs, field, self._config.media, stop)
+            return self.hosting.read_msgs(msgs, field)
+
+        return await _off_loop(read)
+
+    def _count(self, msgs: Sequence[Msg], field: str) -> None:
+        if len(msgs) > self._config.max_request_msgs:
+            raise LimitExceededError(
+                "max_request_msgs",
+                f"{field} holds {len(msgs)} messages; a request may carry at most "
+                f"{self._config.max_request_msgs}",
+            )
 
     async def open(self, session_id: str, *, create: bool) -> Session:
         """The session `session_id`, made now if it does not exist and

@@ -41,7 +41,9 @@ from .._generated.agentscope.agent.v1 import events_pb2 as pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from ..errors import (
     AgentReplyError,
+    FormatError,
     HubUnavailableError,
+    LimitExceededError,
     MessageFormatError,
     OffsetOutOfRangeError,
     SessionStateError,
@@ -248,9 +250,10 @@ class TopicParticipant:
             # The next turn saves again; a restart before it redoes this one.
             logger.warning("agent %r could not record its progress: %s", self.name, exc)
 
-    def _read(self, offset: bytes, data: bytes) -> tuple[Msg, Any] | None:
+    async def _read(self, offset: bytes, data: bytes) -> tuple[Msg, Any] | None:
         """A message of someone else's and what the agent takes of it, or
-        None: its own, nothing it takes, or one it refuses (logged)."""
+        None: its own, nothing it takes, or one it refuses (logged), its
+        media refused included (`media.py`)."""
         try:
             msg = Msg.FromString(data)
         except DecodeError:
@@ -262,8 +265,8 @@ class TopicParticipant:
         if said.WhichOneof("content") == "blocks" and not said.blocks.items:
             return None
         try:
-            (native,) = self.sessions.hosting.read_msgs([said], "msg")
-        except MessageFormatError as exc:
+            (native,) = await self.sessions.read_msgs([said], "msg")
+        except (MessageFormatError, FormatError, LimitExceededError) as exc:
             logger.warning(
                 "agent %r skips the message at %s of topic %r: %s",
                 self.name,
@@ -292,7 +295,7 @@ class TopicParticipant:
         return True
 
     async def _turn(self, entries: list[Entry]) -> None:
-        read = [item for item in (self._read(*entry) for entry in entries) if item]
+        read = [item for item in [await self._read(*entry) for entry in entries] if item]
         if not read:
             return
         natives = [native for _, native in read]

@@ -1,0 +1,183 @@
+"""The media screen: what a caller's message may make a served agent's
+server read or fetch.
+
+AgentScope's formatters open whatever a media block names: they read local
+paths and fetch URLs in the server's process, and send the bytes on to the
+model provider. The callers of a served agent are untrusted, so no media
+reference reaches the agent. Before any session sees a message (a Reply, an
+Observe, an answer's tool results, a hub topic's message, an A2A message),
+every media URL in it, in tool results and hints too, is replaced here by
+its bytes, or the message is refused naming the block:
+
+- a local path or `file:` URL is read only under the operator's media root,
+  with the formatter's checks (percent-decoding, lexically, again after
+  resolving symlinks); without one it is refused;
+- an http(s) URL is fetched through the formatter's guarded fetcher
+  (`_fetch.py`): only from public addresses or the networks the operator
+  allows, connecting to the very address it checked (so DNS rebinding
+  cannot switch it), every redirect checked again, within the size and time
+  caps;
+- a `data:` URL carries its bytes and passes as it is; any other scheme is
+  refused.
+
+So the agent's formatter never opens a file or a socket for a caller. The
+screen works in a worker thread (`Sessions.read_inputs`) and stops between
+blocks once the call is gone.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import threading
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import filetype
+
+from .._fetch import MediaLimits, fetch
+from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, MediaSource, Msg
+from ..errors import LimitExceededError, MediaAccessError
+from ..providers._media import MediaAccess
+
+__all__ = ["MAX_MEDIA_URLS", "MediaPolicy", "Stopped", "screen_msgs", "screen_request"]
+
+# Media URLs one request may make the server read or fetch: each may take
+# `MediaLimits.timeout` and `max_bytes`, so their number bounds what one
+# call holds a worker for.
+MAX_MEDIA_URLS = 64
+_MEDIA = ("image", "audio", "video", "data")
+_NESTED = {"tool_result": "output", "hint": "hint"}
+
+
+@dataclass(frozen=True)
+class MediaPolicy:
+    """What callers' media may make the server read (`media_root`) and
+    fetch (`limits`: size and time caps, and the non-public networks
+    downloads may reach)."""
+
+    media_root: Path | None = None
+    limits: MediaLimits = field(default_factory=MediaLimits)
+
+    def describe(self) -> str:
+        """The policy in a line, for the startup log."""
+        local = f"under {self.media_root}" if self.media_root else "refused"
+        reach = "public addresses" + (
+            f" and {', '.join(self.limits.allow_networks)}" if self.limits.allow_networks else ""
+        )
+        return (
+            f"callers' media: local files {local}; http(s) fetched by the server from "
+            f"{reach} only, at most {self.limits.max_bytes // (1024 * 1024)} MB and "
+            f"{self.limits.timeout:g} s each, and handed to the agent as bytes"
+        )
+
+
+class Stopped(Exception):
+    """The call went away while its messages were screened."""
+
+
+class _Screen:
+    def __init__(self, policy: MediaPolicy, stop: threading.Event) -> None:
+        self._policy = policy
+        self._stop = stop
+        self._fetched = 0
+
+    def msgs(self, msgs: Sequence[Msg], field: str) -> None:
+        for index, msg in enumerate(msgs):
+            if msg.WhichOneof("content") == "blocks":
+                self.blocks(msg.blocks.items, f"{field}[{index}].content")
+
+    def blocks(self, blocks: Iterable[ContentBlock], path: str) -> None:
+        for index, block in enumerate(blocks):
+            if self._stop.is_set():
+                raise Stopped
+            kind = block.WhichOneof("block")
+            where = f"{path}[{index}]"
+            if kind in _MEDIA:
+                self.source(getattr(block, kind).source, f"{where}.source.url")
+            elif kind in _NESTED:
+                inner = getattr(block, kind)
+                if inner.WhichOneof(_NESTED[kind]) == "blocks":
+                    self.blocks(inner.blocks.items, f"{where}.{_NESTED[kind]}")
+
+    def source(self, source: MediaSource, where: str) -> None:
+        if source.WhichOneof("source") != "url":
+            return
+        url = source.url
+        try:
+            scheme = urllib.parse.urlsplit(url).scheme.lower()
+        except ValueError as exc:
+            raise MediaAccessError(where, f"{url!r} is not a valid URL ({exc})") from None
+        if scheme == "data":
+            return
+        self._fetched += 1
+        if self._fetched > MAX_MEDIA_URLS:
+            raise LimitExceededError(
+                "max_media_urls", f"a request may cite at most {MAX_MEDIA_URLS} media URLs"
+            )
+        if scheme in ("http", "https"):
+            data = self._download(url, where)
+        elif scheme in ("", "file") or len(scheme) == 1:  # a path, `file:`, a drive letter
+            data = self._read(url, where)
+        else:
+            raise MediaAccessError(
+                where, f"{url!r}: a served agent takes http(s), data: and local media only"
+            )
+        media_type = source.media_type if source.HasField("media_type") else _guess(url, data)
+        source.data = data
+        source.media_type = media_type
+
+    def _download(self, url: str, where: str) -> bytes:
+        try:
+            return fetch(url, self._policy.limits, where)
+        except OSError as exc:
+            raise MediaAccessError(where, f"{url!r}: the download failed ({exc})") from None
+
+    def _read(self, url: str, where: str) -> bytes:
+        if self._policy.media_root is None:
+            raise MediaAccessError(
+                where,
+                f"{url!r} is a local file; a served agent reads local media only under "
+                "the server's media root (--media-root)",
+            )
+        # A `file:` URL's path is percent-encoded, as `read_file` decodes it.
+        path = urllib.parse.urlsplit(url).path if url[:5].lower() == "file:" else url
+        access = MediaAccess(media_root=self._policy.media_root, limits=self._policy.limits)
+        try:
+            return access.read_file(path)
+        except MediaAccessError as exc:
+            raise MediaAccessError(where, exc.reason) from None
+
+
+def _guess(url: str, data: bytes) -> str:
+    """The media type of bytes a URL named without one: by its extension, else
+    by its content."""
+    guessed, _ = mimetypes.guess_type(urllib.parse.urlsplit(url).path)
+    if guessed:
+        return guessed
+    kind = filetype.guess(data)
+    return str(kind.mime) if kind is not None else "application/octet-stream"
+
+
+def screen_msgs(
+    msgs: Sequence[Msg], field: str, policy: MediaPolicy, stop: threading.Event
+) -> None:
+    """Replace every media URL of `msgs` by its bytes, in place, or raise
+    `MediaAccessError` naming the block (`field[i].content[j].source.url`)."""
+    _Screen(policy, stop).msgs(msgs, field)
+
+
+def screen_request(
+    request: service_pb.ReplyRequest, policy: MediaPolicy, stop: threading.Event
+) -> None:
+    """`screen_msgs` over a Reply's messages and the tool results its answer
+    carries."""
+    screen = _Screen(policy, stop)
+    screen.msgs(request.msgs, "msgs")
+    if request.WhichOneof("answer") == "external_execution_result":
+        field = "external_execution_result.execution_results"
+        for index, result in enumerate(request.external_execution_result.execution_results):
+            if result.WhichOneof("output") == "blocks":
+                screen.blocks(result.blocks.items, f"{field}[{index}].output")
