@@ -306,6 +306,27 @@ def test_messages_the_agent_cannot_take_are_skipped_and_the_topic_goes_on(
     ]
 
 
+def test_a_topic_message_citing_a_local_file_is_skipped_unread(
+    room: Room, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """The media screen (agents/media.py) holds for whoever can publish too."""
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"secret-bytes-of-the-server")
+    image = {"type": "image", "source": {"type": "url", "url": str(secret)}}
+    cited = {
+        "name": "user",
+        "role": "user",
+        "content": [{"type": "text", "text": "@Friday hi"}, image],
+    }
+    with caplog.at_level(logging.WARNING, "agentscope_proto.agents"):
+        room.settle(room.publish(cited))
+    assert "msg[0].content[1].source.url" in caplog.text
+    assert "is a local file" in caplog.text
+    room.say("@Friday hi")
+    assert room_names(room) == ["user", "Friday"]
+    assert all("secret-bytes" not in repr(m) for m in room.messages())
+
+
 def test_the_topic_waits_while_a_caller_answers_a_question_in_its_session(room: Room) -> None:
     """Human in the loop across processes: a caller asks in the topic's
     session, the agent asks the caller back; what the topic says meanwhile
