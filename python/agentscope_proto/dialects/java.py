@@ -361,7 +361,12 @@ def _tool_result(inner: ToolResultBlock, data: Mapping[str, Any], path: str) -> 
     if which == "text":
         output = [{"type": "text", "text": inner.text}]
     elif which == "blocks":
-        output = [_block(b, f"{path}.output[{i}]") for i, b in enumerate(inner.blocks.items)]
+        # `data` holds each nested block's dict already: converting them again
+        # at each level would be quadratic in the nesting.
+        output = [
+            _block(b, f"{path}.output[{i}]", data["output"][i])
+            for i, b in enumerate(inner.blocks.items)
+        ]
     metadata = rules.object_or_null(data.get("metadata"), f"{path}.metadata") or {}
     state = data.get("state")
     return {
@@ -377,9 +382,10 @@ def _tool_result(inner: ToolResultBlock, data: Mapping[str, Any], path: str) -> 
     }
 
 
-def _block(block: ContentBlock, path: str) -> dict[str, Any]:
+def _block(block: ContentBlock, path: str, data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`block` in Java's JSON; `data`: its AgentScope dict, where made already."""
     inner = unwrap(block)
-    data = block_to_dict(inner)
+    data = block_to_dict(inner) if data is None else data
     kind = data["type"]
     if isinstance(inner, OpaqueBlock):
         # Java has no class for any other kind: refused as Java refuses it.

@@ -622,19 +622,29 @@ def blocks_to_list(blocks: Any) -> list[dict[str, Any]]:
             out.append(_opaque_to_dict(inner))
             continue
         table, required = _QUICK[which]
+        fields = inner.ListFields()
+        # extra_json and key_order have the highest field numbers, so they come
+        # last: a block with either takes `_emit` before anything is converted
+        # (converting its nested blocks here, then again there, would double
+        # the work at each level of nested tool results).
+        if fields and fields[-1][0] not in table:
+            out.append(_emit(which, inner, _PLANS[which]))
+            continue
         data: dict[str, Any] = {"type": which}
-        for field, value in inner.ListFields():
-            step = table.get(field)
-            if step is None:  # extra_json or key_order
-                break
-            key, write, needed = step
-            data[key] = value if write is None else write(value)
+        composite = []
+        for field, value in fields:
+            key, write, needed = table[field]
+            data[key] = value
+            if write is not None:
+                composite.append((key, write))
             required -= needed
-        else:
-            if not required:
-                out.append(data)
-                continue
-        out.append(_emit(which, inner, _PLANS[which]))
+        if required:  # a required key at its zero value: `_emit` says which
+            out.append(_emit(which, inner, _PLANS[which]))
+            continue
+        # Composite values convert only now, once the block is known to stay here.
+        for key, write in composite:
+            data[key] = write(data[key])
+        out.append(data)
     return out
 
 
