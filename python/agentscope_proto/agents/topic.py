@@ -187,7 +187,12 @@ class TopicParticipant:
             return
         self._closed = True
         if self._task is not None:
-            self._task.cancel()
+            # Again until it ends: redis-py can swallow a cancellation that
+            # lands as a command starts (saving the progress, say), and the
+            # task would then follow the topic on (it stops at its next turn).
+            while not self._task.done():
+                self._task.cancel()
+                await asyncio.wait({self._task}, timeout=1)
             await asyncio.gather(self._task, return_exceptions=True)
         await self._cursor.close()
 
@@ -209,7 +214,7 @@ class TopicParticipant:
     async def _follow(self, subscription: Subscription | None) -> None:
         """Take the topic's messages turn by turn, for as long as it runs."""
         wait = _BACKOFF[0]
-        while True:
+        while not self._closed:
             try:
                 if subscription is None:
                     subscription = await self._subscribe()
