@@ -112,6 +112,11 @@ test-load: $(INSTALLED) ## The load tests (`-m load`: the hub's 10 publishers x 
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/load -m load tests/hub
 
+.PHONY: test-packaging
+test-packaging: $(INSTALLED) ## The wheel's extras, each and all together, resolve on PyPI (`pip install --dry-run`) on the oldest and newest supported Pythons (`-m pypi`)
+	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/packaging -m pypi tests/test_packaging.py
+
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
 	$(Q)test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
@@ -125,7 +130,7 @@ check: check-generated lint breaking test ## The test command: generated code, l
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra
-ci-extra: test-oldest test-load test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the load tests, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
+ci-extra: test-oldest test-load test-packaging test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the load tests, the extras' resolution on PyPI, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
 	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
 
 # AgentScope 2.x (its own venv, never a dependency): the tests that need the

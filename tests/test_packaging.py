@@ -1,23 +1,37 @@
-"""What a user installs: the wheel and sdist carry the code, stubs, schema and licence.
+"""What a user installs: the wheel and sdist carry the code, stubs, schema and licence,
+and every extra of the wheel installs.
 
 Both are built offline with the installed hatchling (the build backend, in the
-dev extra) through its PEP 517 hooks, into a temporary directory.
+dev extra) through its PEP 517 hooks, into a temporary directory. The tests
+marked `pypi` resolve the wheel's extras on PyPI with this venv's pip on the
+oldest and newest supported Pythons (network, about a minute: `make
+test-packaging`, in ci-extra).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tarfile
 import zipfile
+from email.parser import Parser
 from pathlib import Path
 
 import pytest
 
 import agentscope_proto
 from agentscope_proto._version import __version__
+
+from needs import require
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTOS = sorted(p.relative_to(ROOT / "proto").as_posix() for p in (ROOT / "proto").rglob("*.proto"))
@@ -35,11 +49,16 @@ def _build(kind: str, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = _build("wheel", tmp_path_factory.mktemp("wheel"))
     assert path.name == f"agentscope_proto-{__version__}-py3-none-any.whl"
-    with zipfile.ZipFile(path) as wheel:
-        return set(wheel.namelist())
+    return path
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as opened:
+        return set(opened.namelist())
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +162,129 @@ def test_the_readme_install_commands_work_from_a_clone(tmp_path: Path) -> None:
             )
             assert shown.stdout.startswith(str(tmp_path / f"site{index}")), shown.stderr
     assert (tmp_path / "dist" / f"agentscope_proto-{__version__}-py3-none-any.whl").is_file()
+
+
+# The extras' metadata: hatchling flattens an extra that names the package
+# itself into the wheel, and drops that reference's own marker.
+
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
+# Alternatives, never installed together: on 3.11+ `agentscope` asks for 2.x and
+# `agentscope1` for 1.x. All the user extras together is each of these with the rest.
+ALTERNATIVES = ("agentscope", "agentscope1")
+USER_EXTRAS = sorted(set(EXTRAS) - {"dev", *ALTERNATIVES})
+EXTRA_SETS = [
+    *sorted(EXTRAS),
+    *(",".join(sorted([*USER_EXTRAS, alternative])) for alternative in ALTERNATIVES),
+]
+
+
+def _pythons() -> list[str]:
+    """The oldest and newest supported Pythons, from the classifiers."""
+    listed = [
+        c.rsplit(" :: ", 1)[1]
+        for c in PROJECT["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    ]
+    ordered = sorted(listed, key=lambda v: tuple(map(int, v.split("."))))
+    return [ordered[0], ordered[-1]]
+
+
+def test_the_oldest_python_listed_is_the_one_required() -> None:
+    assert PROJECT["requires-python"] == f">={_pythons()[0]}"
+
+
+def test_no_extra_names_the_package_itself_under_a_marker() -> None:
+    """hatchling would drop the marker: the wheel would ask for that extra everywhere."""
+    from packaging.requirements import Requirement
+
+    for extra, lines in EXTRAS.items():
+        for line in lines:
+            requirement = Requirement(line)
+            if requirement.name == PROJECT["name"]:
+                assert requirement.marker is None, f"{extra}: {line}"
+
+
+def _wheel_requirements(wheel: Path, extra: str, python: str) -> list[str]:
+    """The wheel's requirements that apply with `extra` on `python`, as written."""
+    from packaging.requirements import Requirement
+
+    with zipfile.ZipFile(wheel) as opened:
+        name = next(n for n in opened.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = Parser().parsestr(opened.read(name).decode("utf-8"))
+    applying = []
+    for line in metadata.get_all("Requires-Dist") or []:
+        requirement = Requirement(line)
+        marker = requirement.marker
+        if marker is None or marker.evaluate({"extra": extra, "python_version": python}):
+            applying.append(f"{requirement.name}{requirement.specifier}")
+    return sorted(applying)
+
+
+@pytest.mark.parametrize("python", _pythons())
+def test_the_wheel_asks_for_one_agentscope_per_python(wheel: Path, python: str) -> None:
+    for extra in ALTERNATIVES:
+        applying = _wheel_requirements(wheel, extra, python)
+        asked = [r for r in applying if r.startswith("agentscope<")]
+        assert len(asked) == 1, (extra, python, asked)
+    base = set(_wheel_requirements(wheel, "", python))
+    one = set(_wheel_requirements(wheel, "agentscope1", python)) - base
+    both = set(_wheel_requirements(wheel, "agentscope", python)) - base
+    # Before 3.11 (AgentScope 2.x needs it) `agentscope` is `agentscope1`, spelled out.
+    before_2x = tuple(map(int, python.split("."))) < (3, 11)
+    assert (both == one) is before_2x, (both, one)
+
+
+def _interpreter(version: str) -> str | None:
+    """A working `python<version>`: on PATH, else under pyenv's versions."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(str(p) for p in pyenv.glob(f"{version}.*/bin/python{version}"))
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        shown = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if shown.returncode == 0 and shown.stdout.strip() == version:
+            return candidate
+    return None
+
+
+def _pip(python: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """This venv's pip (the newest, `make setup` upgrades it) run for `python`.
+    A real interpreter, not `--python-version`: pip evaluates the markers of a
+    dependency with the running Python, whatever version it is told to pick for."""
+    return subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"),
+            *("install", "--dry-run", "--quiet", "--ignore-installed", *arguments),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module", params=_pythons())
+def python(request: pytest.FixtureRequest) -> str:
+    version: str = request.param
+    found = _interpreter(version)
+    require(found is not None, f"needs python{version} (on PATH or under pyenv) to resolve on it")
+    assert found is not None
+    probe = _pip(found, "--no-deps", "filetype==1.2.0")
+    require(probe.returncode == 0, f"needs PyPI through pip: {probe.stderr.strip()[-200:]}")
+    return found
+
+
+@pytest.mark.pypi
+@pytest.mark.parametrize("extras", EXTRA_SETS)
+def test_every_extra_of_the_wheel_resolves(wheel: Path, python: str, extras: str) -> None:
+    done = _pip(python, f"{wheel}[{extras}]")
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("WARNING")]
+    assert done.returncode == 0, "\n".join(errors[-20:])
