@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from needs import STRICT_ENV, require
 
 ROOT = Path(__file__).resolve().parents[1]
