@@ -6,6 +6,7 @@ would), against servers on free ports, so the README cannot drift from what work
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -14,9 +15,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 GRPC_ADDRESS = "127.0.0.1:50051"
 HTTP_ADDRESS = "127.0.0.1:8080"
 _BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -96,3 +99,16 @@ def json_values(text: str) -> list[Any]:
         value, index = decoder.raw_decode(text, index)
         values.append(value)
     return values
+
+
+def example_replay() -> ModuleType:
+    """examples/agents/serve_replayed.py (`make example-agent`) as a module: the
+    questions the example agent answers offline (`SCRIPT`, `RECORDINGS`) and
+    what it says (`ANSWER`, `HELLO`)."""
+    path = ROOT / "examples" / "agents" / "serve_replayed.py"
+    spec = importlib.util.spec_from_file_location("serve_replayed", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
