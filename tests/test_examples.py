@@ -91,7 +91,7 @@ def test_the_example_agent_answers_what_the_readme_asks_it() -> None:
     # (ask.py, a2a send, the hub's @mention, AgentClient's "hi") has a recording.
     readme = README.read_text(encoding="utf-8")
     asked = re.findall(r'^(?:python ask\.py|agentscope-proto a2a send) \S+ "([^"]+)"', readme, re.M)
-    asked += re.findall(r'"content": "([^"]+)"', readme)
+    asked += re.findall(r'"role": "user", "content": "([^"]+)"', readme)
     assert "What's the weather in Paris?" in asked
     assert {"hi", "@Friday, hello!"} <= set(asked)
     replay = example_replay()
