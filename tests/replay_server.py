@@ -9,7 +9,10 @@ parsers), chosen by what the user said:
     script = {"hi": ["stream_text_by3"],
               "weather?": ["stream_text_then_tool_by4", "stream_text_by3"]}
 
-The n-th model call after the user's words gets the n-th case (the agent's
+Words match leniently: case, punctuation, spacing and the contraction
+`'s` aside ("What's the weather in Paris?" is "what is the weather in
+paris"), as a reader retyping a question would vary it. The n-th model
+call after the user's words gets the n-th case (the agent's
 tool round trips are the calls after the first). A streamed request gets the
 case's chunks as SSE, a plain one (AgentScope 1.x test agents do not stream)
 its response: script stream cases for streaming models, whole responses for
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 import threading
 import time
@@ -82,6 +86,13 @@ def _text(message: Mapping[str, Any]) -> str:
     return ""
 
 
+def normalised(words: str) -> str:
+    """The words as the replay matches them: lower case, `'s` as ` is`, no
+    punctuation, single spaces."""
+    spelled = re.sub(r"(?<=\w)['’]s\b", " is", words.lower())
+    return " ".join(re.findall(r"\w+", spelled))
+
+
 def user_words(messages: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
     """The user's last words and how many model turns followed them."""
     turns = 0
@@ -110,7 +121,12 @@ class ReplayServer:
         script: Mapping[str, Sequence[str]],
         recordings: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self.script = {words: list(names) for words, names in script.items()}
+        self.script: dict[str, list[str]] = {}
+        for words, cases in script.items():
+            key, names = normalised(words), list(cases)
+            if self.script.get(key, names) != names:
+                raise ValueError(f"{words!r}: the script has these words for other cases")
+            self.script[key] = names
         # The golden cases, and `recordings` of the same form by name.
         self.cases = {**golden_cases(), **(recordings or {})}
         self.requests: list[dict[str, Any]] = []
@@ -135,7 +151,7 @@ class ReplayServer:
 
     def pick(self, body: Mapping[str, Any]) -> str:
         words, turn = user_words(body.get("messages", []))
-        names = self.script.get(words)
+        names = self.script.get(normalised(words))
         if names is None:
             raise LookupError(f"no recording for the words {words!r}")
         if turn >= len(names):

@@ -20,6 +20,8 @@ import pytest
 
 from agentscope_proto.service import ServerConfig
 
+from readme_recipes import README, example_replay
+from replay_server import ReplayServer
 from server_harness import RunningServer
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -73,6 +75,8 @@ def test_the_agent_asked_was_answered_and_ended_in_its_session() -> None:
     assert answered["events"][:3] == tool_result
     assert answered["events"][-1] == "REPLY_END"
     assert answered["tool_result"] == "Sunny in Paris, 21°C"
+    # The replayed model's answer says the weather the tool returned.
+    assert answered["tool_result"].rsplit(", ", 1)[1] in answered["text"]
     assert agent["same_session"] is True
     assert agent["reply"] == {
         "name": "Friday",
@@ -80,6 +84,20 @@ def test_the_agent_asked_was_answered_and_ended_in_its_session() -> None:
         "text": answered["text"],
         "finished_reason": "FINISHED_REASON_COMPLETED",
     }
+
+
+def test_the_example_agent_answers_what_the_readme_asks_it() -> None:
+    # `make example-agent` replays its model: each question the README asks it
+    # (ask.py, a2a send, the hub's @mention, AgentClient's "hi") has a recording.
+    readme = README.read_text(encoding="utf-8")
+    asked = re.findall(r'^(?:python ask\.py|agentscope-proto a2a send) \S+ "([^"]+)"', readme, re.M)
+    asked += re.findall(r'"role": "user", "content": "([^"]+)"', readme)
+    assert "What's the weather in Paris?" in asked
+    assert {"hi", "@Friday, hello!"} <= set(asked)
+    replay = example_replay()
+    server = ReplayServer(replay.SCRIPT, replay.RECORDINGS)
+    for question in asked:
+        assert server.pick({"messages": [{"role": "user", "content": question}]}), question
 
 
 def _interop() -> Any:

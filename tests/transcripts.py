@@ -126,7 +126,11 @@ CATEGORIES = (
     "stop_details",
     "finish_message",
 )
-MISSING_REASON = f"{ROOT} is absent (the recorded provider transcripts are not checked out)"
+# A clone has no such tree: the summary line says what it is, not where.
+MISSING_REASON = (
+    "needs the recorded provider transcripts: reference data kept outside the repository "
+    "(CI provides it)"
+)
 
 
 def missing(path: Path) -> str:

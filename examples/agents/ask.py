@@ -1,9 +1,10 @@
-"""Ask a served agent through `RemoteAgent`: `python ask.py HOST:PORT "question" [SESSION]`.
+"""Ask a served agent through `RemoteAgent`: `python ask.py HOST:PORT|URL "question" [SESSION]`.
 
 The reply streams as AgentScope events; when the agent asks to run a tool,
 this process asks you, and answers the agent with your verdict. SESSION is
 the remote session to ask in (`topic:room`: the agent's hub topic, where its
-reply is published too); a new one by default.
+reply is published too); a new one by default. A failure (no agent there, a
+reply that failed) is one line on stderr and a non-zero exit.
 """
 
 import asyncio
@@ -18,13 +19,17 @@ from agentscope.event import (
 from agentscope.message import UserMsg
 
 from agentscope_proto.agents import RemoteAgent
+from agentscope_proto.errors import AgentScopeProtoError
 
 
 def confirm(event: RequireUserConfirmEvent) -> UserConfirmResultEvent:
     """Ask the user about each tool call the agent wants to make."""
     results = []
     for call in event.tool_calls:
-        verdict = input(f"\nAllow {call.name}({call.input})? [y/N] ").strip().lower()
+        try:
+            verdict = input(f"\nAllow {call.name}({call.input})? [y/N] ").strip().lower()
+        except EOFError:  # no one to ask: deny
+            verdict = "n"
         results.append(ConfirmResult(confirmed=verdict == "y", tool_call=call))
     return UserConfirmResultEvent(reply_id=event.reply_id, confirm_results=results)
 
@@ -46,4 +51,11 @@ async def main(target: str, question: str, session: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:4]))
+    if not 3 <= len(sys.argv) <= 4:
+        sys.exit('usage: python ask.py HOST:PORT|URL "question" [SESSION]')
+    try:
+        asyncio.run(main(*sys.argv[1:4]))
+    except AgentScopeProtoError as error:  # the agent's or the server's: it says what failed
+        sys.exit(f"ask.py: {error}")
+    except KeyboardInterrupt:
+        sys.exit(130)

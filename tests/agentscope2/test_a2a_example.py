@@ -37,21 +37,17 @@ from agentscope_proto.agents import AgentClient
 from agentscope_proto.hub import HubClient
 
 from agent_processes import AgentProcess, Listener
-from readme_recipes import commands
+from readme_recipes import commands, example_replay
 from replay_server import ReplayServer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "agents"
 TITLE = "A2A"
-QUESTION = "What's the weather in Paris?"
+# The example agent's model, replayed as `make example-agent` replays it.
+EXAMPLE_REPLAY = example_replay()
 HELLO = "@Friday, hello!"
-SCRIPT = {
-    QUESTION: ["stream_text_then_tool_by4", "stream_text_by3"],
-    "hi": ["stream_text_by3"],
-    HELLO: ["stream_text_by3"],
-}
 README_URL = "http://127.0.0.1:8080"
-SUNNY = "The weather in Paris is sunny and 22 degrees."
+SUNNY = EXAMPLE_REPLAY.ANSWER
 
 
 class Served(NamedTuple):
@@ -69,7 +65,7 @@ def served() -> Iterator[Served]:
     command = next(c for c in commands("agentscope-proto", TITLE) if "serve-agent" in c)
     argv = [{"50052": "0", "8080": "0"}.get(arg, arg) for arg in shlex.split(command)]
     argv[0] = _bin(argv[0])
-    with ReplayServer(SCRIPT) as replay:
+    with ReplayServer(EXAMPLE_REPLAY.SCRIPT, EXAMPLE_REPLAY.RECORDINGS) as replay:
         env = {**os.environ, "OPENAI_API_KEY": "sk-replay", "OPENAI_BASE_URL": replay.base_url}
         process = subprocess.Popen(argv, cwd=EXAMPLE, env=env, stderr=subprocess.PIPE, text=True)
         try:
@@ -180,7 +176,7 @@ def test_the_served_agent_joins_a_topic_through_a2a_member(
             with HubClient(target) as person:
                 person.publish(topic, new_msg("user", HELLO, "user"))
             # The A2A agent, named from its card, answered over A2A in the room.
-            assert listener.next(2) == [("user", HELLO), ("Friday", SUNNY)]
+            assert listener.next(2) == [("user", HELLO), ("Friday", EXAMPLE_REPLAY.HELLO)]
         finally:
             listener.close()
     finally:

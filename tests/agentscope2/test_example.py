@@ -27,21 +27,17 @@ import pytest
 
 from hub_fixtures import RedisServer
 from needs import require
-from readme_recipes import commands, grpcurl, json_values, run, section
-from replay_server import ReplayServer, saying
+from readme_recipes import commands, example_replay, grpcurl, json_values, run, section
+from replay_server import ReplayServer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "agents"
 BIN = Path(sys.executable).parent
 TITLE = "Agents across processes"
-QUESTION = "What's the weather in Paris?"
-HELLO = "Hello! Ask me about the weather."
-SUNNY = "The weather in Paris is sunny and 22 degrees."
-SCRIPT = {
-    QUESTION: ["stream_text_then_tool_by4", "stream_text_by3"],
-    "hi": ["stream_text_by3"],
-    "@Friday, hello!": ["hello"],
-}
+# The example agent's model, replayed as `make example-agent` replays it.
+EXAMPLE_REPLAY = example_replay()
+HELLO = EXAMPLE_REPLAY.HELLO
+SUNNY = EXAMPLE_REPLAY.ANSWER
 AGENT = "127.0.0.1:50052"
 SERVER = "127.0.0.1:50051"
 README_REDIS = "redis://127.0.0.1:6379/0"
@@ -88,7 +84,7 @@ def _listening(process: subprocess.Popen[str]) -> str:
 
 @pytest.fixture(scope="module")
 def replay() -> Iterator[ReplayServer]:
-    with ReplayServer(SCRIPT, {"hello": saying(HELLO)}) as server:
+    with ReplayServer(EXAMPLE_REPLAY.SCRIPT, EXAMPLE_REPLAY.RECORDINGS) as server:
         yield server
 
 
@@ -159,7 +155,7 @@ def test_grpcurl_gets_typed_events_and_the_whole_reply(served: str) -> None:
     reply = last["msg"]
     assert reply["name"] == "Friday"
     assert reply["role"] == "ROLE_ASSISTANT"
-    assert reply["blocks"]["items"][-1]["text"]["text"] == SUNNY
+    assert reply["blocks"]["items"][-1]["text"]["text"] == HELLO  # its answer to "hi"
 
 
 class Watcher:
@@ -237,3 +233,19 @@ def test_the_agent_and_a_plain_server_share_a_topic_on_redis(
         for process in started:
             process.stop()
         redis.stop()
+
+
+def test_ask_py_says_in_one_line_why_a_reply_failed(served: str, env: dict[str, str]) -> None:
+    # The replay has no recording for these words: the agent's model call fails.
+    result = subprocess.run(
+        [sys.executable, "ask.py", served, "Who are you?"],
+        cwd=EXAMPLE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("ask.py: the agent's reply failed (invalid_request): ")
+    assert result.stderr.count("\n") == 1, result.stderr

@@ -209,6 +209,12 @@ async def _run(
     except BaseException:
         await _stop(server, http, listeners, 0)
         raise
+    # Before the line below: whoever reads it may stop the server at once.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
     # One line, once every port accepts: a script may connect as soon as it sees it.
     logger.info(
         "%s listening on %s; tls=%s, auth=%s, media_root=%s, downloads=%s, hub=%s",
@@ -222,11 +228,6 @@ async def _run(
     )
     if ready is not None:
         ready(port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     logger.info("draining for up to %.1fs", config.grace_seconds)
     await set_serving(health_servicer, False, names)
