@@ -604,3 +604,25 @@ def test_generated_dumps_round_trip_exactly(dump: dict[str, Any]) -> None:
     msg = from_dict(dump, dialect="agentscope2")
     assert to_dict(msg, dialect="agentscope2") == dump
     assert to_dict(Msg.FromString(msg.SerializeToString()), dialect="agentscope2") == dump
+
+
+def test_an_unset_hint_is_refused_naming_it() -> None:
+    """Found by the agent fuzz target: a hint block with neither text nor
+    blocks reached 2.x's writer as null (a TypeError, not a refusal)."""
+    from agentscope_proto import to_dict as _to_dict
+    from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
+        ContentBlock,
+        ContentBlocks,
+        HintBlock,
+    )
+    from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg as PbMsg
+    from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Role as PbRole
+    from agentscope_proto.errors import MessageFormatError as _Refused
+
+    blocks = ContentBlocks(items=[ContentBlock(hint=HintBlock())])
+    msg = PbMsg(
+        id="m", timestamp="2026-01-01 00:00:00.000", name="u", role=PbRole.ROLE_USER, blocks=blocks
+    )
+    with pytest.raises(_Refused) as info:
+        _to_dict(msg, dialect="agentscope2")
+    assert info.value.path == "content[0].hint"

@@ -464,6 +464,8 @@ class _Writer:
         """A hint or a tool result's output: a string, or text and data blocks."""
         if isinstance(value, str):
             return value
+        if not isinstance(value, list):  # an unset hint or output: 2.x requires one
+            raise fail(path, f"expected text or a list of blocks, got {type_name(value)}")
         out = []
         for index, item in enumerate(value):
             where = f"{path}[{index}]"
