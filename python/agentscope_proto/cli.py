@@ -211,6 +211,12 @@ def _serve_agent_parser(sub: Any) -> None:
     p.add_argument(
         "--max-request-msgs", type=int, default=10_000, help="messages one Reply or Observe carries"
     )
+    p.add_argument(
+        "--max-request-blocks",
+        type=int,
+        default=100_000,
+        help="content blocks one Reply or Observe carries (tool results' included)",
+    )
     _media_flags(
         p,
         "let callers cite local media under this dir (read by the server and handed to the "
@@ -1044,6 +1050,7 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
             session_idle_seconds=args.session_idle_seconds,
             max_replies=args.max_replies,
             max_request_msgs=args.max_request_msgs,
+            max_request_blocks=args.max_request_blocks,
             media=media,
             topic=args.topic,
             reply_to=args.reply_to or "mentions",

@@ -288,3 +288,46 @@ def test_a_large_observe_is_read_off_the_event_loop(served: AgentServer) -> None
             took = time.monotonic() - started
             assert observed.result().session_id
     assert took < 10, f"a small reply beside a large Observe took {took:.1f} s"
+
+
+def _call(stub: pb_grpc.AgentServiceStub, request: pb.ReplyRequest | pb.ObserveRequest) -> None:
+    if isinstance(request, pb.ReplyRequest):
+        list(stub.Reply(request, timeout=30))
+    else:
+        stub.Observe(request, timeout=30)
+
+
+def test_a_request_past_the_block_cap_is_refused_before_any_conversion(
+    factory: Callable[[], Any],
+) -> None:
+    """Blocks are counted as the screen walks them, those inside a tool
+    result or an answer's results too: one past the cap is RESOURCE_EXHAUSTED,
+    at the cap the call goes through."""
+    server = serve(factory, AgentConfig(max_request_blocks=4))
+    nested = ContentBlock(
+        tool_result=ToolResultBlock(
+            id="call-1",
+            name="tool",
+            blocks=ContentBlocks(items=[ContentBlock(text=TextBlock(text="x"))] * 2),
+        )
+    )
+    answer = events.ExternalExecutionResultEvent(
+        reply_id="r", execution_results=[ToolResultBlock(id="c", name="t", text="x")] * 5
+    )
+    over = {
+        "Reply": pb.ReplyRequest(msgs=[_msg(), _msg(nested)]),  # 1 + 2 + 2 nested
+        "Observe": pb.ObserveRequest(msgs=[_msg()] * 5),
+        "an answer's": pb.ReplyRequest(session_id="s", external_execution_result=answer),
+    }
+    try:
+        with grpc.insecure_channel(server.target) as channel:
+            stub = pb_grpc.AgentServiceStub(channel)
+            for what, request in over.items():
+                with pytest.raises(grpc.RpcError) as info:
+                    _call(stub, request)
+                assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, what
+                assert "max_request_blocks" in (info.value.details() or ""), what
+            assert stub.Observe(pb.ObserveRequest(msgs=[_msg()] * 4), timeout=30).session_id
+            assert list(stub.Reply(pb.ReplyRequest(msgs=[_msg()] * 4), timeout=30))[-1].done
+    finally:
+        server.stop()

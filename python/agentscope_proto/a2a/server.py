@@ -260,9 +260,8 @@ class AgentExecutorForSessions(AgentExecutor):
             if request is None:  # an answer in words that answers nothing: ask again
                 await self._ask_again(event_queue, task_id, context_id, question)
                 return
-            inputs = await self._sessions.read_inputs(request)
-            session = await self._sessions.open(context_id, create=inputs.answer is None)
-            running = _Running(self._sessions.start(session, inputs))
+            request.session_id = context_id  # an answer in words is a new request
+            running = _Running(await self._sessions.begin(request))
         except AgentScopeProtoError as error:
             raise _a2a_error(error) from None
         if current is None:

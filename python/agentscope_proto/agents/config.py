@@ -45,6 +45,9 @@ class AgentConfig:
     # Messages one Reply or Observe may carry: each is converted for the agent
     # (in a worker thread) and formatted again on every model call.
     max_request_msgs: int = 10_000
+    # Content blocks one request may carry, those of tool results and hints
+    # included: counted as its media are screened, before any is converted.
+    max_request_blocks: int = 100_000
     # What callers' media may make the server read and fetch for the agent
     # (`media.py`): by default no local file, and web media only from public
     # addresses, fetched by the server and handed to the agent as bytes.
@@ -60,7 +63,7 @@ class AgentConfig:
     reply_to: Literal["mentions", "users", "none"] = "mentions"
 
     def __post_init__(self) -> None:
-        for name in ("max_sessions", "max_replies", "max_request_msgs"):
+        for name in ("max_sessions", "max_replies", "max_request_msgs", "max_request_blocks"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not self.session_idle_seconds > 0:

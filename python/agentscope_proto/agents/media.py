@@ -22,7 +22,9 @@ its bytes, or the message is refused naming the block:
 
 So the agent's formatter never opens a file or a socket for a caller. The
 screen works in a worker thread (`Sessions.read_inputs`) and stops between
-blocks once the call is gone.
+blocks once the call is gone. As it walks every block (those of tool results
+and hints too) it counts them: a request past `max_blocks` is refused before
+any is converted for the agent.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import mimetypes
 import threading
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,17 +81,28 @@ class Stopped(Exception):
 
 
 class _Screen:
-    def __init__(self, policy: MediaPolicy, stop: threading.Event) -> None:
+    def __init__(self, policy: MediaPolicy, stop: threading.Event, max_blocks: int) -> None:
         self._policy = policy
         self._stop = stop
         self._fetched = 0
+        self._blocks = 0
+        self._max_blocks = max_blocks
 
     def msgs(self, msgs: Sequence[Msg], field: str) -> None:
         for index, msg in enumerate(msgs):
             if msg.WhichOneof("content") == "blocks":
                 self.blocks(msg.blocks.items, f"{field}[{index}].content")
 
-    def blocks(self, blocks: Iterable[ContentBlock], path: str) -> None:
+    def count(self, blocks: int) -> None:
+        self._blocks += blocks
+        if self._blocks > self._max_blocks:
+            raise LimitExceededError(
+                "max_request_blocks",
+                f"the request holds more than {self._max_blocks} content blocks",
+            )
+
+    def blocks(self, blocks: Sequence[ContentBlock], path: str) -> None:
+        self.count(len(blocks))
         for index, block in enumerate(blocks):
             if self._stop.is_set():
                 raise Stopped
@@ -162,22 +175,32 @@ def _guess(url: str, data: bytes) -> str:
 
 
 def screen_msgs(
-    msgs: Sequence[Msg], field: str, policy: MediaPolicy, stop: threading.Event
+    msgs: Sequence[Msg],
+    field: str,
+    policy: MediaPolicy,
+    stop: threading.Event,
+    max_blocks: int,
 ) -> None:
     """Replace every media URL of `msgs` by its bytes, in place, or raise
-    `MediaAccessError` naming the block (`field[i].content[j].source.url`)."""
-    _Screen(policy, stop).msgs(msgs, field)
+    `MediaAccessError` naming the block (`field[i].content[j].source.url`);
+    `LimitExceededError` past `max_blocks` content blocks."""
+    _Screen(policy, stop, max_blocks).msgs(msgs, field)
 
 
 def screen_request(
-    request: service_pb.ReplyRequest, policy: MediaPolicy, stop: threading.Event
+    request: service_pb.ReplyRequest,
+    policy: MediaPolicy,
+    stop: threading.Event,
+    max_blocks: int,
 ) -> None:
     """`screen_msgs` over a Reply's messages and the tool results its answer
     carries."""
-    screen = _Screen(policy, stop)
+    screen = _Screen(policy, stop, max_blocks)
     screen.msgs(request.msgs, "msgs")
     if request.WhichOneof("answer") == "external_execution_result":
         field = "external_execution_result.execution_results"
-        for index, result in enumerate(request.external_execution_result.execution_results):
+        results = request.external_execution_result.execution_results
+        screen.count(len(results))  # each a tool result block
+        for index, result in enumerate(results):
             if result.WhichOneof("output") == "blocks":
                 screen.blocks(result.blocks.items, f"{field}[{index}].output")

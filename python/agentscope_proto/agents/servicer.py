@@ -36,18 +36,14 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
     ) -> AsyncIterator[pb.ReplyResponse]:
         async with rpc_errors("Reply", context):
             request = decoded(request)
-            # Read (and refused) before any session or agent sees them.
-            inputs = await self.sessions.read_inputs(request)
-            session = await self.sessions.open(request.session_id, create=inputs.answer is None)
-            async for response in self.sessions.reply(session, inputs):
+            reply = await self.sessions.begin(request)
+            async for response in reply.responses():
                 yield response
 
     async def Observe(self, request: pb.ObserveRequest, context: Context) -> pb.ObserveResponse:
         async with rpc_errors("Observe", context):
             request = decoded(request)
-            msgs = await self.sessions.read_msgs(request.msgs, "msgs")
-            session = await self.sessions.open(request.session_id, create=True)
-            await self.sessions.observe(session, msgs)
+            session = await self.sessions.observe_request(request)
             return pb.ObserveResponse(session_id=session.id)
         raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
 

@@ -2,8 +2,11 @@
 
 A session's agent comes from the operator's factory, called once when the
 session is opened; its replies and observations run one at a time, in the
-order they arrive. Sessions are bounded (`AgentConfig.max_sessions`) and
-dropped after `session_idle_seconds` without a call.
+order they arrive (a call is read in a worker thread, so a small call could
+finish reading before a larger one that came first: each waits in its
+session's line, `_Place`, until those before it took their turn). Sessions
+are bounded (`AgentConfig.max_sessions`) and dropped after
+`session_idle_seconds` without a call.
 
 Each reply runs in a task of its own, which does nothing but pull the agent's
 reply: so when the caller goes away (cancel, deadline, disconnect) the task
@@ -11,7 +14,7 @@ is cancelled inside the agent, where it awaits, exactly as AgentScope's own
 interrupt cancels a reply task, and the agent closes its reply (interrupted
 tool results, its interruption message) before the session takes its next
 call. The caller reads the task's items from a queue and gets them as
-`ReplyResponse`s, the last one `done` with the reply's message (`reply`; an
+`ReplyResponse`s, the last one `done` with the reply's message (`Reply`; an
 A2A task reads them in batches of what is ready, and interrupts the reply
 while it reads on: `start`, `Reply`).
 
@@ -23,6 +26,7 @@ before its caller hears that it is done.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 import time
@@ -103,6 +107,35 @@ def check_session_id(session_id: str) -> None:
         raise MessageFormatError("session_id", f"expected at most {_MAX_ID} printable characters")
 
 
+class _Place:
+    """A call's place in its session's line, taken as it arrives: it takes
+    the session's turn (queues on its lock) only after every call that came
+    before it did, or went away."""
+
+    __slots__ = ("_ahead", "passed")
+
+    def __init__(self, ahead: asyncio.Future[None] | None) -> None:
+        self._ahead = ahead
+        # Done once this call queued for the turn (or left): the next may go.
+        self.passed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def reached(self) -> None:
+        """Wait until the calls ahead have queued for the turn."""
+        if self._ahead is not None:
+            await asyncio.shield(self._ahead)
+
+    def leave(self) -> None:
+        """Let the next call go (idempotent). A call that leaves before its
+        place was reached (refused, cancelled) passes on only once the one
+        ahead of it has: leaving never lets anyone jump the line."""
+        if self.passed.done():
+            return
+        if self._ahead is None or self._ahead.done():
+            self.passed.set_result(None)
+        else:
+            self._ahead.add_done_callback(lambda _: self.leave())
+
+
 class Sessions:
     """The server's sessions and the replies running in them."""
 
@@ -113,6 +146,8 @@ class Sessions:
         # Least recently used first.
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._opening: dict[str, asyncio.Future[Session]] = {}
+        # Per session id: the last call to arrive's `_Place.passed`.
+        self._lines: dict[str, asyncio.Future[None]] = {}
         # The reply tasks (asyncio keeps only weak references to tasks).
         self.running: set[asyncio.Task[None]] = set()
 
@@ -124,6 +159,47 @@ class Sessions:
         """The limits the sessions keep."""
         return self._config
 
+    async def begin(self, request: service_pb.ReplyRequest) -> Reply:
+        """A caller's Reply, started: read (`read_inputs`) before any session
+        sees it, then started in its session (made now unless it answers a
+        question) when the calls that came before it have taken their turn."""
+        async with self._line(request.session_id) as place:
+            inputs = await self.read_inputs(request)
+            await place.reached()
+            session = await self.open(request.session_id, create=inputs.answer is None)
+            # Its task, created now, queues on the session's lock in its first
+            # step: before the next call wakes (asyncio runs callbacks in the
+            # order they were scheduled, and `place` passes on only as this
+            # block exits).
+            return self.start(session, inputs)
+
+    async def observe_request(self, request: service_pb.ObserveRequest) -> Session:
+        """A caller's Observe, read as `begin` reads a Reply, and observed by
+        the session's agent in its turn."""
+        async with self._line(request.session_id) as place:
+            msgs = await self.read_msgs(request.msgs, "msgs")
+            await place.reached()
+            session = await self.open(request.session_id, create=True)
+            await self.observe(session, msgs, place)
+            return session
+
+    @contextlib.asynccontextmanager
+    async def _line(self, session_id: str) -> AsyncIterator[_Place]:
+        """A place in `session_id`'s line, taken now (a new session, with no
+        id yet, has no line: no other call can name it)."""
+        place = _Place(self._lines.get(session_id) if session_id else None)
+        if session_id:
+            self._lines[session_id] = place.passed
+            place.passed.add_done_callback(lambda done: self._forget(session_id, done))
+        try:
+            yield place
+        finally:
+            place.leave()
+
+    def _forget(self, session_id: str, passed: asyncio.Future[None]) -> None:
+        if self._lines.get(session_id) is passed:
+            del self._lines[session_id]
+
     async def read_inputs(self, request: service_pb.ReplyRequest) -> ReplyInputs:
         """A caller's Reply as its agent takes it: counted, its media screened
         (`media.py`), and read by the hosting, which refuses what the agent
@@ -131,7 +207,7 @@ class Sessions:
         self._count(request.msgs, "msgs")
 
         def read(stop: threading.Event) -> ReplyInputs:
-            screen_request(request, self._config.media, stop)
+            screen_request(request, self._config.media, stop, self._config.max_request_blocks)
             return self.hosting.read_inputs(request)
 
         return await _off_loop(read)
@@ -142,7 +218,7 @@ class Sessions:
         self._count(msgs, field)
 
         def read(stop: threading.Event) -> list[Any]:
-            screen_msgs(msgs, field, self._config.media, stop)
+            screen_msgs(msgs, field, self._config.media, stop, self._config.max_request_blocks)
             return self.hosting.read_msgs(msgs, field)
 
         return await _off_loop(read)
@@ -218,9 +294,13 @@ class Sessions:
         for session_id in idle:
             del self._sessions[session_id]
 
-    async def observe(self, session: Session, msgs: list[Any]) -> None:
+    async def observe(self, session: Session, msgs: list[Any], place: _Place | None = None) -> None:
+        """`msgs` observed by the session's agent in its turn (`place`: the
+        call's in the session's line, passed on once it queued for the turn)."""
         session.busy += 1
         try:
+            if place is not None:
+                place.leave()  # the lock queues this call before anything awaits
             async with session.lock:
                 await self.hosting.observe(session.agent, msgs)
         except BaseException as exc:
@@ -250,19 +330,6 @@ class Sessions:
         self.running.add(task)
         task.add_done_callback(self.running.discard)
         return Reply(task, items)
-
-    async def reply(
-        self, session: Session, inputs: ReplyInputs, *, counted: bool = True
-    ) -> AsyncIterator[Any]:
-        """The reply's responses; leaving early (the caller is gone)
-        interrupts it (`counted`: see `start`)."""
-        reply = self.start(session, inputs, counted=counted)
-        try:
-            async for batch in reply.batches():
-                for response in batch:
-                    yield response
-        finally:
-            reply.interrupt()  # the task finishes the reply alone
 
     async def _drive(
         self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]
@@ -310,6 +377,16 @@ class Reply:
         it says until then."""
         if not self._task.done():
             self._task.cancel()
+
+    async def responses(self) -> AsyncIterator[service_pb.ReplyResponse]:
+        """The reply's responses one by one; leaving early (the caller is
+        gone) interrupts it."""
+        try:
+            async for batch in self.batches():
+                for response in batch:
+                    yield response
+        finally:
+            self.interrupt()  # the task finishes the reply alone
 
     async def batches(self) -> AsyncIterator[list[service_pb.ReplyResponse]]:
         """The reply task's items as responses, in batches of what came

@@ -319,7 +319,8 @@ class TopicParticipant:
         while inputs is not None:
             question = None
             try:
-                async for response in self.sessions.reply(self.session, inputs, counted=False):
+                reply = self.sessions.start(self.session, inputs, counted=False)
+                async for response in reply.responses():
                     if response.event.WhichOneof("event") in ASKS:
                         question = response.event
             except SessionStateError:
