@@ -21,7 +21,11 @@ from agentscope_proto.dialects import detect_dialect
 from strict import assert_same
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "agentscope-java"
-MISSING = f"{DATA} is absent (agentscope-java's reference data, kept outside the repository)"
+# A clone has no such tree: the skip line says what it is, not where.
+MISSING = (
+    "needs JSON written by the real agentscope-java: reference data kept outside the "
+    "repository (CI provides it)"
+)
 needs_data = pytest.mark.skipif(not (DATA / "messages.jsonl").is_file(), reason=MISSING)
 
 
