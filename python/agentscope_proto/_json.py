@@ -69,7 +69,7 @@ def invalid_json(exc: json.JSONDecodeError) -> str:
 
 
 def _too_deep_message(limit: int) -> str:
-    return f"nested deeper than {limit} levels"
+    return f"nested deeper than {limit} levels (the cap on any JSON value, docs/dialects.md)"
 
 
 def check_depth(value: Any, path: str = "$", limit: int = MAX_DEPTH) -> None:

@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError
 from .. import _json
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import MessageFormatError
+from ..message._nesting import check_nesting
 from ._common import type_name
 from .agentscope import from_agentscope, to_agentscope
 from .agentscope2 import from_agentscope2, to_agentscope2
@@ -60,7 +61,7 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
     if not isinstance(data, Mapping):
         raise MessageFormatError("", f"expected a message object, got {type_name(data)}")
     try:
-        return _READERS[dialect or detect_dialect(data)](data)
+        msg = _READERS[dialect or detect_dialect(data)](data)
     except (RecursionError, DecodeError):
         # DecodeError: protobuf copies a nested block through its decoder,
         # which refuses messages nested past 100 levels.
@@ -71,6 +72,8 @@ def from_dict(data: Mapping[str, Any], dialect: Dialect | None = None) -> Msg:
         raise MessageFormatError(
             "", "a string contains a lone surrogate (not valid Unicode)"
         ) from None
+    check_nesting(msg)
+    return msg
 
 
 def to_dict(msg: Msg, dialect: Dialect = "agentscope") -> dict[str, Any]:
