@@ -83,7 +83,10 @@ class RunningServer:
 
     def stop(self, grace: float = 0) -> None:
         """Stop as `serve` drains: hub streams end UNAVAILABLE, then the server
-        stops (in-flight calls get `grace` seconds), then the hub's store closes."""
+        stops (in-flight calls get `grace` seconds), then the hub's store closes.
+        Once stopped, a no-op."""
+        if not self._thread.is_alive():
+            return
         if self.hub is not None:
             self.call(self.hub.close())
         if self._server is not None:

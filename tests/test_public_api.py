@@ -59,6 +59,8 @@ EXPECTED = [
     "ServerToolResultBlock",
     "ServerToolUseBlock",
     "SessionStateError",
+    "StateUnavailableError",
+    "StoredStateError",
     "StreamParser",
     "TextBlock",
     "ThinkingBlock",

@@ -212,6 +212,19 @@ def _serve_agent_parser(sub: Any) -> None:
         "--max-request-msgs", type=int, default=10_000, help="messages one Reply or Observe carries"
     )
     p.add_argument(
+        "--state",
+        default="memory",
+        metavar="URL",
+        help="where sessions live between calls: memory (this process) or redis://... "
+        "(shared by replicas, kept across restarts; needs the redis extra)",
+    )
+    p.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=10.0,
+        help="how long a replica that stopped answering holds the sessions it was running",
+    )
+    p.add_argument(
         "--max-request-blocks",
         type=int,
         default=100_000,
@@ -1036,7 +1049,7 @@ async def _serve_agent(
 def _run_serve_agent(args: argparse.Namespace) -> None:
     from .agents import AgentConfig
     from .agents.media import MediaPolicy
-    from .errors import HubUnavailableError
+    from .errors import HubUnavailableError, StateUnavailableError
     from .service import ServerConfig
 
     if args.reply_to is not None and args.topic is None:
@@ -1051,6 +1064,8 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
             max_replies=args.max_replies,
             max_request_msgs=args.max_request_msgs,
             max_request_blocks=args.max_request_blocks,
+            state=args.state,
+            lease_seconds=args.lease_seconds,
             media=media,
             topic=args.topic,
             reply_to=args.reply_to or "mentions",
@@ -1072,6 +1087,8 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
         asyncio.run(_serve_agent(factory, args.factory, config, agent_config, a2a))
     except HubUnavailableError as exc:
         raise UserError(f"--hub: {exc}", 1) from None
+    except StateUnavailableError as exc:
+        raise UserError(f"--state: {exc}", 1) from None
     except (OSError, RuntimeError) as exc:
         # gRPC's bind failure (a RuntimeError in recent grpcio, OSError before).
         if "bind" not in str(exc).lower() and "address already in use" not in str(exc).lower():

@@ -16,6 +16,8 @@ __all__ = [
     "ProviderError",
     "RemoteError",
     "SessionStateError",
+    "StateUnavailableError",
+    "StoredStateError",
     "ToolChoiceError",
     "UnknownProviderError",
     "UnsupportedMediaError",
@@ -159,6 +161,30 @@ class SessionStateError(AgentScopeProtoError):
     it waits for an answer. The server reports it as FAILED_PRECONDITION.
 
     `path` names the request field, e.g. `user_confirm_result.confirm_results[0]`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class StateUnavailableError(AgentScopeProtoError):
+    """A served agent's state store cannot be reached (`serve-agent --state`);
+    UNAVAILABLE: nothing was done, retry later or on another replica."""
+
+    def __init__(self, reason: str, path: str = "") -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class StoredStateError(AgentScopeProtoError):
+    """A session's stored state cannot be taken up: corrupt, or written by an
+    agent of another AgentScope version. DATA_LOSS: the session is left as
+    it is stored (never replaced by a new one); an operator deletes it.
+
+    `path` is `session_id`; the reason names the session.
     """
 
     def __init__(self, path: str, reason: str) -> None:

@@ -12,6 +12,8 @@ __all__ = ["REPLY_TO", "A2AConfig", "AgentConfig", "topic_session"]
 
 # What a topic's message must be for the agent to answer it (see `topic.py`).
 REPLY_TO = ("mentions", "users", "none")
+# The URL schemes of a Redis state store (`AgentConfig.state`).
+STATE_SCHEMES = ("redis://", "rediss://", "unix://")
 # The prefix of a topic's session id: `topic:<topic>`.
 _TOPIC_SESSION = "topic:"
 # Session ids hold 128 characters; a topic's has the prefix besides.
@@ -52,6 +54,13 @@ class AgentConfig:
     # (`media.py`): by default no local file, and web media only from public
     # addresses, fetched by the server and handed to the agent as bytes.
     media: MediaPolicy = field(default_factory=MediaPolicy)
+    # Where sessions live between calls: `memory` (this process: a restart
+    # loses them) or a Redis URL (`redis://`, `rediss://`, `unix://`; the
+    # `redis` extra), shared by every replica using it (`keeper.py`).
+    state: str = "memory"
+    # How long a replica that stopped answering holds the sessions it was
+    # running calls on: the lease it renews while a call runs.
+    lease_seconds: float = 10.0
     # A hub topic the agent takes part in (the server's hub, `ServerConfig.hub`):
     # it observes every message published there, in the session
     # `topic_session(topic)`, and publishes its replies there.
@@ -68,6 +77,13 @@ class AgentConfig:
                 raise ValueError(f"{name} must be at least 1")
         if not self.session_idle_seconds > 0:
             raise ValueError("session_idle_seconds must be more than 0")
+        if not self.lease_seconds >= 0.1:
+            raise ValueError("lease_seconds must be at least 0.1")
+        if self.state != "memory" and not self.state.startswith(STATE_SCHEMES):
+            raise ValueError(
+                f"state: expected memory or a redis://, rediss:// or unix:// URL, "
+                f"got {self.state!r}"
+            )
         if self.reply_to not in REPLY_TO:
             raise ValueError(f"reply_to: expected one of {', '.join(REPLY_TO)}")
         if self.topic is not None:

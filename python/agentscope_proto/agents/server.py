@@ -24,6 +24,7 @@ from .config import A2AConfig, AgentConfig
 from .hosting import hosting_for
 from .servicer import SERVICE_NAME, AgentServicer
 from .sessions import AgentFactory, Sessions, new_agent
+from .state import open_state_store
 from .topic import join_topic
 
 __all__ = ["agent_service", "agent_servicer", "serve_agent"]
@@ -48,7 +49,8 @@ async def agent_servicer(
     description = await hosting.describe(probe)
     description.description = config.description
     description.version = config.version
-    return AgentServicer(Sessions(factory, hosting, config), description)
+    store = await open_state_store(config.state, description.name)
+    return AgentServicer(Sessions(factory, hosting, config, store), description)
 
 
 async def agent_service(
@@ -117,6 +119,21 @@ async def serve_agent(
     servicer = await agent_servicer(factory, agent_config, probe=probe)
     # The server line says what the FormatterService may read; this, the agent's.
     logger.info("agent %r: %s", servicer.description.name, agent_config.media.describe())
+    try:
+        await _serve(servicer, config, agent_config, ready, services, a2a)
+    finally:
+        await servicer.sessions.keeper.store.close()
+
+
+async def _serve(
+    servicer: AgentServicer,
+    config: ServerConfig,
+    agent_config: AgentConfig,
+    ready: Callable[[int], None] | None,
+    services: Sequence[HostedService],
+    a2a: A2AConfig | None,
+) -> None:
+    """Serve the agent, with its hub and topic if it has them."""
     if config.hub is None:
         await serve(config, ready, services=[_hosted(servicer, a2a=a2a), *services])
         return

@@ -41,7 +41,9 @@ from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import AgentReplyError, LimitExceededError, MessageFormatError, SessionStateError
 from .config import AgentConfig
 from .hosting import Hosting, ReplyInputs, failures
+from .keeper import Keeper
 from .media import screen_msgs, screen_request
+from .state import MemoryStateStore, StateStore
 
 __all__ = ["Reply", "Session", "Sessions", "check_session_id"]
 
@@ -53,7 +55,7 @@ _MAX_ID = 128
 class Session:
     """One caller's agent: its id, the agent, and its turn lock."""
 
-    __slots__ = ("agent", "busy", "id", "lock", "publish", "turned", "used")
+    __slots__ = ("agent", "busy", "id", "lock", "publish", "stored", "turned", "used")
 
     def __init__(self, session_id: str, agent: Any) -> None:
         self.id = session_id
@@ -63,6 +65,9 @@ class Session:
         self.turned = asyncio.Condition(self.lock)
         self.busy = 0  # calls running or waiting for the lock
         self.used = time.monotonic()
+        # The version of the stored state its agent holds (`keeper.py`): 0
+        # none, -1 none it can be trusted to hold.
+        self.stored = 0
         # A topic's session: where each reply it finishes goes (it is never dropped).
         self.publish: Callable[[Msg], Awaitable[None]] | None = None
 
@@ -139,8 +144,16 @@ class _Place:
 class Sessions:
     """The server's sessions and the replies running in them."""
 
-    def __init__(self, factory: AgentFactory, hosting: Hosting, config: AgentConfig) -> None:
+    def __init__(
+        self,
+        factory: AgentFactory,
+        hosting: Hosting,
+        config: AgentConfig,
+        store: StateStore | None = None,
+    ) -> None:
         self.hosting = hosting
+        # Where sessions live between calls (`memory`: here, as they always did).
+        self.keeper = Keeper(store or MemoryStateStore(), hosting, config)
         self._factory = factory
         self._config = config
         # Least recently used first.
@@ -243,7 +256,7 @@ class Sessions:
         pending = self._opening.get(session_id) if session_id else None
         if pending is not None:
             return await asyncio.shield(pending)
-        if not create:
+        if not create and not (self.keeper.durable and await self.keeper.exists(session_id)):
             raise SessionStateError(
                 "session_id", f"no session {session_id!r} (it never existed, or expired)"
             )
@@ -301,7 +314,7 @@ class Sessions:
         try:
             if place is not None:
                 place.leave()  # the lock queues this call before anything awaits
-            async with session.lock:
+            async with session.lock, self.keeper.turn(session):
                 await self.hosting.observe(session.agent, msgs)
         except BaseException as exc:
             if not failures.by_agent(exc):
@@ -340,16 +353,8 @@ class Sessions:
         try:
             async with session.lock:
                 try:
-                    self.hosting.check(session.agent, inputs)
-                    asked = False
-                    async for item in self.hosting.reply(session.agent, session.id, inputs):
-                        if not isinstance(item, Msg):
-                            asked = item.WhichOneof("event") in ASKS
-                        elif session.publish is not None and not asked:
-                            # A topic's reply, finished (a reply that asks is not,
-                            # yet): on the topic before its caller hears it is done.
-                            await session.publish(item)
-                        items.put_nowait(item)
+                    async with self.keeper.turn(session):
+                        await self._run(session, inputs, items)
                 finally:
                     session.turned.notify_all()
         except BaseException as exc:
@@ -360,6 +365,18 @@ class Sessions:
             session.busy -= 1
             self._touch(session)
             items.put_nowait(_END)
+
+    async def _run(self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]) -> None:
+        self.hosting.check(session.agent, inputs)
+        asked = False
+        async for item in self.hosting.reply(session.agent, session.id, inputs):
+            if not isinstance(item, Msg):
+                asked = item.WhichOneof("event") in ASKS
+            elif session.publish is not None and not asked:
+                # A topic's reply, finished (a reply that asks is not, yet):
+                # on the topic before its caller hears it is done.
+                await session.publish(item)
+            items.put_nowait(item)
 
 
 class Reply:

@@ -36,6 +36,8 @@ _CODES: dict[type, int] = {
     errors.OffsetOutOfRangeError: code_pb2.OUT_OF_RANGE,
     errors.HubUnavailableError: code_pb2.UNAVAILABLE,
     errors.SessionStateError: code_pb2.FAILED_PRECONDITION,
+    errors.StateUnavailableError: code_pb2.UNAVAILABLE,
+    errors.StoredStateError: code_pb2.DATA_LOSS,
 }
 _CLASSES: dict[str, Any] = {cls.__name__: cls for cls in (*_CODES, errors.AgentReplyError)}
 # The PreconditionFailure violation type of each FAILED_PRECONDITION error.

@@ -15,9 +15,10 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from ... import interop
+from ... import _json, interop
 from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from ..._generated.agentscope.agent.v1 import events_pb2 as pb
+from ..._generated.agentscope.agent.v1 import state_pb2
 from ..._generated.agentscope.message.v1.message_pb2 import ErrorType, FinishedReason, Msg
 from ...errors import AgentReplyError, MessageFormatError
 from . import failures
@@ -91,6 +92,16 @@ class AgentScope1:
 
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
+
+    def save_state(self, agent: Any) -> state_pb2.SessionState | None:
+        """The agent's `state_dict()` (its memory and what it registered),
+        as JSON: 1.x keeps its messages as dicts there."""
+        return state_pb2.SessionState(framework_major=1, rest_json=_json.dumps(agent.state_dict()))
+
+    def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None:
+        if stored.framework_major != 1:
+            raise ValueError(f"written by an AgentScope {stored.framework_major}.x agent")
+        agent.load_state_dict(_json.loads(stored.rest_json, "rest_json"))
 
     async def describe(self, agent: Any) -> service_pb.DescribeResponse:
         return service_pb.DescribeResponse(

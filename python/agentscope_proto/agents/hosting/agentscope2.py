@@ -22,7 +22,9 @@ from typing import Any, NamedTuple
 from ... import _json, interop
 from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from ..._generated.agentscope.agent.v1 import events_pb2 as pb
+from ..._generated.agentscope.agent.v1 import state_pb2
 from ..._generated.agentscope.message.v1.message_pb2 import Msg
+from ...dialects import from_dict, to_dict
 from ...errors import AgentReplyError, MessageFormatError, SessionStateError
 from . import failures
 from .protocol import Item, ReplyInputs, now, read_each, structured_schema
@@ -193,6 +195,29 @@ class AgentScope2:
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
 
+    def save_state(self, agent: Any) -> state_pb2.SessionState | None:
+        """The agent's `AgentState` as stored: its context as `Msg`s (the
+        2.x dialect, exact), the rest as 2.x dumps it; None for an agent
+        without one (it keeps nothing between calls)."""
+        dump_state = getattr(getattr(agent, "state", None), "model_dump", None)
+        if not callable(dump_state):
+            return None
+        dump = dump_state(mode="json")
+        context = [from_dict(msg, dialect="agentscope2") for msg in dump.pop("context", [])]
+        return state_pb2.SessionState(
+            framework_major=2, context=context, rest_json=_json.dumps(dump)
+        )
+
+    def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None:
+        """Give the agent a stored state, in place: the agent keeps the
+        objects it holds (its permission engine holds the state's permission
+        context), their fields take the stored values."""
+        if stored.framework_major != 2:
+            raise ValueError(f"written by an AgentScope {stored.framework_major}.x agent")
+        dump = _json.loads(stored.rest_json, "rest_json")
+        dump["context"] = [to_dict(msg, "agentscope2") for msg in stored.context]
+        _assign(agent.state, type(agent.state).model_validate(dump))
+
     async def describe(self, agent: Any) -> service_pb.DescribeResponse:
         formatter = getattr(getattr(agent, "model", None), "formatter", None)
         types = [t for t in getattr(formatter, "input_types", []) if t != "application/x-thinking"]
@@ -231,3 +256,13 @@ def _tool(schema: Mapping[str, Any]) -> service_pb.AgentTool:
         description=function.get("description", ""),
         input_schema_json=_json.dumps(function.get("parameters", {}), "parameters"),
     )
+
+
+def _assign(target: Any, source: Any) -> None:
+    """`target`'s fields take `source`'s values, nested models in place."""
+    for name in type(source).model_fields:
+        value, current = getattr(source, name), getattr(target, name, None)
+        if type(current) is type(value) and hasattr(value, "model_fields"):
+            _assign(current, value)
+        else:
+            setattr(target, name, value)

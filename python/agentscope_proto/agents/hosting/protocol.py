@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 from ... import _json
 from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from ..._generated.agentscope.agent.v1 import events_pb2 as pb
+from ..._generated.agentscope.agent.v1 import state_pb2
 from ..._generated.agentscope.message.v1.message_pb2 import Msg
 from ...errors import MessageFormatError
 
@@ -50,8 +51,9 @@ class Hosting(Protocol):
     messages and answer into that version's objects (refusing, before any
     agent sees them, what the agent would refuse), checks that a session can
     take an answer, runs a reply as proto items (`AgentEvent`s as they
-    happen, the reply's `Msg` last), describes an agent. It holds no agent:
-    the session passes its own."""
+    happen, the reply's `Msg` last), describes an agent, and saves and
+    loads an agent's state (`SessionState`, for a durable state store). It
+    holds no agent: the session passes its own."""
 
     framework: str
 
@@ -68,6 +70,10 @@ class Hosting(Protocol):
     async def observe(self, agent: Any, msgs: list[Any]) -> None: ...
 
     async def describe(self, agent: Any) -> service_pb.DescribeResponse: ...
+
+    def save_state(self, agent: Any) -> state_pb2.SessionState | None: ...
+
+    def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None: ...
 
 
 def now() -> str:

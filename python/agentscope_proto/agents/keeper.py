@@ -1,0 +1,147 @@
+"""A session's turn across replicas: its lease, its agent brought up to the
+stored state, and its state saved after the call.
+
+With a durable state store (`serve-agent --state redis://...`) any replica
+may take any session. A call's turn, once the session's own lock is held
+(`sessions.py`), is: take the session's lease in the store (waiting while
+another replica runs a call on it: calls queue, across replicas as within
+one, within their deadline), renew it while the call runs, load the stored
+state into the session's agent if another replica saved a newer one since
+this replica's agent last saw it, then after the call (a reply that ended,
+asked, failed or was interrupted alike) save the agent's state and give the
+lease up. A replica that dies holds its leases no longer than
+`AgentConfig.lease_seconds`. A stored state this server cannot read is
+refused (`StoredStateError`, DATA_LOSS) and left as it is: never replaced
+by a new session's.
+
+With the `memory` store a turn is the lock alone, as it always was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from google.protobuf.message import DecodeError
+
+from .._generated.agentscope.agent.v1 import state_pb2
+from ..errors import AgentScopeProtoError, StoredStateError
+from .config import AgentConfig
+from .hosting import Hosting
+from .state import StateStore
+
+if TYPE_CHECKING:
+    from .sessions import Session
+
+__all__ = ["Keeper"]
+
+logger = logging.getLogger("agentscope_proto.agents")
+
+# The first and the longest wait between two tries for a busy session's lease.
+_FIRST_TRY_S, _LAST_TRY_S = 0.005, 0.2
+
+
+class Keeper:
+    """Takes sessions' turns on a state store (see the module doc)."""
+
+    def __init__(self, store: StateStore, hosting: Hosting, config: AgentConfig) -> None:
+        self.store = store
+        self._hosting = hosting
+        # This replica's token: leases name who holds them.
+        self._owner = uuid.uuid4().hex
+        self._lease_ms = round(config.lease_seconds * 1000)
+        self._idle_ms = round(config.session_idle_seconds * 1000)
+
+    @property
+    def durable(self) -> bool:
+        """Whether sessions live in the store (else in this process alone)."""
+        return self.store.durable
+
+    async def exists(self, session_id: str) -> bool:
+        """Whether the store holds the session (a replica saved it)."""
+        return await self.store.version(session_id) > 0
+
+    @contextlib.asynccontextmanager
+    async def turn(self, session: Session) -> AsyncIterator[None]:
+        """The call's turn on `session` (held under the session's lock)."""
+        if not self.durable or session.publish is not None:
+            # A topic's session follows its topic on each replica: it stays local.
+            yield
+            return
+        await self._lease(session.id)
+        renewing = asyncio.create_task(self._renew(session.id))
+        try:
+            await self._refresh(session)
+            try:
+                yield
+            finally:
+                await self._save(session)
+        finally:
+            renewing.cancel()
+            await self.store.release(session.id, self._owner)
+
+    async def _lease(self, session_id: str) -> None:
+        wait = _FIRST_TRY_S
+        while not await self.store.acquire(session_id, self._owner, self._lease_ms):
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _LAST_TRY_S)
+
+    async def _renew(self, session_id: str) -> None:
+        while True:
+            await asyncio.sleep(self._lease_ms / 3000)
+            try:
+                held = await self.store.renew(session_id, self._owner, self._lease_ms)
+            except AgentScopeProtoError as exc:
+                logger.warning("session %r: renewing its lease failed: %s", session_id, exc)
+                continue
+            if not held:
+                logger.warning(
+                    "session %r: its lease ran out while a call ran; its state will not be "
+                    "saved over the next holder's",
+                    session_id,
+                )
+                return
+
+    async def _refresh(self, session: Session) -> None:
+        """Load the stored state into the session's agent, unless the agent
+        has it already (this replica saved it last)."""
+        if await self.store.version(session.id) == session.stored:
+            return
+        stored = await self.store.load(session.id)
+        if stored is None:
+            session.stored = 0  # expired since: the agent goes on as it is
+            return
+        try:
+            state = state_pb2.SessionState.FromString(stored.state)
+            self._hosting.load_state(session.agent, state)
+        except (DecodeError, ValueError, TypeError, KeyError, AgentScopeProtoError) as exc:
+            session.stored = -1  # its agent is no longer any stored state's
+            raise StoredStateError(
+                "session_id",
+                f"session {session.id!r}: its stored state cannot be read "
+                f"({type(exc).__name__}: {str(exc)[:200]}); it is left as stored",
+            ) from None
+        session.stored = stored.version
+
+    async def _save(self, session: Session) -> None:
+        if session.stored < 0:
+            return  # never loaded: saving would replace what is stored
+        state = self._hosting.save_state(session.agent)
+        if state is None:
+            return  # the agent keeps nothing between calls
+        state.saved_at_ms = time.time_ns() // 1_000_000
+        version = await self.store.save(
+            session.id, self._owner, state.SerializeToString(), self._idle_ms
+        )
+        if version is None:
+            logger.warning(
+                "session %r: its lease was lost; this call's state is not saved", session.id
+            )
+            session.stored = -1
+        else:
+            session.stored = version

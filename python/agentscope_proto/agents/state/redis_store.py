@@ -1,0 +1,153 @@
+"""Sessions' states and leases in Redis, shared by every replica using it
+(the `redis` extra).
+
+Each session has two keys, `agentscope:session:{<agent>/<session>}:state:v1`
+(a hash: the `SessionState` bytes under `s`, their version under `v`) and
+`...:lease` (the holder's token, with a time to live). The braces make the
+agent and session a hash tag, so a session's keys share one slot of a Redis
+Cluster and each script below touches one slot. `<agent>` is the served
+agent's name: agents served on one Redis keep their sessions apart. The
+encoding's version is in the key: a later encoding is stored beside it.
+
+Every step that must see and change a key at once is one Lua script (Redis
+runs each alone): a save checks the lease and writes in one step, so a
+replica whose lease ran out cannot overwrite its successor's state.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ...errors import StateUnavailableError
+from ...service.config import redacted_url
+from .store import StateStore, Stored
+
+__all__ = ["RedisStateStore"]
+
+logger = logging.getLogger("agentscope_proto.agents")
+
+# The lease: taken if free (or already the caller's), else refused.
+_ACQUIRE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false then
+  return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) and 1 or 0
+end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+# KEYS: lease, state. ARGV: owner, state bytes, idle ms. The new version, or
+# -1 when the lease is not the owner's.
+_SAVE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return -1
+end
+redis.call('HSET', KEYS[2], 's', ARGV[2])
+local version = redis.call('HINCRBY', KEYS[2], 'v', 1)
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return version
+"""
+
+
+def _unavailable(exc: RedisError) -> StateUnavailableError:
+    """What callers get: the error's kind, not the store's address (the
+    server's log has it)."""
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError)):
+        logger.warning("the state store failed: %s: %s", type(exc).__name__, exc)
+        return StateUnavailableError(
+            f"the state store failed: {type(exc).__name__} (the server's log has the details)"
+        )
+    return StateUnavailableError(f"the state store failed: {type(exc).__name__}: {exc}")
+
+
+class RedisStateStore(StateStore):
+    """Sessions in Redis (see the module doc)."""
+
+    def __init__(self, client: aioredis.Redis, agent: str) -> None:
+        self._client = client
+        self._agent = agent
+        self._acquire = client.register_script(_ACQUIRE)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._save = client.register_script(_SAVE)
+
+    @classmethod
+    async def connect(cls, url: str, agent: str) -> RedisStateStore:
+        """A store on the Redis `url` names, once it answers a PING; `agent`
+        keeps this agent's sessions apart from others' on the same Redis."""
+        client = aioredis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=10)
+        try:
+            await client.ping()
+        except (RedisError, OSError) as exc:
+            await client.aclose()
+            raise StateUnavailableError(f"cannot reach {redacted_url(url)}: {exc}") from None
+        return cls(client, agent)
+
+    def _keys(self, session_id: str) -> tuple[str, str]:
+        base = f"agentscope:session:{{{self._agent}/{session_id}}}"
+        return f"{base}:lease", f"{base}:state:v1"
+
+    async def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await script(keys=keys, args=args)
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+
+    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> bool:
+        lease, _ = self._keys(session_id)
+        return bool(await self._run(self._acquire, [lease], [owner, ttl_ms]))
+
+    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
+        lease, _ = self._keys(session_id)
+        return bool(await self._run(self._renew, [lease], [owner, ttl_ms]))
+
+    async def release(self, session_id: str, owner: str) -> None:
+        lease, _ = self._keys(session_id)
+        await self._run(self._release, [lease], [owner])
+
+    async def version(self, session_id: str) -> int:
+        _, state = self._keys(session_id)
+        try:
+            version = await self._client.hget(state, "v")
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        return int(version or 0)
+
+    async def load(self, session_id: str) -> Stored | None:
+        _, state = self._keys(session_id)
+        try:
+            data, version = await self._client.hmget(state, ["s", "v"])
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        if data is None:
+            return None
+        return Stored(data if isinstance(data, bytes) else data.encode(), int(version or 0))
+
+    async def save(self, session_id: str, owner: str, state: bytes, idle_ms: int) -> int | None:
+        version = int(
+            await self._run(self._save, list(self._keys(session_id)), [owner, state, idle_ms])
+        )
+        return None if version < 0 else version
+
+    async def close(self) -> None:
+        await self._client.aclose()

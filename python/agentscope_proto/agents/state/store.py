@@ -1,0 +1,67 @@
+"""What a served agent's state store does: keep each session's state between
+calls, and let one replica at a time run the session.
+
+A store holds, per session, the `SessionState` its hosting wrote after the
+session's last call, with a version that every save increments, and a lease:
+the replica running a call on the session holds it (a token with a time to
+live, renewed while the call runs), so that two replicas never run the same
+session at once, and a replica that dies frees its sessions within the
+lease's time. A save is fenced by the lease: a replica that lost its lease
+(paused past it) cannot overwrite what the next one wrote.
+
+`memory` keeps nothing outside the process (`durable` is false): sessions
+live in the server's memory, as they always did. `redis://`
+keeps them in Redis, shared by every replica using it (`redis_store.py`).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+__all__ = ["StateStore", "Stored"]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A session's stored state: `SessionState` bytes and their version."""
+
+    state: bytes
+    version: int
+
+
+class StateStore(abc.ABC):
+    """Sessions' states and leases (see the module doc)."""
+
+    # Whether sessions outlive the process (and are shared by replicas).
+    durable: bool = True
+
+    @abc.abstractmethod
+    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> bool:
+        """Take the session's lease for `owner` unless another holds it."""
+
+    @abc.abstractmethod
+    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
+        """Extend `owner`'s lease; False if it is no longer `owner`'s."""
+
+    @abc.abstractmethod
+    async def release(self, session_id: str, owner: str) -> None:
+        """Give the lease up, if `owner` still holds it."""
+
+    @abc.abstractmethod
+    async def version(self, session_id: str) -> int:
+        """The version of the session's stored state; 0 if it has none."""
+
+    @abc.abstractmethod
+    async def load(self, session_id: str) -> Stored | None:
+        """The session's stored state, None if it has none (never existed, or
+        expired)."""
+
+    @abc.abstractmethod
+    async def save(self, session_id: str, owner: str, state: bytes, idle_ms: int) -> int | None:
+        """Store the session's state if `owner` holds its lease, kept `idle_ms`
+        after this save; the new version, or None if the lease was lost."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release the store's connections."""

@@ -1,0 +1,183 @@
+"""Sessions on a real redis-server (`AgentConfig.state`): they outlive their
+server, any replica takes any session up (its memory, a question it asked),
+one replica at a time runs a session, and a stored state that cannot be read
+is refused, naming the session, never replaced."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from agentscope_proto import get_text_content
+from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
+from agentscope_proto.agents import AgentClient, AgentConfig
+from agentscope_proto.errors import SessionStateError, StoredStateError
+
+from hosted import SUNNY, AgentServer, serve, user
+from hub_fixtures import RedisServer
+from replay_server import ReplayServer
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def replicas(
+    factory: Callable[[], Any], redis_server: RedisServer
+) -> Iterator[Callable[[], AgentServer]]:
+    """Start replicas on the one Redis (all stopped at the end)."""
+    started: list[AgentServer] = []
+
+    def start() -> AgentServer:
+        started.append(serve(factory, AgentConfig(state=redis_server.url, lease_seconds=1)))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _kinds(items: list[Any]) -> list[str]:
+    return [
+        item.WhichOneof("event") if isinstance(item, events.AgentEvent) else "msg" for item in items
+    ]
+
+
+def _event(items: list[Any], kind: str) -> Any:
+    return next(getattr(i, kind) for i in items if _kinds([i]) == [kind])
+
+
+def _reply(server: AgentServer, session: str, words: str) -> list[Any]:
+    with AgentClient(server.target) as client:
+        return list(client.reply_stream(user(words), session_id=session))
+
+
+def _user_turns(replay: ReplayServer) -> int:
+    """The user's messages the last model call was given (the agent's
+    memory; 2.x adds reminders of its own as user messages without a name)."""
+    messages = replay.requests[-1]["messages"]
+    return sum(1 for message in messages if message.get("name") == "user")
+
+
+def test_a_session_outlives_its_server(
+    replicas: Callable[[], AgentServer], replay: ReplayServer
+) -> None:
+    first = replicas()
+    assert get_text_content(_reply(first, "outlives", "hi")[-1])
+    first.stop()
+    second = replicas()
+    _reply(second, "outlives", "hi")
+    assert _user_turns(replay) == 2  # the first turn, remembered
+
+
+def test_replicas_take_turns_on_one_session(
+    replicas: Callable[[], AgentServer], replay: ReplayServer
+) -> None:
+    """Each replica's agent is brought up to what the other saved since."""
+    a, b = replicas(), replicas()
+    for turn, server in enumerate([a, b, a, b], start=1):
+        _reply(server, "turns", "hi")
+        assert _user_turns(replay) == turn
+
+
+def test_an_observation_on_one_replica_is_remembered_on_another(
+    replicas: Callable[[], AgentServer], replay: ReplayServer
+) -> None:
+    a, b = replicas(), replicas()
+    with AgentClient(a.target) as client:
+        client.observe([user("think first")], session_id="observed")
+    _reply(b, "observed", "hi")
+    assert _user_turns(replay) == 2
+
+
+def test_a_question_asked_on_one_replica_is_answered_on_another(
+    replicas: Callable[[], AgentServer],
+) -> None:
+    a = replicas()
+    asked = _reply(a, "asked", "weather?")
+    assert _kinds(asked)[-2:] == ["require_user_confirm", "msg"]
+    question = _event(asked, "require_user_confirm")
+    a.stop()  # the replica that asked is gone
+    b = replicas()
+    answer = events.UserConfirmResultEvent(
+        reply_id=question.reply_id,
+        confirm_results=[events.ConfirmResult(confirmed=True, tool_call=question.tool_calls[0])],
+    )
+    with AgentClient(b.target) as client:
+        answered = list(client.reply_stream(answer=answer, session_id="asked"))
+    assert _event(answered, "tool_result_text_delta").delta == "Sunny in Paris, 21°C"
+    assert get_text_content(answered[-1]) == SUNNY
+    assert answered[-1].id == question.reply_id  # the same reply, gone on
+
+
+def test_an_answer_to_a_session_no_replica_saved_is_refused(
+    replicas: Callable[[], AgentServer],
+) -> None:
+    answer = events.UserConfirmResultEvent(reply_id="r1")
+    with AgentClient(replicas().target) as client, pytest.raises(SessionStateError) as info:
+        list(client.reply_stream(answer=answer, session_id="never-saved"))
+    assert "no session 'never-saved'" in str(info.value)
+
+
+def test_a_session_held_by_a_dead_replica_is_free_after_its_lease(
+    replicas: Callable[[], AgentServer], redis_server: RedisServer
+) -> None:
+    """A lease left behind (its replica died mid-call) holds the session's
+    next call until it runs out, then the call goes on."""
+    server = replicas()
+    _reply(server, "held", "hi")
+    store = redis.Redis.from_url(redis_server.url)
+    (lease,) = store.keys("agentscope:session:{Friday/held}:lease") or [None]
+    assert lease is None  # given up after the call
+    store.set("agentscope:session:{Friday/held}:lease", "a-dead-replica", px=1500)
+    assert get_text_content(_reply(server, "held", "hi")[-1])
+    assert store.get("agentscope:session:{Friday/held}:lease") is None
+
+
+def test_a_stored_state_that_cannot_be_read_is_refused_and_kept(
+    replicas: Callable[[], AgentServer], redis_server: RedisServer
+) -> None:
+    server = replicas()
+    _reply(server, "corrupt", "hi")
+    store = redis.Redis.from_url(redis_server.url)
+    key = "agentscope:session:{Friday/corrupt}:state:v1"
+    store.hset(key, mapping={"s": b"\xff not a SessionState", "v": 99})
+    other = replicas()  # its agent never saw the session
+    with AgentClient(other.target) as client, pytest.raises(StoredStateError) as info:
+        list(client.reply_stream(user("hi"), session_id="corrupt"))
+    assert "session 'corrupt'" in str(info.value)
+    assert store.hget(key, "s") == b"\xff not a SessionState"  # left as stored
+
+
+def test_the_stored_state_is_the_agents_own(
+    replicas: Callable[[], AgentServer], redis_server: RedisServer
+) -> None:
+    """What is stored reads back as 2.x's `AgentState`: the context as
+    messages, the rest as 2.x dumps it."""
+    from agentscope.state import AgentState
+
+    from agentscope_proto._generated.agentscope.agent.v1.state_pb2 import SessionState
+    from agentscope_proto.dialects import to_dict
+
+    _reply(replicas(), "own", "hi")
+    raw = redis.Redis.from_url(redis_server.url).hget(
+        "agentscope:session:{Friday/own}:state:v1", "s"
+    )
+    state = SessionState.FromString(raw)
+    assert state.framework_major == 2
+    assert state.saved_at_ms > 0
+    dump = {
+        **json.loads(state.rest_json),
+        "context": [to_dict(m, "agentscope2") for m in state.context],
+    }
+    restored = AgentState.model_validate(dump)
+    assert restored.session_id == "own"
+    assert [m.role for m in restored.context] == ["user", "assistant"]
