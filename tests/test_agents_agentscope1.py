@@ -40,7 +40,8 @@ def test_a_react_agent_streams_its_printed_chunks_then_its_message() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    card, hi, think, failed, topic = (json.loads(line) for line in result.stdout.splitlines())
+    lines = (json.loads(line) for line in result.stdout.splitlines())
+    card, hi, think, failed, topic, kept = lines
     assert card["name"] == "Jarvis"
     assert card["framework"] == "agentscope 1.0.21"
     assert card["answers"] == []
@@ -71,3 +72,6 @@ def test_a_react_agent_streams_its_printed_chunks_then_its_message() -> None:
         ["Jarvis", SUNNY],
     ]
     assert topic["kinds"][-1] == ["text"]
+    # A durable store's state of a 1.x agent (its `state_dict()`) gives a
+    # new agent its memory.
+    assert kept["kept"] == [["user", "hi"], ["assistant", SUNNY]]

@@ -31,6 +31,7 @@ from agentscope_proto import (  # noqa: E402
     get_text_content,
 )
 from agentscope_proto._generated.agentscope.agent.v1 import events_pb2  # noqa: E402
+from agentscope_proto._generated.agentscope.agent.v1.state_pb2 import SessionState  # noqa: E402
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg  # noqa: E402
 from agentscope_proto.agents import (  # noqa: E402
     AgentConfig,
@@ -38,6 +39,7 @@ from agentscope_proto.agents import (  # noqa: E402
     agent_service,
     agent_servicer,
 )
+from agentscope_proto.agents.hosting import AgentScope1  # noqa: E402
 from agentscope_proto.agents.topic import join_topic  # noqa: E402
 from agentscope_proto.hub import HubConfig, MemoryHubStore  # noqa: E402
 from agentscope_proto.service import ServerConfig, build_server  # noqa: E402
@@ -116,6 +118,7 @@ async def main() -> None:
                 )
         await server.stop(0)
         await topic(replay)
+        await kept(replay)
 
 
 async def topic(replay: ReplayServer) -> None:
@@ -138,6 +141,22 @@ async def topic(replay: ReplayServer) -> None:
     msgs = [Msg.FromString(data) for _, data in entries]
     kinds = [[block.WhichOneof("block") for block in msg.blocks.items] for msg in msgs]
     print(json.dumps({"topic": [[m.name, get_text_content(m)] for m in msgs], "kinds": kinds}))
+
+
+async def kept(replay: ReplayServer) -> None:
+    """An agent's state as a durable store keeps it, given to a new agent:
+    what the new one remembers."""
+    from agentscope.message import Msg as NativeMsg
+
+    hosting = AgentScope1()
+    first = make_agent(replay.base_url)
+    first.set_console_output_enabled(False)
+    await first(NativeMsg("user", "hi", "user"))
+    stored = hosting.save_state(first).SerializeToString()
+    second = make_agent(replay.base_url)
+    hosting.load_state(second, SessionState.FromString(stored))
+    memory = await second.memory.get_memory()
+    print(json.dumps({"kept": [[m.role, m.get_text_content()] for m in memory]}))
 
 
 asyncio.run(main())

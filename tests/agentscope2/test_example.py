@@ -43,14 +43,19 @@ SERVER = "127.0.0.1:50051"
 README_REDIS = "redis://127.0.0.1:6379/0"
 
 
-def _command(program: str, *having: str, lacking: str = "\0") -> str:
-    """The section's one command of `program` with each of `having` in it."""
-    (found,) = [
+def _command(program: str, *having: str, lacking: tuple[str, ...] = ()) -> str:
+    """The section's one command of `program` with each of `having` in it
+    and none of `lacking`."""
+    (found,) = _commands(program, *having, lacking=lacking)
+    return found
+
+
+def _commands(program: str, *having: str, lacking: tuple[str, ...] = ()) -> list[str]:
+    return [
         command
         for command in commands(program, TITLE)
-        if all(part in command for part in having) and lacking not in command
+        if all(part in command for part in having) and not any(part in command for part in lacking)
     ]
-    return found
 
 
 class Started:
@@ -59,7 +64,7 @@ class Started:
     def __init__(self, command: str, env: dict[str, str], replace: dict[str, str]) -> None:
         for old, new in replace.items():
             command = command.replace(old, new)
-        argv = ["0" if arg in ("50051", "50052") else arg for arg in shlex.split(command)]
+        argv = ["0" if arg in ("50051", "50052", "50053") else arg for arg in shlex.split(command)]
         argv[0] = str(BIN / argv[0])
         self.process = subprocess.Popen(
             argv, cwd=EXAMPLE, env=env, stderr=subprocess.PIPE, text=True
@@ -102,7 +107,9 @@ def env(replay: ReplayServer) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def served(env: dict[str, str]) -> Iterator[str]:
     """Process 1, as the README starts it (on a free port): its address."""
-    agent = Started(_command("agentscope-proto", "serve-agent", lacking="--topic"), env, {})
+    agent = Started(
+        _command("agentscope-proto", "serve-agent", lacking=("--topic", "--state")), env, {}
+    )
     yield agent.target
     agent.stop()
 
@@ -133,7 +140,7 @@ def _ask(command: str, env: dict[str, str]) -> str:
 def test_two_processes_stream_events_and_answer_a_confirmation(
     served: str, env: dict[str, str]
 ) -> None:
-    out = _ask(_command("python", "ask.py", lacking="topic:").replace(AGENT, served), env)
+    out = _ask(_command("python", "ask.py", lacking=("topic:",)).replace(AGENT, served), env)
     assert 'Allow get_weather({"city": "Paris", "unit": "celsius"})? [y/N]' in out
     for event in ("[REPLY_START]", "[TOOL_CALL_START]", "[TOOL_RESULT_END]", "[REPLY_END]"):
         assert event in out
@@ -216,7 +223,11 @@ def test_the_agent_and_a_plain_server_share_a_topic_on_redis(
     watcher = None
     try:
         replace = {README_REDIS: redis.url}
-        agent = Started(_command("agentscope-proto", "serve-agent", "redis://"), env, replace)
+        agent = Started(
+            _command("agentscope-proto", "serve-agent", "redis://", lacking=("--state",)),
+            env,
+            replace,
+        )
         started.append(agent)
         server = Started(_command("agentscope-proto", "serve --port"), env, replace)
         started.append(server)
@@ -233,6 +244,39 @@ def test_the_agent_and_a_plain_server_share_a_topic_on_redis(
         for process in started:
             process.stop()
         redis.stop()
+
+
+def test_a_conversation_goes_on_on_another_replica_once_the_first_is_killed(
+    env: dict[str, str], replay: ReplayServer, tmp_path: Path
+) -> None:
+    """The README's two replicas on one Redis: `hi` on the first, which is
+    then killed (SIGKILL: no drain, no goodbye), and the question on the
+    second, in the same session: it answers, and its model call holds the
+    first turn (the agent's memory came through Redis)."""
+    redis = RedisServer(tmp_path)
+    replicas = [
+        Started(command, env, {README_REDIS: redis.url})
+        for command in _commands("agentscope-proto", "serve-agent", "--state")
+    ]
+    try:
+        assert len(replicas) == 2
+        first, second = replicas
+        assert HELLO in _ask(f"python ask.py {first.target} hi trip", env)
+        first.process.kill()
+        first.process.wait(30)
+        out = _ask(f'python ask.py {second.target} "What\'s the weather in Paris?" trip', env)
+        assert SUNNY in out
+        said = [m for m in replay.requests[-1]["messages"] if m.get("name") == "user"]
+        assert [_said(m) for m in said] == ["hi", "What's the weather in Paris?"]
+    finally:
+        for replica in replicas:
+            replica.stop()
+        redis.stop()
+
+
+def _said(message: dict[str, Any]) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
 def test_ask_py_says_in_one_line_why_a_reply_failed(served: str, env: dict[str, str]) -> None:

@@ -262,7 +262,7 @@ def _assign(target: Any, source: Any) -> None:
     """`target`'s fields take `source`'s values, nested models in place."""
     for name in type(source).model_fields:
         value, current = getattr(source, name), getattr(target, name, None)
-        if type(current) is type(value) and hasattr(value, "model_fields"):
+        if type(current) is type(value) and hasattr(type(value), "model_fields"):
             _assign(current, value)
         else:
             setattr(target, name, value)
