@@ -43,6 +43,7 @@ class ReplyRequest(_message.Message):
     USER_INTERRUPT_FIELD_NUMBER: _builtins.int
     SESSION_ID_FIELD_NUMBER: _builtins.int
     STRUCTURED_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
+    KEEP_RUNNING_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """The session to reply in. Empty: a new session, whose id the reply's
     ReplyStartEvent reports (send it back to continue there). Answers need
@@ -52,6 +53,13 @@ class ReplyRequest(_message.Message):
     """A JSON Schema (a UTF-8 JSON object) the reply's structured output must
     follow (2.x `structured_schema`); the final message carries the output
     in `structured_output_json`. Unset: no structured output.
+    """
+    keep_running: _builtins.bool
+    """Keep the reply running when this call ends before it (the connection
+    dropped, the caller stopped reading): its responses go on into the
+    reply's log, for `Resume`. Unset: the call's end interrupts the reply,
+    as a local interrupt would. A kept reply is interrupted by a Reply with
+    a `user_interrupt` answer in its session.
     """
     @_builtins.property
     def msgs(self) -> _containers.RepeatedCompositeFieldContainer[_message_pb2.Msg]:
@@ -82,10 +90,11 @@ class ReplyRequest(_message.Message):
         user_interrupt: _events_pb2.UserInterruptEvent | None = ...,
         session_id: _builtins.str = ...,
         structured_schema_json: _builtins.str | None = ...,
+        keep_running: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json", "answer", b"answer", "external_execution_result", b"external_execution_result", "structured_schema_json", b"structured_schema_json", "user_confirm_result", b"user_confirm_result", "user_interrupt", b"user_interrupt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json", "answer", b"answer", "external_execution_result", b"external_execution_result", "msgs", b"msgs", "session_id", b"session_id", "structured_schema_json", b"structured_schema_json", "user_confirm_result", b"user_confirm_result", "user_interrupt", b"user_interrupt"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json", "answer", b"answer", "external_execution_result", b"external_execution_result", "keep_running", b"keep_running", "msgs", b"msgs", "session_id", b"session_id", "structured_schema_json", b"structured_schema_json", "user_confirm_result", b"user_confirm_result", "user_interrupt", b"user_interrupt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__structured_schema_json: _TypeAlias = _typing.Literal["structured_schema_json"]  # noqa: Y015
     _WhichOneofArgType__structured_schema_json: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json"]  # noqa: Y015
@@ -99,6 +108,40 @@ class ReplyRequest(_message.Message):
 Global___ReplyRequest: _TypeAlias = ReplyRequest  # noqa: Y015
 
 @_typing.final
+class ResumeRequest(_message.Message):
+    """Which reply to take up, and from where."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    REPLY_ID_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The reply's session."""
+    reply_id: _builtins.str
+    """The reply: its ReplyStartEvent's `reply_id` (the same for the rest of
+    a reply that went on after an answer).
+    """
+    after: _builtins.str
+    """The `cursor` of the last response the caller has. Empty: from the
+    reply's first response.
+    """
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        reply_id: _builtins.str = ...,
+        after: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "reply_id", b"reply_id", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeRequest: _TypeAlias = ResumeRequest  # noqa: Y015
+
+@_typing.final
 class ReplyResponse(_message.Message):
     """One step of a reply."""
 
@@ -107,10 +150,15 @@ class ReplyResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     DONE_FIELD_NUMBER: _builtins.int
     MSG_FIELD_NUMBER: _builtins.int
+    CURSOR_FIELD_NUMBER: _builtins.int
     done: _builtins.bool
     """Whether this is the last response of the reply: the reply ended (its
     ReplyEndEvent) or stopped to ask the caller (its RequireUserConfirmEvent
     or RequireExternalExecutionEvent).
+    """
+    cursor: _builtins.str
+    """This response's place in its reply's log: opaque, increasing within the
+    reply. Give the last one a caller has to `Resume` to get what follows.
     """
     @_builtins.property
     def event(self) -> _events_pb2.AgentEvent:
@@ -132,10 +180,11 @@ class ReplyResponse(_message.Message):
         event: _events_pb2.AgentEvent | None = ...,
         done: _builtins.bool = ...,
         msg: _message_pb2.Msg | None = ...,
+        cursor: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "msg", b"msg"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "event", b"event", "msg", b"msg"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cursor", b"cursor", "done", b"done", "event", b"event", "msg", b"msg"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

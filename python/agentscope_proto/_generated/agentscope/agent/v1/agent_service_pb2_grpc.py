@@ -40,6 +40,11 @@ class AgentServiceStub(object):
                 request_serializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyRequest.SerializeToString,
                 response_deserializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyResponse.FromString,
                 _registered_method=True)
+        self.Resume = channel.unary_stream(
+                '/agentscope.agent.v1.AgentService/Resume',
+                request_serializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ResumeRequest.SerializeToString,
+                response_deserializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyResponse.FromString,
+                _registered_method=True)
         self.Observe = channel.unary_unary(
                 '/agentscope.agent.v1.AgentService/Observe',
                 request_serializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ObserveRequest.SerializeToString,
@@ -60,14 +65,32 @@ class AgentServiceServicer(object):
         """Replies to messages (or to an answer the agent asked for), streaming the
         agent's events as it produces them; the last response is marked `done`
         and carries the whole reply. Cancelling the call, or its deadline
-        passing, interrupts the reply as a local interrupt would: the agent
-        closes what it was doing and its session stays usable. A reply the
+        passing, interrupts the reply as a local interrupt would (unless the
+        request sets `keep_running`): the agent closes what it was doing and its
+        session stays usable. Each response has a `cursor`, from which `Resume`
+        takes the reply up (its responses are the same type). A reply the
         agent failed ends with its ReplyEndEvent (the error typed, never a
         traceback) and its `done` response, then a status by the error's type:
         RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
         FAILED_PRECONDITION (credentials, permission, invalid request, setup)
         or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
         is 2.x's name of the type.
+        buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Resume(self, request, context):
+        """Takes a reply up where a caller stopped reading it (its connection
+        dropped, its process restarted): every response after the cursor it
+        last had, then the live rest as the agent produces it, each once, on
+        any replica sharing the server's state store. The reply's responses are
+        kept for the server's log retention after it ends. An unknown reply (or
+        one whose log expired) is NOT_FOUND; a cursor of another reply,
+        INVALID_ARGUMENT. Cancelling a Resume does not interrupt the reply.
+        buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+        buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -95,6 +118,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
             'Reply': grpc.unary_stream_rpc_method_handler(
                     servicer.Reply,
                     request_deserializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyRequest.FromString,
+                    response_serializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyResponse.SerializeToString,
+            ),
+            'Resume': grpc.unary_stream_rpc_method_handler(
+                    servicer.Resume,
+                    request_deserializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ResumeRequest.FromString,
                     response_serializer=agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyResponse.SerializeToString,
             ),
             'Observe': grpc.unary_unary_rpc_method_handler(
@@ -135,6 +163,33 @@ class AgentService(object):
             target,
             '/agentscope.agent.v1.AgentService/Reply',
             agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyRequest.SerializeToString,
+            agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resume(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/agentscope.agent.v1.AgentService/Resume',
+            agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ResumeRequest.SerializeToString,
             agentscope_dot_agent_dot_v1_dot_agent__service__pb2.ReplyResponse.FromString,
             options,
             channel_credentials,

@@ -46,14 +46,28 @@ class AgentServiceStub:
     """Replies to messages (or to an answer the agent asked for), streaming the
     agent's events as it produces them; the last response is marked `done`
     and carries the whole reply. Cancelling the call, or its deadline
-    passing, interrupts the reply as a local interrupt would: the agent
-    closes what it was doing and its session stays usable. A reply the
+    passing, interrupts the reply as a local interrupt would (unless the
+    request sets `keep_running`): the agent closes what it was doing and its
+    session stays usable. Each response has a `cursor`, from which `Resume`
+    takes the reply up (its responses are the same type). A reply the
     agent failed ends with its ReplyEndEvent (the error typed, never a
     traceback) and its `done` response, then a status by the error's type:
     RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
     FAILED_PRECONDITION (credentials, permission, invalid request, setup)
     or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
     is 2.x's name of the type.
+    buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+    """
+    Resume: _grpc.UnaryStreamMultiCallable[_agent_service_pb2.ResumeRequest, _agent_service_pb2.ReplyResponse]
+    """Takes a reply up where a caller stopped reading it (its connection
+    dropped, its process restarted): every response after the cursor it
+    last had, then the live rest as the agent produces it, each once, on
+    any replica sharing the server's state store. The reply's responses are
+    kept for the server's log retention after it ends. An unknown reply (or
+    one whose log expired) is NOT_FOUND; a cursor of another reply,
+    INVALID_ARGUMENT. Cancelling a Resume does not interrupt the reply.
+    buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+    buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
     """
     Observe: _grpc.UnaryUnaryMultiCallable[_agent_service_pb2.ObserveRequest, _agent_service_pb2.ObserveResponse]
     """Gives the agent messages to remember without replying (2.x `observe`),
@@ -73,14 +87,28 @@ class AgentServiceAsyncStub(AgentServiceStub):
     """Replies to messages (or to an answer the agent asked for), streaming the
     agent's events as it produces them; the last response is marked `done`
     and carries the whole reply. Cancelling the call, or its deadline
-    passing, interrupts the reply as a local interrupt would: the agent
-    closes what it was doing and its session stays usable. A reply the
+    passing, interrupts the reply as a local interrupt would (unless the
+    request sets `keep_running`): the agent closes what it was doing and its
+    session stays usable. Each response has a `cursor`, from which `Resume`
+    takes the reply up (its responses are the same type). A reply the
     agent failed ends with its ReplyEndEvent (the error typed, never a
     traceback) and its `done` response, then a status by the error's type:
     RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
     FAILED_PRECONDITION (credentials, permission, invalid request, setup)
     or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
     is 2.x's name of the type.
+    buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+    """
+    Resume: _aio.UnaryStreamMultiCallable[_agent_service_pb2.ResumeRequest, _agent_service_pb2.ReplyResponse]  # type: ignore[assignment]
+    """Takes a reply up where a caller stopped reading it (its connection
+    dropped, its process restarted): every response after the cursor it
+    last had, then the live rest as the agent produces it, each once, on
+    any replica sharing the server's state store. The reply's responses are
+    kept for the server's log retention after it ends. An unknown reply (or
+    one whose log expired) is NOT_FOUND; a cursor of another reply,
+    INVALID_ARGUMENT. Cancelling a Resume does not interrupt the reply.
+    buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+    buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
     """
     Observe: _aio.UnaryUnaryMultiCallable[_agent_service_pb2.ObserveRequest, _agent_service_pb2.ObserveResponse]  # type: ignore[assignment]
     """Gives the agent messages to remember without replying (2.x `observe`),
@@ -103,14 +131,34 @@ class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
         """Replies to messages (or to an answer the agent asked for), streaming the
         agent's events as it produces them; the last response is marked `done`
         and carries the whole reply. Cancelling the call, or its deadline
-        passing, interrupts the reply as a local interrupt would: the agent
-        closes what it was doing and its session stays usable. A reply the
+        passing, interrupts the reply as a local interrupt would (unless the
+        request sets `keep_running`): the agent closes what it was doing and its
+        session stays usable. Each response has a `cursor`, from which `Resume`
+        takes the reply up (its responses are the same type). A reply the
         agent failed ends with its ReplyEndEvent (the error typed, never a
         traceback) and its `done` response, then a status by the error's type:
         RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE (upstream, connection),
         FAILED_PRECONDITION (credentials, permission, invalid request, setup)
         or INTERNAL, with a `google.rpc.ErrorInfo` whose metadata `error_type`
         is 2.x's name of the type.
+        buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+        """
+
+    @_abc_1.abstractmethod
+    def Resume(
+        self,
+        request: _agent_service_pb2.ResumeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_agent_service_pb2.ReplyResponse], _abc.AsyncIterator[_agent_service_pb2.ReplyResponse]]:
+        """Takes a reply up where a caller stopped reading it (its connection
+        dropped, its process restarted): every response after the cursor it
+        last had, then the live rest as the agent produces it, each once, on
+        any replica sharing the server's state store. The reply's responses are
+        kept for the server's log retention after it ends. An unknown reply (or
+        one whose log expired) is NOT_FOUND; a cursor of another reply,
+        INVALID_ARGUMENT. Cancelling a Resume does not interrupt the reply.
+        buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+        buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
         """
 
     @_abc_1.abstractmethod
