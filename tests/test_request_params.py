@@ -99,13 +99,16 @@ def _written(provider: str) -> dict[str, Any]:
             "stop_sequences": ["END"],
             "stream": True,
         },
+        # REST `generateContent`: the model is in the URL, the rest in
+        # `generation_config` (none of them at the top level).
         "gemini": {
-            "model": model,
-            "max_output_tokens": 256,
-            "temperature": 0.0,
-            "top_p": 0.9,
-            "stop_sequences": ["END"],
-            "seed": 7,
+            "generation_config": {
+                "max_output_tokens": 256,
+                "temperature": 0.0,
+                "top_p": 0.9,
+                "stop_sequences": ["END"],
+                "seed": 7,
+            },
         },
         "openai_responses": {
             "model": model,
@@ -251,7 +254,7 @@ BUDGETS = {
     "openai": {"model": "gpt-4.1", "max_completion_tokens": 512},
     "deepseek": {"model": "deepseek-chat", "max_tokens": 512},
     "anthropic": {"model": "claude-sonnet-4-5", "max_tokens": 512},
-    "gemini": {"model": "gemini-2.5-flash", "max_output_tokens": 512},
+    "gemini": {"generation_config": {"max_output_tokens": 512}},
     "openai_responses": {"model": "gpt-4.1", "max_output_tokens": 512},
     "ollama": {"model": "llama3.2", "options": {"num_predict": 512}},
     "dashscope": {"model": "qwen-plus", "max_tokens": 512},
@@ -598,7 +601,9 @@ def test_the_documented_table_is_what_the_providers_write() -> None:
     for row in rows:
         name, *cells = (cell.strip() for cell in row.strip("|").split("|"))
         for provider, cell in zip(providers, cells, strict=True):
-            documented[provider][name.strip("`")] = re.findall(r"`([^`]+)`", cell) or None
+            # "URL": taken, in the request's URL (no body key); "—": refused.
+            paths = [] if cell == "URL" else re.findall(r"`([^`]+)`", cell) or None
+            documented[provider][name.strip("`")] = paths
     assert all(set(table) == {"model", *EVERYTHING} for table in documented.values())
     for provider in providers:
         params = RequestParams.of({"model": MODELS[provider], **EVERYTHING})
