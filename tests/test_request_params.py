@@ -587,6 +587,39 @@ def test_the_cli_takes_them_as_key_json_pairs(
     assert "--request" in capsys.readouterr().err
 
 
+# -- Gemini: one REST body on every path ----------------------------------------------------
+
+GEMINI = {"model": "gemini-2.5-flash", "max_output_tokens": 64, "temperature": 0.5}
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("fidelity", ["agentscope", "provider"])
+def test_gemini_gives_one_rest_body_on_every_path(
+    fidelity: str, server: RunningServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Structured output and the parameters in `generation_config`, no model
+    in the body: `format()`, `Conversation`, the client (the server) and the
+    CLI all give it."""
+    options = {"response_schema": SCHEMA, "fidelity": fidelity}
+    local = dict(format("gemini", CHAT, request=GEMINI, **options))
+    assert set(local) <= {"contents", "system_instruction", "generation_config"}
+    assert local["generation_config"]["max_output_tokens"] == 64
+    history = Conversation("gemini", request=GEMINI, **options)
+    for message in CHAT:
+        history.append(message)
+    assert_same(dict(history.format()), local)
+    assert json.loads(history.format_json().body_json) == json.loads(body_to_json(local))
+    with FormatterClient(server.target) as client:
+        assert_same(dict(client.format("gemini", CHAT, request=GEMINI, **options)), local)
+    conversation, schema = tmp_path / "chat.json", tmp_path / "schema.json"
+    conversation.write_text(json.dumps(CHAT), encoding="utf-8")
+    schema.write_text(json.dumps(SCHEMA), encoding="utf-8")
+    flags = [f"--request={key}={json.dumps(value)}" for key, value in GEMINI.items()]
+    flags += ["--response-schema", str(schema), "--fidelity", fidelity]
+    main(["format", str(conversation), "--provider", "gemini", *flags])
+    assert json.loads(capsys.readouterr().out) == json.loads(body_to_json(local))
+
+
 # -- the documented table ------------------------------------------------------------------
 
 

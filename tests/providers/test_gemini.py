@@ -583,6 +583,20 @@ def test_the_system_prompt_is_the_system_instruction_in_provider_fidelity() -> N
     assert "system_instruction" not in alone
 
 
+def test_the_token_budget_counts_the_system_prompt_as_before() -> None:
+    """The system mark the body pass reads is not counted: a budget truncates
+    the same messages in both fidelities, and counts the same."""
+    msgs = [*CHAT, {"name": "user", "role": "user", "content": "And in Rome? " * 4}]
+    whole = format("gemini", msgs, token_counter="char").token_count
+    # The budget the whole conversation just fits: nothing is dropped.
+    budgets = {"token_counter": "char", "max_tokens": whole}
+    parity = format("gemini", msgs, **budgets)
+    provider = format("gemini", msgs, fidelity="provider", **budgets)
+    assert parity.token_count == provider.token_count == whole
+    assert len(parity["contents"]) == 3
+    assert provider["contents"] == parity["contents"][1:]
+
+
 def test_agentscope_fidelity_sends_the_system_prompt_as_a_user_turn() -> None:
     body = format("gemini", CHAT, request=PARAMS)
     assert body["contents"][0] == {"role": "user", "parts": [{"text": "Be brief."}]}

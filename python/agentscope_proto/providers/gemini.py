@@ -25,6 +25,13 @@ SDK turns a `response_schema` dict into its Schema the way it turns
 AgentScope's model class; provider fidelity sends it as
 `response_json_schema`, the field that takes a plain JSON Schema.
 
+The request body: with `request=` it is REST `generateContent`'s (what the
+SDK's REST layer sends): the parameters and structured output's two fields
+in `generation_config`, the model in the URL, never in the body. Without
+it, AgentScope fidelity keeps AgentScope's body (its `config=` fields
+hoisted to the top); provider fidelity is the REST body either way, a
+leading system message its `system_instruction`.
+
 Provider fidelity, parse: the first candidate's `groundingMetadata` and
 `urlContextMetadata` each give a `grounding` block after the text (web,
 retrieved-context and maps chunks' uri/title are the sources,
