@@ -248,6 +248,11 @@ def test_no_parameter_changes_nothing(request_: Any) -> None:
     for provider in PROVIDERS:
         body = format(provider, CHAT, tools=TOOLS, request=request_)
         assert_same(dict(body), dict(format(provider, CHAT, tools=TOOLS)))
+    # Gemini's structured output stays where AgentScope puts it, at the top.
+    schema = {"type": "object"}
+    body = format("gemini", CHAT, response_schema=schema, request=request_)
+    assert_same(dict(body), dict(format("gemini", CHAT, response_schema=schema)))
+    assert "response_mime_type" in body
 
 
 BUDGETS = {

@@ -233,7 +233,8 @@ class RequestFields:
     # What makes the finished body the API's request body before the
     # parameters go in, in place (Gemini: AgentScope's hoisted config fields
     # into `generation_config`); None: the body is that already. Only a body
-    # that gets `request=` changes: without it the body stays AgentScope's.
+    # given a parameter changes: without one (no `request=`, or an empty
+    # one) the body stays AgentScope's.
     to_request: Callable[[dict[str, Any]], None] | None = None
 
     def paths(self, name: str) -> tuple[str, ...] | None:
@@ -247,7 +248,7 @@ def write_request(
     """Write `params` into the finished `body` where `provider`'s API takes
     them, then merge `extra_body`. Objects the body already had are copied
     before a key goes in (the body may share them); nothing is replaced."""
-    if where.to_request is not None:
+    if where.to_request is not None and (params.given() or params.extra_body):
         where.to_request(body)
     for name, value in params.given():
         paths = where.paths(name)
