@@ -1,6 +1,8 @@
 """Gemini beyond AgentScope: streamed function-call arguments (both fidelities),
 and in provider fidelity grounding, URL context and code execution parsed and
-formatted back, structured output, foreign server-tool blocks dropped.
+formatted back, structured output, foreign server-tool blocks dropped; the
+REST request body (parameters and structured output in `generation_config`,
+no model, the system prompt as `system_instruction` in provider fidelity).
 
 Recorded streams come from ../shared/provider-transcripts/gemini/ (read at run
 time; those tests skip without it). Grounding, URL context and code execution
