@@ -99,13 +99,16 @@ def _written(provider: str) -> dict[str, Any]:
             "stop_sequences": ["END"],
             "stream": True,
         },
+        # REST `generateContent`: the model is in the URL, the rest in
+        # `generation_config` (none of them at the top level).
         "gemini": {
-            "model": model,
-            "max_output_tokens": 256,
-            "temperature": 0.0,
-            "top_p": 0.9,
-            "stop_sequences": ["END"],
-            "seed": 7,
+            "generation_config": {
+                "max_output_tokens": 256,
+                "temperature": 0.0,
+                "top_p": 0.9,
+                "stop_sequences": ["END"],
+                "seed": 7,
+            },
         },
         "openai_responses": {
             "model": model,
@@ -245,13 +248,18 @@ def test_no_parameter_changes_nothing(request_: Any) -> None:
     for provider in PROVIDERS:
         body = format(provider, CHAT, tools=TOOLS, request=request_)
         assert_same(dict(body), dict(format(provider, CHAT, tools=TOOLS)))
+    # Gemini's structured output stays where AgentScope puts it, at the top.
+    schema = {"type": "object"}
+    body = format("gemini", CHAT, response_schema=schema, request=request_)
+    assert_same(dict(body), dict(format("gemini", CHAT, response_schema=schema)))
+    assert "response_mime_type" in body
 
 
 BUDGETS = {
     "openai": {"model": "gpt-4.1", "max_completion_tokens": 512},
     "deepseek": {"model": "deepseek-chat", "max_tokens": 512},
     "anthropic": {"model": "claude-sonnet-4-5", "max_tokens": 512},
-    "gemini": {"model": "gemini-2.5-flash", "max_output_tokens": 512},
+    "gemini": {"generation_config": {"max_output_tokens": 512}},
     "openai_responses": {"model": "gpt-4.1", "max_output_tokens": 512},
     "ollama": {"model": "llama3.2", "options": {"num_predict": 512}},
     "dashscope": {"model": "qwen-plus", "max_tokens": 512},
@@ -584,6 +592,39 @@ def test_the_cli_takes_them_as_key_json_pairs(
     assert "--request" in capsys.readouterr().err
 
 
+# -- Gemini: one REST body on every path ----------------------------------------------------
+
+GEMINI = {"model": "gemini-2.5-flash", "max_output_tokens": 64, "temperature": 0.5}
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("fidelity", ["agentscope", "provider"])
+def test_gemini_gives_one_rest_body_on_every_path(
+    fidelity: str, server: RunningServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Structured output and the parameters in `generation_config`, no model
+    in the body: `format()`, `Conversation`, the client (the server) and the
+    CLI all give it."""
+    options = {"response_schema": SCHEMA, "fidelity": fidelity}
+    local = dict(format("gemini", CHAT, request=GEMINI, **options))
+    assert set(local) <= {"contents", "system_instruction", "generation_config"}
+    assert local["generation_config"]["max_output_tokens"] == 64
+    history = Conversation("gemini", request=GEMINI, **options)
+    for message in CHAT:
+        history.append(message)
+    assert_same(dict(history.format()), local)
+    assert json.loads(history.format_json().body_json) == json.loads(body_to_json(local))
+    with FormatterClient(server.target) as client:
+        assert_same(dict(client.format("gemini", CHAT, request=GEMINI, **options)), local)
+    conversation, schema = tmp_path / "chat.json", tmp_path / "schema.json"
+    conversation.write_text(json.dumps(CHAT), encoding="utf-8")
+    schema.write_text(json.dumps(SCHEMA), encoding="utf-8")
+    flags = [f"--request={key}={json.dumps(value)}" for key, value in GEMINI.items()]
+    flags += ["--response-schema", str(schema), "--fidelity", fidelity]
+    main(["format", str(conversation), "--provider", "gemini", *flags])
+    assert json.loads(capsys.readouterr().out) == json.loads(body_to_json(local))
+
+
 # -- the documented table ------------------------------------------------------------------
 
 
@@ -598,7 +639,9 @@ def test_the_documented_table_is_what_the_providers_write() -> None:
     for row in rows:
         name, *cells = (cell.strip() for cell in row.strip("|").split("|"))
         for provider, cell in zip(providers, cells, strict=True):
-            documented[provider][name.strip("`")] = re.findall(r"`([^`]+)`", cell) or None
+            # "URL": taken, in the request's URL (no body key); "—": refused.
+            paths = [] if cell == "URL" else re.findall(r"`([^`]+)`", cell) or None
+            documented[provider][name.strip("`")] = paths
     assert all(set(table) == {"model", *EVERYTHING} for table in documented.values())
     for provider in providers:
         params = RequestParams.of({"model": MODELS[provider], **EVERYTHING})

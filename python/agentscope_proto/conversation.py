@@ -183,7 +183,7 @@ class Conversation:
         # with it, a turn that reads media by URL or path ends incremental
         # formatting (a file may change).
         self._io = media_root is not None or allow_download
-        self._counter = counter_for(settings)
+        self._counter = counter_for(settings, self._variant)
         self._msgs: list[Msg] = []
         # Where the chat walk over the first `_walked_count` messages ended.
         self._walk = _start()

@@ -200,17 +200,22 @@ def _truncate(msgs: list[MsgView], max_tokens: int) -> list[MsgView]:
     return msgs[:start]
 
 
-def counter_for(settings: FormatSettings) -> Callable[[list[Any]], int] | None:
+def counter_for(
+    settings: FormatSettings, variant: Variant | None = None
+) -> Callable[[list[Any]], int] | None:
     """The token counter `settings` names (called on the formatted
-    messages), or None."""
+    messages, as `variant` has them counted), or None."""
     if settings.token_counter is None:
         return None
+    counter: Callable[[list[Any]], int] = count_chars
     if settings.token_counter == "tiktoken":
         from ._tokens import tiktoken_counter
 
-        counter: Callable[[list[Any]], int] = tiktoken_counter(settings.model)
+        counter = tiktoken_counter(settings.model)
+    if variant is None or not variant.recounts:
         return counter
-    return count_chars
+    counted = variant.counted
+    return lambda messages: counter(counted(messages))
 
 
 def provider_first(
@@ -475,7 +480,7 @@ def _walk(
     """The provider's message list and its token count (when counted): the
     oldest messages dropped until it fits the token budget."""
     max_tokens = ctx.settings.max_tokens
-    counter = counter_for(ctx.settings)
+    counter = counter_for(ctx.settings, variant)
     while True:
         ctx.warnings.clear()
         messages = variant.format_messages(views, ctx, multi_agent=multi_agent)

@@ -16,7 +16,7 @@ model) and `max_tokens` (the truncation budget): the output budget here is
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -26,6 +26,7 @@ from .errors import FormatError, MessageFormatError
 from .results import copy_json
 
 __all__ = [
+    "BESIDE_BODY",
     "RequestFields",
     "RequestParams",
     "request_from_proto",
@@ -41,9 +42,10 @@ class RequestParams:
     """The model call's parameters; a field left None is not written.
 
     `extra_body` holds the provider's own parameters (Ollama `keep_alive`,
-    Gemini `thinking_config`, OpenAI `user`, ...), merged into the body last:
-    an object merges key by key into an object the body has; any other key
-    the body already has is refused, never replaced.
+    Gemini `{"generation_config": {"thinking_config": ...}}`, OpenAI `user`,
+    ...), merged into the body last: an object merges key by key into an
+    object the body has; any other key the body already has is refused,
+    never replaced.
     """
 
     # The model to call.
@@ -211,8 +213,10 @@ def request_to_proto(params: RequestParams) -> pb.RequestParams:
 # -- where a provider takes them ----------------------------------------------------------
 
 # One or more dotted paths in the body; None: the provider's API takes no such
-# parameter (giving it is a `FormatError`).
+# parameter (giving it is a `FormatError`); `BESIDE_BODY`: the API takes it,
+# but not in the body (Gemini's model is in the URL), so nothing is written.
 Place = str | tuple[str, ...] | None
+BESIDE_BODY: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +230,12 @@ class RequestFields:
     stop: Place
     seed: Place
     stream: Place
+    # What makes the finished body the API's request body before the
+    # parameters go in, in place (Gemini: AgentScope's hoisted config fields
+    # into `generation_config`); None: the body is that already. Only a body
+    # given a parameter changes: without one (no `request=`, or an empty
+    # one) the body stays AgentScope's.
+    to_request: Callable[[dict[str, Any]], None] | None = None
 
     def paths(self, name: str) -> tuple[str, ...] | None:
         place: Place = getattr(self, name)
@@ -238,6 +248,8 @@ def write_request(
     """Write `params` into the finished `body` where `provider`'s API takes
     them, then merge `extra_body`. Objects the body already had are copied
     before a key goes in (the body may share them); nothing is replaced."""
+    if where.to_request is not None and (params.given() or params.extra_body):
+        where.to_request(body)
     for name, value in params.given():
         paths = where.paths(name)
         if paths is None:

@@ -263,6 +263,25 @@ MUST_PASS: dict[str, Case] = {
         },
         None,
     ),
+    "gemini/generation_config": Case(
+        "gemini",
+        {
+            **_gemini({"text": "Weather?"}),
+            "system_instruction": {"parts": [{"text": "Be brief."}]},
+            "generation_config": {
+                "response_mime_type": "application/json",
+                "response_json_schema": {"type": "object"},
+                "max_output_tokens": 256,
+                "temperature": 0.0,
+                "top_p": 0.9,
+                "stop_sequences": ["END"],
+                "seed": 7,
+                "top_k": 40,
+                "thinking_config": {"thinking_budget": 0},
+            },
+        },
+        None,
+    ),
     "gemini/camel_case": Case(
         "gemini",
         {
@@ -734,6 +753,24 @@ MUST_FAIL: dict[str, Case] = {
         ("wrong_type", "$.generationConfig.temperature"),
     ),
     "gemini/missing_contents": Case("gemini", {"tools": []}, ("missing_key", "$.contents")),
+    # REST takes sampling in `generationConfig` only (the SDK's flat config is
+    # not a body), and the model in the URL.
+    "gemini/sampling_at_the_top": Case(
+        "gemini", {**_gemini({"text": "x"}), "temperature": 0.2}, ("unknown_key", "$.temperature")
+    ),
+    "gemini/structured_output_at_the_top": Case(
+        "gemini",
+        {**_gemini({"text": "x"}), "response_mime_type": "application/json"},
+        ("unknown_key", "$.response_mime_type"),
+    ),
+    "gemini/model_in_the_body": Case(
+        "gemini",
+        {**_gemini({"text": "x"}), "model": "gemini-2.5-flash"},
+        ("unknown_key", "$.model"),
+    ),
+    "gemini/system_role": Case(
+        "gemini", _gemini({"text": "x"}, role="system"), ("constraint", "$.contents[0].role")
+    ),
     # Ollama
     "ollama/tool_call_id_on_tool_message": Case(
         "ollama",
@@ -1001,14 +1038,13 @@ MUST_FAIL: dict[str, Case] = {
 
 
 # What every request carries beside what a case is about: the model, and the
-# `max_tokens` Anthropic's API requires.
+# `max_tokens` Anthropic's API requires. Gemini's model is in the URL.
 _CALL = {"model": "model-name"}
-_ANTHROPIC_CALL = {**_CALL, "max_tokens": 1024}
+_CALLS = {"anthropic": {**_CALL, "max_tokens": 1024}, "gemini": {}}
 
 
 def _sent(case: Case) -> Case:
-    call = _ANTHROPIC_CALL if case.provider == "anthropic" else _CALL
-    return case._replace(body={**case.body, **call})
+    return case._replace(body={**case.body, **_CALLS.get(case.provider, _CALL)})
 
 
 MUST_PASS = {name: _sent(case) for name, case in MUST_PASS.items()}
@@ -1017,7 +1053,6 @@ MUST_FAIL = {name: _sent(case) for name, case in MUST_FAIL.items()}
 MUST_FAIL.update(
     {
         "openai/no_model": Case("openai", _user("hi"), ("missing_key", "$.model")),
-        "gemini/no_model": Case("gemini", _gemini({"text": "hi"}), ("missing_key", "$.model")),
         "anthropic/no_max_tokens": Case(
             "anthropic", {**_user("hi"), **_CALL}, ("missing_key", "$.max_tokens")
         ),

@@ -30,7 +30,11 @@ REQUESTS: dict[str, dict[str, Any]] = {
 
 def _agentscope_request(provider: str, body: dict[str, Any]) -> dict[str, Any]:
     """A formatter body with what AgentScope's model class sends beside it: the
-    model, and for Anthropic the `max_tokens` its API requires."""
+    model, and for Anthropic the `max_tokens` its API requires. Gemini's
+    model goes in the URL (its golden bodies have no generation fields to
+    nest: a body with structured output would need `request=`)."""
+    if provider == "gemini":
+        return dict(body)
     call = {"model": REQUESTS[provider]["model"]}
     if provider == "anthropic":
         call["max_tokens"] = REQUESTS[provider]["max_output_tokens"]

@@ -57,10 +57,12 @@ is stated below and kept as small as the documentation allows:
   only, `response_format` text or json_object.
 - Across messages (sequences.py): tool calls answered where each API looks for
   the answers; DeepSeek's thinking mode wants `reasoning_content` back.
-- Gemini: the body is the SDK's call (`model` and `contents`, plus the fields
-  of `GenerateContentConfig` hoisted to the top as the package does),
-  snake_case or camelCase; the REST body's nested
-  `generationConfig` (`types.GenerationConfig`) is taken too. The API's own rules the types do not
+- Gemini: the REST body of `models/{model}:generateContent`
+  (`GenerateContentRequest`: `contents`, `tools`, `tool_config`,
+  `safety_settings`, `system_instruction`, `generation_config`,
+  `cached_content`), snake_case or camelCase, each field as the SDK's type
+  of it; the model is the URL's, so a `model` key is unknown, as are
+  generation settings at the top level. The API's own rules the types do not
   carry: `role` is "user" or "model"; a content has at least one part; a part
   carries exactly one kind of data (text, inline data, a function call...).
 - Ollama: `ChatRequest` with `messages` as `Message` (the SDK also takes plain
@@ -78,7 +80,6 @@ from . import sequences
 from ._walk import (
     BAD_VALUE,
     CONSTRAINT,
-    MISSING_KEY,
     UNKNOWN_KEY,
     WRONG_TYPE,
     Schema,
@@ -461,44 +462,44 @@ def _gemini_part(value: Any, path: str) -> list[Violation]:
     return [Violation(path, CONSTRAINT, reason)]
 
 
-def _gemini_walker() -> Walker:
-    from google.genai import types
+def _gemini_request() -> type:
+    """The REST `GenerateContentRequest` body: the SDK has no type of it (its
+    REST layer builds the dict from `generate_content`'s arguments), so one
+    is made of the SDK's types of its fields, with their JSON names (camelCase
+    or snake_case) and closed to other keys. `model` is not among them: the
+    URL carries it."""
+    from google.genai import _common, types
+    from pydantic import create_model
 
-    return Walker(
-        Schema(
-            # The SDK takes Python callables and MCP sessions here too and turns
-            # them into `Tool`s; a request body holds `Tool`s.
-            field_overrides={(types.GenerateContentConfig, "tools"): list[types.Tool] | None},
-            refinements={types.Content: _gemini_content, types.Part: _gemini_part},
-        )
+    return create_model(
+        "GenerateContentRequest",
+        __base__=_common.BaseModel,
+        contents=(list[types.Content], ...),
+        tools=(list[types.Tool] | None, None),
+        tool_config=(types.ToolConfig | None, None),
+        safety_settings=(list[types.SafetySetting] | None, None),
+        system_instruction=(types.Content | None, None),
+        generation_config=(types.GenerationConfig | None, None),
+        cached_content=(str | None, None),
     )
 
 
-# The REST body nests sampling parameters here; the SDK's config has them flat.
-_GEMINI_GENERATION_CONFIG = frozenset({"generationConfig", "generation_config"})
+def _gemini_walker() -> Walker:
+    from google.genai import types
+
+    return Walker(Schema(refinements={types.Content: _gemini_content, types.Part: _gemini_part}))
+
+
+_GEMINI_REQUEST: list[type] = []
 
 
 def gemini(body: dict[str, Any]) -> list[Violation]:
-    """Gemini: `generate_content`'s `model` (a string) and `contents` (as
-    `types.Content`), the rest as `types.GenerateContentConfig`."""
-    from google.genai import types
-
+    """Gemini: the REST `generateContent` request body (`_gemini_request`)."""
     if _top_level(body):
         return _top_level(body)
-    walker = _cached("gemini", _gemini_walker)
-    own = {"model", "contents", *_GEMINI_GENERATION_CONFIG}
-    rest = {key: value for key, value in body.items() if key not in own}
-    found = []
-    for key in ("model", "contents"):
-        if key not in body:
-            found.append(Violation(f"$.{key}", MISSING_KEY, "generate_content requires it"))
-    if "model" in body:
-        found += walker.check(body["model"], str, "$.model")
-    if "contents" in body:
-        found += walker.check(body["contents"], list[types.Content], "$.contents")
-    for key in _GEMINI_GENERATION_CONFIG & body.keys():
-        found += walker.check(body[key], types.GenerationConfig, f"$.{key}")
-    return found + walker.check(rest, types.GenerateContentConfig, "$")
+    if not _GEMINI_REQUEST:
+        _GEMINI_REQUEST.append(_gemini_request())
+    return _cached("gemini", _gemini_walker).check(body, _GEMINI_REQUEST[0], "$")
 
 
 # -- Ollama ----------------------------------------------------------------------------

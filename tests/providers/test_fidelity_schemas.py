@@ -184,7 +184,7 @@ def test_every_parameter_a_provider_takes_validates(stream: bool) -> None:
         "openai": {"stream_options": {"include_usage": True}} if stream else {"user": "u1"},
         "deepseek": {"thinking": {"type": "enabled"}},
         "anthropic": {"metadata": {"user_id": "u1"}},
-        "gemini": {"thinking_config": {"thinking_budget": 128}},
+        "gemini": {"generation_config": {"thinking_config": {"thinking_budget": 128}}},
         "openai_responses": {"store": False},
         "ollama": {"keep_alive": "5m", "options": {"num_ctx": 8192}},
         "dashscope": {"enable_thinking": False},

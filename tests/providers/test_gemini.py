@@ -1,6 +1,8 @@
 """Gemini beyond AgentScope: streamed function-call arguments (both fidelities),
 and in provider fidelity grounding, URL context and code execution parsed and
-formatted back, structured output, foreign server-tool blocks dropped.
+formatted back, structured output, foreign server-tool blocks dropped; the
+REST request body (parameters and structured output in `generation_config`,
+no model, the system prompt as `system_instruction` in provider fidelity).
 
 Recorded streams come from ../shared/provider-transcripts/gemini/ (read at run
 time; those tests skip without it). Grounding, URL context and code execution
@@ -492,8 +494,15 @@ def test_structured_output_request_as_agentscope_sends_it() -> None:
     assert "tool_config" not in body
     assert [w.block_type for w in body.warnings] == ["tool"]
     provider = format("gemini", msgs, response_schema=SCHEMA, fidelity="provider")
-    assert provider["response_json_schema"] == SCHEMA
-    assert "response_schema" not in provider
+    # Where the REST body takes them, the schema where a JSON Schema goes.
+    assert provider["generation_config"] == {
+        "response_mime_type": "application/json",
+        "response_json_schema": SCHEMA,
+    }
+    assert set(provider) == {"contents", "generation_config"}
+    assert [w.message for w in provider.warnings] == [
+        "moved to generation_config.response_json_schema"
+    ]
 
 
 @needs_sdks
@@ -503,6 +512,108 @@ def test_structured_output_body_validates() -> None:
         "gemini", msgs, response_schema=SCHEMA, fidelity="provider", request=REQUESTS["gemini"]
     )
     assert client.validate_many([("gemini", dict(body))]) == [[]]
+
+
+# -- the REST request body ---------------------------------------------------------------
+
+PARAMS = {
+    "model": "gemini-2.5-flash",
+    "max_output_tokens": 256,
+    "temperature": 0.2,
+    "top_p": 0.9,
+    "stop": ["END"],
+    "seed": 7,
+}
+# `PARAMS` under the names REST `generationConfig` gives them (model aside:
+# it is the URL's).
+GENERATION = {
+    "max_output_tokens": 256,
+    "temperature": 0.2,
+    "top_p": 0.9,
+    "stop_sequences": ["END"],
+    "seed": 7,
+}
+CHAT = [
+    {"name": "system", "role": "system", "content": "Be brief."},
+    {"name": "user", "role": "user", "content": "Weather in Paris?"},
+]
+
+
+@pytest.mark.parametrize("fidelity", FIDELITIES)
+@pytest.mark.parametrize("multi_agent", [False, True], ids=["chat", "multi_agent"])
+def test_parameters_go_in_generation_config_and_the_model_nowhere(
+    fidelity: str, multi_agent: bool
+) -> None:
+    plain = format("gemini", CHAT, fidelity=fidelity, multi_agent=multi_agent)
+    body = format("gemini", CHAT, fidelity=fidelity, multi_agent=multi_agent, request=PARAMS)
+    assert dict(body) == {**plain, "generation_config": GENERATION}
+    assert "model" not in json.dumps(dict(body))
+
+
+@pytest.mark.parametrize("fidelity", FIDELITIES)
+def test_structured_output_joins_the_parameters_in_generation_config(fidelity: str) -> None:
+    body = format("gemini", CHAT, response_schema=SCHEMA, fidelity=fidelity, request=PARAMS)
+    schema_key = "response_schema" if fidelity == "agentscope" else "response_json_schema"
+    assert body["generation_config"] == {
+        "response_mime_type": "application/json",
+        schema_key: SCHEMA,
+        **GENERATION,
+    }
+    assert not set(body) & {"response_mime_type", "response_schema", "response_json_schema"}
+
+
+def test_extra_body_merges_into_generation_config() -> None:
+    extra = {"generation_config": {"top_k": 40, "thinking_config": {"thinking_budget": 0}}}
+    body = format("gemini", CHAT, request={**PARAMS, "extra_body": extra})
+    assert body["generation_config"] == {**GENERATION, **extra["generation_config"]}
+
+
+def test_the_system_prompt_is_the_system_instruction_in_provider_fidelity() -> None:
+    later = {"name": "system", "role": "system", "content": "Answer in French."}
+    for multi_agent in (False, True):
+        body = format("gemini", [*CHAT, later], fidelity="provider", multi_agent=multi_agent)
+        assert body["system_instruction"] == {"parts": [{"text": "Be brief."}]}
+        texts = json.dumps(body["contents"])
+        assert "Be brief." not in texts
+        assert all(turn["role"] in ("user", "model") for turn in body["contents"])
+    chat = format("gemini", [*CHAT, later], fidelity="provider")
+    # A later system message stays where it was, a user turn.
+    assert chat["contents"][-1] == {"role": "user", "parts": [{"text": "Answer in French."}]}
+    # Alone it is the content the API needs, a user turn as AgentScope sends it.
+    alone = format("gemini", CHAT[:1], fidelity="provider")
+    assert alone["contents"] == [{"role": "user", "parts": [{"text": "Be brief."}]}]
+    assert "system_instruction" not in alone
+
+
+def test_the_token_budget_counts_the_system_prompt_as_before() -> None:
+    """The system mark the body pass reads is not counted: a budget truncates
+    the same messages in both fidelities, and counts the same."""
+    msgs = [*CHAT, {"name": "user", "role": "user", "content": "And in Rome? " * 4}]
+    whole = format("gemini", msgs, token_counter="char").token_count
+    # The budget the whole conversation just fits: nothing is dropped.
+    budgets = {"token_counter": "char", "max_tokens": whole}
+    parity = format("gemini", msgs, **budgets)
+    provider = format("gemini", msgs, fidelity="provider", **budgets)
+    assert parity.token_count == provider.token_count == whole
+    assert len(parity["contents"]) == 3
+    assert provider["contents"] == parity["contents"][1:]
+
+
+def test_agentscope_fidelity_sends_the_system_prompt_as_a_user_turn() -> None:
+    body = format("gemini", CHAT, request=PARAMS)
+    assert body["contents"][0] == {"role": "user", "parts": [{"text": "Be brief."}]}
+    assert "system_instruction" not in body
+
+
+@needs_sdks
+@pytest.mark.parametrize("fidelity", FIDELITIES)
+def test_bodies_with_parameters_validate_as_rest_requests(fidelity: str) -> None:
+    bodies = [
+        format("gemini", CHAT, fidelity=fidelity, request=PARAMS),
+        format("gemini", CHAT, response_schema=SCHEMA, fidelity=fidelity, request=PARAMS),
+    ]
+    verdicts = client.validate_many([("gemini", dict(body)) for body in bodies])
+    assert verdicts == [[], []]
 
 
 @pytest.mark.parametrize("fidelity", FIDELITIES)

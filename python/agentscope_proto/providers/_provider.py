@@ -115,6 +115,16 @@ class Variant(ABC):
         """The request body: the message list plus tools and tool choice (as
         the AgentScope model class hands them to the SDK, in parity)."""
 
+    # Whether `counted` changes the messages (the token counter then reads its
+    # result, not the walk's messages).
+    recounts: ClassVar[bool] = False
+
+    def counted(self, messages: list[Block]) -> list[Block]:
+        """The formatted messages as the token counter reads them (as they are:
+        a variant that marks a turn for its body pass counts it unmarked,
+        so the budget truncates the same conversation in both fidelities)."""
+        return messages
+
     # Whether `finalize` passes over the whole body (`pass_body`): a caller that
     # formats incrementally hands that pass a body of its own on every call.
     body_pass: ClassVar[bool] = False

@@ -25,6 +25,13 @@ SDK turns a `response_schema` dict into its Schema the way it turns
 AgentScope's model class; provider fidelity sends it as
 `response_json_schema`, the field that takes a plain JSON Schema.
 
+The request body: with `request=` it is REST `generateContent`'s (what the
+SDK's REST layer sends): the parameters and structured output's two fields
+in `generation_config`, the model in the URL, never in the body. Without
+it, AgentScope fidelity keeps AgentScope's body (its `config=` fields
+hoisted to the top); provider fidelity is the REST body either way, a
+leading system message its `system_instruction`.
+
 Provider fidelity, parse: the first candidate's `groundingMetadata` and
 `urlContextMetadata` each give a `grounding` block after the text (web,
 retrieved-context and maps chunks' uri/title are the sources,
@@ -68,7 +75,7 @@ from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
 from ..options import ParseSettings
-from ..request import RequestFields
+from ..request import BESIDE_BODY, RequestFields
 from ..results import ParsedResponse
 from ._adapt import Json, Notes, prune
 from ._context import FormatContext
@@ -210,6 +217,21 @@ def _finish_chat(turn: Turn) -> None:
         # No system role: system messages are sent as user turns.
         role = "model" if turn.msg.role == "assistant" else "user"
         turn.out.append({"role": role, "parts": turn.parts})
+
+
+def _finish_native(turn: Turn) -> None:
+    """Provider fidelity: a system message first is marked "system", for the
+    body pass to make it the `system_instruction`; a later one is a user
+    turn still (moving it first would change what it follows)."""
+    if turn.parts and turn.msg.role == "system" and turn.position == 0:
+        turn.out.append({"role": "system", "parts": turn.parts})
+    else:
+        _finish_chat(turn)
+
+
+def _leading_system(msg: MsgView) -> dict[str, Any]:
+    """`_finish_native`'s mark on the multi-agent formatter's system turn."""
+    return {**_system_turn(msg), "role": "system"}
 
 
 def _skipped(kind: object) -> str:
@@ -757,19 +779,34 @@ def _set_at(root: dict[str, Any], tokens: list[str | int], value: Any, where: st
             node = node[token]
 
 
-# Where each request parameter goes in the body, which is the SDK's
-# `generate_content` call with its `GenerateContentConfig` fields at the top
-# (as `tools` and `_tool_config` are): `model`, and the config's own names.
-# Streaming is a method of its own (`generate_content_stream`,
-# `streamGenerateContent`), not a field.
+# The structured-output fields AgentScope's body holds at the top (the SDK's
+# config, hoisted), which the REST body nests in `generation_config`.
+_GENERATION_KEYS = ("response_mime_type", "response_schema", "response_json_schema")
+
+
+def _rest_body(body: Block) -> None:
+    """The body as REST `generateContent` takes it (the SDK's REST layer maps
+    its config the same way): the generation fields in `generation_config`.
+    A new object: the body may share the one it has."""
+    moved = {key: body.pop(key) for key in _GENERATION_KEYS if key in body}
+    if moved:
+        body["generation_config"] = {**body.get("generation_config", {}), **moved}
+
+
+# Where each request parameter goes in the REST request body: sampling and
+# the output budget in `generation_config` (the top level takes none of
+# them). The model is not a body key: it is in the URL
+# (`models/{model}:generateContent`), as streaming is
+# (`streamGenerateContent`, no field), so giving `stream` is refused.
 _REQUEST_FIELDS = RequestFields(
-    model="model",
-    max_output_tokens="max_output_tokens",
-    temperature="temperature",
-    top_p="top_p",
-    stop="stop_sequences",
-    seed="seed",
+    model=BESIDE_BODY,
+    max_output_tokens="generation_config.max_output_tokens",
+    temperature="generation_config.temperature",
+    top_p="generation_config.top_p",
+    stop="generation_config.stop_sequences",
+    seed="generation_config.seed",
     stream=None,
+    to_request=_rest_body,
 )
 
 
@@ -1075,6 +1112,20 @@ def _sign_calls(contents: list[Any], note: Notes) -> None:
             )
 
 
+def _system_instruction(body: Json) -> None:
+    """The leading system turn (role "system", `_finish_native`) as the
+    body's `system_instruction`, where Gemini takes a system prompt. Alone it
+    stays a user turn, as AgentScope sends it: the API needs a content."""
+    contents = body["contents"]
+    if not contents or contents[0].get("role") != "system":
+        return
+    if len(contents) == 1:
+        contents[0] = {**contents[0], "role": "user"}
+        return
+    body["system_instruction"] = {"parts": contents[0]["parts"]}
+    body["contents"] = contents[1:]
+
+
 def _adapt_body(body: Json, note: Notes) -> None:
     """The pass: no empty parts or turns, the response schema where a plain
     JSON Schema goes, tool parameters narrowed to the keywords Gemini takes,
@@ -1104,11 +1155,14 @@ def _adapt_body(body: Json, note: Notes) -> None:
             kept.append(content)
         body["contents"] = kept
         _sign_calls(kept, note)
+        _system_instruction(body)
     if "response_schema" in body:
         # `response_schema` is Gemini's OpenAPI subset; a plain JSON Schema goes
         # in `response_json_schema`, which takes JSON Schema as it is.
-        note("response_schema", "response_schema", "moved to response_json_schema")
+        where = "generation_config.response_json_schema"
+        note("response_schema", "response_schema", f"moved to {where}")
         body["response_json_schema"] = body.pop("response_schema")
+    _rest_body(body)
     for index, tool in enumerate(body.get("tools") or []):
         for number, declaration in enumerate(tool.get("function_declarations") or []):
             parameters = declaration.get("parameters")
@@ -1120,7 +1174,22 @@ def _adapt_body(body: Json, note: Notes) -> None:
 class Gemini(ProviderFidelity, GeminiParity):
     """`generateContent` in provider fidelity (see the module's docstring)."""
 
-    turns = TurnTable(_NATIVE_BLOCKS, _finish_chat, _skipped)
+    turns = TurnTable(_NATIVE_BLOCKS, _finish_native, _skipped)
+    recounts = True
+
+    def counted(self, messages: list[Block]) -> list[Block]:
+        # The system mark counts as the user turn AgentScope sends.
+        if messages and messages[0].get("role") == "system":
+            return [{**messages[0], "role": "user"}, *messages[1:]]
+        return messages
+
+    def format_messages(
+        self, msgs: list[MsgView], ctx: FormatContext, *, multi_agent: bool
+    ) -> list[Block]:
+        if multi_agent:
+            return format_multi_agent(msgs, ctx, _leading_system, self.format_chat, _history)
+        return self.format_chat(msgs, ctx)
+
     reader = _Reader()
     # Any: the API documents no rule, and AgentScope names Gemini's own calls
     # after their thought signatures.

@@ -502,9 +502,11 @@ class RequestParams(_message.Message):
     `model` and `max_tokens` name the tokenizer and the truncation budget).
     Each one set is written where the provider's API takes it (e.g. the output
     budget as OpenAI `max_completion_tokens`, Anthropic `max_tokens`, Gemini
-    `max_output_tokens`, Ollama `options.num_predict`); one the provider's API
-    does not take is refused (`INVALID_ARGUMENT` naming it), never dropped.
-    Unset fields are not written.
+    `generation_config.max_output_tokens`, Ollama `options.num_predict`); one
+    the provider's API does not take is refused (`INVALID_ARGUMENT` naming it),
+    never dropped. One the API takes in the URL rather than the body (Gemini's
+    `model`: `models/{model}:generateContent`) is written nowhere: the caller
+    puts it there. Unset fields are not written.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
