@@ -8,9 +8,12 @@ sent with its cache headers and revalidates (CARD-CACHE-001/003).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -109,3 +112,56 @@ def test_the_client_sends_times_in_utc(served: A2AServed) -> None:
     assert sent["messageId"] == msg.id
     assert bad_times(sent) == []
     assert [path for path, _ in times_in(sent)] == [f"$.metadata.{EXTENSION_URI}/msgs[0].timestamp"]
+
+
+# --- The agent card's cache headers (CARD-CACHE-001/003) ------------------------------
+
+
+def _card(served: A2AServed, method: str = "GET", **headers: str) -> httpx.Response:
+    url = served.a2a.url + "/.well-known/agent-card.json"
+    return httpx.request(method, url, headers=headers, timeout=10)
+
+
+def test_the_card_says_how_long_to_keep_it(served: A2AServed) -> None:
+    response = _card(served)
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "public, max-age=300"
+    # A strong ETag of the bytes sent.
+    assert response.headers["etag"] == f'"{hashlib.sha256(response.content).hexdigest()}"'
+    modified = parsedate_to_datetime(response.headers["last-modified"])
+    assert modified <= datetime.now(timezone.utc)
+    assert response.json()["name"] == "Friday"
+    again = _card(served)
+    assert (again.headers["etag"], again.headers["last-modified"]) == (
+        response.headers["etag"],
+        response.headers["last-modified"],
+    )
+    head = _card(served, "HEAD")
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["etag"] == response.headers["etag"]
+
+
+def test_a_current_copy_of_the_card_is_not_sent_again(served: A2AServed) -> None:
+    first = _card(served)
+    etag, modified = first.headers["etag"], first.headers["last-modified"]
+    for headers in (
+        {"If-None-Match": etag},
+        {"If-None-Match": f'"other", W/{etag}'},  # compared weakly, as RFC 9110 says
+        {"If-None-Match": "*"},
+        {"If-Modified-Since": modified},
+        {"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"},
+    ):
+        response = _card(served, **headers)
+        assert (response.status_code, response.content) == (304, b""), headers
+        assert response.headers["etag"] == etag
+        assert response.headers["cache-control"] == "public, max-age=300"
+    for headers in (
+        {"If-None-Match": '"other"'},
+        # If-None-Match decides alone when it is there.
+        {"If-None-Match": '"other"', "If-Modified-Since": modified},
+        {"If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"},
+        {"If-Modified-Since": "not a date"},
+    ):
+        response = _card(served, **headers)
+        assert response.status_code == 200, headers
+        assert response.content == first.content
