@@ -72,6 +72,8 @@ def test_utc_reads_local_times_in_the_local_zone(kolkata: None) -> None:
     assert utc("2026-12-05T13:27:22+01:00") == "2026-12-05T12:27:22Z"
     assert utc("2026-12-05T07:57:22Z") == "2026-12-05T07:57:22Z"
     assert utc("0999-01-01T01:00:00+01:00") == "0999-01-01T00:00:00Z"  # padded year
+    assert utc("2026-12-05T07:57:22.5Z") == "2026-12-05T07:57:22.500000Z"  # any digits
+    assert utc("2026-12-05T07:57:22.123456789Z") == "2026-12-05T07:57:22.123456Z"
     assert utc("yesterday") is None
 
 

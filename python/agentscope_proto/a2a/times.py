@@ -12,6 +12,7 @@ original bytes, and a peer reads instants.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any, Final
@@ -20,6 +21,7 @@ __all__ = ["TIME_FIELDS", "restore_times", "times_to_utc", "utc"]
 
 # The schema's time fields (a Msg's, a block's, an event's) as ProtoJSON names them.
 TIME_FIELDS: Final = frozenset({"timestamp", "createdAt", "finishedAt"})
+_FRACTION = re.compile(r"(:\d{2})\.(\d+)")
 
 
 def utc(text: str) -> str | None:
@@ -29,6 +31,8 @@ def utc(text: str) -> str | None:
     candidate = text.strip()
     if candidate[-1:] in ("Z", "z"):
         candidate = candidate[:-1] + "+00:00"  # Python 3.10 reads no `Z`
+    # Python 3.10 reads 3 or 6 digits of a second only; 3.11 any, truncated at 6.
+    candidate = _FRACTION.sub(lambda m: f"{m[1]}.{m[2][:6]:0<6}", candidate, count=1)
     try:
         # A naive time is taken as local time by `astimezone`.
         moment = datetime.fromisoformat(candidate).astimezone(timezone.utc)
