@@ -128,3 +128,17 @@ def test_a_request_s_answer_holds_utc_times_and_reads_back_exactly(kolkata: None
     write_request(message, request)
     assert bad_times(_json(message)) == []
     assert read_request(message) == request
+
+
+def test_a_task_s_merged_metadata_reads_its_last_events_exactly(kolkata: None) -> None:
+    # a2a-sdk merges each status update's metadata into its task's.
+    task = TaskStatusUpdateEvent(task_id="t", context_id="c")
+    local = AgentEvent(id="e1", created_at="2026-12-05T13:27:22.438208")
+    local.reply_start.reply_id = "r1"
+    instant = AgentEvent(id="e2", created_at="2026-12-05T07:57:22Z")
+    instant.reply_start.reply_id = "r2"
+    for events in ([local], [instant]):
+        update = TaskStatusUpdateEvent(task_id="t", context_id="c")
+        write_events(update.metadata, events)
+        task.metadata.MergeFrom(update.metadata)
+        assert read_events(task.metadata) == events

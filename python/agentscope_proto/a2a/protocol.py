@@ -19,7 +19,7 @@ from google.protobuf import json_format, struct_pb2
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from ..errors import MessageFormatError
-from .mapping import EVENTS_KEY, EXTENSION_URI, REQUEST_KEY, keep_times, times_of
+from .mapping import EVENTS_KEY, EXTENSION_URI, REQUEST_KEY, TIMES_KEY, keep_times, times_of
 from .times import restore_times, times_to_utc
 
 __all__ = [
@@ -56,13 +56,16 @@ def _parse(data: Any, message: Any, path: str) -> None:
 
 def write_events(metadata: struct_pb2.Struct, events: Iterable[events_pb.AgentEvent]) -> None:
     """Put `events` in `metadata` (a status update's) under `EVENTS_KEY`,
-    their times in UTC (the originals under `TIMES_KEY`)."""
+    their times in UTC, and their original times under `TIMES_KEY`."""
     value = metadata.fields[EVENTS_KEY].list_value
     originals: dict[str, str] = {}
     for index, event in enumerate(events):
         data = times_to_utc(json_format.MessageToDict(event), f"events[{index}]", originals)
         json_format.ParseDict(data, value.values.add().struct_value)
-    keep_times(metadata, originals)
+    # Always, even empty: a2a-sdk merges each update's metadata into its
+    # task's, where an earlier update's times would otherwise stay beside
+    # these events (the task keeps its last events: a question, say).
+    json_format.ParseDict(originals, metadata.fields[TIMES_KEY].struct_value)
 
 
 def read_events(metadata: struct_pb2.Struct) -> list[events_pb.AgentEvent]:
