@@ -142,3 +142,15 @@ def test_a_task_s_merged_metadata_reads_its_last_events_exactly(kolkata: None) -
         write_events(update.metadata, events)
         task.metadata.MergeFrom(update.metadata)
         assert read_events(task.metadata) == events
+
+
+def test_an_appended_artifact_chunk_reads_with_its_own_times(kolkata: None) -> None:
+    local = new_msg("Friday", "hi", "assistant", timestamp="2026-12-05T13:27:22.438208")
+    instant = new_msg("Friday", "there", "assistant", timestamp="2026-12-05T07:57:22Z")
+    merged = msg_to_artifact(local)
+    chunk = msg_to_artifact(instant)
+    # As a2a-sdk appends a chunk: its parts, its metadata merged into the artifact's.
+    merged.metadata.update(dict(chunk.metadata.items()))
+    del merged.parts[:]
+    merged.parts.extend(chunk.parts)
+    assert artifact_to_msg(merged).timestamp == instant.timestamp

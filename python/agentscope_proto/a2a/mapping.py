@@ -998,7 +998,9 @@ def msg_to_artifact(
     args = {"artifact_id": artifact_id, "name": name, "description": description}
     values = _envelope([msg], _ARTIFACT_FIELDS, args)
     _set_envelope(artifact, values, _java_artifact_metadata([msg]), payloads)
-    keep_times(artifact.metadata, times)
+    # Always, even empty: a2a-sdk merges an appended chunk's metadata into its
+    # artifact's, where an earlier chunk's times would stay beside these Msgs.
+    _put(artifact.metadata, {TIMES_KEY: times})
     return artifact
 
 
