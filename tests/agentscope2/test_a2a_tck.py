@@ -2,7 +2,7 @@
 done here over the wire as the TCK does them: every time in what the server
 sends over JSON-RPC (responses and SSE events) and HTTP+JSON, and in what
 the A2A client sends, is UTC with `Z` (DM-SERIAL-003); the agent card is
-sent with its cache headers and revalidates (CARD-CACHE-001/003).
+sent with its cache headers and revalidates (CARD-CACHE-001 to 003).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def test_the_client_sends_times_in_utc(served: A2AServed) -> None:
     assert [path for path, _ in times_in(sent)] == [f"$.metadata.{EXTENSION_URI}/msgs[0].timestamp"]
 
 
-# --- The agent card's cache headers (CARD-CACHE-001/003) ------------------------------
+# --- The agent card's cache headers (CARD-CACHE-001 to 003) ----------------------------
 
 
 def _card(served: A2AServed, method: str = "GET", **headers: str) -> httpx.Response:
