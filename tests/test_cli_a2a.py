@@ -107,6 +107,10 @@ def test_a_document_that_is_no_card_is_one_line(
         (["--a2a-grpc-port", "5"], "--a2a-grpc-port needs --a2a-port"),
         (["--a2a-host", "example.com"], "--a2a-host needs --a2a-port"),
         (["--a2a-port", "0", "--a2a-max-tasks", "0"], "--a2a-max-tasks must be at least 1"),
+        (
+            ["--a2a-port", "0", "--a2a-card-max-age", "-1"],
+            "--a2a-card-max-age must not be negative",
+        ),
     ],
 )
 def test_serve_agent_a2a_flag_errors_are_one_line(

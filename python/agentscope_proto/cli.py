@@ -266,6 +266,13 @@ def _a2a_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--a2a-max-tasks", type=int, default=10_000, help="finished A2A tasks kept for GetTask"
     )
+    p.add_argument(
+        "--a2a-card-max-age",
+        type=int,
+        default=300,
+        metavar="SECONDS",
+        help="how long callers may cache the agent card (Cache-Control max-age)",
+    )
 
 
 def _client_args(p: argparse.ArgumentParser) -> None:
@@ -1023,6 +1030,7 @@ def _a2a_config(args: argparse.Namespace) -> Any:
             grpc_port=args.a2a_grpc_port,
             public_host=args.a2a_host,
             max_tasks=args.a2a_max_tasks,
+            card_max_age=args.a2a_card_max_age,
         )
     except ValueError as exc:
         raise UserError(f"--a2a-{str(exc).replace('_', '-')}") from None

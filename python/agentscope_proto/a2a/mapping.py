@@ -41,6 +41,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
 from ..dialects.java import block_from_java
 from ..errors import MessageFormatError
 from ..message._codec import block_from_dict, block_to_dict
+from .times import restore_times, times_to_utc
 
 __all__ = [
     "BLOCK_KEY",
@@ -51,6 +52,7 @@ __all__ = [
     "MSGS_KEY",
     "MSG_KEY",
     "REQUEST_KEY",
+    "TIMES_KEY",
     "a2a_to_msg",
     "a2a_to_msgs",
     "agent_extension",
@@ -75,6 +77,10 @@ EVENTS_KEY: Final = f"{EXTENSION_URI}/events"
 # Message metadata of a caller's request: the ProtoJSON of the
 # `ReplyRequest` fields besides the messages (an answer, a schema).
 REQUEST_KEY: Final = f"{EXTENSION_URI}/request"
+# Message, part or status update metadata: the original texts of the times
+# the extension's ProtoJSON there holds in UTC (A2A's form; `times.py`), by
+# location (`msgs[0].timestamp`, `block.text.createdAt`, `events[2].createdAt`).
+TIMES_KEY: Final = f"{EXTENSION_URI}/times"
 _OURS: Final = f"{EXTENSION_URI}/"
 # Msg metadata key of the A2A envelope.
 ENVELOPE_KEY: Final = "a2a"
@@ -192,6 +198,18 @@ def _parse(data: Any, message: ProtoMessage, path: str) -> None:
         raise MessageFormatError(path, reason) from None
     except UnicodeEncodeError:
         raise MessageFormatError(path, "a string contains a lone surrogate") from None
+
+
+def keep_times(metadata: struct_pb2.Struct, originals: dict[str, str]) -> None:
+    """Add `originals` (from `times_to_utc`) to the times kept in `metadata`."""
+    if originals:
+        _put(metadata, {TIMES_KEY: {**times_of(metadata), **originals}})
+
+
+def times_of(metadata: struct_pb2.Struct) -> dict[str, Any]:
+    """The original times kept in `metadata` (none when a peer wrote it)."""
+    value = _py(metadata.fields[TIMES_KEY]) if TIMES_KEY in metadata.fields else None
+    return value if isinstance(value, dict) else {}
 
 
 def _object(text: str, path: str) -> dict[str, Any]:
@@ -351,7 +369,10 @@ def _block_part(block: ContentBlock, keys: dict[str, Any], path: str) -> Part:
             if isinstance(extras.get(field), str) and not getattr(part, field):
                 setattr(part, field, extras[field])
         _put(part.metadata, {_BLOCK_TYPE: inner.block_type if kind == "opaque" else kind})
-    _put(part.metadata, {**keys, BLOCK_KEY: json_format.MessageToDict(payload)})
+    originals: dict[str, str] = {}
+    written = times_to_utc(json_format.MessageToDict(payload), "block", originals)
+    _put(part.metadata, {**keys, BLOCK_KEY: written})
+    keep_times(part.metadata, originals)
     return part
 
 
@@ -366,7 +387,10 @@ def _msg_keys(msg: Msg, index: int) -> dict[str, Any]:
     return keys
 
 
-def _write_parts(msgs: Sequence[Msg]) -> tuple[list[Part], list[dict[str, Any]]]:
+def _write_parts(
+    msgs: Sequence[Msg], times: dict[str, str]
+) -> tuple[list[Part], list[dict[str, Any]]]:
+    """The parts and the Msgs' payloads; their original times go in `times`."""
     parts: list[Part] = []
     payloads: list[dict[str, Any]] = []
     for index, msg in enumerate(msgs):
@@ -383,7 +407,7 @@ def _write_parts(msgs: Sequence[Msg]) -> tuple[list[Part], list[dict[str, Any]]]
             shell.blocks.ClearField("items")
             for j, block in enumerate(msg.blocks.items):
                 parts.append(_block_part(block, keys, f"msgs[{index}].content[{j}]"))
-        payloads.append(json_format.MessageToDict(shell))
+        payloads.append(times_to_utc(json_format.MessageToDict(shell), f"msgs[{index}]", times))
     return parts, payloads
 
 
@@ -541,6 +565,11 @@ def _plain_data_block(
 
 
 def _payload_block(part: Part, data: Any, path: str) -> ContentBlock:
+    times = times_of(part.metadata)
+    if times:
+        if isinstance(data, str):  # a block too deep for a Struct
+            data = _json.loads(data, f'{path}.metadata["{BLOCK_KEY}"]')
+        restore_times(data, "block", times)
     block = ContentBlock()
     _parse(data, block, f'{path}.metadata["{BLOCK_KEY}"]')
     kind = block.WhichOneof("block")
@@ -552,13 +581,16 @@ def _payload_block(part: Part, data: Any, path: str) -> ContentBlock:
     return block
 
 
-def _read_payloads(parts: Sequence[Part], payloads: Any, source: str) -> list[Msg]:
-    """The Msgs of a message that speaks the extension."""
+def _read_payloads(
+    parts: Sequence[Part], payloads: Any, source: str, times: dict[str, Any]
+) -> list[Msg]:
+    """The Msgs of a message that speaks the extension, with their original times."""
     path = f'{source}.metadata["{MSGS_KEY}"]'
     if isinstance(payloads, str):
         payloads = _json.loads(payloads, path)
     if not isinstance(payloads, list) or not payloads:
         raise MessageFormatError(path, "expected a non-empty list of Msg objects")
+    restore_times(payloads, "msgs", times)
     msgs = []
     for index, data in enumerate(payloads):
         msg = Msg()
@@ -848,7 +880,7 @@ def _read(
     group: bool,
 ) -> list[Msg]:
     if MSGS_KEY in metadata.fields:
-        return _read_payloads(parts, _py(metadata.fields[MSGS_KEY]), source)
+        return _read_payloads(parts, _py(metadata.fields[MSGS_KEY]), source, times_of(metadata))
     return _read_plain(
         parts,
         _py(metadata),
@@ -880,7 +912,8 @@ def msgs_to_a2a(
     msgs = list(msgs)
     if not msgs:
         raise ValueError("msgs_to_a2a: no messages")
-    parts, payloads = _write_parts(msgs)
+    times: dict[str, str] = {}
+    parts, payloads = _write_parts(msgs, times)
     message = Message(parts=parts)
     args = {
         "role": A2ARole.Name(role) if role is not None else None,
@@ -891,6 +924,7 @@ def msgs_to_a2a(
     }
     values = _envelope(msgs, _MESSAGE_FIELDS, args)
     _set_envelope(message, values, _java_message_metadata(msgs), payloads)
+    keep_times(message.metadata, times)
     return message
 
 
@@ -958,11 +992,15 @@ def msg_to_artifact(
 ) -> Artifact:
     """A message (an agent's result) as an A2A `Artifact`: its parts as in
     `msg_to_a2a`, its id the Msg's (or derived), its name the speaker's."""
-    parts, payloads = _write_parts([msg])
+    times: dict[str, str] = {}
+    parts, payloads = _write_parts([msg], times)
     artifact = Artifact(parts=parts)
     args = {"artifact_id": artifact_id, "name": name, "description": description}
     values = _envelope([msg], _ARTIFACT_FIELDS, args)
     _set_envelope(artifact, values, _java_artifact_metadata([msg]), payloads)
+    # Always, even empty: a2a-sdk merges an appended chunk's metadata into its
+    # artifact's, where an earlier chunk's times would stay beside these Msgs.
+    _put(artifact.metadata, {TIMES_KEY: times})
     return artifact
 
 

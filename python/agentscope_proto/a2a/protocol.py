@@ -19,7 +19,8 @@ from google.protobuf import json_format, struct_pb2
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from ..errors import MessageFormatError
-from .mapping import EVENTS_KEY, EXTENSION_URI, REQUEST_KEY
+from .mapping import EVENTS_KEY, EXTENSION_URI, REQUEST_KEY, TIMES_KEY, keep_times, times_of
+from .times import restore_times, times_to_utc
 
 __all__ = [
     "QUESTIONS",
@@ -54,10 +55,17 @@ def _parse(data: Any, message: Any, path: str) -> None:
 
 
 def write_events(metadata: struct_pb2.Struct, events: Iterable[events_pb.AgentEvent]) -> None:
-    """Put `events` in `metadata` (a status update's) under `EVENTS_KEY`."""
+    """Put `events` in `metadata` (a status update's) under `EVENTS_KEY`,
+    their times in UTC, and their original times under `TIMES_KEY`."""
     value = metadata.fields[EVENTS_KEY].list_value
-    for event in events:
-        json_format.ParseDict(json_format.MessageToDict(event), value.values.add().struct_value)
+    originals: dict[str, str] = {}
+    for index, event in enumerate(events):
+        data = times_to_utc(json_format.MessageToDict(event), f"events[{index}]", originals)
+        json_format.ParseDict(data, value.values.add().struct_value)
+    # Always, even empty: a2a-sdk merges each update's metadata into its
+    # task's, where an earlier update's times would otherwise stay beside
+    # these events (the task keeps its last events: a question, say).
+    json_format.ParseDict(originals, metadata.fields[TIMES_KEY].struct_value)
 
 
 def read_events(metadata: struct_pb2.Struct) -> list[events_pb.AgentEvent]:
@@ -68,6 +76,7 @@ def read_events(metadata: struct_pb2.Struct) -> list[events_pb.AgentEvent]:
     data = json_format.MessageToDict(metadata.fields[EVENTS_KEY])
     if not isinstance(data, list):
         raise MessageFormatError(path, "expected a list of AgentEvent ProtoJSON objects")
+    restore_times(data, "events", times_of(metadata))
     events = []
     for index, item in enumerate(data):
         event = events_pb.AgentEvent()
@@ -86,7 +95,11 @@ def write_request(message: Message, request: service_pb.ReplyRequest) -> None:
     rest.ClearField("session_id")
     if rest.ByteSize():
         value = message.metadata.fields[REQUEST_KEY].struct_value
-        json_format.ParseDict(json_format.MessageToDict(rest), value)
+        originals: dict[str, str] = {}
+        json_format.ParseDict(
+            times_to_utc(json_format.MessageToDict(rest), "request", originals), value
+        )
+        keep_times(message.metadata, originals)
 
 
 def read_request(message: Message) -> service_pb.ReplyRequest:
@@ -99,7 +112,7 @@ def read_request(message: Message) -> service_pb.ReplyRequest:
             unknown = sorted(set(data) - {_camel(name) for name in _REQUEST_FIELDS})
             if unknown:
                 raise MessageFormatError(f"{path}.{unknown[0]}", "not a field a request carries")
-        _parse(data, request, path)
+        _parse(restore_times(data, "request", times_of(message.metadata)), request, path)
     return request
 
 

@@ -25,9 +25,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timezone
+from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any, cast
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -57,6 +60,7 @@ from a2a.types import (
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 from a2a.utils.errors import A2AError, InvalidParamsError, UnsupportedOperationError
 from starlette.applications import Starlette
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
@@ -518,6 +522,94 @@ def agent_card(
     return card
 
 
+class _CachedCard:
+    """The agent card's route with HTTP caching (the A2A TCK's CARD-CACHE
+    checks; a2a-sdk's own route sends no `Cache-Control` or `Last-Modified`,
+    and before 1.3 no `ETag`): `Cache-Control: public, max-age=N`, a strong
+    ETag of the card's bytes, `Last-Modified` the server's start, and 304 Not
+    Modified to a matching `If-None-Match` (else `If-Modified-Since`). The
+    card is the SDK's, rendered for every GET: the ETag follows its bytes."""
+
+    def __init__(self, app: Any, max_age: int, started: datetime) -> None:
+        self._app = app
+        self._cache_control = f"public, max-age={max_age}"
+        # HTTP dates have whole seconds: compared in seconds.
+        self._started = started.astimezone(timezone.utc).replace(microsecond=0)
+        self._last_modified = format_datetime(self._started, usegmt=True)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if not _is_card(scope):
+            await self._app(scope, receive, send)
+            return
+        start, body = await _rendered(self._app, _unconditional_get(scope), receive)
+        headers = MutableHeaders(raw=list(start["headers"]))
+        if start["status"] == 200:
+            etag = f'"{hashlib.sha256(body).hexdigest()}"'
+            for name, value in (
+                ("ETag", etag),
+                ("Cache-Control", self._cache_control),
+                ("Last-Modified", self._last_modified),
+            ):
+                headers[name] = value
+            if self._not_modified(Headers(scope=scope), etag):
+                start, body = {**start, "status": 304}, b""
+                for name in ("content-length", "content-type"):
+                    del headers[name]
+        await send({**start, "headers": headers.raw})
+        await send(
+            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
+        )
+
+    def _not_modified(self, request: Headers, etag: str) -> bool:
+        """Whether the caller's copy is current (RFC 9110 13.2.2: an
+        If-None-Match, weakly compared, decides alone when present)."""
+        match = request.get("if-none-match")
+        if match is not None:
+            tags = {tag.strip().removeprefix("W/") for tag in match.split(",")}
+            return "*" in tags or etag in tags
+        since = request.get("if-modified-since")
+        if since is None:
+            return False
+        try:
+            when = parsedate_to_datetime(since)
+        except (TypeError, ValueError):
+            return False  # not a date: ignored, as RFC 9110 says
+        if when.tzinfo is None:  # `-0000`: still GMT
+            when = when.replace(tzinfo=timezone.utc)
+        return self._started <= when
+
+
+def _is_card(scope: Any) -> bool:
+    return bool(
+        scope["type"] == "http"
+        and scope["method"] in ("GET", "HEAD")
+        and scope["path"] == AGENT_CARD_WELL_KNOWN_PATH
+    )
+
+
+def _unconditional_get(scope: Any) -> Any:
+    """`scope` as a plain GET: the whole card, for the bytes a HEAD is answered
+    about and the ETag is of (a2a-sdk 1.3 answers an If-None-Match itself)."""
+    conditions = (b"if-none-match", b"if-modified-since")
+    headers = [(name, value) for name, value in scope["headers"] if name.lower() not in conditions]
+    return {**scope, "method": "GET", "headers": headers}
+
+
+async def _rendered(app: Any, scope: Any, receive: Any) -> tuple[dict[str, Any], bytes]:
+    """What `app` answers to `scope`: its response's start and its whole body."""
+    start: dict[str, Any] = {}
+    chunks: list[bytes] = []
+
+    async def keep(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+        else:
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, keep)
+    return start, b"".join(chunks)
+
+
 # --- The servers ----------------------------------------------------------------------
 
 
@@ -535,7 +627,7 @@ class _Guard:
             await self._app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        card = scope["method"] in ("GET", "HEAD") and scope["path"] == AGENT_CARD_WELL_KNOWN_PATH
+        card = _is_card(scope)
         token = headers.get(b"authorization", b"")
         if self._auth is not None and not card and not self._auth.accepts(token):
             await _refuse(scope, receive, send, 401, "missing or invalid bearer token")
@@ -596,6 +688,7 @@ class A2AServer:
 async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfig) -> A2AServer:
     """Serve `servicer`'s agent over A2A as `a2a` says, with `config`'s auth,
     TLS and size limit, in this event loop."""
+    started = datetime.now(timezone.utc)  # the card's Last-Modified
     listed = a2a.public_host or config.host  # the host the card lists
     sock = listen(config, a2a.port)
     scheme = "https" if config.tls_cert else "http"
@@ -640,7 +733,8 @@ async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfi
             *create_jsonrpc_routes(handler, "/"),
             *create_rest_routes(handler),
         ]
-        app = _Guard(Starlette(routes=routes), config.auth_token, config.max_message_mb * MB)
+        cached = _CachedCard(Starlette(routes=routes), a2a.card_max_age, started)
+        app = _Guard(cached, config.auth_token, config.max_message_mb * MB)
         http = start_asgi(app, config, sock)
     except BaseException:
         sock.close()

@@ -115,7 +115,12 @@ class A2AConfig:
     # Tasks the server keeps for GetTask: beyond it the oldest finished ones
     # are forgotten (a running or waiting task never is).
     max_tasks: int = 10_000
+    # How long a caller may keep the agent card without asking again (its
+    # `Cache-Control: max-age`); it revalidates with its ETag after.
+    card_max_age: int = 300
 
     def __post_init__(self) -> None:
         if self.max_tasks < 1:
             raise ValueError("max_tasks must be at least 1")
+        if self.card_max_age < 0:
+            raise ValueError("card_max_age must not be negative")
