@@ -54,6 +54,7 @@ EXPECTED = [
     "ProviderError",
     "RemoteError",
     "ReplyError",
+    "ReplyNotFoundError",
     "RequestParams",
     "Role",
     "ServerToolResultBlock",

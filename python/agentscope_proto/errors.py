@@ -15,6 +15,7 @@ __all__ = [
     "ParseError",
     "ProviderError",
     "RemoteError",
+    "ReplyNotFoundError",
     "SessionStateError",
     "StateUnavailableError",
     "StoredStateError",
@@ -161,6 +162,19 @@ class SessionStateError(AgentScopeProtoError):
     it waits for an answer. The server reports it as FAILED_PRECONDITION.
 
     `path` names the request field, e.g. `user_confirm_result.confirm_results[0]`.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.path = path
+        self.reason = reason
+
+
+class ReplyNotFoundError(AgentScopeProtoError):
+    """`Resume` of a reply the server has no log of: it never ran in that
+    session, or its log expired. NOT_FOUND.
+
+    `path` names the request field, `reply_id`.
     """
 
     def __init__(self, path: str, reason: str) -> None:

@@ -124,8 +124,8 @@ class _Replies:
         sessions.start = self._started
         self._sessions = sessions
 
-    def _started(self, session: Any, inputs: Any) -> Any:
-        return _Spied(self._start(session, inputs), self.msgs)
+    def _started(self, session: Any, inputs: Any, **options: Any) -> Any:
+        return _Spied(self._start(session, inputs, **options), self.msgs)
 
     def close(self) -> None:
         del self._sessions.start

@@ -74,8 +74,9 @@ from .._generated.agentscope.message.v1.message_pb2 import (
 )
 from .._generated.agentscope.message.v1.message_pb2 import Role as MsgRole
 from ..agents.config import A2AConfig
+from ..agents.replies import Reply
 from ..agents.servicer import AgentServicer
-from ..agents.sessions import Reply, Sessions
+from ..agents.sessions import Sessions
 from ..errors import (
     AgentReplyError,
     AgentScopeProtoError,

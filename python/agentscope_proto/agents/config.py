@@ -58,6 +58,9 @@ class AgentConfig:
     # loses them) or a Redis URL (`redis://`, `rediss://`, `unix://`; the
     # `redis` extra), shared by every replica using it (`keeper.py`).
     state: str = "memory"
+    # How long a reply's responses are kept for `Resume` after its last one
+    # (in the state store: Redis, or this process's memory).
+    reply_log_seconds: float = 600.0
     # How long a replica that stopped answering holds the sessions it was
     # running calls on: the lease it renews while a call runs.
     lease_seconds: float = 10.0
@@ -77,6 +80,8 @@ class AgentConfig:
                 raise ValueError(f"{name} must be at least 1")
         if not self.session_idle_seconds > 0:
             raise ValueError("session_idle_seconds must be more than 0")
+        if not self.reply_log_seconds > 0:
+            raise ValueError("reply_log_seconds must be more than 0")
         if not self.lease_seconds >= 0.1:
             raise ValueError("lease_seconds must be at least 0.1")
         if self.state != "memory" and not self.state.startswith(STATE_SCHEMES):

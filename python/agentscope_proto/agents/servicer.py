@@ -40,6 +40,14 @@ class AgentServicer(pb_grpc.AgentServiceServicer):
             async for response in reply.responses():
                 yield response
 
+    async def Resume(
+        self, request: pb.ResumeRequest, context: Context
+    ) -> AsyncIterator[pb.ReplyResponse]:
+        async with rpc_errors("Resume", context):
+            request = decoded(request)
+            async for response in self.sessions.resume(request):
+                yield response
+
     async def Observe(self, request: pb.ObserveRequest, context: Context) -> pb.ObserveResponse:
         async with rpc_errors("Observe", context):
             request = decoded(request)

@@ -36,13 +36,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
-from .._generated.agentscope.agent.v1 import events_pb2 as pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import AgentReplyError, LimitExceededError, MessageFormatError, SessionStateError
 from .config import AgentConfig
 from .hosting import Hosting, ReplyInputs, failures
 from .keeper import Keeper
 from .media import screen_msgs, screen_request
+from .replies import ASKS, END, Failed, Reply, ReplyLog, record
 from .state import MemoryStateStore, StateStore
 
 __all__ = ["Reply", "Session", "Sessions", "check_session_id"]
@@ -55,7 +55,7 @@ _MAX_ID = 128
 class Session:
     """One caller's agent: its id, the agent, and its turn lock."""
 
-    __slots__ = ("agent", "busy", "id", "lock", "publish", "stored", "turned", "used")
+    __slots__ = ("agent", "busy", "id", "lock", "publish", "reply", "stored", "turned", "used")
 
     def __init__(self, session_id: str, agent: Any) -> None:
         self.id = session_id
@@ -68,23 +68,10 @@ class Session:
         # The version of the stored state its agent holds (`keeper.py`): 0
         # none, -1 none it can be trusted to hold.
         self.stored = 0
+        # The reply running in the session, if one does.
+        self.reply: Reply | None = None
         # A topic's session: where each reply it finishes goes (it is never dropped).
         self.publish: Callable[[Msg], Awaitable[None]] | None = None
-
-
-class _Failed:
-    """The reply task's error, for the caller to raise."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-
-_END: Any = object()
-# The events a reply asks its caller with, and can end with besides its end.
-ASKS = frozenset({"require_user_confirm", "require_external_execution"})
-_LAST = ASKS | {"reply_end"}
 
 
 async def new_agent(factory: AgentFactory) -> Any:
@@ -154,6 +141,7 @@ class Sessions:
         self.hosting = hosting
         # Where sessions live between calls (`memory`: here, as they always did).
         self.keeper = Keeper(store or MemoryStateStore(), hosting, config)
+        self.log = ReplyLog(self.keeper.store, config.reply_log_seconds)
         self._factory = factory
         self._config = config
         # Least recently used first.
@@ -163,6 +151,8 @@ class Sessions:
         self._lines: dict[str, asyncio.Future[None]] = {}
         # The reply tasks (asyncio keeps only weak references to tasks).
         self.running: set[asyncio.Task[None]] = set()
+        # Their recorders (`replies.record`), which outlive them by a batch.
+        self._recorders: set[asyncio.Task[None]] = set()
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -178,13 +168,46 @@ class Sessions:
         question) when the calls that came before it have taken their turn."""
         async with self._line(request.session_id) as place:
             inputs = await self.read_inputs(request)
+            if request.WhichOneof("answer") == "user_interrupt":
+                self._interrupt(request.session_id)  # before its place: it waits for nothing
             await place.reached()
             session = await self.open(request.session_id, create=inputs.answer is None)
             # Its task, created now, queues on the session's lock in its first
             # step: before the next call wakes (asyncio runs callbacks in the
             # order they were scheduled, and `place` passes on only as this
             # block exits).
-            return self.start(session, inputs)
+            return self.start(session, inputs, keep_running=request.keep_running)
+
+    def _interrupt(self, session_id: str) -> None:
+        """Interrupt the reply running in the session on this replica, if
+        one does (a reply kept running after its caller left ends so)."""
+        session = self._sessions.get(session_id)
+        if session is not None and session.reply is not None:
+            session.reply.interrupt()
+
+    async def resume(
+        self, request: service_pb.ResumeRequest
+    ) -> AsyncIterator[service_pb.ReplyResponse]:
+        """The reply's responses after `request.after`, then its live rest
+        (`ReplyLog.read`), on whichever replica runs it."""
+        check_session_id(request.session_id)
+        if (
+            not request.reply_id
+            or len(request.reply_id) > _MAX_ID
+            or not request.reply_id.isprintable()
+        ):
+            raise MessageFormatError("reply_id", f"expected 1 to {_MAX_ID} printable characters")
+
+        async def running() -> bool:
+            if self.keeper.durable:
+                return await self.keeper.store.leased(request.session_id)
+            session = self._sessions.get(request.session_id)
+            return session is not None and session.busy > 0
+
+        async for response in self.log.read(
+            request.session_id, request.reply_id, request.after, running
+        ):
+            yield response
 
     async def observe_request(self, request: service_pb.ObserveRequest) -> Session:
         """A caller's Observe, read as `begin` reads a Reply, and observed by
@@ -330,19 +353,35 @@ class Sessions:
         if self._sessions.get(session.id) is session:
             self._sessions.move_to_end(session.id)
 
-    def start(self, session: Session, inputs: ReplyInputs, *, counted: bool = True) -> Reply:
+    def start(
+        self,
+        session: Session,
+        inputs: ReplyInputs,
+        *,
+        counted: bool = True,
+        keep_running: bool = False,
+    ) -> Reply:
         """Start a reply in `session`: it runs in a task of its own, which
-        `Reply.interrupt` cancels inside the agent. A reply not `counted` (a
-        topic's own: one at a time) is not held to `max_replies`."""
+        `Reply.interrupt` cancels inside the agent, and a recorder task logs
+        its responses (`replies.py`). A reply not `counted` (a topic's own:
+        one at a time) is not held to `max_replies`; one to `keep_running`
+        goes on when its caller stops reading."""
         if counted and len(self.running) >= self._config.max_replies:
             raise LimitExceededError(
                 "max_replies", f"{self._config.max_replies} replies are running"
             )
         items: asyncio.Queue[Any] = asyncio.Queue()
+        out: asyncio.Queue[Any] = asyncio.Queue()
         task = asyncio.create_task(self._drive(session, inputs, items))
+        recorder = asyncio.create_task(record(items, out, self.log, session.id))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
-        return Reply(task, items)
+        self._recorders.add(recorder)
+        recorder.add_done_callback(self._recorders.discard)
+        reply = Reply(task, out, keep_running=keep_running)
+        session.reply = reply
+        task.add_done_callback(lambda _: _forget_reply(session, reply))
+        return reply
 
     async def _drive(
         self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]
@@ -360,11 +399,11 @@ class Sessions:
         except BaseException as exc:
             if not failures.by_agent(exc):
                 raise  # the caller's interrupt
-            items.put_nowait(_Failed(failures.contained(exc)))
+            items.put_nowait(Failed(failures.contained(exc)))
         finally:
             session.busy -= 1
             self._touch(session)
-            items.put_nowait(_END)
+            items.put_nowait(END)
 
     async def _run(self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]) -> None:
         self.hosting.check(session.agent, inputs)
@@ -379,105 +418,6 @@ class Sessions:
             items.put_nowait(item)
 
 
-class Reply:
-    """A running reply: its responses, and its interrupt."""
-
-    __slots__ = ("_items", "_task")
-
-    def __init__(self, task: asyncio.Task[None], items: asyncio.Queue[Any]) -> None:
-        self._task = task
-        self._items = items
-
-    def interrupt(self) -> None:
-        """Interrupt the reply as AgentScope's own interrupt does (a no-op
-        once it ended): the agent closes it, and `batches` goes on with what
-        it says until then."""
-        if not self._task.done():
-            self._task.cancel()
-
-    async def responses(self) -> AsyncIterator[service_pb.ReplyResponse]:
-        """The reply's responses one by one; leaving early (the caller is
-        gone) interrupts it."""
-        try:
-            async for batch in self.batches():
-                for response in batch:
-                    yield response
-        finally:
-            self.interrupt()  # the task finishes the reply alone
-
-    async def batches(self) -> AsyncIterator[list[service_pb.ReplyResponse]]:
-        """The reply task's items as responses, in batches of what came
-        while the last batch was handled: each event as soon as it comes,
-        and a caller that cannot keep up gets them together. An event that
-        may end the reply is held until the next item says whether it did:
-        the reply's message marks it `done` (so does the end of the items,
-        for an agent that gives no message). The reply's error, if any, is
-        raised after the responses before it."""
-        ending = _Ending()
-        while True:
-            batch: list[service_pb.ReplyResponse] = []
-            item = await self._items.get()
-            while True:
-                if item is _END:
-                    batch.extend(ending.close())
-                    if batch:
-                        yield batch
-                    return
-                if isinstance(item, _Failed):
-                    batch.extend(ending.close(failed=True))
-                    if batch:
-                        yield batch
-                    raise item.error
-                ending.feed(item, batch)
-                if self._items.empty():
-                    break
-                item = self._items.get_nowait()
-            if batch:
-                yield batch
-
-
-class _Ending:
-    """Which response is the last: each event goes out as it comes but one
-    that may end the reply, which is held until the next item."""
-
-    __slots__ = ("done", "held")
-
-    def __init__(self) -> None:
-        self.held: pb.AgentEvent | None = None
-        self.done = False
-
-    def feed(self, item: pb.AgentEvent | Msg, out: list[service_pb.ReplyResponse]) -> None:
-        if self.done:
-            return  # nothing follows the reply's message
-        if isinstance(item, Msg):
-            out.append(_response(self.held, done=True, msg=item))
-            self.held, self.done = None, True
-            return
-        if self.held is not None:
-            out.append(_response(self.held))
-            self.held = None
-        if item.WhichOneof("event") in _LAST:
-            self.held = item
-        else:
-            out.append(_response(item))
-
-    def close(self, *, failed: bool = False) -> list[service_pb.ReplyResponse]:
-        """The last response of items that ended without the reply's
-        message: the held event (an agent that gives no message marks its
-        last event `done`, or a `done` with none), none for a failure
-        that held none."""
-        if self.done or (failed and self.held is None):
-            return []
-        self.done = True
-        return [_response(self.held, done=True)]
-
-
-def _response(
-    event: pb.AgentEvent | None, *, done: bool = False, msg: Msg | None = None
-) -> service_pb.ReplyResponse:
-    response = service_pb.ReplyResponse(done=done)
-    if event is not None:
-        response.event.CopyFrom(event)
-    if msg is not None:
-        response.msg.CopyFrom(msg)
-    return response
+def _forget_reply(session: Session, reply: Reply) -> None:
+    if session.reply is reply:
+        session.reply = None

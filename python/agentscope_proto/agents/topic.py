@@ -53,7 +53,8 @@ from ..message.helpers import get_text_content
 from ..service._rpc import log_failure
 from .config import AgentConfig, topic_session
 from .hosting import ReplyInputs
-from .sessions import ASKS, Session, Sessions
+from .replies import ASKS
+from .sessions import Session, Sessions
 
 __all__ = ["TopicParticipant", "join_topic"]
 

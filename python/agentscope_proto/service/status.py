@@ -37,6 +37,7 @@ _CODES: dict[type, int] = {
     errors.HubUnavailableError: code_pb2.UNAVAILABLE,
     errors.SessionStateError: code_pb2.FAILED_PRECONDITION,
     errors.StateUnavailableError: code_pb2.UNAVAILABLE,
+    errors.ReplyNotFoundError: code_pb2.NOT_FOUND,
     errors.StoredStateError: code_pb2.DATA_LOSS,
 }
 _CLASSES: dict[str, Any] = {cls.__name__: cls for cls in (*_CODES, errors.AgentReplyError)}

@@ -1,21 +1,41 @@
-"""The embedded default: no state outside the process.
+"""The embedded default: no session state outside the process.
 
 Sessions stay in the server's memory with their agents (`Sessions`), so
-this store keeps nothing and every lease is the process's own: one process
-runs a session, as the session's lock already ensures.
+this store keeps no state and every lease is the process's own: one process
+runs a session, as the session's lock already ensures. Reply logs are kept
+here, in the process, for the same retention as Redis keeps them.
 """
 
 from __future__ import annotations
 
-from .store import StateStore, Stored
+import asyncio
+import contextlib
+import time
+
+from .store import Entry, StateStore, Stored
 
 __all__ = ["MemoryStateStore"]
 
 
+class _Log:
+    """One reply's entries, and who waits for the next."""
+
+    __slots__ = ("changed", "entries", "expires")
+
+    def __init__(self) -> None:
+        self.entries: list[bytes] = []
+        self.changed = asyncio.Event()
+        self.expires = 0.0
+
+
 class MemoryStateStore(StateStore):
-    """Keeps nothing: sessions live and die with the process."""
+    """Keeps no session state; keeps reply logs in the process."""
 
     durable = False
+
+    def __init__(self) -> None:
+        # (session, reply) -> its log, oldest first (a dict keeps order).
+        self._logs: dict[tuple[str, str], _Log] = {}
 
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> bool:
         return True
@@ -35,5 +55,48 @@ class MemoryStateStore(StateStore):
     async def save(self, session_id: str, owner: str, state: bytes, idle_ms: int) -> int | None:
         return 0
 
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for key in [key for key, log in self._logs.items() if log.expires <= now]:
+            del self._logs[key]
+
+    async def append(
+        self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
+    ) -> list[str]:
+        self._expire()
+        log = self._logs.pop((session_id, reply_id), None) or _Log()
+        self._logs[(session_id, reply_id)] = log  # the most recent last
+        first = len(log.entries)
+        log.entries.extend(entries)
+        log.expires = time.monotonic() + keep_ms / 1000
+        log.changed.set()
+        log.changed = asyncio.Event()
+        return [str(position) for position in range(first + 1, len(log.entries) + 1)]
+
+    async def read(
+        self, session_id: str, reply_id: str, after: str, wait_ms: int
+    ) -> list[Entry] | None:
+        self._expire()
+        log = self._logs.get((session_id, reply_id))
+        if log is None:
+            return None
+        start = int(after or 0)
+        if start >= len(log.entries) and wait_ms > 0:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(log.changed.wait(), wait_ms / 1000)
+        return [
+            Entry(str(position), log.entries[position - 1])
+            for position in range(start + 1, len(log.entries) + 1)
+        ]
+
+    async def last(self, session_id: str, reply_id: str) -> Entry | None:
+        log = self._logs.get((session_id, reply_id))
+        if log is None or not log.entries:
+            return None
+        return Entry(str(len(log.entries)), log.entries[-1])
+
+    async def leased(self, session_id: str) -> bool:
+        return False  # the process's sessions say whether they run (`Sessions`)
+
     async def close(self) -> None:
-        return None
+        self._logs.clear()

@@ -3,7 +3,9 @@
 
 Each session has two keys, `agentscope:session:{<agent>/<session>}:state:v1`
 (a hash: the `SessionState` bytes under `s`, their version under `v`) and
-`...:lease` (the holder's token, with a time to live). The braces make the
+`...:lease` (the holder's token, with a time to live), and a stream per
+reply, `...:reply:<reply id>` (an entry's bytes under `d`; the entry id is
+its position), which expires a while after its last entry. The braces make the
 agent and session a hash tag, so a session's keys share one slot of a Redis
 Cluster and each script below touches one slot. `<agent>` is the served
 agent's name: agents served on one Redis keep their sessions apart. The
@@ -26,7 +28,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
-from .store import StateStore, Stored
+from .store import Entry, StateStore, Stored
 
 __all__ = ["RedisStateStore"]
 
@@ -80,6 +82,10 @@ def _unavailable(exc: RedisError) -> StateUnavailableError:
     return StateUnavailableError(f"the state store failed: {type(exc).__name__}: {exc}")
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 class RedisStateStore(StateStore):
     """Sessions in Redis (see the module doc)."""
 
@@ -103,8 +109,11 @@ class RedisStateStore(StateStore):
             raise StateUnavailableError(f"cannot reach {redacted_url(url)}: {exc}") from None
         return cls(client, agent)
 
+    def _base(self, session_id: str) -> str:
+        return f"agentscope:session:{{{self._agent}/{session_id}}}"
+
     def _keys(self, session_id: str) -> tuple[str, str]:
-        base = f"agentscope:session:{{{self._agent}/{session_id}}}"
+        base = self._base(session_id)
         return f"{base}:lease", f"{base}:state:v1"
 
     async def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
@@ -148,6 +157,55 @@ class RedisStateStore(StateStore):
             await self._run(self._save, list(self._keys(session_id)), [owner, state, idle_ms])
         )
         return None if version < 0 else version
+
+    async def append(
+        self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
+    ) -> list[str]:
+        key = f"{self._base(session_id)}:reply:{reply_id}"
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                for data in entries:
+                    pipe.xadd(key, {"d": data})
+                pipe.pexpire(key, keep_ms)
+                *positions, _ = await pipe.execute()
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        return [_text(position) for position in positions]
+
+    async def read(
+        self, session_id: str, reply_id: str, after: str, wait_ms: int
+    ) -> list[Entry] | None:
+        key = f"{self._base(session_id)}:reply:{reply_id}"
+        found: Any
+        try:
+            found = await self._client.xrange(key, min=f"({after}" if after else "-", count=512)
+            if not found:
+                if not await self._client.exists(key):
+                    return None
+                if wait_ms > 0:
+                    streams: Any = await self._client.xread(
+                        {key: after or "0-0"}, count=512, block=wait_ms
+                    )
+                    found = streams[0][1] if streams else []
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        return [Entry(_text(position), fields[b"d"]) for position, fields in found]
+
+    async def last(self, session_id: str, reply_id: str) -> Entry | None:
+        key = f"{self._base(session_id)}:reply:{reply_id}"
+        found: Any
+        try:
+            found = await self._client.xrevrange(key, count=1)
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        return Entry(_text(found[0][0]), found[0][1][b"d"]) if found else None
+
+    async def leased(self, session_id: str) -> bool:
+        lease, _ = self._keys(session_id)
+        try:
+            return bool(await self._client.exists(lease))
+        except RedisError as exc:
+            raise _unavailable(exc) from None
 
     async def close(self) -> None:
         await self._client.aclose()

@@ -9,8 +9,15 @@ session at once, and a replica that dies frees its sessions within the
 lease's time. A save is fenced by the lease: a replica that lost its lease
 (paused past it) cannot overwrite what the next one wrote.
 
-`memory` keeps nothing outside the process (`durable` is false): sessions
-live in the server's memory, as they always did. `redis://`
+It also holds each reply's log: the reply's responses (and its error, if it
+failed), appended as the reply produces them whether anyone reads them or
+not, each at a position (`Entry.position`: opaque, increasing), kept for a
+while after the last one, so that a caller can take the reply up where it
+stopped reading (`AgentService.Resume`), on any replica sharing the store.
+
+`memory` keeps no session state outside the process (`durable` is false):
+sessions live in the server's memory, as they always did; its reply logs
+are the process's own. `redis://`
 keeps them in Redis, shared by every replica using it (`redis_store.py`).
 """
 
@@ -19,7 +26,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 
-__all__ = ["StateStore", "Stored"]
+__all__ = ["Entry", "StateStore", "Stored"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,14 @@ class Stored:
 
     state: bytes
     version: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a reply's log: its position and its bytes."""
+
+    position: str
+    data: bytes
 
 
 class StateStore(abc.ABC):
@@ -61,6 +76,29 @@ class StateStore(abc.ABC):
     async def save(self, session_id: str, owner: str, state: bytes, idle_ms: int) -> int | None:
         """Store the session's state if `owner` holds its lease, kept `idle_ms`
         after this save; the new version, or None if the lease was lost."""
+
+    @abc.abstractmethod
+    async def append(
+        self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
+    ) -> list[str]:
+        """Append to the reply's log, kept `keep_ms` after this; the entries'
+        positions."""
+
+    @abc.abstractmethod
+    async def read(
+        self, session_id: str, reply_id: str, after: str, wait_ms: int
+    ) -> list[Entry] | None:
+        """The reply's entries after position `after` ("": from the first),
+        waiting up to `wait_ms` for one if there are none yet (an empty list
+        then); None if the reply has no log (never had, or it expired)."""
+
+    @abc.abstractmethod
+    async def last(self, session_id: str, reply_id: str) -> Entry | None:
+        """The reply's last entry, None if its log has none."""
+
+    @abc.abstractmethod
+    async def leased(self, session_id: str) -> bool:
+        """Whether a replica holds the session's lease (runs a call in it)."""
 
     @abc.abstractmethod
     async def close(self) -> None:

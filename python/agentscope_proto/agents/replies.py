@@ -1,0 +1,321 @@
+"""A reply's responses: made from what the agent gives, logged with their
+cursors, read live by the reply's caller or taken up later by `Resume`.
+
+The reply's task (`sessions.py`) puts the agent's items (events, then the
+reply's message, or its error) in a queue and awaits nothing else, so that
+an interrupt lands inside the agent. A recorder task of its own (`record`)
+turns them into `ReplyResponse`s (`_Ending` marks the last one `done`),
+appends each batch to the reply's log in the state store (`ReplyLog`),
+where every response gets its cursor, and hands the batch to the caller
+(`Reply`). The log is written whether anyone reads or not: a caller whose
+connection dropped, on this replica or another, resumes from the last
+cursor it had (`ReplyLog.read`) and gets every response after it, each once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from .. import _json
+from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from .._generated.agentscope.agent.v1 import events_pb2 as pb
+from .._generated.agentscope.message.v1.message_pb2 import Msg
+from ..errors import (
+    AgentReplyError,
+    AgentScopeProtoError,
+    MessageFormatError,
+    ReplyNotFoundError,
+)
+from .hosting import failures
+from .state import StateStore
+
+__all__ = ["ASKS", "END", "Failed", "Reply", "ReplyLog", "record"]
+
+logger = logging.getLogger("agentscope_proto.agents")
+
+# The events a reply asks its caller with, and can end with besides its end.
+ASKS = frozenset({"require_user_confirm", "require_external_execution"})
+_LAST = ASKS | {"reply_end"}
+# The end of a reply's items.
+END: Any = object()
+# A log entry: a response's bytes, or the reply's error (JSON) after its last.
+_RESPONSE, _ERROR = b"R", b"E"
+# How long one read of a log waits for more, and how many empty reads with
+# no replica running the session tell that the one that ran it is gone.
+_WAIT_MS = 2000
+_GONE_AFTER = 2
+
+
+class Failed:
+    """The reply task's error, for the caller to raise."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+class ReplyLog:
+    """Replies' logs in the state store, and their cursors: a position in
+    the store's log and a tag of the reply, so that a cursor of another
+    reply is refused rather than read as a place in this one."""
+
+    def __init__(self, store: StateStore, keep_seconds: float) -> None:
+        self._store = store
+        self._keep_ms = round(keep_seconds * 1000)
+
+    @staticmethod
+    def cursor(reply_id: str, position: str) -> str:
+        return f"{position}.{_tag(reply_id)}"
+
+    @staticmethod
+    def position(reply_id: str, cursor: str) -> str:
+        """The log position `cursor` names ("" for none), or
+        `MessageFormatError` naming `after`."""
+        if not cursor:
+            return ""
+        position, _, tag = cursor.rpartition(".")
+        if not position or tag != _tag(reply_id):
+            raise MessageFormatError("after", f"{cursor[:80]!r} is no cursor of reply {reply_id!r}")
+        return position
+
+    async def write(
+        self,
+        session_id: str,
+        reply_id: str,
+        batch: list[service_pb.ReplyResponse],
+        error: Exception | None,
+    ) -> None:
+        """Append `batch` (and the reply's error) to the reply's log, each
+        response's cursor set."""
+        entries = [_RESPONSE + response.SerializeToString() for response in batch]
+        if error is not None:
+            entries.append(_ERROR + _error_entry(error))
+        positions = await self._store.append(session_id, reply_id, entries, self._keep_ms)
+        for response, position in zip(batch, positions, strict=False):
+            response.cursor = self.cursor(reply_id, position)
+
+    async def read(
+        self,
+        session_id: str,
+        reply_id: str,
+        after: str,
+        running: Callable[[], Awaitable[bool]],
+    ) -> AsyncIterator[service_pb.ReplyResponse]:
+        """The reply's responses after the cursor `after`, then the live rest
+        up to its `done` one (and its error, raised); `running` says whether
+        a replica still runs a call in the session."""
+        position = self.position(reply_id, after)
+        idle = 0
+        while True:
+            entries = await self._store.read(session_id, reply_id, position, _WAIT_MS)
+            if entries is None:
+                raise ReplyNotFoundError(
+                    "reply_id",
+                    f"no reply {reply_id!r} in session {session_id!r} "
+                    "(it never ran, or its log expired)",
+                )
+            if not entries:
+                idle = 0 if await running() else idle + 1
+                if idle and await self._ended(session_id, reply_id):
+                    return  # nothing follows (it asked, and waits for an answer)
+                if idle >= _GONE_AFTER:
+                    raise AgentReplyError(
+                        "internal",
+                        "the server running this reply stopped before it ended; the session "
+                        "goes on from its last saved state",
+                    )
+                continue
+            for entry in entries:
+                kind, data = entry.data[:1], entry.data[1:]
+                if kind == _ERROR:
+                    raise _error(data)
+                response = service_pb.ReplyResponse.FromString(data)
+                response.cursor = self.cursor(reply_id, entry.position)
+                yield response
+                if response.done:
+                    await self._raise_after(session_id, reply_id, entry.position)
+                    return
+            position = entries[-1].position
+
+    async def _ended(self, session_id: str, reply_id: str) -> bool:
+        """Whether the log ends the reply (a `done` response, or its error,
+        raised)."""
+        last = await self._store.last(session_id, reply_id)
+        if last is None:
+            return False
+        if last.data[:1] == _ERROR:
+            raise _error(last.data[1:])
+        return service_pb.ReplyResponse.FromString(last.data[1:]).done
+
+    async def _raise_after(self, session_id: str, reply_id: str, position: str) -> None:
+        """Raise the reply's error, if it failed (written with its last response)."""
+        entries = await self._store.read(session_id, reply_id, position, 0) or []
+        if entries and entries[0].data[:1] == _ERROR:
+            raise _error(entries[0].data[1:])
+
+
+def _tag(reply_id: str) -> str:
+    return hashlib.blake2b(reply_id.encode(), digest_size=4).hexdigest()
+
+
+def _error_entry(error: Exception) -> bytes:
+    """A reply's error as its log keeps it: a failed reply's type and text
+    (any other error, which no caller should see the text of, as internal)."""
+    if not isinstance(error, AgentReplyError):
+        error = AgentReplyError("internal", failures.MESSAGES["internal"])
+    return _json.dumps({"error_type": error.error_type, "message": error.message}).encode()
+
+
+def _error(data: bytes) -> AgentReplyError:
+    kept = _json.loads(data.decode(), "error")
+    return AgentReplyError(kept["error_type"], kept["message"])
+
+
+def _reply_id(batch: list[service_pb.ReplyResponse]) -> str:
+    """The reply's id, as its events name it."""
+    for response in batch:
+        kind = response.event.WhichOneof("event")
+        if kind is not None:
+            reply_id = getattr(getattr(response.event, kind), "reply_id", "")
+            if reply_id:
+                return str(reply_id)
+    return ""
+
+
+async def record(
+    items: asyncio.Queue[Any], out: asyncio.Queue[Any], log: ReplyLog | None, session_id: str
+) -> None:
+    """Turn the reply task's items into responses, batch by batch (what
+    came while the last batch was logged), log each batch and hand it to
+    `out`, then the end (or the error)."""
+    ending = _Ending()
+    reply_id = ""
+    while True:
+        batch, last = _batch(await items.get(), items, ending)
+        error = last.error if isinstance(last, Failed) else None
+        reply_id = reply_id or _reply_id(batch)
+        if reply_id and log is not None:
+            try:
+                await log.write(session_id, reply_id, batch, error)
+            except AgentScopeProtoError as exc:
+                logger.warning("reply %r: its log could not be written: %s", reply_id, exc)
+                log = None  # the caller still gets it, live
+        if batch:
+            out.put_nowait(batch)
+        if last is not None:
+            out.put_nowait(last)
+            return
+
+
+def _batch(
+    item: Any, items: asyncio.Queue[Any], ending: _Ending
+) -> tuple[list[service_pb.ReplyResponse], Any]:
+    """The responses of `item` and of what else is ready, and the end (END or
+    a `Failed`) if it came."""
+    batch: list[service_pb.ReplyResponse] = []
+    while True:
+        if item is END:
+            return [*batch, *ending.close()], END
+        if isinstance(item, Failed):
+            return [*batch, *ending.close(failed=True)], item
+        ending.feed(item, batch)
+        if items.empty():
+            return batch, None
+        item = items.get_nowait()
+
+
+class Reply:
+    """A running reply: its responses, and its interrupt."""
+
+    __slots__ = ("_out", "_task", "keep_running")
+
+    def __init__(
+        self, task: asyncio.Task[None], out: asyncio.Queue[Any], *, keep_running: bool = False
+    ) -> None:
+        self._task = task
+        self._out = out
+        # Whether the reply goes on when its caller stops reading.
+        self.keep_running = keep_running
+
+    def interrupt(self) -> None:
+        """Interrupt the reply as AgentScope's own interrupt does (a no-op
+        once it ended): the agent closes it, and `batches` goes on with what
+        it says until then."""
+        if not self._task.done():
+            self._task.cancel()
+
+    async def responses(self) -> AsyncIterator[service_pb.ReplyResponse]:
+        """The reply's responses one by one; leaving early (the caller is
+        gone) interrupts it, unless it is to keep running."""
+        try:
+            async for batch in self.batches():
+                for response in batch:
+                    yield response
+        finally:
+            if not self.keep_running:
+                self.interrupt()  # the task finishes the reply alone
+
+    async def batches(self) -> AsyncIterator[list[service_pb.ReplyResponse]]:
+        """The reply's responses in batches of what came while the last
+        batch was handled: each event as soon as it comes, and a caller
+        that cannot keep up gets them together. The reply's error, if any,
+        is raised after the responses before it."""
+        while True:
+            item = await self._out.get()
+            if item is END:
+                return
+            if isinstance(item, Failed):
+                raise item.error
+            yield item
+
+
+class _Ending:
+    """Which response is the last: each event goes out as it comes but one
+    that may end the reply, which is held until the next item."""
+
+    __slots__ = ("done", "held")
+
+    def __init__(self) -> None:
+        self.held: pb.AgentEvent | None = None
+        self.done = False
+
+    def feed(self, item: pb.AgentEvent | Msg, out: list[service_pb.ReplyResponse]) -> None:
+        if self.done:
+            return  # nothing follows the reply's message
+        if isinstance(item, Msg):
+            out.append(_response(self.held, done=True, msg=item))
+            self.held, self.done = None, True
+            return
+        if self.held is not None:
+            out.append(_response(self.held))
+            self.held = None
+        if item.WhichOneof("event") in _LAST:
+            self.held = item
+        else:
+            out.append(_response(item))
+
+    def close(self, *, failed: bool = False) -> list[service_pb.ReplyResponse]:
+        """The last response of items that ended without the reply's
+        message: the held event (an agent that gives no message marks its
+        last event `done`, or a `done` with none), none for a failure
+        that held none."""
+        if self.done or (failed and self.held is None):
+            return []
+        self.done = True
+        return [_response(self.held, done=True)]
+
+
+def _response(
+    event: pb.AgentEvent | None, *, done: bool = False, msg: Msg | None = None
+) -> service_pb.ReplyResponse:
+    response = service_pb.ReplyResponse(done=done)
+    if event is not None:
+        response.event.CopyFrom(event)
+    if msg is not None:
+        response.msg.CopyFrom(msg)
+    return response

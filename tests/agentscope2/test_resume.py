@@ -1,0 +1,204 @@
+"""`AgentService.Resume`: a reply taken up where its caller stopped reading,
+each response once, on the replica that runs it or another (a real
+redis-server), and the end a caller sees when that replica dies."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+
+from agentscope_proto import FinishedReason, from_dict
+from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
+from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from agentscope_proto.agents import AgentConfig
+
+from agent_processes import HERE, AgentProcess
+from hosted import AgentServer, serve, user
+from hub_fixtures import RedisServer
+from replay_server import ReplayServer
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def started(factory: Callable[[], Any]) -> Iterator[Callable[..., AgentServer]]:
+    servers: list[AgentServer] = []
+
+    def start(**config: Any) -> AgentServer:
+        servers.append(serve(factory, AgentConfig(**config)))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def _request(words: str, session: str, *, keep_running: bool = True) -> pb.ReplyRequest:
+    return pb.ReplyRequest(
+        msgs=[from_dict(user(words), "agentscope2")], session_id=session, keep_running=keep_running
+    )
+
+
+def _key(response: pb.ReplyResponse) -> bytes:
+    """A response without its cursor: what both ways of reading must agree on."""
+    copy = pb.ReplyResponse()
+    copy.CopyFrom(response)
+    copy.ClearField("cursor")
+    return copy.SerializeToString(deterministic=True)
+
+
+def _reply_id(responses: list[pb.ReplyResponse]) -> str:
+    return responses[0].event.reply_start.reply_id
+
+
+def _resume(target: str, session: str, reply_id: str, after: str) -> list[pb.ReplyResponse]:
+    with grpc.insecure_channel(target) as channel:
+        stub = pb_grpc.AgentServiceStub(channel)
+        request = pb.ResumeRequest(session_id=session, reply_id=reply_id, after=after)
+        return list(stub.Resume(request, timeout=60))
+
+
+def _read_then_drop(target: str, request: pb.ReplyRequest, count: int) -> list[pb.ReplyResponse]:
+    """The first `count` responses of a Reply; then the call is cancelled."""
+    with grpc.insecure_channel(target) as channel:
+        call = pb_grpc.AgentServiceStub(channel).Reply(request, timeout=60)
+        first = [next(call) for _ in range(count)]
+        call.cancel()
+    return first
+
+
+def test_every_response_has_an_increasing_cursor_and_resume_from_the_start_repeats_them(
+    started: Callable[..., AgentServer],
+) -> None:
+    server = started()
+    with grpc.insecure_channel(server.target) as channel:
+        whole = list(pb_grpc.AgentServiceStub(channel).Reply(_request("hi", "s1"), timeout=60))
+    cursors = [response.cursor for response in whole]
+    assert all(cursors)
+    assert len(set(cursors)) == len(cursors)
+    again = _resume(server.target, "s1", _reply_id(whole), "")
+    assert [_key(r) for r in again] == [_key(r) for r in whole]
+    assert [r.cursor for r in again] == cursors
+    # After the last: nothing follows (the reply ended).
+    assert _resume(server.target, "s1", _reply_id(whole), cursors[-1]) == []
+
+
+def test_a_caller_that_drops_resumes_and_gets_the_rest_once(
+    started: Callable[..., AgentServer],
+) -> None:
+    server = started()
+    first = _read_then_drop(server.target, _request("weather?", "s2"), 3)
+    rest = _resume(server.target, "s2", _reply_id(first), first[-1].cursor)
+    whole = _resume(server.target, "s2", _reply_id(first), "")
+    assert [_key(r) for r in first + rest] == [_key(r) for r in whole]
+    assert rest[-1].done
+    assert rest[-1].event.WhichOneof("event") == "require_user_confirm"
+
+
+def test_a_reply_not_kept_running_is_interrupted_when_its_caller_drops(
+    started: Callable[..., AgentServer],
+) -> None:
+    server = started()
+    first = _read_then_drop(server.target, _request("weather?", "s3", keep_running=False), 2)
+    rest = _resume(server.target, "s3", _reply_id(first), first[-1].cursor)
+    assert rest[-1].done
+    assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
+
+
+def test_bad_resumes_are_refused_naming_the_field(started: Callable[..., AgentServer]) -> None:
+    server = started()
+    with grpc.insecure_channel(server.target) as channel:
+        whole = list(pb_grpc.AgentServiceStub(channel).Reply(_request("hi", "s4"), timeout=60))
+        other = list(pb_grpc.AgentServiceStub(channel).Reply(_request("hi", "s4"), timeout=60))
+    cases = {
+        "an unknown reply": ("s4", "nope", "", grpc.StatusCode.NOT_FOUND, "reply_id"),
+        "another reply's cursor": (
+            "s4",
+            _reply_id(whole),
+            other[1].cursor,
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "after",
+        ),
+        "another session": ("s5", _reply_id(whole), "", grpc.StatusCode.NOT_FOUND, "reply_id"),
+        "no reply id": ("s4", "", "", grpc.StatusCode.INVALID_ARGUMENT, "reply_id"),
+    }
+    for what, (session, reply_id, after, code, field) in cases.items():
+        with pytest.raises(grpc.RpcError) as info:
+            _resume(server.target, session, reply_id, after)
+        assert info.value.code() == code, what
+        assert (info.value.details() or "").startswith(f"{field}:"), what
+
+
+def test_another_replica_resumes_a_reply_in_flight(
+    started: Callable[..., AgentServer], redis_server: RedisServer
+) -> None:
+    a = started(state=redis_server.url, lease_seconds=1)
+    b = started(state=redis_server.url, lease_seconds=1)
+    first = _read_then_drop(a.target, _request("three tools", "r1"), 2)
+    rest = _resume(b.target, "r1", _reply_id(first), first[-1].cursor)
+    whole = _resume(a.target, "r1", _reply_id(first), "")
+    assert [_key(r) for r in first + rest] == [_key(r) for r in whole]
+    assert rest[-1].done
+
+
+def test_a_reply_whose_replica_died_ends_with_an_error_on_resume(
+    redis_server: RedisServer, tmp_path: Any
+) -> None:
+    """SIGKILL of the replica running a reply (its model never answers):
+    a resume elsewhere ends, once the lease ran out, with an error saying
+    so; the session goes on from its last saved state."""
+    from hosted import SCRIPT
+
+    with ReplayServer(SCRIPT) as replay:
+        env = {
+            **os.environ,
+            "FRIDAY_MODEL_URL": replay.base_url,
+            "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
+        }
+        flags = ["--port", "0", "--state", redis_server.url, "--lease-seconds", "1"]
+        dying = AgentProcess(["topic_agents:friday", *flags], env)
+        living = AgentProcess(["topic_agents:friday", *flags], env)
+        try:
+            target = dying.wait_listening()
+            first = _read_then_drop(target, _request("wait", "d1"), 2)
+            dying.process.kill()
+            dying.process.wait(30)
+            with pytest.raises(grpc.RpcError) as info:
+                _resume(living.wait_listening(), "d1", _reply_id(first), first[-1].cursor)
+            assert "stopped before it ended" in (info.value.details() or "")
+            with grpc.insecure_channel(living.target) as channel:
+                again = list(
+                    pb_grpc.AgentServiceStub(channel).Reply(_request("hi", "d1"), timeout=60)
+                )
+            assert again[-1].done
+        finally:
+            living.stop()
+
+
+def test_a_reply_kept_running_is_interrupted_by_a_user_interrupt(
+    started: Callable[..., AgentServer],
+) -> None:
+    """Its caller gone, a reply whose model never answers is ended by a
+    Reply with a `user_interrupt` answer in its session: a resume sees it
+    end interrupted."""
+    from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
+
+    server = started()
+    first = _read_then_drop(server.target, _request("wait", "i1"), 2)
+    interrupt = pb.ReplyRequest(
+        session_id="i1", user_interrupt=events.UserInterruptEvent(reply_id=_reply_id(first))
+    )
+    with grpc.insecure_channel(server.target) as channel:
+        list(pb_grpc.AgentServiceStub(channel).Reply(interrupt, timeout=60))
+    rest = _resume(server.target, "i1", _reply_id(first), first[-1].cursor)
+    assert rest[-1].done
+    assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
