@@ -133,6 +133,8 @@ class ReplayServer:
         self.open_streams = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        # What a `hold:<case>` stream waits for after its first chunk.
+        self.release = threading.Event()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -181,6 +183,8 @@ class ReplayServer:
                     self._json(status, {"error": {"message": "recorded failure", "type": "x"}})
                 elif name == "hang":
                     self._hang()
+                elif name.startswith("hold:"):
+                    self._held(replay.cases[name.removeprefix("hold:")]["chunks"])
                 else:
                     case_name, _, tool = name.partition("@")
                     case = replay.cases[case_name]
@@ -207,6 +211,17 @@ class ReplayServer:
             def _stream(self, chunks: Sequence[Any]) -> None:
                 self._start_stream()
                 for chunk in chunks:
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+            def _held(self, chunks: Sequence[Any]) -> None:
+                """The first chunk, then the rest once the test sets `release`."""
+                self._start_stream()
+                self.wfile.write(b"data: " + json.dumps(chunks[0]).encode() + b"\n\n")
+                self.wfile.flush()
+                replay.release.wait(60)
+                for chunk in chunks[1:]:
                     self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()

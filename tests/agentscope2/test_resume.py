@@ -202,3 +202,56 @@ def test_a_reply_kept_running_is_interrupted_by_a_user_interrupt(
     rest = _resume(server.target, "i1", _reply_id(first), first[-1].cursor)
     assert rest[-1].done
     assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
+
+
+def test_a_client_takes_its_reply_up_by_itself_when_the_connection_drops() -> None:
+    """A `resume_attempts` client through a proxy that drops the connection
+    while the model is mid-stream: the client resumes, and yields every
+    event once, in order, as the reply's log holds them."""
+    from agentscope_proto.agents import AgentClient
+    from tcp_proxy import Proxy
+
+    from replay_agent import make_agent
+
+    with ReplayServer({"slow": ["hold:stream_text_by3"]}) as replay:
+        server = serve(lambda: make_agent(replay.base_url))
+        proxy = Proxy(server.port)
+        try:
+            with AgentClient(proxy.target) as client:
+                stream = client.reply_stream(user("slow"), session_id="c1", resume_attempts=5)
+                seen = [next(stream)]
+                while seen[-1].WhichOneof("event") != "model_call_start":
+                    seen.append(next(stream))
+                proxy.cut()
+                replay.release.set()
+                seen += list(stream)
+            reply_id = seen[0].reply_start.reply_id
+            logged = _resume(server.target, "c1", reply_id, "")
+            expected = [r.event for r in logged] + [logged[-1].msg]
+            assert seen == expected
+        finally:
+            proxy.close()
+            server.stop()
+
+
+def test_a_client_gives_up_after_its_attempts_with_a_clear_error() -> None:
+    from agentscope_proto.agents import AgentClient
+    from agentscope_proto.errors import RemoteError
+    from tcp_proxy import Proxy
+
+    from replay_agent import make_agent
+
+    with ReplayServer({"slow": ["hold:stream_text_by3"]}) as replay:
+        server = serve(lambda: make_agent(replay.base_url))
+        proxy = Proxy(server.port)
+        try:
+            with AgentClient(proxy.target) as client:
+                stream = client.reply_stream(user("slow"), session_id="c2", resume_attempts=2)
+                while next(stream).WhichOneof("event") != "model_call_start":
+                    pass
+                proxy.close()  # nothing listens there any more
+                with pytest.raises(RemoteError, match="2 attempts to take it up failed"):
+                    list(stream)
+        finally:
+            replay.release.set()
+            server.stop()

@@ -12,6 +12,9 @@ wraps `AsyncAgentClient` as an AgentScope 2.x agent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -24,7 +27,7 @@ from .._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..dialects import from_dict
-from ..errors import AgentReplyError, MessageFormatError
+from ..errors import AgentReplyError, MessageFormatError, RemoteError
 from ..events import event_from_dict
 from ..service.status import error_from_rpc
 
@@ -40,6 +43,8 @@ Answer = (
     | events_pb.UserInterruptEvent
     | Mapping[str, Any]
 )
+# The first and the longest wait before taking a reply up again.
+_FIRST_WAIT_S, _LAST_WAIT_S = 0.1, 2.0
 # The answer message class -> its `ReplyRequest.answer` field.
 _ANSWERS: dict[type, str] = {
     type(getattr(pb.ReplyRequest(), field.name)): field.name
@@ -118,6 +123,68 @@ async def final_msg(items: AsyncIterable[events_pb.AgentEvent | Msg]) -> Msg:
     return msg
 
 
+class _Taking:
+    """Where a reply stands for its caller, to take it up after the
+    connection dropped (`Resume` after the last cursor seen): at most
+    `attempts` times in a row, waiting longer each time."""
+
+    def __init__(self, session_id: str, attempts: int) -> None:
+        self.session_id = session_id
+        self.reply_id = ""
+        self.cursor = ""
+        self.done = False
+        self._attempts = attempts
+        self._tries = 0
+
+    def saw(self, response: pb.ReplyResponse) -> None:
+        self.cursor = response.cursor or self.cursor
+        self.done = response.done
+        self._tries = 0
+        start = response.event.reply_start
+        if start.reply_id:
+            self.reply_id, self.session_id = start.reply_id, start.session_id
+
+    def wait(self, error: grpc.RpcError) -> float | None:
+        """How long to wait before resuming after `error`; None: give up."""
+        if self.done or error.code() != grpc.StatusCode.UNAVAILABLE:
+            return None  # the reply ended (a failed one's status follows its end)
+        if not (self.reply_id and self.cursor) or _from_server(error):
+            return None
+        self._tries += 1
+        if self._tries > self._attempts:
+            return None
+        return float(min(_FIRST_WAIT_S * 2 ** (self._tries - 1), _LAST_WAIT_S))
+
+    def resume_request(self) -> pb.ResumeRequest:
+        return pb.ResumeRequest(
+            session_id=self.session_id, reply_id=self.reply_id, after=self.cursor
+        )
+
+    def failed(self, error: grpc.RpcError, msg: Msg | None) -> Exception:
+        if self._tries > self._attempts > 0:
+            return RemoteError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the connection dropped during reply {self.reply_id!r} and {self._attempts} "
+                f"attempts to take it up failed (last: {error.details()})",
+            )
+        return _failed(error, msg)
+
+    def interrupt_request(self) -> pb.ReplyRequest | None:
+        """The interrupt of a reply kept running that its caller left
+        before it ended (None: nothing to interrupt)."""
+        if self.done or not self.reply_id:
+            return None
+        request = pb.ReplyRequest(session_id=self.session_id)
+        request.user_interrupt.reply_id = self.reply_id
+        return request
+
+
+def _from_server(error: grpc.RpcError) -> bool:
+    """Whether the server sent the status (with its details), rather than
+    the connection failing."""
+    return not isinstance(error_from_rpc(error), RemoteError)
+
+
 def _failed(error: grpc.RpcError, msg: Msg | None) -> Exception:
     exc = error_from_rpc(error)
     if isinstance(exc, AgentReplyError):
@@ -147,24 +214,44 @@ class AgentClient(ChannelClient):
         session_id: str = "",
         structured_schema: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        resume_attempts: int = 0,
     ) -> Iterator[events_pb.AgentEvent | Msg]:
         """The reply's events as they happen, then its `Msg`. Closing the
-        iterator early cancels the call, which interrupts the reply."""
+        iterator early cancels the call, which interrupts the reply. With
+        `resume_attempts`, the reply keeps running on the server when the
+        connection drops, and is taken up where it stopped (`Resume`) up to
+        that many times in a row, with a growing wait, before `RemoteError`."""
         request = reply_request(
             msgs, answer=answer, session_id=session_id, structured_schema=structured_schema
         )
-        call = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
+        request.keep_running = resume_attempts > 0
+        taking = _Taking(session_id, resume_attempts)
+        call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
-            for response in call:
-                for item in _items(response):
-                    if isinstance(item, Msg):
-                        msg = item
-                    yield item
-        except grpc.RpcError as error:
-            raise _failed(error, msg) from None
+            while True:
+                try:
+                    for response in call:
+                        taking.saw(response)
+                        for item in _items(response):
+                            if isinstance(item, Msg):
+                                msg = item
+                            yield item
+                    return
+                except grpc.RpcError as error:
+                    wait = taking.wait(error)
+                    if wait is None:
+                        raise taking.failed(error, msg) from None
+                time.sleep(wait)
+                call = self._stub.Resume(
+                    taking.resume_request(), timeout=timeout, metadata=self._metadata
+                )
         finally:
             call.cancel()  # a no-op once the call ended
+            interrupt = taking.interrupt_request() if request.keep_running else None
+            if interrupt is not None:
+                with contextlib.suppress(grpc.RpcError):
+                    list(self._stub.Reply(interrupt, timeout=5, metadata=self._metadata))
 
     def reply(
         self,
@@ -228,25 +315,41 @@ class AsyncAgentClient(AsyncChannelClient):
         session_id: str = "",
         structured_schema: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        resume_attempts: int = 0,
     ) -> AsyncIterator[events_pb.AgentEvent | Msg]:
         """The reply's events as they happen, then its `Msg`. Cancelling the
         consuming task (or closing the iterator) cancels the call, which
-        interrupts the reply."""
+        interrupts the reply. `resume_attempts`: as `AgentClient`'s."""
         request = reply_request(
             msgs, answer=answer, session_id=session_id, structured_schema=structured_schema
         )
-        call = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
+        request.keep_running = resume_attempts > 0
+        taking = _Taking(session_id, resume_attempts)
+        call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
-            async for response in call:
-                for item in _items(response):
-                    if isinstance(item, Msg):
-                        msg = item
-                    yield item
-        except grpc.aio.AioRpcError as error:
-            raise _failed(error, msg) from None
+            while True:
+                try:
+                    async for response in call:
+                        taking.saw(response)
+                        for item in _items(response):
+                            if isinstance(item, Msg):
+                                msg = item
+                            yield item
+                    return
+                except grpc.aio.AioRpcError as error:
+                    wait = taking.wait(error)
+                    if wait is None:
+                        raise taking.failed(error, msg) from None
+                await asyncio.sleep(wait)
+                call = self._stub.Resume(
+                    taking.resume_request(), timeout=timeout, metadata=self._metadata
+                )
         finally:
             call.cancel()
+            interrupt = taking.interrupt_request() if request.keep_running else None
+            if interrupt is not None:
+                await _interrupt_kept(self._stub, interrupt, self._metadata)
 
     async def reply(
         self,
@@ -280,3 +383,16 @@ class AsyncAgentClient(AsyncChannelClient):
             )
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error) from None
+
+
+async def _interrupt_kept(stub: Any, request: pb.ReplyRequest, metadata: Any) -> None:
+    """Interrupt a reply kept running whose caller left it (best effort:
+    the caller is gone either way), shielded from the caller's own cancel."""
+
+    async def interrupt() -> None:
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            async for _ in stub.Reply(request, timeout=5, metadata=metadata):
+                pass
+
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.shield(interrupt())

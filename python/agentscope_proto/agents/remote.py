@@ -75,7 +75,10 @@ class RemoteAgent(Agent):  # type: ignore[misc]
     (default: a new one) is the remote session (the A2A context) this agent
     talks in; `credentials` and `token` are the channel's TLS credentials
     (gRPC) and bearer token, as for every client here; `timeout` bounds each
-    call in seconds.
+    call in seconds. Over gRPC, a reply whose connection drops is taken up
+    where it stopped (`AgentService.Resume`, on whichever replica the
+    target reaches) up to `resume_attempts` times in a row (0: the drop
+    ends the reply).
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class RemoteAgent(Agent):  # type: ignore[misc]
         token: str | None = None,
         timeout: float | None = None,
         max_message_mb: int = 64,
+        resume_attempts: int = 5,
     ) -> None:
         # Agent.__init__ is not called: it builds a model, tools and a
         # reasoning loop, which are the remote process's.
@@ -108,6 +112,7 @@ class RemoteAgent(Agent):  # type: ignore[misc]
         self.toolkit = Toolkit()
         self.react_config = ReActConfig()
         self._timeout = timeout
+        self._resume_attempts = resume_attempts
         self._used = False  # whether the remote session holds anything
 
     async def reply_stream(
@@ -204,12 +209,19 @@ class RemoteAgent(Agent):  # type: ignore[misc]
             if isinstance(structured_schema, type)
             else structured_schema
         )
-        stream = self._connected().reply_stream(
+        client = self._connected()
+        resuming = (
+            {"resume_attempts": self._resume_attempts}
+            if isinstance(client, AsyncAgentClient)
+            else {}
+        )
+        stream = client.reply_stream(
             [interop.from_agentscope(msg) for msg in msgs],
             answer=answer,
             session_id=self.state.session_id,
             structured_schema=schema,
             timeout=self._timeout,
+            **resuming,
         )
         accepted = False
         async for item in stream:
