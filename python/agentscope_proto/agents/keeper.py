@@ -25,7 +25,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from google.protobuf.message import DecodeError
 
@@ -35,8 +35,16 @@ from .config import AgentConfig
 from .hosting import Hosting
 from .state import StateStore
 
-if TYPE_CHECKING:
-    from .sessions import Session
+
+class Session(Protocol):
+    """What a turn needs of a session (`sessions.Session`)."""
+
+    id: str
+    agent: Any
+    # The version of the stored state its agent holds: 0 none, -1 untrusted.
+    stored: int
+    publish: Any
+
 
 __all__ = ["Keeper"]
 
