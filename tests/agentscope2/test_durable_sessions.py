@@ -181,3 +181,26 @@ def test_the_stored_state_is_the_agents_own(
     restored = AgentState.model_validate(dump)
     assert restored.session_id == "own"
     assert [m.role for m in restored.context] == ["user", "assistant"]
+
+
+def test_a_redis_restart_loses_no_session_and_its_outage_is_a_clear_status(
+    factory: Callable[[], Any], replay: ReplayServer, tmp_path: Path
+) -> None:
+    """Redis with AOF restarted mid-run: during the outage a call is
+    UNAVAILABLE (`StateUnavailableError`, retryable), not a hang; after it
+    the server reconnects by itself and the session has its memory."""
+    from agentscope_proto.errors import StateUnavailableError
+
+    store = RedisServer(tmp_path, extra=("--appendonly", "yes", "--appendfsync", "always"))
+    server = serve(factory, AgentConfig(state=store.url, lease_seconds=1))
+    try:
+        _reply(server, "aof", "hi")
+        store.stop()
+        with AgentClient(server.target) as client, pytest.raises(StateUnavailableError):
+            list(client.reply_stream(user("hi"), session_id="aof", timeout=60))
+        store.restart()
+        _reply(server, "aof", "hi")
+        assert _user_turns(replay) == 2  # the turn before the outage, remembered
+    finally:
+        server.stop()
+        store.stop()
