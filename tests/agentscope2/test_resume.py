@@ -255,3 +255,37 @@ def test_a_client_gives_up_after_its_attempts_with_a_clear_error() -> None:
         finally:
             replay.release.set()
             server.stop()
+
+
+def test_a_client_of_two_replicas_resumes_on_the_other_when_one_is_cut_off(
+    redis_server: RedisServer,
+) -> None:
+    """Replicas A and B on one Redis; the client is given both and reaches
+    A (through a proxy). A becomes unreachable mid-reply (it runs on): the
+    client's channel moves to B, which takes the reply up from the log A
+    goes on writing, each event once."""
+    from agentscope_proto.agents import AgentClient
+    from tcp_proxy import Proxy
+
+    from replay_agent import make_agent
+
+    config = AgentConfig(state=redis_server.url, lease_seconds=1)
+    with ReplayServer({"slow": ["hold:stream_text_by3"]}) as replay:
+        a = serve(lambda: make_agent(replay.base_url), config)
+        b = serve(lambda: make_agent(replay.base_url), config)
+        to_a = Proxy(a.port)
+        try:
+            with AgentClient([to_a.target, b.target]) as client:
+                stream = client.reply_stream(user("slow"), session_id="f1", resume_attempts=5)
+                seen = [next(stream)]
+                while seen[-1].WhichOneof("event") != "model_call_start":
+                    seen.append(next(stream))
+                to_a.close()  # A runs on, out of the client's reach
+                replay.release.set()
+                seen += list(stream)
+            logged = _resume(b.target, "f1", seen[0].reply_start.reply_id, "")
+            assert seen == [r.event for r in logged] + [logged[-1].msg]
+        finally:
+            to_a.close()
+            a.stop()
+            b.stop()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -197,7 +197,7 @@ class AgentClient(ChannelClient):
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         *,
         credentials: grpc.ChannelCredentials | None = None,
         token: str | None = None,
@@ -298,7 +298,7 @@ class AsyncAgentClient(AsyncChannelClient):
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         *,
         credentials: grpc.ChannelCredentials | None = None,
         token: str | None = None,

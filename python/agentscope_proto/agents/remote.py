@@ -34,8 +34,8 @@ import asyncio
 import copy
 import logging
 import uuid
-from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import grpc
 from agentscope.agent import Agent, ReActConfig
@@ -66,7 +66,8 @@ _ANSWERS = (UserConfirmResultEvent, ExternalExecutionResultEvent, UserInterruptE
 
 
 class RemoteAgent(Agent):  # type: ignore[misc]
-    """An agent of an AgentService at `target` (`host:port`), or any A2A 1.0
+    """An agent of an AgentService at `target` (`host:port`; several replicas'
+    `host:port`s, failed over between), or any A2A 1.0
     agent (`target` its `http(s)://` URL; the `a2a` extra), as a local
     AgentScope 2.x agent (see the module doc).
 
@@ -83,7 +84,7 @@ class RemoteAgent(Agent):  # type: ignore[misc]
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         *,
         name: str | None = None,
         session_id: str | None = None,
@@ -251,14 +252,18 @@ class RemoteAgent(Agent):  # type: ignore[misc]
                 return
 
 
-def _is_a2a(target: str) -> bool:
+def _is_a2a(target: str | Sequence[str]) -> TypeGuard[str]:
     """Whether `target` names an A2A agent (its URL) rather than an
-    AgentService (`host:port`, or a gRPC target such as `dns:///...`)."""
-    return target.startswith(("http://", "https://"))
+    AgentService (`host:port`, a gRPC target such as `dns:///...`, or
+    several replicas' `host:port`s)."""
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
 
 
 def _remote_name(
-    target: str, credentials: grpc.ChannelCredentials | None, token: str | None, timeout: float
+    target: str | Sequence[str],
+    credentials: grpc.ChannelCredentials | None,
+    token: str | None,
+    timeout: float,
 ) -> str:
     """The remote agent's name: its `Describe`, or its A2A card's."""
     if _is_a2a(target):
