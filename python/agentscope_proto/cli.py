@@ -1,4 +1,5 @@
-"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse`, `hub` and `a2a`.
+"""The `agentscope-proto` command: `serve`, `serve-agent`, `format`, `parse`, `hub`,
+`attach` and `a2a`.
 
 User errors (a missing or unreadable file, invalid JSON, a bad flag, a port
 already in use, input the formatter rejects) end in one line on stderr,
@@ -375,6 +376,20 @@ def _hub_parser(sub: Any) -> None:
         action.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
 
 
+def _attach_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "attach",
+        help="print a served agent's reply from where a caller stopped reading it (Resume), "
+        "as JSON lines (ProtoJSON ReplyResponse, each with its cursor)",
+        **_sub_options(),
+    )
+    p.add_argument("session", help="the reply's session id")
+    p.add_argument("reply", help="the reply's id (its ReplyStartEvent's reply_id)")
+    p.add_argument("--after", metavar="CURSOR", default="", help="the last cursor seen")
+    p.add_argument("--target", type=_target, required=True, help="host:port of a serve-agent")
+    p.add_argument("--token-env", metavar="NAME", help="env var holding the bearer token")
+
+
 def _a2a_parser(sub: Any) -> None:
     p = sub.add_parser(
         "a2a",
@@ -680,6 +695,16 @@ def _run_hub(args: argparse.Namespace) -> None:
                     return
 
 
+def _run_attach(args: argparse.Namespace) -> None:
+    from google.protobuf import json_format
+
+    from .agents.client import AgentClient
+
+    with AgentClient(args.target, token=_token(args.token_env)) as client:
+        for response in client.resume(args.session, args.reply, after=args.after):
+            print(json.dumps(json_format.MessageToDict(response)), flush=True)
+
+
 def _run_a2a(args: argparse.Namespace) -> None:
     if importlib.util.find_spec("a2a") is None:
         raise UserError("a2a needs the a2a extra: pip install 'agentscope-proto[a2a]'")
@@ -980,6 +1005,7 @@ def build_parser() -> argparse.ArgumentParser:
     _format_parser(sub)
     _parse_parser(sub)
     _hub_parser(sub)
+    _attach_parser(sub)
     _a2a_parser(sub)
     return parser
 
@@ -1113,6 +1139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "format": _run_format,
         "parse": _run_parse,
         "hub": _run_hub,
+        "attach": _run_attach,
         "a2a": _run_a2a,
     }
     try:

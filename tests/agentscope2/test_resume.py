@@ -289,3 +289,38 @@ def test_a_client_of_two_replicas_resumes_on_the_other_when_one_is_cut_off(
             to_a.close()
             a.stop()
             b.stop()
+
+
+def test_the_cli_attaches_to_a_reply(started: Callable[..., AgentServer]) -> None:
+    """`agentscope-proto attach`: the reply after a cursor as JSON lines; an
+    unknown reply in one line and exit 2 (bad input)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server = started()
+    first = _read_then_drop(server.target, _request("weather?", "a1"), 2)
+    command = [str(Path(sys.executable).parent / "agentscope-proto"), "attach", "a1"]
+    result = subprocess.run(
+        [*command, _reply_id(first), "--after", first[-1].cursor, "--target", server.target],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    expected = _resume(server.target, "a1", _reply_id(first), first[-1].cursor)
+    assert [line["cursor"] for line in lines] == [r.cursor for r in expected]
+    assert lines[-1]["done"] is True
+    unknown = subprocess.run(
+        [*command, "nope", "--target", server.target],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert unknown.returncode == 2
+    assert unknown.stderr.count("\n") == 1
+    assert "no reply 'nope'" in unknown.stderr

@@ -193,7 +193,7 @@ def _failed(error: grpc.RpcError, msg: Msg | None) -> Exception:
 
 
 class AgentClient(ChannelClient):
-    """A blocking client: `reply_stream`, `reply`, `observe`, `describe`."""
+    """A blocking client: `reply_stream`, `resume`, `reply`, `observe`, `describe`."""
 
     def __init__(
         self,
@@ -252,6 +252,21 @@ class AgentClient(ChannelClient):
             if interrupt is not None:
                 with contextlib.suppress(grpc.RpcError):
                     list(self._stub.Reply(interrupt, timeout=5, metadata=self._metadata))
+
+    def resume(
+        self, session_id: str, reply_id: str, *, after: str = "", timeout: float | None = None
+    ) -> Iterator[pb.ReplyResponse]:
+        """A reply's responses after the cursor `after` ("": all of them),
+        then its live rest (`Resume`), each with its cursor; the reply's
+        error is raised after its last."""
+        request = pb.ResumeRequest(session_id=session_id, reply_id=reply_id, after=after)
+        call = self._stub.Resume(request, timeout=timeout, metadata=self._metadata)
+        try:
+            yield from call
+        except grpc.RpcError as error:
+            raise error_from_rpc(error) from None
+        finally:
+            call.cancel()
 
     def reply(
         self,
@@ -350,6 +365,20 @@ class AsyncAgentClient(AsyncChannelClient):
             interrupt = taking.interrupt_request() if request.keep_running else None
             if interrupt is not None:
                 await _interrupt_kept(self._stub, interrupt, self._metadata)
+
+    async def resume(
+        self, session_id: str, reply_id: str, *, after: str = "", timeout: float | None = None
+    ) -> AsyncIterator[pb.ReplyResponse]:
+        """`AgentClient.resume` for asyncio."""
+        request = pb.ResumeRequest(session_id=session_id, reply_id=reply_id, after=after)
+        call = self._stub.Resume(request, timeout=timeout, metadata=self._metadata)
+        try:
+            async for response in call:
+                yield response
+        except grpc.aio.AioRpcError as error:
+            raise error_from_rpc(error) from None
+        finally:
+            call.cancel()
 
     async def reply(
         self,
