@@ -105,6 +105,72 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     server.stop()
 
 
+class RedisCluster:
+    """A Redis Cluster of `masters` Debian redis-servers on free loopback
+    ports (no replicas, nothing persisted), made with `redis-cli --cluster
+    create`; `url` names its first node (a cluster client finds the rest)."""
+
+    def __init__(self, workdir: Path, masters: int = 3) -> None:
+        cli = shutil.which("redis-cli")
+        require(cli is not None, "redis-cli is not installed (apt-get install redis-tools)")
+        assert cli is not None
+        self.nodes = []
+        try:
+            for index in range(masters):
+                node_dir = workdir / f"node{index}"
+                node_dir.mkdir()
+                self.nodes.append(
+                    RedisServer(
+                        node_dir, ("--cluster-enabled", "yes", "--cluster-node-timeout", "2000")
+                    )
+                )
+            addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+            subprocess.run(
+                [
+                    cli,
+                    "--cluster",
+                    "create",
+                    *addresses,
+                    "--cluster-replicas",
+                    "0",
+                    "--cluster-yes",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+            self._wait_ok(cli)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ok(self, cli: str) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            states = [
+                subprocess.run(
+                    [cli, "-p", str(node.port), "cluster", "info"],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                    check=False,
+                ).stdout
+                for node in self.nodes
+            ]
+            if all("cluster_state:ok" in state for state in states):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the Redis Cluster did not reach cluster_state:ok within 30 s")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.nodes[0].port}"
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
 def store_url(request: pytest.FixtureRequest, store: str) -> str:
     """The hub URL of a store kind (starting redis-server for `redis`)."""
     if store == "memory":

@@ -205,3 +205,32 @@ def test_a_redis_restart_loses_no_session_and_its_outage_is_a_clear_status(
     finally:
         server.stop()
         store.stop()
+
+
+def test_sessions_and_reply_logs_on_a_redis_cluster(
+    factory: Callable[[], Any], replay: ReplayServer, tmp_path: Path
+) -> None:
+    """A 3-master Redis Cluster: each session's keys (hash-tagged) on the
+    node of their slot; replicas take turns and resume as on one node."""
+    from hub_fixtures import RedisCluster
+
+    cluster = RedisCluster(tmp_path)
+    config = AgentConfig(state=cluster.url, lease_seconds=1)
+    replicas = [serve(factory, config), serve(factory, config)]
+    try:
+        sessions = [f"cluster-{index}" for index in range(6)]  # spread over the slots
+        for turn in (1, 2):
+            for index, session in enumerate(sessions):
+                replies = _reply(replicas[(index + turn) % 2], session, "hi")
+                assert _user_turns(replay) == turn
+        with AgentClient(replicas[0].target) as client:
+            start = replies[0].reply_start
+            again = list(client.resume(start.session_id, start.reply_id))
+        assert again[-1].done
+        nodes = redis.RedisCluster.from_url(cluster.url)
+        keys = nodes.keys("agentscope:session:*", target_nodes=redis.RedisCluster.ALL_NODES)
+        assert len(keys) >= 2 * len(sessions)  # a state and a reply log each, at least
+    finally:
+        for replica in replicas:
+            replica.stop()
+        cluster.stop()

@@ -14,6 +14,10 @@ encoding's version is in the key: a later encoding is stored beside it.
 Every step that must see and change a key at once is one Lua script (Redis
 runs each alone): a save checks the lease and writes in one step, so a
 replica whose lease ran out cannot overwrite its successor's state.
+
+The URL may name any node of a Redis Cluster: the store asks the server
+whether it is one (`INFO cluster`) and then talks to the whole cluster,
+each session's keys on the node of their slot.
 """
 
 from __future__ import annotations
@@ -58,6 +62,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# KEYS: the reply's stream. ARGV: keep ms, then the entries. Their ids.
+_APPEND = """
+local ids = {}
+for i = 2, #ARGV do
+  ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'd', ARGV[i])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return ids
+"""
 # KEYS: lease, state. ARGV: owner, state bytes, idle ms. The new version, or
 # -1 when the lease is not the owner's.
 _SAVE = """
@@ -89,21 +102,28 @@ def _text(value: bytes | str) -> str:
 class RedisStateStore(StateStore):
     """Sessions in Redis (see the module doc)."""
 
-    def __init__(self, client: aioredis.Redis, agent: str) -> None:
+    def __init__(self, client: Any, agent: str) -> None:
+        # redis-py's `Redis`, or its `RedisCluster` (the same commands).
         self._client = client
         self._agent = agent
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
         self._save = client.register_script(_SAVE)
+        self._append = client.register_script(_APPEND)
 
     @classmethod
     async def connect(cls, url: str, agent: str) -> RedisStateStore:
         """A store on the Redis `url` names, once it answers a PING; `agent`
         keeps this agent's sessions apart from others' on the same Redis."""
-        client = aioredis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=10)
+        options: dict[str, Any] = {"socket_connect_timeout": 5, "socket_timeout": 10}
+        client: Any = aioredis.Redis.from_url(url, **options)
         try:
-            await client.ping()
+            clustered = (await client.info("cluster")).get("cluster_enabled") == 1
+            if clustered:
+                await client.aclose()
+                client = aioredis.RedisCluster.from_url(url, **options)
+                await client.initialize()
         except (RedisError, OSError) as exc:
             await client.aclose()
             raise StateUnavailableError(f"cannot reach {redacted_url(url)}: {exc}") from None
@@ -162,14 +182,7 @@ class RedisStateStore(StateStore):
         self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
     ) -> list[str]:
         key = f"{self._base(session_id)}:reply:{reply_id}"
-        try:
-            async with self._client.pipeline(transaction=True) as pipe:
-                for data in entries:
-                    pipe.xadd(key, {"d": data})
-                pipe.pexpire(key, keep_ms)
-                *positions, _ = await pipe.execute()
-        except RedisError as exc:
-            raise _unavailable(exc) from None
+        positions = await self._run(self._append, [key], [keep_ms, *entries])
         return [_text(position) for position in positions]
 
     async def read(
