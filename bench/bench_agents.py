@@ -20,6 +20,15 @@ its own, one event loop each:
   adds is measured against these.
 - `a2a`: the bare JSON-RPC server on uvicorn, as a2a-sdk's examples run it
   (the AgentService's comparison since the benchmark began).
+- `grpc_redis`: `serve-agent ... --state redis://` on a redis-server of its
+  own (Debian's; skipped without one): each reply takes the session's
+  lease, loads nothing (one replica), logs its responses and saves the
+  agent's state; against `grpc` (sessions in memory). Then the resume
+  latency on both: a `Resume` from a finished reply's first cursor to its
+  first response, p50 and p99.
+
+Conversations go 20 turns (the agent's memory grows with them), then start
+again in a new session, as the issue's load test runs them.
 
 Load generator: this process, each side with its own official client
 (`AsyncAgentClient`; a2a-sdk's `ClientFactory` client, streaming, over the
@@ -39,7 +48,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -60,6 +71,7 @@ from _common import (
 # too; every side side by side at 16.
 SIDES = (
     ("grpc", (1, 16)),
+    ("grpc_redis", (16,)),
     ("a2a", (1, 16)),
     ("a2a_jsonrpc", (16,)),
     ("bare_jsonrpc", (16,)),
@@ -73,9 +85,37 @@ TEXT = (
 )
 
 
+# Turns of a conversation before it starts again in a new session.
+TURNS = 20
+
+
 @contextlib.contextmanager
-def _server(side: str) -> Iterator[tuple[dict[str, int], int]]:
-    """A running server for `side`: its ports by binding, and its pid."""
+def _redis() -> Iterator[str | None]:
+    """A redis-server of the benchmark's own on a free port (its URL), or
+    None when Debian's is not installed."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        yield None
+        return
+    port = free_port()
+    options = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = subprocess.Popen([binary, *options], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            break
+        time.sleep(0.05)
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+@contextlib.contextmanager
+def _server(side: str, state: str | None = None) -> Iterator[tuple[dict[str, int], int]]:
+    """A running server for `side` (sessions in `state`, if given): its
+    ports by binding, and its pid."""
     ports = {"grpc": free_port(), "http": free_port(), "a2a_grpc": free_port()}
     if side.startswith(("grpc", "a2a_")):
         command = [
@@ -91,7 +131,9 @@ def _server(side: str) -> Iterator[tuple[dict[str, int], int]]:
             "--max-sessions",
             "100000",
         ]
-        if side != "grpc":
+        if state is not None:
+            command += ["--state", state]
+        elif side != "grpc":
             command += ["--a2a-port", str(ports["http"]), "--a2a-grpc-port", str(ports["a2a_grpc"])]
     else:
         command = [sys.executable, str(BENCH_DIR / "echo_agent.py"), "--port", str(ports["http"])]
@@ -119,10 +161,13 @@ async def _grpc(ports: dict[str, int]) -> Side:
 
     client = AsyncAgentClient(f"127.0.0.1:{ports['grpc']}")
     message = {"name": "user", "role": "user", "content": TEXT}
+    turns: dict[int, int] = {}
 
     async def reply(conversation: int) -> str:
+        turn = turns[conversation] = turns.get(conversation, -1) + 1
+        session = f"c{conversation}-{turn // TURNS}"
         text = ""
-        async for item in client.reply_stream(message, session_id=f"c{conversation}"):
+        async for item in client.reply_stream(message, session_id=session):
             if isinstance(item, Msg):
                 text = get_text_content(item) or ""
         return text
@@ -230,7 +275,34 @@ async def _load(
     }
 
 
+async def _resume_latency(ports: dict[str, int], samples: int) -> dict[str, Any]:
+    """Reattach to finished replies: a `Resume` from each one's first cursor
+    to its first response."""
+    from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
+    from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as grpc_pb
+    from agentscope_proto.agents import AsyncAgentClient
+
+    client = AsyncAgentClient(f"127.0.0.1:{ports['grpc']}")
+    stub = grpc_pb.AgentServiceStub(client._channel)
+    message = pb.ReplyRequest(session_id="resume")
+    message.msgs.add(name="user", role="ROLE_USER", text=TEXT)
+    latencies = []
+    for _ in range(samples):
+        responses = [response async for response in stub.Reply(message)]
+        start = responses[0]
+        request = pb.ResumeRequest(
+            session_id="resume", reply_id=start.event.reply_start.reply_id, after=start.cursor
+        )
+        began = time.perf_counter()
+        async for _ in stub.Resume(request):
+            latencies.append(time.perf_counter() - began)
+            break
+    await client.close()
+    return {"samples": samples, **latency_ms(latencies)}
+
+
 CLIENTS: dict[str, Callable[[dict[str, int]], Awaitable[Side]]] = {
+    "grpc_redis": _grpc,
     "grpc": _grpc,
     "a2a": _a2a_side("JSONRPC"),
     "a2a_jsonrpc": _a2a_side("JSONRPC"),
@@ -247,14 +319,22 @@ def main() -> None:
     warmup, seconds = (0.3, 1.0) if args.quick else (2.0, 10.0)
     sys.path.insert(0, str(BENCH_DIR))
     rows = []
-    for concurrency in (1, 16):
-        for side, levels in SIDES:
-            if concurrency not in levels:
-                continue
-            with _server(side) as (ports, pid):
-                row = asyncio.run(_load(CLIENTS[side], ports, pid, concurrency, warmup, seconds))
-            rows.append({"server": side, **row})
-            print(f"[agents] {side} c{concurrency}: {row['rps']:,.0f} replies/s", flush=True)
+    resume: dict[str, Any] = {}
+    samples = 20 if args.quick else 300
+    with _redis() as redis_url:
+        for concurrency in (1, 16):
+            for side, levels in SIDES:
+                if concurrency not in levels or (side == "grpc_redis" and redis_url is None):
+                    continue
+                state = redis_url if side == "grpc_redis" else None
+                with _server(side, state) as (ports, pid):
+                    row = asyncio.run(
+                        _load(CLIENTS[side], ports, pid, concurrency, warmup, seconds)
+                    )
+                    if side.startswith("grpc") and concurrency == 16:
+                        resume[side] = asyncio.run(_resume_latency(ports, samples))
+                rows.append({"server": side, **row})
+                print(f"[agents] {side} c{concurrency}: {row['rps']:,.0f} replies/s", flush=True)
     write_json(
         args.json,
         {
@@ -268,7 +348,10 @@ def main() -> None:
             "seconds": seconds,
             "a2a_sdk": _version("a2a-sdk"),
             "agentscope": _version("agentscope"),
+            "turns_per_session": TURNS,
+            "redis": redis_url is not None,
             "rows": rows,
+            "resume": resume,
         },
     )
 

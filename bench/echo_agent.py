@@ -3,7 +3,9 @@
 `make_agent` (for `agentscope-proto serve-agent echo_agent:make_agent`) returns
 an agent that replies the way an AgentScope 2.x agent does, with 2.x's own
 event objects and messages, but has no model: it echoes the user's text as one
-text block. What the benchmark measures is the transport of a reply.
+text block, and remembers the conversation in its `AgentState` as 2.x's agent
+does. What the benchmark measures is the transport of a reply (and, with
+`--state`, saving the session).
 
 `python bench/echo_agent.py --port N [--asgi hypercorn] [--grpc-port M]`
 serves the same agent with the A2A Python SDK (`a2a-sdk`) alone, as its own
@@ -59,8 +61,11 @@ class EchoAgent:
         yield TextBlockDeltaEvent(reply_id=reply, block_id=block, delta=text)
         yield TextBlockEndEvent(reply_id=reply, block_id=block)
         yield ReplyEndEvent(session_id=session, reply_id=reply)
+        answer = AssistantMsg(self.name, text, id=reply)
+        # Its memory, as an agent's: what a state store saves after each reply.
+        self.state.context += [*msgs, answer]
         if yield_final_msg:
-            yield AssistantMsg(self.name, text, id=reply)
+            yield answer
 
     async def observe(self, msgs: Any = None) -> None:
         return None

@@ -32,6 +32,7 @@ TARGETS = {
     "hub": 2.0,
     # Issue 21: Reply of an echo agent, gRPC / A2A JSON-RPC, concurrency 16.
     "agents": 3.0,
+    "state": 0.8,
     # Issue 22: what serving over A2A through this package adds to a bare
     # a2a-sdk server with the same agent, concurrency 16 (replies/s and p50).
     "a2a_overhead": 0.20,
@@ -260,12 +261,32 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                 ]
             )
             facts["agents_ratio"] = ratio
+        memory, redis = by_agents.get(("grpc", 16)), by_agents.get(("grpc_redis", 16))
+        if memory and redis:
+            rows.append(_state_row(memory, redis, agents.get("resume", {})))
+            facts["state_ratio"] = redis["rps"] / memory["rps"]
         for binding, label in (("jsonrpc", "JSON-RPC"), ("grpc", "gRPC")):
             ours = by_agents.get((f"a2a_{binding}", 16))
             bare = by_agents.get((f"bare_{binding}", 16))
             if ours and bare:
                 rows.append(_a2a_overhead_row(label, ours, bare))
     return rows, facts
+
+
+def _state_row(memory: dict[str, Any], redis: dict[str, Any], resume: dict[str, Any]) -> list[str]:
+    """Sessions in Redis (`serve-agent --state redis://`) against in memory."""
+    ratio = redis["rps"] / memory["rps"]
+    latency = "; ".join(
+        f"resume ({side}) p50 {row['p50_ms']:.2f} ms, p99 {row['p99_ms']:.2f} ms"
+        for side, row in resume.items()
+    )
+    return [
+        "Reply of an echo agent with `--state redis://` / in memory, concurrency 16",
+        f"≥ {TARGETS['state']:.1f}× replies/s (at most 20 % fewer)",
+        f"{_x(ratio)} ({redis['rps']:,.0f} vs {memory['rps']:,.0f} replies/s; p50 "
+        f"{redis['p50_ms']:.1f} vs {memory['p50_ms']:.1f} ms); {latency}",
+        _status(ratio >= TARGETS["state"]),
+    ]
 
 
 def _cpu_per_msg(side: dict[str, Any]) -> float:

@@ -54,6 +54,7 @@ def test_expected_modules_exist() -> None:
         "events_pb2",
         "agent_service_pb2",
         "agent_service_pb2_grpc",
+        "state_pb2",
     }
 
 

@@ -81,23 +81,31 @@ class Keeper:
             # A topic's session follows its topic on each replica: it stays local.
             yield
             return
-        await self._lease(session.id)
+        version = await self._lease(session.id)
         renewing = asyncio.create_task(self._renew(session.id))
+        released = False
         try:
-            await self._refresh(session)
+            await self._refresh(session, version)
             try:
                 yield
             finally:
-                await self._save(session)
+                renewing.cancel()  # before the save gives the lease up
+                released = await self._save(session)
         finally:
             renewing.cancel()
-            await self.store.release(session.id, self._owner)
+            if not released:
+                await self.store.release(session.id, self._owner)
 
-    async def _lease(self, session_id: str) -> None:
+    async def _lease(self, session_id: str) -> int:
+        """Take the session's lease (waiting while another holds it); the
+        stored state's version."""
         wait = _FIRST_TRY_S
-        while not await self.store.acquire(session_id, self._owner, self._lease_ms):
+        while (
+            version := await self.store.acquire(session_id, self._owner, self._lease_ms)
+        ) is None:
             await asyncio.sleep(wait)
             wait = min(wait * 2, _LAST_TRY_S)
+        return version
 
     async def _renew(self, session_id: str) -> None:
         while True:
@@ -115,10 +123,10 @@ class Keeper:
                 )
                 return
 
-    async def _refresh(self, session: Session) -> None:
-        """Load the stored state into the session's agent, unless the agent
-        has it already (this replica saved it last)."""
-        if await self.store.version(session.id) == session.stored:
+    async def _refresh(self, session: Session, version: int) -> None:
+        """Load the stored state (at `version`) into the session's agent,
+        unless the agent has it already (this replica saved it last)."""
+        if version == session.stored:
             return
         stored = await self.store.load(session.id)
         if stored is None:
@@ -136,20 +144,23 @@ class Keeper:
             ) from None
         session.stored = stored.version
 
-    async def _save(self, session: Session) -> None:
+    async def _save(self, session: Session) -> bool:
+        """Save the agent's state and give the lease up in one step; whether
+        the lease was given up so."""
         if session.stored < 0:
-            return  # never loaded: saving would replace what is stored
+            return False  # never loaded: saving would replace what is stored
         state = self._hosting.save_state(session.agent)
         if state is None:
-            return  # the agent keeps nothing between calls
+            return False  # the agent keeps nothing between calls
         state.saved_at_ms = time.time_ns() // 1_000_000
         version = await self.store.save(
-            session.id, self._owner, state.SerializeToString(), self._idle_ms
+            session.id, self._owner, state.SerializeToString(), self._idle_ms, release=True
         )
         if version is None:
             logger.warning(
                 "session %r: its lease was lost; this call's state is not saved", session.id
             )
             session.stored = -1
-        else:
-            session.stored = version
+            return False
+        session.stored = version
+        return True

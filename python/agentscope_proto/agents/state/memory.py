@@ -37,8 +37,8 @@ class MemoryStateStore(StateStore):
         # (session, reply) -> its log, oldest first (a dict keeps order).
         self._logs: dict[tuple[str, str], _Log] = {}
 
-    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> bool:
-        return True
+    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
+        return 0
 
     async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
         return True
@@ -52,7 +52,9 @@ class MemoryStateStore(StateStore):
     async def load(self, session_id: str) -> Stored | None:
         return None
 
-    async def save(self, session_id: str, owner: str, state: bytes, idle_ms: int) -> int | None:
+    async def save(
+        self, session_id: str, owner: str, state: bytes, idle_ms: int, *, release: bool = False
+    ) -> int | None:
         return 0
 
     def _expire(self) -> None:

@@ -38,17 +38,18 @@ __all__ = ["RedisStateStore"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
-# The lease: taken if free (or already the caller's), else refused.
+# KEYS: lease, state. ARGV: owner, ttl ms. The lease taken if free (or
+# already the caller's): the stored state's version (0: none); else -1.
 _ACQUIRE = """
 local holder = redis.call('GET', KEYS[1])
 if holder == false then
-  return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) and 1 or 0
-end
-if holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+elseif holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+else
+  return -1
 end
-return 0
+return tonumber(redis.call('HGET', KEYS[2], 'v') or 0)
 """
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -71,8 +72,8 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return ids
 """
-# KEYS: lease, state. ARGV: owner, state bytes, idle ms. The new version, or
-# -1 when the lease is not the owner's.
+# KEYS: lease, state. ARGV: owner, state bytes, idle ms, whether to give
+# the lease up. The new version, or -1 when the lease is not the owner's.
 _SAVE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
@@ -80,6 +81,9 @@ end
 redis.call('HSET', KEYS[2], 's', ARGV[2])
 local version = redis.call('HINCRBY', KEYS[2], 'v', 1)
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
+if ARGV[4] == '1' then
+  redis.call('DEL', KEYS[1])
+end
 return version
 """
 
@@ -142,9 +146,9 @@ class RedisStateStore(StateStore):
         except RedisError as exc:
             raise _unavailable(exc) from None
 
-    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> bool:
-        lease, _ = self._keys(session_id)
-        return bool(await self._run(self._acquire, [lease], [owner, ttl_ms]))
+    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
+        version = int(await self._run(self._acquire, list(self._keys(session_id)), [owner, ttl_ms]))
+        return None if version < 0 else version
 
     async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
         lease, _ = self._keys(session_id)
@@ -172,10 +176,11 @@ class RedisStateStore(StateStore):
             return None
         return Stored(data if isinstance(data, bytes) else data.encode(), int(version or 0))
 
-    async def save(self, session_id: str, owner: str, state: bytes, idle_ms: int) -> int | None:
-        version = int(
-            await self._run(self._save, list(self._keys(session_id)), [owner, state, idle_ms])
-        )
+    async def save(
+        self, session_id: str, owner: str, state: bytes, idle_ms: int, *, release: bool = False
+    ) -> int | None:
+        args = [owner, state, idle_ms, "1" if release else "0"]
+        version = int(await self._run(self._save, list(self._keys(session_id)), args))
         return None if version < 0 else version
 
     async def append(

@@ -52,8 +52,9 @@ class StateStore(abc.ABC):
     durable: bool = True
 
     @abc.abstractmethod
-    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> bool:
-        """Take the session's lease for `owner` unless another holds it."""
+    async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
+        """Take the session's lease for `owner` unless another holds it (None);
+        the version of its stored state (0: none), read in the same step."""
 
     @abc.abstractmethod
     async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
@@ -73,9 +74,12 @@ class StateStore(abc.ABC):
         expired)."""
 
     @abc.abstractmethod
-    async def save(self, session_id: str, owner: str, state: bytes, idle_ms: int) -> int | None:
+    async def save(
+        self, session_id: str, owner: str, state: bytes, idle_ms: int, *, release: bool = False
+    ) -> int | None:
         """Store the session's state if `owner` holds its lease, kept `idle_ms`
-        after this save; the new version, or None if the lease was lost."""
+        after this save, and give the lease up if `release`; the new
+        version, or None if the lease was lost."""
 
     @abc.abstractmethod
     async def append(
