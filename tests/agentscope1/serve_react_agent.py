@@ -152,7 +152,7 @@ async def kept(replay: ReplayServer) -> None:
     first = make_agent(replay.base_url)
     first.set_console_output_enabled(False)
     await first(NativeMsg("user", "hi", "user"))
-    stored = hosting.save_state(first).SerializeToString()
+    stored = hosting.save_state(first, {}).SerializeToString()
     second = make_agent(replay.base_url)
     hosting.load_state(second, SessionState.FromString(stored))
     memory = await second.memory.get_memory()

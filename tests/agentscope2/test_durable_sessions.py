@@ -234,3 +234,33 @@ def test_sessions_and_reply_logs_on_a_redis_cluster(
         for replica in replicas:
             replica.stop()
         cluster.stop()
+
+
+def test_the_saves_conversion_cache_never_changes_what_is_stored(
+    factory: Callable[[], Any],
+) -> None:
+    """A save reuses the last save's `Msg` of a context message that dumps
+    the same; after messages are added, changed in place and dropped, what
+    it stores is byte for byte what a save without the cache stores."""
+    from agentscope.message import AssistantMsg, TextBlock, UserMsg
+
+    from agentscope_proto.agents.hosting import AgentScope2
+
+    hosting, agent, known = AgentScope2(), factory(), {}
+    agent.state.context += [UserMsg("user", "hi"), AssistantMsg("Friday", "hello")]
+    steps = [
+        lambda: agent.state.context.append(UserMsg("user", "more")),
+        lambda: agent.state.context[1].content.append(TextBlock(text=" again")),
+        lambda: agent.state.context.pop(0),
+    ]
+    for step in steps:
+        hosting.save_state(agent, known)  # fills the cache as the last save did
+        step()
+        cached = hosting.save_state(agent, known)
+        fresh = hosting.save_state(agent, {})
+        assert cached is not None
+        assert fresh is not None
+        assert cached.SerializeToString(deterministic=True) == fresh.SerializeToString(
+            deterministic=True
+        )
+    assert set(known) == {message.id for message in agent.state.context}

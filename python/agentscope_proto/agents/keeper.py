@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from google.protobuf.message import DecodeError
 
 from .._generated.agentscope.agent.v1 import state_pb2
+from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import AgentScopeProtoError, StoredStateError
 from .config import AgentConfig
 from .hosting import Hosting
@@ -43,6 +44,8 @@ class Session(Protocol):
     agent: Any
     # The version of the stored state its agent holds: 0 none, -1 untrusted.
     stored: int
+    # Its context's messages as the last save converted them (`save_state`).
+    saved: dict[str, tuple[Any, Msg]]
     publish: Any
 
 
@@ -149,7 +152,7 @@ class Keeper:
         the lease was given up so."""
         if session.stored < 0:
             return False  # never loaded: saving would replace what is stored
-        state = self._hosting.save_state(session.agent)
+        state = self._hosting.save_state(session.agent, session.saved)
         if state is None:
             return False  # the agent keeps nothing between calls
         state.saved_at_ms = time.time_ns() // 1_000_000

@@ -55,7 +55,18 @@ _MAX_ID = 128
 class Session:
     """One caller's agent: its id, the agent, and its turn lock."""
 
-    __slots__ = ("agent", "busy", "id", "lock", "publish", "reply", "stored", "turned", "used")
+    __slots__ = (
+        "agent",
+        "busy",
+        "id",
+        "lock",
+        "publish",
+        "reply",
+        "saved",
+        "stored",
+        "turned",
+        "used",
+    )
 
     def __init__(self, session_id: str, agent: Any) -> None:
         self.id = session_id
@@ -68,6 +79,8 @@ class Session:
         # The version of the stored state its agent holds (`keeper.py`): 0
         # none, -1 none it can be trusted to hold.
         self.stored = 0
+        # Its context's messages as the last save converted them (`keeper.py`).
+        self.saved: dict[str, tuple[Any, Msg]] = {}
         # The reply running in the session, if one does.
         self.reply: Reply | None = None
         # A topic's session: where each reply it finishes goes (it is never dropped).

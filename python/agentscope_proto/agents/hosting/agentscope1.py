@@ -93,9 +93,12 @@ class AgentScope1:
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
 
-    def save_state(self, agent: Any) -> state_pb2.SessionState | None:
+    def save_state(
+        self, agent: Any, known: dict[str, tuple[Any, Msg]]
+    ) -> state_pb2.SessionState | None:
         """The agent's `state_dict()` (its memory and what it registered),
-        as JSON: 1.x keeps its messages as dicts there."""
+        as JSON: 1.x keeps its messages as dicts there (`known` is unused:
+        nothing is converted)."""
         return state_pb2.SessionState(framework_major=1, rest_json=_json.dumps(agent.state_dict()))
 
     def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None:

@@ -195,15 +195,23 @@ class AgentScope2:
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
 
-    def save_state(self, agent: Any) -> state_pb2.SessionState | None:
+    def save_state(
+        self, agent: Any, known: dict[str, tuple[Any, Msg]]
+    ) -> state_pb2.SessionState | None:
         """The agent's `AgentState` as stored: its context as `Msg`s (the
         2.x dialect, exact), the rest as 2.x dumps it; None for an agent
-        without one (it keeps nothing between calls)."""
+        without one (it keeps nothing between calls). `known` holds the
+        messages the last save converted, by id, with their dumps: one that
+        dumps the same is not converted again (a context grows at its end),
+        and it is left holding this save's."""
         dump_state = getattr(getattr(agent, "state", None), "model_dump", None)
         if not callable(dump_state):
             return None
         dump = dump_state(mode="json")
-        context = [from_dict(msg, dialect="agentscope2") for msg in dump.pop("context", [])]
+        context = [_converted(msg, known) for msg in dump.pop("context", [])]
+        kept = {msg.id for msg in context}
+        for stale in [key for key in known if key not in kept]:
+            del known[stale]
         return state_pb2.SessionState(
             framework_major=2, context=context, rest_json=_json.dumps(dump)
         )
@@ -256,6 +264,18 @@ def _tool(schema: Mapping[str, Any]) -> service_pb.AgentTool:
         description=function.get("description", ""),
         input_schema_json=_json.dumps(function.get("parameters", {}), "parameters"),
     )
+
+
+def _converted(dumped: dict[str, Any], known: dict[str, tuple[Any, Msg]]) -> Msg:
+    """A context message's `Msg`: the last save's if it dumps the same."""
+    key = dumped.get("id")
+    seen = known.get(key) if isinstance(key, str) else None
+    if seen is not None and seen[0] == dumped:
+        return seen[1]
+    msg = from_dict(dumped, dialect="agentscope2")
+    if isinstance(key, str):
+        known[key] = (dumped, msg)
+    return msg
 
 
 def _assign(target: Any, source: Any) -> None:
