@@ -927,6 +927,7 @@ def profile_section(profile: dict[str, Any]) -> str:
 
 _AGENT_SIDES = {
     "grpc": "AgentService, gRPC (`serve-agent`)",
+    "grpc_redis": "AgentService, gRPC, sessions in Redis (`serve-agent --state redis://`)",
     "a2a": "A2A JSON-RPC, a2a-sdk alone on uvicorn",
     "a2a_jsonrpc": "A2A JSON-RPC, `serve-agent --a2a-port` (hypercorn)",
     "bare_jsonrpc": "A2A JSON-RPC, a2a-sdk alone on hypercorn",
@@ -968,7 +969,25 @@ def agents_section(agents: dict[str, Any]) -> str:
         "context). The A2A clients are a2a-sdk's own, streaming, without the AgentScope "
         "extension; against `serve-agent` a reply is the task, working, and completed with "
         "the reply as its status message; against a2a-sdk alone, the task, working, the "
-        "text as an artifact, completed.\n\n" + _table(header, rows)
+        f"text as an artifact, completed. Conversations go {agents.get('turns_per_session', 20)} "
+        "turns (the agent remembers them), then start again in a new session."
+        + _resume_text(agents.get("resume", {}))
+        + "\n\n"
+        + _table(header, rows)
+    )
+
+
+def _resume_text(resume: dict[str, Any]) -> str:
+    """The resume latency of each AgentService side, in a sentence."""
+    if not resume:
+        return ""
+    parts = [
+        f"{_AGENT_SIDES[side].split(' (')[0]}: p50 {row['p50_ms']:.2f} ms, p99 "
+        f"{row['p99_ms']:.2f} ms over {row['samples']} resumes"
+        for side, row in resume.items()
+    ]
+    return (
+        " Resume (a finished reply's first cursor to its first response): " + "; ".join(parts) + "."
     )
 
 

@@ -23,13 +23,6 @@ from hub_fixtures import RedisServer
 from replay_server import ReplayServer
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def replicas(
     factory: Callable[[], Any], redis_server: RedisServer
