@@ -317,3 +317,24 @@ def test_the_cli_attaches_to_a_reply(started: Callable[..., AgentServer]) -> Non
     assert unknown.returncode == 2
     assert unknown.stderr.count("\n") == 1
     assert "no reply 'nope'" in unknown.stderr
+
+
+def test_a_kept_reply_is_interrupted_from_another_replica(
+    started: Callable[..., AgentServer], redis_server: RedisServer
+) -> None:
+    """A `user_interrupt` sent to replica B ends the reply running on A (at
+    A's next lease renewal, a third of the lease's time), and B then takes
+    the session's turn."""
+    from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
+
+    a = started(state=redis_server.url, lease_seconds=1)
+    b = started(state=redis_server.url, lease_seconds=1)
+    first = _read_then_drop(a.target, _request("wait", "x1"), 2)
+    interrupt = pb.ReplyRequest(
+        session_id="x1", user_interrupt=events.UserInterruptEvent(reply_id=_reply_id(first))
+    )
+    with grpc.insecure_channel(b.target) as channel:
+        list(pb_grpc.AgentServiceStub(channel).Reply(interrupt, timeout=60))
+    rest = _resume(b.target, "x1", _reply_id(first), first[-1].cursor)
+    assert rest[-1].done
+    assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED

@@ -35,6 +35,7 @@ from ..errors import AgentScopeProtoError, StoredStateError
 from .config import AgentConfig
 from .hosting import Hosting
 from .state import StateStore
+from .state.store import Renewed
 
 
 class Session(Protocol):
@@ -47,6 +48,8 @@ class Session(Protocol):
     # Its context's messages as the last save converted them (`save_state`).
     saved: dict[str, tuple[Any, Msg]]
     publish: Any
+    # The reply running in it on this replica, if one does (`replies.Reply`).
+    reply: Any
 
 
 __all__ = ["Keeper"]
@@ -74,8 +77,9 @@ class Keeper:
         return self.store.durable
 
     async def exists(self, session_id: str) -> bool:
-        """Whether the store holds the session (a replica saved it)."""
-        return await self.store.version(session_id) > 0
+        """Whether the store holds the session: a replica saved it, or runs
+        its first call now."""
+        return await self.store.version(session_id) > 0 or await self.store.leased(session_id)
 
     @contextlib.asynccontextmanager
     async def turn(self, session: Session) -> AsyncIterator[None]:
@@ -85,7 +89,7 @@ class Keeper:
             yield
             return
         version = await self._lease(session.id)
-        renewing = asyncio.create_task(self._renew(session.id))
+        renewing = asyncio.create_task(self._renew(session))
         released = False
         try:
             await self._refresh(session, version)
@@ -110,21 +114,28 @@ class Keeper:
             wait = min(wait * 2, _LAST_TRY_S)
         return version
 
-    async def _renew(self, session_id: str) -> None:
+    async def _renew(self, session: Session) -> None:
         while True:
             await asyncio.sleep(self._lease_ms / 3000)
             try:
-                held = await self.store.renew(session_id, self._owner, self._lease_ms)
+                renewed = await self.store.renew(session.id, self._owner, self._lease_ms)
             except AgentScopeProtoError as exc:
-                logger.warning("session %r: renewing its lease failed: %s", session_id, exc)
+                logger.warning("session %r: renewing its lease failed: %s", session.id, exc)
                 continue
-            if not held:
+            if renewed is Renewed.INTERRUPT and session.reply is not None:
+                session.reply.interrupt()  # asked on another replica
+            if renewed is Renewed.LOST:
                 logger.warning(
                     "session %r: its lease ran out while a call ran; its state will not be "
                     "saved over the next holder's",
-                    session_id,
+                    session.id,
                 )
                 return
+
+    async def interrupt(self, session_id: str) -> None:
+        """Ask the replica running a call in the session to interrupt it."""
+        if self.durable:
+            await self.store.request_interrupt(session_id, self._lease_ms)
 
     async def _refresh(self, session: Session, version: int) -> None:
         """Load the stored state (at `version`) into the session's agent,

@@ -182,7 +182,9 @@ class Sessions:
         async with self._line(request.session_id) as place:
             inputs = await self.read_inputs(request)
             if request.WhichOneof("answer") == "user_interrupt":
-                self._interrupt(request.session_id)  # before its place: it waits for nothing
+                # Before its place (it waits for nothing): here, or where it runs.
+                self._interrupt(request.session_id)
+                await self.keeper.interrupt(request.session_id)
             await place.reached()
             session = await self.open(request.session_id, create=inputs.answer is None)
             # Its task, created now, queues on the session's lock in its first

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import time
 
-from .store import Entry, StateStore, Stored
+from .store import Entry, Renewed, StateStore, Stored
 
 __all__ = ["MemoryStateStore"]
 
@@ -40,8 +40,11 @@ class MemoryStateStore(StateStore):
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
         return 0
 
-    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
-        return True
+    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
+        return Renewed.HELD
+
+    async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
+        return None  # the process's own replies are interrupted directly (`Sessions`)
 
     async def release(self, session_id: str, owner: str) -> None:
         return None

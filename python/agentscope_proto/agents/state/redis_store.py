@@ -3,7 +3,9 @@
 
 Each session has two keys, `agentscope:session:{<agent>/<session>}:state:v1`
 (a hash: the `SessionState` bytes under `s`, their version under `v`) and
-`...:lease` (the holder's token, with a time to live), and a stream per
+`...:lease` (the holder's token, with a time to live), `...:interrupt` (a
+caller's request to interrupt the reply running there, on whichever replica
+runs it), and a stream per
 reply, `...:reply:<reply id>` (an entry's bytes under `d`; the entry id is
 its position), which expires a while after its last entry. The braces make the
 agent and session a hash tag, so a session's keys share one slot of a Redis
@@ -32,18 +34,20 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
-from .store import Entry, StateStore, Stored
+from .store import Entry, Renewed, StateStore, Stored
 
 __all__ = ["RedisStateStore"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
-# KEYS: lease, state. ARGV: owner, ttl ms. The lease taken if free (or
+# KEYS: lease, state, interrupt. ARGV: owner, ttl ms. The lease taken if free (or
 # already the caller's): the stored state's version (0: none); else -1.
 _ACQUIRE = """
 local holder = redis.call('GET', KEYS[1])
 if holder == false then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  -- A new call's turn: an interrupt asked for before it is void.
+  redis.call('DEL', KEYS[3])
 elseif holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 else
@@ -51,11 +55,17 @@ else
 end
 return tonumber(redis.call('HGET', KEYS[2], 'v') or 0)
 """
+# KEYS: lease, interrupt. ARGV: owner, ttl ms. 0: the lease is lost; 1:
+# renewed; 2: renewed, and a caller asked to interrupt the call (taken).
 _RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
 end
-return 0
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('DEL', KEYS[2]) == 1 then
+  return 2
+end
+return 1
 """
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -140,6 +150,9 @@ class RedisStateStore(StateStore):
         base = self._base(session_id)
         return f"{base}:lease", f"{base}:state:v1"
 
+    def _interrupt_key(self, session_id: str) -> str:
+        return f"{self._base(session_id)}:interrupt"
+
     async def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         try:
             return await script(keys=keys, args=args)
@@ -147,12 +160,20 @@ class RedisStateStore(StateStore):
             raise _unavailable(exc) from None
 
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
-        version = int(await self._run(self._acquire, list(self._keys(session_id)), [owner, ttl_ms]))
+        keys = [*self._keys(session_id), self._interrupt_key(session_id)]
+        version = int(await self._run(self._acquire, keys, [owner, ttl_ms]))
         return None if version < 0 else version
 
-    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
+    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
         lease, _ = self._keys(session_id)
-        return bool(await self._run(self._renew, [lease], [owner, ttl_ms]))
+        keys = [lease, self._interrupt_key(session_id)]
+        return Renewed(int(await self._run(self._renew, keys, [owner, ttl_ms])))
+
+    async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
+        try:
+            await self._client.set(self._interrupt_key(session_id), b"1", px=ttl_ms)
+        except RedisError as exc:
+            raise _unavailable(exc) from None
 
     async def release(self, session_id: str, owner: str) -> None:
         lease, _ = self._keys(session_id)

@@ -24,9 +24,10 @@ keeps them in Redis, shared by every replica using it (`redis_store.py`).
 from __future__ import annotations
 
 import abc
+import enum
 from dataclasses import dataclass
 
-__all__ = ["Entry", "StateStore", "Stored"]
+__all__ = ["Entry", "Renewed", "StateStore", "Stored"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,15 @@ class Stored:
 
     state: bytes
     version: int
+
+
+class Renewed(enum.IntEnum):
+    """What renewing a lease found."""
+
+    LOST = 0  # another holds it, or none: the call's state is not saved
+    HELD = 1
+    # Held, and a caller asked (on any replica) to interrupt the call.
+    INTERRUPT = 2
 
 
 @dataclass(frozen=True)
@@ -57,8 +67,13 @@ class StateStore(abc.ABC):
         the version of its stored state (0: none), read in the same step."""
 
     @abc.abstractmethod
-    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> bool:
-        """Extend `owner`'s lease; False if it is no longer `owner`'s."""
+    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
+        """Extend `owner`'s lease, and take a pending interrupt request."""
+
+    @abc.abstractmethod
+    async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
+        """Ask whichever replica runs a call in the session to interrupt it
+        (at its next renewal); void once a new call takes the session."""
 
     @abc.abstractmethod
     async def release(self, session_id: str, owner: str) -> None:
