@@ -199,7 +199,7 @@ async def record(
         batch, last = _batch(await items.get(), items, ending)
         error = last.error if isinstance(last, Failed) else None
         reply_id = reply_id or _reply_id(batch)
-        if reply_id and log is not None:
+        if reply_id and log is not None and (batch or error is not None):
             try:
                 await log.write(session_id, reply_id, batch, error)
             except AgentScopeProtoError as exc:
