@@ -177,24 +177,31 @@ def test_a_reply_whose_replica_died_ends_with_an_error_on_resume(
             living.stop()
 
 
+def _assert_interrupted_through(running: AgentServer, asked: AgentServer, session: str) -> None:
+    """A kept reply whose model never answers runs on `running`, its caller
+    gone; a `user_interrupt` sent to `asked` ends it: a resume sees it end
+    interrupted."""
+    from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
+
+    first = _read_then_drop(running.target, _request("wait", session), 2)
+    interrupt = pb.ReplyRequest(
+        session_id=session, user_interrupt=events.UserInterruptEvent(reply_id=_reply_id(first))
+    )
+    with grpc.insecure_channel(asked.target) as channel:
+        list(pb_grpc.AgentServiceStub(channel).Reply(interrupt, timeout=60))
+    rest = _resume(asked.target, session, _reply_id(first), first[-1].cursor)
+    assert rest[-1].done
+    assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
+
+
 def test_a_reply_kept_running_is_interrupted_by_a_user_interrupt(
     started: Callable[..., AgentServer],
 ) -> None:
     """Its caller gone, a reply whose model never answers is ended by a
     Reply with a `user_interrupt` answer in its session: a resume sees it
     end interrupted."""
-    from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
-
     server = started()
-    first = _read_then_drop(server.target, _request("wait", "i1"), 2)
-    interrupt = pb.ReplyRequest(
-        session_id="i1", user_interrupt=events.UserInterruptEvent(reply_id=_reply_id(first))
-    )
-    with grpc.insecure_channel(server.target) as channel:
-        list(pb_grpc.AgentServiceStub(channel).Reply(interrupt, timeout=60))
-    rest = _resume(server.target, "i1", _reply_id(first), first[-1].cursor)
-    assert rest[-1].done
-    assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
+    _assert_interrupted_through(server, server, "i1")
 
 
 def test_a_client_takes_its_reply_up_by_itself_when_the_connection_drops() -> None:
@@ -325,16 +332,6 @@ def test_a_kept_reply_is_interrupted_from_another_replica(
     """A `user_interrupt` sent to replica B ends the reply running on A (at
     A's next lease renewal, a third of the lease's time), and B then takes
     the session's turn."""
-    from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
-
     a = started(state=redis_server.url, lease_seconds=1)
     b = started(state=redis_server.url, lease_seconds=1)
-    first = _read_then_drop(a.target, _request("wait", "x1"), 2)
-    interrupt = pb.ReplyRequest(
-        session_id="x1", user_interrupt=events.UserInterruptEvent(reply_id=_reply_id(first))
-    )
-    with grpc.insecure_channel(b.target) as channel:
-        list(pb_grpc.AgentServiceStub(channel).Reply(interrupt, timeout=60))
-    rest = _resume(b.target, "x1", _reply_id(first), first[-1].cursor)
-    assert rest[-1].done
-    assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
+    _assert_interrupted_through(a, b, "x1")
