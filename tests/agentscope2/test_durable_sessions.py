@@ -257,3 +257,85 @@ def test_the_saves_conversion_cache_never_changes_what_is_stored(
             deterministic=True
         )
     assert set(known) == {message.id for message in agent.state.context}
+
+
+def test_a2a_tasks_answer_on_every_replica(
+    factory: Callable[[], Any], redis_server: RedisServer
+) -> None:
+    """With sessions in Redis, a served agent's A2A tasks are there too: a
+    task run on replica A is got and listed on replica B, and the finished
+    tasks an owner keeps are bounded as in memory."""
+    import asyncio
+    import uuid
+
+    from a2a.client import ClientConfig, ClientFactory
+    from a2a.types import (
+        GetTaskRequest,
+        ListTasksRequest,
+        Message,
+        Part,
+        Role,
+        SendMessageRequest,
+        TaskState,
+    )
+
+    from hosted import serve_a2a
+
+    config = AgentConfig(state=redis_server.url, lease_seconds=1)
+    a, b = serve_a2a(factory, config), serve_a2a(factory, config)
+
+    def client(server: Any) -> Any:
+        return ClientFactory(
+            ClientConfig(streaming=True, supported_protocol_bindings=["JSONRPC"])
+        ).create(server.a2a.card)
+
+    async def main() -> tuple[Any, Any]:
+        on_a, on_b = client(a), client(b)
+        message = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[Part(text="hi")])
+        responses = [r async for r in on_a.send_message(SendMessageRequest(message=message))]
+        task_id = responses[-1].status_update.task_id
+        task = await on_b.get_task(GetTaskRequest(id=task_id))
+        listed = await on_b.list_tasks(ListTasksRequest())
+        await on_a.close()
+        await on_b.close()
+        return task, listed
+
+    try:
+        task, listed = asyncio.run(main())
+        assert task.status.state == TaskState.TASK_STATE_COMPLETED
+        assert task.id in [t.id for t in listed.tasks]
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a2a_tasks_in_redis_keep_at_most_max_tasks_finished(redis_server: RedisServer) -> None:
+    """The oldest finished tasks are forgotten past `max_tasks`; a running
+    one never is; each owner counts its own."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+    from a2a.auth.user import UnauthenticatedUser
+    from a2a.server.context import ServerCallContext
+    from a2a.types import ListTasksRequest, Task, TaskState, TaskStatus
+
+    from agentscope_proto.a2a.tasks import RedisTaskStore
+
+    async def main() -> tuple[list[str], Any, Any]:
+        client = aioredis.Redis.from_url(redis_server.url)
+        store = RedisTaskStore(client, "bounded", max_tasks=2)
+        owner = ServerCallContext(user=UnauthenticatedUser())
+        done = TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+        running = TaskStatus(state=TaskState.TASK_STATE_WORKING)
+        await store.save(Task(id="run", context_id="c", status=running), owner)
+        for name in ("t1", "t2", "t3"):
+            await store.save(Task(id=name, context_id="c", status=done), owner)
+        listed = await store.list(ListTasksRequest(), owner)
+        gone, kept = await store.get("t1", owner), await store.get("t3", owner)
+        await client.aclose()
+        return sorted(t.id for t in listed.tasks), gone, kept
+
+    ids, gone, kept = asyncio.run(main())
+    assert ids == ["run", "t2", "t3"]
+    assert gone is None
+    assert kept is not None

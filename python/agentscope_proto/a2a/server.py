@@ -38,7 +38,7 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -475,6 +475,21 @@ class _TaskStore(InMemoryTaskStore):
         await super().delete(task_id, context)
 
 
+def _task_store(sessions: Sessions, agent: str, max_tasks: int) -> TaskStore:
+    """Where the server keeps its A2A tasks: in the sessions' Redis when they
+    are there (`--state redis://`: every replica answers GetTask), else in
+    memory."""
+    store = sessions.keeper.store
+    if not store.durable:
+        return _TaskStore(max_tasks)
+    from ..agents.state.redis_store import RedisStateStore
+    from .tasks import RedisTaskStore
+
+    if not isinstance(store, RedisStateStore):
+        return _TaskStore(max_tasks)
+    return RedisTaskStore(store.client, agent, max_tasks)
+
+
 # --- The agent card --------------------------------------------------------------------
 
 
@@ -719,7 +734,7 @@ async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfi
         sessions = servicer.sessions
         handler = DefaultRequestHandlerV2(
             agent_executor=AgentExecutorForSessions(sessions, servicer.description.name),
-            task_store=_TaskStore(a2a.max_tasks),
+            task_store=_task_store(sessions, servicer.description.name, a2a.max_tasks),
             agent_card=card,
             # A task left waiting for an answer lets go of what it holds when
             # its session would be dropped.

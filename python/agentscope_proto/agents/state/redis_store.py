@@ -117,8 +117,9 @@ class RedisStateStore(StateStore):
     """Sessions in Redis (see the module doc)."""
 
     def __init__(self, client: Any, agent: str) -> None:
-        # redis-py's `Redis`, or its `RedisCluster` (the same commands).
-        self._client = client
+        # redis-py's `Redis`, or its `RedisCluster` (the same commands); what
+        # else the served agent keeps in Redis (A2A tasks) uses it too.
+        self.client = client
         self._agent = agent
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
@@ -171,7 +172,7 @@ class RedisStateStore(StateStore):
 
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
         try:
-            await self._client.set(self._interrupt_key(session_id), b"1", px=ttl_ms)
+            await self.client.set(self._interrupt_key(session_id), b"1", px=ttl_ms)
         except RedisError as exc:
             raise _unavailable(exc) from None
 
@@ -182,7 +183,7 @@ class RedisStateStore(StateStore):
     async def version(self, session_id: str) -> int:
         _, state = self._keys(session_id)
         try:
-            version = await self._client.hget(state, "v")
+            version = await self.client.hget(state, "v")
         except RedisError as exc:
             raise _unavailable(exc) from None
         return int(version or 0)
@@ -190,7 +191,7 @@ class RedisStateStore(StateStore):
     async def load(self, session_id: str) -> Stored | None:
         _, state = self._keys(session_id)
         try:
-            data, version = await self._client.hmget(state, ["s", "v"])
+            data, version = await self.client.hmget(state, ["s", "v"])
         except RedisError as exc:
             raise _unavailable(exc) from None
         if data is None:
@@ -217,12 +218,12 @@ class RedisStateStore(StateStore):
         key = f"{self._base(session_id)}:reply:{reply_id}"
         found: Any
         try:
-            found = await self._client.xrange(key, min=f"({after}" if after else "-", count=512)
+            found = await self.client.xrange(key, min=f"({after}" if after else "-", count=512)
             if not found:
-                if not await self._client.exists(key):
+                if not await self.client.exists(key):
                     return None
                 if wait_ms > 0:
-                    streams: Any = await self._client.xread(
+                    streams: Any = await self.client.xread(
                         {key: after or "0-0"}, count=512, block=wait_ms
                     )
                     found = streams[0][1] if streams else []
@@ -234,7 +235,7 @@ class RedisStateStore(StateStore):
         key = f"{self._base(session_id)}:reply:{reply_id}"
         found: Any
         try:
-            found = await self._client.xrevrange(key, count=1)
+            found = await self.client.xrevrange(key, count=1)
         except RedisError as exc:
             raise _unavailable(exc) from None
         return Entry(_text(found[0][0]), found[0][1][b"d"]) if found else None
@@ -242,9 +243,9 @@ class RedisStateStore(StateStore):
     async def leased(self, session_id: str) -> bool:
         lease, _ = self._keys(session_id)
         try:
-            return bool(await self._client.exists(lease))
+            return bool(await self.client.exists(lease))
         except RedisError as exc:
             raise _unavailable(exc) from None
 
     async def close(self) -> None:
-        await self._client.aclose()
+        await self.client.aclose()
