@@ -22,7 +22,7 @@ from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskState
 from redis.exceptions import RedisError
 
-from ..errors import StateUnavailableError
+from ..agents.state.redis_store import unavailable
 
 __all__ = ["RedisTaskStore"]
 
@@ -78,13 +78,13 @@ class RedisTaskStore(TaskStore):
         try:
             await self._save(keys=keys, args=[*args, f"{prefix}:task:", self._max])
         except RedisError as exc:
-            raise StateUnavailableError(f"the task store failed: {type(exc).__name__}") from None
+            raise unavailable(exc) from None
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         try:
             data = await self._client.get(f"{self._prefix(context)}:task:{task_id}")
         except RedisError as exc:
-            raise StateUnavailableError(f"the task store failed: {type(exc).__name__}") from None
+            raise unavailable(exc) from None
         return None if data is None else Task.FromString(data)
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
@@ -95,7 +95,7 @@ class RedisTaskStore(TaskStore):
             )
             found = await self._client.mget([f"{prefix}:task:{i}" for i in ids]) if ids else []
         except RedisError as exc:
-            raise StateUnavailableError(f"the task store failed: {type(exc).__name__}") from None
+            raise unavailable(exc) from None
         # a2a-sdk's own filtering and paging, over the owner's tasks.
         listing = InMemoryTaskStore(owner_resolver=lambda _: "", use_copying=False)
         for data in found:
@@ -110,4 +110,4 @@ class RedisTaskStore(TaskStore):
             await self._client.srem(f"{prefix}:tasks", task_id)
             await self._client.zrem(f"{prefix}:finished", task_id)
         except RedisError as exc:
-            raise StateUnavailableError(f"the task store failed: {type(exc).__name__}") from None
+            raise unavailable(exc) from None

@@ -61,8 +61,13 @@ class MemoryStateStore(StateStore):
         return 0
 
     def _expire(self) -> None:
+        # Logs are in the order of their last append, so of their expiry (one
+        # retention for all): stop at the first that has not expired.
         now = time.monotonic()
-        for key in [key for key, log in self._logs.items() if log.expires <= now]:
+        while self._logs:
+            key, log = next(iter(self._logs.items()))
+            if log.expires > now:
+                return
             del self._logs[key]
 
     async def append(

@@ -36,7 +36,7 @@ from ...errors import StateUnavailableError
 from ...service.config import redacted_url
 from .store import Entry, Renewed, StateStore, Stored
 
-__all__ = ["RedisStateStore"]
+__all__ = ["RedisStateStore", "unavailable"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
@@ -98,7 +98,7 @@ return version
 """
 
 
-def _unavailable(exc: RedisError) -> StateUnavailableError:
+def unavailable(exc: RedisError) -> StateUnavailableError:
     """What callers get: the error's kind, not the store's address (the
     server's log has it)."""
     if isinstance(exc, (RedisConnectionError, RedisTimeoutError)):
@@ -158,7 +158,7 @@ class RedisStateStore(StateStore):
         try:
             return await script(keys=keys, args=args)
         except RedisError as exc:
-            raise _unavailable(exc) from None
+            raise unavailable(exc) from None
 
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
         keys = [*self._keys(session_id), self._interrupt_key(session_id)]
@@ -174,7 +174,7 @@ class RedisStateStore(StateStore):
         try:
             await self.client.set(self._interrupt_key(session_id), b"1", px=ttl_ms)
         except RedisError as exc:
-            raise _unavailable(exc) from None
+            raise unavailable(exc) from None
 
     async def release(self, session_id: str, owner: str) -> None:
         lease, _ = self._keys(session_id)
@@ -185,7 +185,7 @@ class RedisStateStore(StateStore):
         try:
             version = await self.client.hget(state, "v")
         except RedisError as exc:
-            raise _unavailable(exc) from None
+            raise unavailable(exc) from None
         return int(version or 0)
 
     async def load(self, session_id: str) -> Stored | None:
@@ -193,7 +193,7 @@ class RedisStateStore(StateStore):
         try:
             data, version = await self.client.hmget(state, ["s", "v"])
         except RedisError as exc:
-            raise _unavailable(exc) from None
+            raise unavailable(exc) from None
         if data is None:
             return None
         return Stored(data if isinstance(data, bytes) else data.encode(), int(version or 0))
@@ -228,7 +228,7 @@ class RedisStateStore(StateStore):
                     )
                     found = streams[0][1] if streams else []
         except RedisError as exc:
-            raise _unavailable(exc) from None
+            raise unavailable(exc) from None
         return [Entry(_text(position), fields[b"d"]) for position, fields in found]
 
     async def last(self, session_id: str, reply_id: str) -> Entry | None:
@@ -237,7 +237,7 @@ class RedisStateStore(StateStore):
         try:
             found = await self.client.xrevrange(key, count=1)
         except RedisError as exc:
-            raise _unavailable(exc) from None
+            raise unavailable(exc) from None
         return Entry(_text(found[0][0]), found[0][1][b"d"]) if found else None
 
     async def leased(self, session_id: str) -> bool:
@@ -245,7 +245,7 @@ class RedisStateStore(StateStore):
         try:
             return bool(await self.client.exists(lease))
         except RedisError as exc:
-            raise _unavailable(exc) from None
+            raise unavailable(exc) from None
 
     async def close(self) -> None:
         await self.client.aclose()
