@@ -293,3 +293,36 @@ def test_ask_py_says_in_one_line_why_a_reply_failed(served: str, env: dict[str, 
     assert result.returncode == 1
     assert result.stderr.startswith("ask.py: the agent's reply failed (invalid_request): ")
     assert result.stderr.count("\n") == 1, result.stderr
+
+
+def test_the_three_replica_recipe_runs_as_written(
+    env: dict[str, str], replay: ReplayServer
+) -> None:
+    """README's "Running agents in production" recipe, the block itself
+    through bash, from examples/agents: its Redis and replicas on free
+    ports, the model replayed, `y` to the tool's confirmation. The second
+    question goes to another replica after the first was stopped, and its
+    model call holds the first turn."""
+    import re
+
+    from hub_fixtures import free_port
+
+    sh_blocks = re.findall(r"^```sh\n(.*?)^```", section("Deployment"), re.MULTILINE | re.DOTALL)
+    (block,) = [b for b in sh_blocks if "--daemonize yes" in b]
+    for port in ("6379", "50052", "50053", "50054"):
+        block = block.replace(port, str(free_port()))
+    result = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", block],
+        cwd=EXAMPLE,
+        env=env,
+        input="y\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert HELLO in result.stdout
+    assert SUNNY in result.stdout
+    said = [m for m in replay.requests[-1]["messages"] if m.get("name") == "user"]
+    assert [_said(m) for m in said] == ["hi", "What's the weather in Paris?"]
