@@ -8,7 +8,7 @@ protobuf wire format to find them: tags and lengths, never the content.
 
 from __future__ import annotations
 
-__all__ = ["WireMessages", "field_bytes", "read_varint", "varint_bytes"]
+__all__ = ["WireMessages", "field_bytes", "read_varint", "skip_field", "varint_bytes"]
 
 
 def read_varint(data: bytes | memoryview, position: int) -> tuple[int, int]:
@@ -39,6 +39,31 @@ def varint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
+def skip_field(data: bytes, tag: int, position: int) -> int:
+    """Past the value of the field `tag` that starts at `position` (IndexError
+    if `data` ends first). A group (wire type 3) is skipped to its end: no
+    proto3 schema has one, but a decoder keeps one it does not know as an
+    unknown field, so a message that decoded may hold one."""
+    wire = tag & 7
+    if wire == 0:
+        return read_varint(data, position)[1]
+    if wire == 1:
+        return position + 8
+    if wire == 2:
+        length, position = read_varint(data, position)
+        return position + length
+    if wire == 5:
+        return position + 4
+    if wire == 3:
+        end = tag + 1  # the same field number, wire type 4
+        while True:
+            inner, position = read_varint(data, position)
+            if inner == end:
+                return position
+            position = skip_field(data, inner, position)
+    raise IndexError(f"wire type {wire} outside a group")
+
+
 def field_bytes(data: bytes, number: int) -> bytes:
     """The bytes of message field `number` in the serialized message `data`.
 
@@ -50,18 +75,12 @@ def field_bytes(data: bytes, number: int) -> bytes:
     position = 0
     while position < len(data):
         key, position = read_varint(data, position)
-        wire = key & 7
-        if wire == 0:
-            _, position = read_varint(data, position)
-        elif wire in (1, 5):
-            position += 8 if wire == 1 else 4
-        elif wire == 2:
+        if key == (number << 3) | 2:
             size, position = read_varint(data, position)
-            if key >> 3 == number:
-                parts.append(data[position : position + size])
+            parts.append(data[position : position + size])
             position += size
-        else:  # groups: not in a proto3 schema, and not after a clean decode
-            raise IndexError(f"wire type {wire}")
+        else:
+            position = skip_field(data, key, position)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
@@ -131,17 +150,7 @@ class WireMessages:
     def _skip(self, position: int) -> int:
         """Past the field (not an entry) starting at `position`."""
         tag, position = read_varint(self._data, position)
-        wire_type = tag & 7
-        if wire_type == 2:
-            length, position = read_varint(self._data, position)
-            return position + length
-        if wire_type == 0:
-            return read_varint(self._data, position)[1]
-        if wire_type == 1:
-            return position + 8
-        if wire_type == 5:
-            return position + 4
-        raise IndexError("a group: not in proto3 messages")
+        return skip_field(self._data, tag, position)
 
     def known_run(self, run: bytes) -> bool:
         """Whether the entries begin with the bytes `run` (a run walked before)."""
