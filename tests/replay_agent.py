@@ -54,17 +54,22 @@ class WebSearch(ToolBase):
 
 
 def make_agent(
-    base_url: str, name: str = "Friday", kind: type[Agent] = Agent, **options: Any
+    base_url: str,
+    name: str = "Friday",
+    kind: type[Agent] = Agent,
+    toolkit: Toolkit | None = None,
+    **options: Any,
 ) -> Agent:
     """A real 2.x agent (of `kind`: `Agent` or a subclass) whose model is the
-    replay at `base_url`; `options` are more of `Agent`'s arguments."""
+    replay at `base_url`, with the tools above unless given a `toolkit`;
+    `options` are more of `Agent`'s arguments."""
     model = OpenAIChatModel(
         credential=OpenAICredential(api_key="sk-replay", base_url=base_url),
         model="gpt-4o-mini",
         max_retries=0,
     )
     allowed = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="always allowed")
-    toolkit = Toolkit(
+    toolkit = toolkit or Toolkit(
         tools=[
             FunctionTool(get_weather, is_concurrency_safe=False),  # asks for confirmation
             FunctionTool(get_time, is_concurrency_safe=False, permission=allowed),

@@ -1,10 +1,9 @@
 """`AgentService.Resume`: a reply taken up where its caller stopped reading,
 each response once, on the replica that runs it or another (a real
-redis-server), and the end a caller sees when that replica dies."""
+redis-server). A replica's death mid-reply: test_takeover.py."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,7 +15,6 @@ from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from agentscope_proto.agents import AgentConfig
 
-from agent_processes import HERE, AgentProcess
 from hosted import AgentServer, serve, user
 from hub_fixtures import RedisServer
 from replay_server import ReplayServer
@@ -141,40 +139,6 @@ def test_another_replica_resumes_a_reply_in_flight(
     whole = _resume(a.target, "r1", _reply_id(first), "")
     assert [_key(r) for r in first + rest] == [_key(r) for r in whole]
     assert rest[-1].done
-
-
-def test_a_reply_whose_replica_died_ends_with_an_error_on_resume(
-    redis_server: RedisServer, tmp_path: Any
-) -> None:
-    """SIGKILL of the replica running a reply (its model never answers):
-    a resume elsewhere ends, once the lease ran out, with an error saying
-    so; the session goes on from its last saved state."""
-    from hosted import SCRIPT
-
-    with ReplayServer(SCRIPT) as replay:
-        env = {
-            **os.environ,
-            "FRIDAY_MODEL_URL": replay.base_url,
-            "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
-        }
-        flags = ["--port", "0", "--state", redis_server.url, "--lease-seconds", "1"]
-        dying = AgentProcess(["topic_agents:friday", *flags], env)
-        living = AgentProcess(["topic_agents:friday", *flags], env)
-        try:
-            target = dying.wait_listening()
-            first = _read_then_drop(target, _request("wait", "d1"), 2)
-            dying.process.kill()
-            dying.process.wait(30)
-            with pytest.raises(grpc.RpcError) as info:
-                _resume(living.wait_listening(), "d1", _reply_id(first), first[-1].cursor)
-            assert "stopped before it ended" in (info.value.details() or "")
-            with grpc.insecure_channel(living.target) as channel:
-                again = list(
-                    pb_grpc.AgentServiceStub(channel).Reply(_request("hi", "d1"), timeout=60)
-                )
-            assert again[-1].done
-        finally:
-            living.stop()
 
 
 def _assert_interrupted_through(running: AgentServer, asked: AgentServer, session: str) -> None:

@@ -10,6 +10,13 @@ where every response gets its cursor, and hands the batch to the caller
 (`Reply`). The log is written whether anyone reads or not: a caller whose
 connection dropped, on this replica or another, resumes from the last
 cursor it had (`ReplyLog.read`) and gets every response after it, each once.
+
+With a durable store the log also keeps what another replica needs to take
+the reply over if this one dies (`Mark`, `ReplyLog.taken`): the reply's
+request first, and a checkpoint of the agent's state at the end of each
+model call that asked for tools, which the agent does not go on from until
+it is logged (nor from a tool's result), so that a tool logged as run is
+never run again.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 from .. import _json
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as pb
+from .._generated.agentscope.agent.v1 import state_pb2
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import (
     AgentReplyError,
@@ -30,20 +38,25 @@ from ..errors import (
     MessageFormatError,
     ReplyNotFoundError,
 )
-from .hosting import failures
+from .hosting import Taken, failures
 from .state import StateStore
+from .state.store import Entry
 
-__all__ = ["ASKS", "END", "Failed", "Reply", "ReplyLog", "record"]
+__all__ = ["ASKS", "END", "QUIET", "Failed", "Mark", "Reply", "ReplyLog", "record"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
 # The events a reply asks its caller with, and can end with besides its end.
 ASKS = frozenset({"require_user_confirm", "require_external_execution"})
 _LAST = ASKS | {"reply_end"}
-# The end of a reply's items.
+# The end of a reply's items; QUIET: of a reply that had none to give (one
+# taken over elsewhere meanwhile), which logs nothing.
 END: Any = object()
-# A log entry: a response's bytes, or the reply's error (JSON) after its last.
+QUIET: Any = object()
+# A log entry: a response's bytes, or the reply's error (JSON) after its last;
+# or a `Mark`: the reply's request (its first entry), a checkpoint.
 _RESPONSE, _ERROR = b"R", b"E"
+INPUTS, CHECKPOINT = b"I", b"S"
 # How long one read of a log waits for more, and how many empty reads with
 # no replica running the session tell that the one that ran it is gone.
 _WAIT_MS = 2000
@@ -57,6 +70,24 @@ class Failed:
 
     def __init__(self, error: Exception) -> None:
         self.error = error
+
+
+class Mark:
+    """A log entry that is no response (`kind`: `INPUTS`, `CHECKPOINT`; None:
+    no entry), and `written`, done once the batch it came in is logged (or
+    could not be): what the reply task waits for before it lets the agent
+    go on."""
+
+    __slots__ = ("data", "kind", "written")
+
+    def __init__(self, kind: bytes | None, data: bytes = b"") -> None:
+        self.kind = kind
+        self.data = data
+        self.written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def done(self) -> None:
+        if not self.written.done():
+            self.written.set_result(None)
 
 
 class ReplyLog:
@@ -87,17 +118,60 @@ class ReplyLog:
         self,
         session_id: str,
         reply_id: str,
-        batch: list[service_pb.ReplyResponse],
+        batch: list[service_pb.ReplyResponse | Mark],
         error: Exception | None,
     ) -> None:
         """Append `batch` (and the reply's error) to the reply's log, each
         response's cursor set."""
-        entries = [_RESPONSE + response.SerializeToString() for response in batch]
+        logged: list[service_pb.ReplyResponse | Mark] = []
+        entries = []
+        for item in batch:
+            if isinstance(item, Mark):
+                if item.kind:
+                    logged.append(item)
+                    entries.append(item.kind + item.data)
+            else:
+                logged.append(item)
+                entries.append(_RESPONSE + item.SerializeToString())
         if error is not None:
             entries.append(_ERROR + _error_entry(error))
         positions = await self._store.append(session_id, reply_id, entries, self._keep_ms)
-        for response, position in zip(batch, positions, strict=False):
-            response.cursor = self.cursor(reply_id, position)
+        for item, position in zip(logged, positions, strict=False):
+            if isinstance(item, service_pb.ReplyResponse):
+                item.cursor = self.cursor(reply_id, position)
+
+    async def taken(self, session_id: str, reply_id: str) -> Taken | None:
+        """What taking the reply over needs (`Taken`); None if its log ended
+        it (or holds no request: not a reply another replica can take)."""
+        logged: state_pb2.LoggedReply | None = None
+        checkpoint: state_pb2.SessionState | None = None
+        events: list[pb.AgentEvent] = []
+        since = 0  # where the last checkpoint's model call starts in `events`
+        async for entry in self._entries(session_id, reply_id):
+            kind, data = entry.data[:1], entry.data[1:]
+            if kind == _ERROR:
+                return None
+            if kind == INPUTS:
+                logged = state_pb2.LoggedReply.FromString(data)
+            elif kind == CHECKPOINT:
+                checkpoint = state_pb2.SessionState.FromString(data)
+                since = _model_call_start(events)
+            elif kind == _RESPONSE:
+                response = service_pb.ReplyResponse.FromString(data)
+                if response.done:
+                    return None
+                if response.HasField("event"):
+                    events.append(response.event)
+        if logged is None:
+            return None
+        return Taken(reply_id, logged.request, logged.state_version, checkpoint, events[since:])
+
+    async def _entries(self, session_id: str, reply_id: str) -> AsyncIterator[Entry]:
+        position = ""
+        while entries := await self._store.read(session_id, reply_id, position, 0):
+            for entry in entries:
+                yield entry
+            position = entries[-1].position
 
     async def read(
         self,
@@ -105,10 +179,12 @@ class ReplyLog:
         reply_id: str,
         after: str,
         running: Callable[[], Awaitable[bool]],
+        take_over: Callable[[], Awaitable[bool]],
     ) -> AsyncIterator[service_pb.ReplyResponse]:
         """The reply's responses after the cursor `after`, then the live rest
         up to its `done` one (and its error, raised); `running` says whether
-        a replica still runs a call in the session."""
+        a replica still runs a call in the session, `take_over` starts the
+        reply's rest here when none does (whether it could)."""
         position = self.position(reply_id, after)
         idle = 0
         while True:
@@ -123,7 +199,9 @@ class ReplyLog:
                 idle = 0 if await running() else idle + 1
                 if idle and await self._ended(session_id, reply_id):
                     return  # nothing follows (it asked, and waits for an answer)
-                if idle >= _GONE_AFTER:
+                if idle >= _GONE_AFTER and await take_over():
+                    idle = 0  # its rest comes into the log
+                elif idle >= _GONE_AFTER:
                     raise AgentReplyError(
                         "internal",
                         "the server running this reply stopped before it ended; the session "
@@ -134,6 +212,8 @@ class ReplyLog:
                 kind, data = entry.data[:1], entry.data[1:]
                 if kind == _ERROR:
                     raise _error(data)
+                if kind != _RESPONSE:
+                    continue  # a `Mark`: for a replica taking the reply over
                 response = service_pb.ReplyResponse.FromString(data)
                 response.cursor = self.cursor(reply_id, entry.position)
                 yield response
@@ -150,13 +230,23 @@ class ReplyLog:
             return False
         if last.data[:1] == _ERROR:
             raise _error(last.data[1:])
-        return service_pb.ReplyResponse.FromString(last.data[1:]).done
+        return (
+            last.data[:1] == _RESPONSE and service_pb.ReplyResponse.FromString(last.data[1:]).done
+        )
 
     async def _raise_after(self, session_id: str, reply_id: str, position: str) -> None:
         """Raise the reply's error, if it failed (written with its last response)."""
         entries = await self._store.read(session_id, reply_id, position, 0) or []
         if entries and entries[0].data[:1] == _ERROR:
             raise _error(entries[0].data[1:])
+
+
+def _model_call_start(events: list[pb.AgentEvent]) -> int:
+    """Where the last model call of `events` starts (0: none)."""
+    for index in range(len(events) - 1, -1, -1):
+        if events[index].WhichOneof("event") == "model_call_start":
+            return index
+    return 0
 
 
 def _tag(reply_id: str) -> str:
@@ -176,9 +266,11 @@ def _error(data: bytes) -> AgentReplyError:
     return AgentReplyError(kept["error_type"], kept["message"])
 
 
-def _reply_id(batch: list[service_pb.ReplyResponse]) -> str:
+def _reply_id(batch: list[service_pb.ReplyResponse | Mark]) -> str:
     """The reply's id, as its events name it."""
     for response in batch:
+        if isinstance(response, Mark):
+            continue
         kind = response.event.WhichOneof("event")
         if kind is not None:
             reply_id = getattr(getattr(response.event, kind), "reply_id", "")
@@ -188,25 +280,41 @@ def _reply_id(batch: list[service_pb.ReplyResponse]) -> str:
 
 
 async def record(
-    items: asyncio.Queue[Any], out: asyncio.Queue[Any], log: ReplyLog | None, session_id: str
+    items: asyncio.Queue[Any],
+    out: asyncio.Queue[Any],
+    log: ReplyLog | None,
+    session_id: str,
+    reply_id: str = "",
 ) -> None:
     """Turn the reply task's items into responses, batch by batch (what
-    came while the last batch was logged), log each batch and hand it to
-    `out`, then the end (or the error)."""
+    came while the last batch was logged), log each batch and hand its
+    responses to `out`, then the end (or the error). A `Mark` is logged in
+    its place once the reply's id is known (its first event names it)."""
     ending = _Ending()
-    reply_id = ""
+    held: list[service_pb.ReplyResponse | Mark] = []  # marks before the reply's id
     while True:
         batch, last = _batch(await items.get(), items, ending)
         error = last.error if isinstance(last, Failed) else None
         reply_id = reply_id or _reply_id(batch)
+        if held and (reply_id or last is not None):
+            batch, held = [*held, *batch], []
         if reply_id and log is not None and (batch or error is not None):
             try:
                 await log.write(session_id, reply_id, batch, error)
             except AgentScopeProtoError as exc:
                 logger.warning("reply %r: its log could not be written: %s", reply_id, exc)
                 log = None  # the caller still gets it, live
-        if batch:
-            out.put_nowait(batch)
+        elif not reply_id and last is None:
+            held.extend(item for item in batch if isinstance(item, Mark))
+        responses = []
+        for item in batch:
+            if isinstance(item, Mark):
+                if item not in held:
+                    item.done()
+            else:
+                responses.append(item)
+        if responses:
+            out.put_nowait(responses)
         if last is not None:
             out.put_nowait(last)
             return
@@ -214,16 +322,21 @@ async def record(
 
 def _batch(
     item: Any, items: asyncio.Queue[Any], ending: _Ending
-) -> tuple[list[service_pb.ReplyResponse], Any]:
-    """The responses of `item` and of what else is ready, and the end (END or
-    a `Failed`) if it came."""
-    batch: list[service_pb.ReplyResponse] = []
+) -> tuple[list[service_pb.ReplyResponse | Mark], Any]:
+    """The responses (and marks) of `item` and of what else is ready, and
+    the end (END or a `Failed`) if it came."""
+    batch: list[service_pb.ReplyResponse | Mark] = []
     while True:
+        if item is QUIET:
+            return batch, END
         if item is END:
             return [*batch, *ending.close()], END
         if isinstance(item, Failed):
             return [*batch, *ending.close(failed=True)], item
-        ending.feed(item, batch)
+        if isinstance(item, Mark):
+            batch.append(item)  # (after an event held back, see `_Ending`)
+        else:
+            ending.feed(item, batch)
         if items.empty():
             return batch, None
         item = items.get_nowait()
@@ -284,7 +397,7 @@ class _Ending:
         self.held: pb.AgentEvent | None = None
         self.done = False
 
-    def feed(self, item: pb.AgentEvent | Msg, out: list[service_pb.ReplyResponse]) -> None:
+    def feed(self, item: pb.AgentEvent | Msg, out: list[service_pb.ReplyResponse | Mark]) -> None:
         if self.done:
             return  # nothing follows the reply's message
         if isinstance(item, Msg):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import threading
 import time
 import uuid
@@ -36,18 +37,31 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from .._generated.agentscope.agent.v1 import state_pb2
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import AgentReplyError, LimitExceededError, MessageFormatError, SessionStateError
 from .config import AgentConfig
-from .hosting import Hosting, ReplyInputs, failures
+from .hosting import Checkpoint, Hosting, Item, ReplyInputs, failures
 from .keeper import Keeper
 from .media import screen_msgs, screen_request
-from .replies import ASKS, END, Failed, Reply, ReplyLog, record
+from .replies import (
+    ASKS,
+    CHECKPOINT,
+    END,
+    INPUTS,
+    QUIET,
+    Failed,
+    Mark,
+    Reply,
+    ReplyLog,
+    record,
+)
 from .state import MemoryStateStore, StateStore
 
 __all__ = ["Reply", "Session", "Sessions", "check_session_id"]
 
 AgentFactory = Callable[[], Any]
+logger = logging.getLogger("agentscope_proto.agents")
 T = TypeVar("T")
 _MAX_ID = 128
 
@@ -191,7 +205,7 @@ class Sessions:
             # step: before the next call wakes (asyncio runs callbacks in the
             # order they were scheduled, and `place` passes on only as this
             # block exits).
-            return self.start(session, inputs, keep_running=request.keep_running)
+            return self.start(session, inputs, keep_running=request.keep_running, request=request)
 
     def _interrupt(self, session_id: str) -> None:
         """Interrupt the reply running in the session on this replica, if
@@ -219,10 +233,41 @@ class Sessions:
             session = self._sessions.get(request.session_id)
             return session is not None and session.busy > 0
 
+        async def take_over() -> bool:
+            return await self._take_over(request.session_id, request.reply_id)
+
         async for response in self.log.read(
-            request.session_id, request.reply_id, request.after, running
+            request.session_id, request.reply_id, request.after, running, take_over
         ):
             yield response
+
+    async def _take_over(self, session_id: str, reply_id: str) -> bool:
+        """Start the rest of a reply whose replica stopped before it ended
+        (its log has no end, and no replica holds its session), here: from
+        the last checkpoint its log holds, in the session's turn (a
+        replica taking it over first has ended it by the time this one
+        has the turn: it starts nothing more). Whether it could be taken
+        over (a durable store, and a hosting that can)."""
+        if not self.keeper.durable or not self.hosting.can_take_over:
+            return False
+        session = await self.open(session_id, create=True)
+
+        async def taking(session: Session) -> AsyncIterator[Item | Checkpoint] | None:
+            taken = await self.log.taken(session_id, reply_id)
+            if taken is None:
+                return None  # it ended meanwhile (taken over elsewhere)
+            if taken.state_version != session.stored:
+                raise AgentReplyError(
+                    "internal",
+                    "the server running this reply stopped before it ended, and the session "
+                    "went on from its last saved state without it",
+                )
+            logger.warning("session %r: taking reply %r over", session_id, reply_id)
+            inputs = self.hosting.read_inputs(taken.request)
+            return self.hosting.take_over(session.agent, session_id, inputs, taken)
+
+        self._start(session, taking, counted=False, keep_running=True, reply_id=reply_id)
+        return True
 
     async def observe_request(self, request: service_pb.ObserveRequest) -> Session:
         """A caller's Observe, read as `begin` reads a Reply, and observed by
@@ -375,20 +420,43 @@ class Sessions:
         *,
         counted: bool = True,
         keep_running: bool = False,
+        request: service_pb.ReplyRequest | None = None,
     ) -> Reply:
         """Start a reply in `session`: it runs in a task of its own, which
         `Reply.interrupt` cancels inside the agent, and a recorder task logs
-        its responses (`replies.py`). A reply not `counted` (a topic's own:
-        one at a time) is not held to `max_replies`; one to `keep_running`
-        goes on when its caller stops reading."""
+        its responses (`replies.py`), after its `request` if given (what a
+        replica taking the reply over runs it from). A reply not `counted`
+        (a topic's own: one at a time) is not held to `max_replies`; one to
+        `keep_running` goes on when its caller stops reading."""
         if counted and len(self.running) >= self._config.max_replies:
             raise LimitExceededError(
                 "max_replies", f"{self._config.max_replies} replies are running"
             )
+
+        async def replying(session: Session) -> AsyncIterator[Item | Checkpoint]:
+            self.hosting.check(session.agent, inputs)
+            return self.hosting.reply(session.agent, session.id, inputs)
+
+        return self._start(
+            session, replying, counted=counted, keep_running=keep_running, request=request
+        )
+
+    def _start(
+        self,
+        session: Session,
+        source: Callable[[Session], Awaitable[AsyncIterator[Item | Checkpoint] | None]],
+        *,
+        counted: bool,
+        keep_running: bool,
+        request: service_pb.ReplyRequest | None = None,
+        reply_id: str = "",
+    ) -> Reply:
+        """A reply of the items `source` gives in the session's turn (None:
+        none, and nothing logged); `reply_id` if known before its events."""
         items: asyncio.Queue[Any] = asyncio.Queue()
         out: asyncio.Queue[Any] = asyncio.Queue()
-        task = asyncio.create_task(self._drive(session, inputs, items))
-        recorder = asyncio.create_task(record(items, out, self.log, session.id))
+        task = asyncio.create_task(self._drive(session, source, items, request))
+        recorder = asyncio.create_task(record(items, out, self.log, session.id, reply_id))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
         self._recorders.add(recorder)
@@ -399,16 +467,32 @@ class Sessions:
         return reply
 
     async def _drive(
-        self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]
+        self,
+        session: Session,
+        source: Callable[[Session], Awaitable[AsyncIterator[Item | Checkpoint] | None]],
+        items: asyncio.Queue[Any],
+        request: service_pb.ReplyRequest | None,
     ) -> None:
-        """Run one reply into `items`. It awaits nothing but the session's
-        turn and the agent, so a cancellation lands inside the agent."""
+        """Run one reply into `items`, its `request` logged first with a
+        durable store (with the state's version the turn found: what a
+        replica taking the reply over starts from). It awaits nothing but
+        the session's turn and the agent, so a cancellation lands inside
+        the agent."""
         session.busy += 1
+        end: Any = END
         try:
             async with session.lock:
                 try:
                     async with self.keeper.turn(session):
-                        await self._run(session, inputs, items)
+                        if request is not None and self.keeper.durable:
+                            logged = state_pb2.LoggedReply(request=request)
+                            logged.state_version = session.stored
+                            items.put_nowait(Mark(INPUTS, logged.SerializeToString()))
+                        replying = await source(session)
+                        if replying is None:
+                            end = QUIET
+                        else:
+                            await self._run(session, replying, items)
                 finally:
                     session.turned.notify_all()
         except BaseException as exc:
@@ -418,12 +502,19 @@ class Sessions:
         finally:
             session.busy -= 1
             self._touch(session)
-            items.put_nowait(END)
+            items.put_nowait(end)
 
-    async def _run(self, session: Session, inputs: ReplyInputs, items: asyncio.Queue[Any]) -> None:
-        self.hosting.check(session.agent, inputs)
+    async def _run(
+        self,
+        session: Session,
+        replying: AsyncIterator[Item | Checkpoint],
+        items: asyncio.Queue[Any],
+    ) -> None:
         asked = False
-        async for item in self.hosting.reply(session.agent, session.id, inputs):
+        async for item in replying:
+            if isinstance(item, Checkpoint):
+                await self._checkpoint(session, item, items)
+                continue
             if not isinstance(item, Msg):
                 asked = item.WhichOneof("event") in ASKS
             elif session.publish is not None and not asked:
@@ -431,6 +522,28 @@ class Sessions:
                 # on the topic before its caller hears it is done.
                 await session.publish(item)
             items.put_nowait(item)
+
+    async def _checkpoint(
+        self, session: Session, checkpoint: Checkpoint, items: asyncio.Queue[Any]
+    ) -> None:
+        """Log what the hosting asks to (with a durable store: the agent's
+        state, or only that what came before is logged), and wait until it
+        is, before the agent goes on. An interrupt meanwhile is not lost: it
+        lands in the agent's next step."""
+        if not self.keeper.durable:
+            return
+        mark = Mark(None)
+        if checkpoint.state:
+            state = self.hosting.save_state(session.agent, session.saved)
+            if state is not None:
+                mark = Mark(CHECKPOINT, state.SerializeToString())
+        items.put_nowait(mark)
+        try:
+            await asyncio.shield(mark.written)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.cancel()  # again: inside the agent, at its next await
 
 
 def _forget_reply(session: Session, reply: Reply) -> None:

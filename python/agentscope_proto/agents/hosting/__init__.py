@@ -14,9 +14,18 @@ from typing import Any
 from ... import interop
 from .agentscope1 import AgentScope1
 from .agentscope2 import AgentScope2
-from .protocol import Hosting, ReplyInputs
+from .protocol import Checkpoint, Hosting, Item, ReplyInputs, Taken
 
-__all__ = ["AgentScope1", "AgentScope2", "Hosting", "ReplyInputs", "hosting_for"]
+__all__ = [
+    "AgentScope1",
+    "AgentScope2",
+    "Checkpoint",
+    "Hosting",
+    "Item",
+    "ReplyInputs",
+    "Taken",
+    "hosting_for",
+]
 
 # AgentScope's major version -> whether an object is its agent, and its hosting.
 _HOSTINGS: dict[int, tuple[Callable[[Any], bool], Callable[[], Hosting]]] = {

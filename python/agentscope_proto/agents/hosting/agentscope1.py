@@ -22,7 +22,7 @@ from ..._generated.agentscope.agent.v1 import state_pb2
 from ..._generated.agentscope.message.v1.message_pb2 import ErrorType, FinishedReason, Msg
 from ...errors import AgentReplyError, MessageFormatError
 from . import failures
-from .protocol import Item, ReplyInputs, new_event, read_each
+from .protocol import Item, ReplyInputs, Taken, new_event, read_each
 
 __all__ = ["AgentScope1"]
 
@@ -37,6 +37,9 @@ _EVENTS = [
 
 class AgentScope1:
     """Hosting of AgentScope 1.x agents (see the module doc)."""
+
+    # A 1.x reply is one call of the agent, with no point to go on from.
+    can_take_over = False
 
     def __init__(self) -> None:
         self.framework = f"agentscope {importlib.metadata.version('agentscope')}"
@@ -92,6 +95,13 @@ class AgentScope1:
 
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
+
+    def take_over(
+        self, agent: Any, session_id: str, inputs: ReplyInputs, taken: Taken
+    ) -> AsyncIterator[Item]:
+        raise AgentReplyError(
+            "internal", "a reply of an AgentScope 1.x agent cannot be taken over by another server"
+        )
 
     def save_state(
         self, agent: Any, known: dict[str, tuple[Any, Msg]]

@@ -23,11 +23,20 @@ from ... import _json, interop
 from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from ..._generated.agentscope.agent.v1 import events_pb2 as pb
 from ..._generated.agentscope.agent.v1 import state_pb2
-from ..._generated.agentscope.message.v1.message_pb2 import Msg
+from ..._generated.agentscope.message.v1.message_pb2 import FinishedReason, Msg, ToolResultState
 from ...dialects import from_dict, to_dict
 from ...errors import AgentReplyError, MessageFormatError, SessionStateError
 from . import failures
-from .protocol import Item, ReplyInputs, now, read_each, structured_schema
+from .protocol import (
+    Checkpoint,
+    Item,
+    ReplyInputs,
+    Taken,
+    new_event,
+    now,
+    read_each,
+    structured_schema,
+)
 
 __all__ = ["AgentScope2"]
 
@@ -39,6 +48,23 @@ _EVENTS = [
     for field in pb.AgentEvent.DESCRIPTOR.oneofs_by_name["event"].fields
     if field.name not in _ANSWERS
 ]
+# The events after which the agent waits until the reply so far is logged
+# (and a model call's end, when it asked for tools, with its state).
+_CHECKPOINTS = frozenset({"tool_result_start", "tool_result_end"})
+# What a replica taking a reply over gives a tool call its log has no result of.
+_INTERRUPTED = (
+    "<system-reminder>The server running this tool call stopped before its result was "
+    "kept; it may or may not have run.</system-reminder>"
+)
+# An event that starts something -> the event that ends it, and what names it.
+_ENDS = {
+    "model_call_start": ("model_call_end", ""),
+    "text_block_start": ("text_block_end", "block_id"),
+    "thinking_block_start": ("thinking_block_end", "block_id"),
+    "data_block_start": ("data_block_end", "block_id"),
+    "tool_call_start": ("tool_call_end", "tool_call_id"),
+}
+_ENDED_BY = dict(_ENDS.values())
 # Blocks 2.x's `Agent` refuses in its input.
 _NOT_INPUT = ("tool_call", "tool_result", "thinking")
 
@@ -67,6 +93,8 @@ _WAITS = {
 
 class AgentScope2:
     """Hosting of AgentScope 2.x agents (see the module doc)."""
+
+    can_take_over = True
 
     def __init__(self) -> None:
         self.framework = f"agentscope {importlib.metadata.version('agentscope')}"
@@ -138,19 +166,38 @@ class AgentScope2:
                     f"the session is not waiting on call {call_id!r}",
                 )
 
-    async def reply(self, agent: Any, session_id: str, inputs: ReplyInputs) -> AsyncIterator[Item]:
+    def reply(
+        self, agent: Any, session_id: str, inputs: ReplyInputs
+    ) -> AsyncIterator[Item | Checkpoint]:
+        """The reply's items, with a `Checkpoint` where the agent must wait for
+        the log: at the end of a model call that asked for tools (with the
+        state: the tools have not started), at a tool's start and at its
+        result (`_checkpoints`)."""
+        return self._replying(agent, session_id, inputs.native, inputs.schema)
+
+    async def _replying(
+        self, agent: Any, session_id: str, native: Any, schema: dict[str, Any] | None
+    ) -> AsyncIterator[Item | Checkpoint]:
         seen: list[Any] = []
         ended = False  # the agent gave its reply's message
+        tools = False  # the model call under way asked for tools
         try:
             async for item in agent.reply_stream(
-                inputs.native, structured_schema=inputs.schema, yield_final_msg=True
+                native, structured_schema=schema, yield_final_msg=True
             ):
                 if isinstance(item, self._msg.Msg):
                     ended = True
                     yield interop.from_agentscope(item)
-                else:
-                    seen.append(item)
-                    yield interop.event_from_agentscope(item)
+                    continue
+                seen.append(item)
+                event = interop.event_from_agentscope(item)
+                yield event
+                kind = event.WhichOneof("event")
+                tools = (tools or kind == "tool_call_start") and kind != "model_call_start"
+                if kind in _CHECKPOINTS:
+                    yield Checkpoint(state=kind == "model_call_end")
+                elif kind == "model_call_end" and tools:
+                    yield Checkpoint(state=True)
         except BaseException as exc:
             if not failures.by_agent(exc):
                 raise  # stopped: the caller's interrupt, or its reader gone
@@ -191,6 +238,76 @@ class AgentScope2:
             *(interop.event_from_agentscope(event) for event in ending),
             interop.from_agentscope(msg),
         ]
+
+    async def take_over(
+        self, agent: Any, session_id: str, inputs: ReplyInputs, taken: Taken
+    ) -> AsyncIterator[Item | Checkpoint]:
+        """The rest of a reply another replica left (see `Hosting`): the
+        events it left open, closed; then, from its last checkpoint (or,
+        after an answer's tools ran, the state it answered) with each of its
+        tool calls given the result the log kept, or an interrupted one (a
+        tool is never run twice), the reply going on; or, with nothing run,
+        the reply run again from its request. Its events keep its id."""
+        events = list(taken.events)
+        if taken.checkpoint is not None:
+            self.load_state(agent, taken.checkpoint)
+            call = _model_call_end(events) + 1
+            self._keep_blocks(agent, taken.reply_id, events[:call])
+            events = events[call:]
+        for event in _closing(taken.reply_id, events):
+            yield event
+        if taken.checkpoint is None and not any(_tool_result(event) for event in events):
+            native = inputs.native  # nothing ran but the model: run it again
+        else:
+            for result in self._results(agent, taken.reply_id, events):
+                yield result
+            native = None
+        context = agent.state.reply_context
+        async for item in self._replying(agent, session_id, native, inputs.schema):
+            if isinstance(item, pb.AgentEvent) and item.HasField("reply_start"):
+                if native is None:
+                    # The reply goes on from its state, in its own context.
+                    context.cur_iter += 1
+                    agent.state.reply_context = context
+                agent.state.reply_context.reply_id = taken.reply_id
+                continue  # its caller had its start
+            yield item
+
+    def _keep_blocks(self, agent: Any, reply_id: str, events: list[pb.AgentEvent]) -> None:
+        """The model call's blocks into the agent's context, as the agent
+        keeps them once the call ends (`events`: the call's)."""
+        msg = self._msg.AssistantMsg(name=agent.name, content=[], id=reply_id)
+        for event in events:
+            msg.append_event(interop.event_to_agentscope(event))
+        agent.state.append_context(agent.name, list(msg.content))
+        if msg.usage is not None:
+            agent.state.context[-1].append_usage(msg.usage)
+
+    def _results(
+        self, agent: Any, reply_id: str, events: list[pb.AgentEvent]
+    ) -> list[pb.AgentEvent]:
+        """Each tool call the agent's last message waits on, given the result
+        the log kept (`events`), or an interrupted one: its events, which
+        the caller has not had."""
+        kept = self._msg.AssistantMsg(name=agent.name, content=[], id=reply_id)
+        for event in events:
+            if _tool_result(event):
+                kept.append_event(interop.event_to_agentscope(event))
+        results = {block.id: block for block in kept.get_content_blocks("tool_result")}
+        started = set(results)
+        done = self._msg.ToolResultState.RUNNING
+        last = agent.state.context[-1]
+        out: list[pb.AgentEvent] = []
+        for call in last.get_content_blocks("tool_call"):
+            if call.state == self._msg.ToolCallState.FINISHED:
+                continue
+            result = results.get(call.id)
+            if result is None or result.state == done:
+                result, events_of = _interrupted(self._msg, reply_id, call, call.id in started)
+                out.extend(events_of)
+            agent.state.append_context(agent.name, [result])
+            call.state = self._msg.ToolCallState.FINISHED
+        return out
 
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
@@ -286,3 +403,80 @@ def _assign(target: Any, source: Any) -> None:
             _assign(current, value)
         else:
             setattr(target, name, value)
+
+
+def _tool_result(event: pb.AgentEvent) -> bool:
+    return str(event.WhichOneof("event")).startswith("tool_result_")
+
+
+def _model_call_end(events: list[pb.AgentEvent]) -> int:
+    """Where the first model call of `events` ends."""
+    for index, event in enumerate(events):
+        if event.HasField("model_call_end"):
+            return index
+    raise ValueError("a checkpoint follows a model call's end, and the log has none")
+
+
+def _closing(reply_id: str, events: list[pb.AgentEvent]) -> list[pb.AgentEvent]:
+    """The ends of what `events` started and did not end, innermost first (a
+    model call cut short ends interrupted): a caller folding the events
+    into a message finds each block closed."""
+    open_: dict[tuple[str, str], pb.AgentEvent] = {}
+    for event in events:
+        kind = str(event.WhichOneof("event"))
+        body = getattr(event, kind)
+        if kind in _ENDS:
+            end, key = _ENDS[kind]
+            open_[end, getattr(body, key) if key else ""] = event
+        elif kind in _ENDED_BY:
+            key = _ENDED_BY[kind]
+            open_.pop((kind, getattr(body, key) if key else ""), None)
+    closing = []
+    for (end, name), start in reversed(open_.items()):
+        fields: dict[str, Any] = {"reply_id": reply_id}
+        key = _ENDS[str(start.WhichOneof("event"))][1]
+        if key:
+            fields[key] = name
+        else:
+            fields["finished_reason"] = FinishedReason.FINISHED_REASON_INTERRUPTED
+        closing.append(new_event(end, **fields))
+    return closing
+
+
+def _interrupted(
+    messages: Any, reply_id: str, call: Any, started: bool
+) -> tuple[Any, list[pb.AgentEvent]]:
+    """An interrupted result of `call`, and its events (its start if the log
+    has none)."""
+    events = (
+        []
+        if started
+        else [
+            new_event(
+                "tool_result_start",
+                reply_id=reply_id,
+                tool_call_id=call.id,
+                tool_call_name=call.name,
+            )
+        ]
+    )
+    events.append(
+        new_event(
+            "tool_result_text_delta", reply_id=reply_id, tool_call_id=call.id, delta=_INTERRUPTED
+        )
+    )
+    events.append(
+        new_event(
+            "tool_result_end",
+            reply_id=reply_id,
+            tool_call_id=call.id,
+            state=ToolResultState.TOOL_RESULT_STATE_INTERRUPTED,
+        )
+    )
+    result = messages.ToolResultBlock(
+        id=call.id,
+        name=call.name,
+        output=_INTERRUPTED,
+        state=messages.ToolResultState.INTERRUPTED,
+    )
+    return result, events

@@ -17,9 +17,11 @@ from ..._generated.agentscope.message.v1.message_pb2 import Msg
 from ...errors import MessageFormatError
 
 __all__ = [
+    "Checkpoint",
     "Hosting",
     "Item",
     "ReplyInputs",
+    "Taken",
     "new_event",
     "now",
     "read_each",
@@ -29,6 +31,32 @@ __all__ = [
 Item = pb.AgentEvent | Msg
 T = TypeVar("T")
 U = TypeVar("U")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a hosting's reply gives between two items when the agent must not
+    go on before the reply so far is logged (a durable store's sessions
+    wait for it; others go on at once): with the agent's `state` (a point a
+    replica taking the reply over starts from), or without (a tool's
+    result, so that the tool is not run again)."""
+
+    state: bool
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What a replica taking a reply over needs of its log: the reply's
+    request, its last checkpoint (None: none was logged), and the events
+    from the model call that checkpoint was taken at (or from the first
+    one, without a checkpoint) to the last logged."""
+
+    reply_id: str
+    # The reply's request, and the version of the session's state it started from.
+    request: service_pb.ReplyRequest
+    state_version: int
+    checkpoint: state_pb2.SessionState | None
+    events: list[pb.AgentEvent]
 
 
 @dataclass(frozen=True)
@@ -52,10 +80,13 @@ class Hosting(Protocol):
     agent sees them, what the agent would refuse), checks that a session can
     take an answer, runs a reply as proto items (`AgentEvent`s as they
     happen, the reply's `Msg` last), describes an agent, and saves and
-    loads an agent's state (`SessionState`, for a durable state store). It
-    holds no agent: the session passes its own."""
+    loads an agent's state (`SessionState`, for a durable state store), and
+    takes over a reply whose replica stopped, if it can. It holds no agent:
+    the session passes its own."""
 
     framework: str
+    # Whether `take_over` can go on with a reply another replica left.
+    can_take_over: bool
 
     def read_msgs(self, msgs: Sequence[Msg], field: str) -> list[Any]: ...
 
@@ -65,7 +96,17 @@ class Hosting(Protocol):
 
     def check(self, agent: Any, inputs: ReplyInputs) -> None: ...
 
-    def reply(self, agent: Any, session_id: str, inputs: ReplyInputs) -> AsyncIterator[Item]: ...
+    def reply(
+        self, agent: Any, session_id: str, inputs: ReplyInputs
+    ) -> AsyncIterator[Item | Checkpoint]: ...
+
+    def take_over(
+        self, agent: Any, session_id: str, inputs: ReplyInputs, taken: Taken
+    ) -> AsyncIterator[Item | Checkpoint]:
+        """The rest of a reply another replica left unended, from what its
+        log kept (`taken`), the agent at the session's state the reply
+        started from."""
+        ...
 
     async def observe(self, agent: Any, msgs: list[Any]) -> None: ...
 

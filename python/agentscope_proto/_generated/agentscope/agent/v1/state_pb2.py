@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from . import agent_service_pb2 as agentscope_dot_agent_dot_v1_dot_agent__service__pb2
 from ...message.v1 import message_pb2 as agentscope_dot_message_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x61gentscope/agent/v1/state.proto\x12\x13\x61gentscope.agent.v1\x1a#agentscope/message/v1/message.proto\"|\n\x0cSessionState\x12\x17\n\x0f\x66ramework_major\x18\x01 \x01(\r\x12+\n\x07\x63ontext\x18\x02 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x11\n\trest_json\x18\x03 \x01(\t\x12\x13\n\x0bsaved_at_ms\x18\x04 \x01(\x03\x42\xec\x01\n\x1cio.agentscope.proto.agent.v1B\nStateProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x61gentscope/agent/v1/state.proto\x12\x13\x61gentscope.agent.v1\x1a\'agentscope/agent/v1/agent_service.proto\x1a#agentscope/message/v1/message.proto\"|\n\x0cSessionState\x12\x17\n\x0f\x66ramework_major\x18\x01 \x01(\r\x12+\n\x07\x63ontext\x18\x02 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x11\n\trest_json\x18\x03 \x01(\t\x12\x13\n\x0bsaved_at_ms\x18\x04 \x01(\x03\"X\n\x0bLoggedReply\x12\x32\n\x07request\x18\x01 \x01(\x0b\x32!.agentscope.agent.v1.ReplyRequest\x12\x15\n\rstate_version\x18\x02 \x01(\x03\x42\xec\x01\n\x1cio.agentscope.proto.agent.v1B\nStateProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,6 +34,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentscope.agent.v1.state_p
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\034io.agentscope.proto.agent.v1B\nStateProtoP\001ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\242\002\003AAX\252\002\031AgentScope.Proto.Agent.V1\272\002\022AgentScopeAgentV1_\312\002\031AgentScope\\Proto\\Agent\\V1\352\002\034AgentScope::Proto::Agent::V1'
-  _globals['_SESSIONSTATE']._serialized_start=93
-  _globals['_SESSIONSTATE']._serialized_end=217
+  _globals['_SESSIONSTATE']._serialized_start=134
+  _globals['_SESSIONSTATE']._serialized_end=258
+  _globals['_LOGGEDREPLY']._serialized_start=260
+  _globals['_LOGGEDREPLY']._serialized_end=348
 # @@protoc_insertion_point(module_scope)

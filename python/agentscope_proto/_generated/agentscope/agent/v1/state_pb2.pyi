@@ -10,6 +10,7 @@ stored under (`...:state:v1`), so a later encoding can sit beside it and an
 upgraded server can still read the sessions an older one wrote.
 """
 
+from . import agent_service_pb2 as _agent_service_pb2
 from ...message.v1 import message_pb2 as _message_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
@@ -29,7 +30,10 @@ DESCRIPTOR: _descriptor.FileDescriptor
 @_typing.final
 class SessionState(_message.Message):
     """One session's agent state, as its hosting wrote it after the session's
-    last reply, observation or pause.
+    last reply, observation or pause. A reply's log in the store also keeps
+    checkpoints of it, taken while the reply runs (at the end of each model
+    call that asks for tools), from which another replica takes the reply
+    over if the one running it stops.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -75,3 +79,38 @@ class SessionState(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionState: _TypeAlias = SessionState  # noqa: Y015
+
+@_typing.final
+class LoggedReply(_message.Message):
+    """The first entry of a reply's log in the state store: what a replica needs
+    to take the reply over when the one running it stops before the reply
+    ends.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_FIELD_NUMBER: _builtins.int
+    STATE_VERSION_FIELD_NUMBER: _builtins.int
+    state_version: _builtins.int
+    """The version of the session's stored state the reply started from: a
+    replica takes the reply over only while no later call has saved over it.
+    """
+    @_builtins.property
+    def request(self) -> _agent_service_pb2.ReplyRequest:
+        """The reply's request as the server read it (its media fetched and
+        inlined by then: a replica taking it over fetches nothing again).
+        """
+
+    def __init__(
+        self,
+        *,
+        request: _agent_service_pb2.ReplyRequest | None = ...,
+        state_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request", b"request", "state_version", b"state_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LoggedReply: _TypeAlias = LoggedReply  # noqa: Y015
