@@ -13,22 +13,30 @@ the reply (the server logs which words have no recording). So every run of an
 example streams the same events. `make example-agent` runs this from `.venv-as2`
 (AgentScope 2.0.11); `make interop` too, for the example clients.
 
-Usage: python serve_replayed.py [--port 50052]
+With `--hold`, the weather reply stops after the model's first words until this
+process gets SIGUSR1 (each reply anew): `make interop` cuts a client's
+connection there, mid-reply, and checks that the client takes the reply up
+(`Resume`) and sees every event once.
+
+Usage: python serve_replayed.py [--port 50052] [--hold]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
-from replay_server import ReplayServer, saying  # noqa: E402
+from replay_server import ReplayServer, golden_cases, saying  # noqa: E402
 
 # What the model says, beside the golden cases: after `get_weather` answered
 # "Sunny in Paris, 21°C" (weather_agent.py), the same weather.
@@ -43,13 +51,49 @@ SCRIPT = {
 }
 
 
+def first_words_held() -> dict[str, Any]:
+    """`stream_text_then_tool_by4` with its first two chunks (the role, then
+    "Let ") as one: a `hold:` stream sends its first chunk and waits, so the
+    agent has streamed its first text delta when the hold starts, and the
+    events are those of the whole case."""
+    first, words, *rest = copy.deepcopy(golden_cases()["stream_text_then_tool_by4"]["chunks"])
+    first["choices"][0]["delta"]["content"] = words["choices"][0]["delta"]["content"]
+    return {"chunks": [first, *rest]}
+
+
+# --hold: the weather's first model call held (see `Held`).
+HELD_SCRIPT = {**SCRIPT, "What is the weather in Paris?": ["hold:held", "answer"]}
+
+
+class Held(ReplayServer):
+    """The replay whose `hold:` stream of each reply waits for a SIGUSR1 sent
+    after that reply asked the model: its release is re-armed as the model
+    is asked, so the signal that lets one reply go never lets a later one
+    through."""
+
+    def pick(self, body: Mapping[str, Any]) -> str:
+        name = super().pick(body)
+        if name.startswith("hold:"):
+            self.release.clear()
+        return name
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, default=50052, help="the agent's port (0: any)")
+    parser.add_argument(
+        "--hold", action="store_true", help="hold the weather reply until SIGUSR1 (see above)"
+    )
     args = parser.parse_args()
     # The agentscope-proto of this interpreter's venv (the one with AgentScope).
     command = Path(sys.executable).parent / "agentscope-proto"
-    with ReplayServer(SCRIPT, RECORDINGS) as replay:
+    replay = (
+        Held(HELD_SCRIPT, {**RECORDINGS, "held": first_words_held()})
+        if args.hold
+        else ReplayServer(SCRIPT, RECORDINGS)
+    )
+    signal.signal(signal.SIGUSR1, lambda *_: replay.release.set())
+    with replay:
         env = {
             **os.environ,
             "OPENAI_API_KEY": "sk-replay",
