@@ -544,7 +544,7 @@ def main() -> int:
             failed += len(wrong)
             passed += len(checks) - len(wrong)
             print(
-                f"{lang.name + ' (resume)':<18} {'FAILED' if wrong else 'ok'}: cut mid-reply,"
+                f"{lang.name + ' resume':<18} {'FAILED' if wrong else 'ok'}: cut mid-reply,"
                 f" {len(checks) - len(wrong)}/{len(checks)} checks"
                 f" ({time.monotonic() - started:.1f} s)"
             )
