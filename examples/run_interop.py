@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -56,9 +57,10 @@ AGENT_SERVER = EXAMPLES / "agents" / "serve_replayed.py"
 sys.path.insert(0, str(ROOT / "tests"))
 from tcp_proxy import Proxy  # noqa: E402
 
-# Where the held agent's weather reply waits (`serve_replayed.py --hold`): right
-# after the first text delta an example prints, its connection is cut.
-CUT_AT = "TEXT_BLOCK_DELTA"
+# Where the held agent's weather reply waits (`serve_replayed.py --hold`): each
+# model call holds after its first text delta, where the example's connection
+# is cut (before the confirmation, and after it).
+CALL, CUT_AT = "MODEL_CALL_START", "TEXT_BLOCK_DELTA"
 # The document's cases: one per key, and one per key inside these.
 NESTED = ("format", "hub", "agent")
 SKIPPED_DIRS = {"build", "gen", "node_modules"}
@@ -82,6 +84,10 @@ class Language:
     # CPU seconds a fresh build takes (measured on Debian 12): builds run two at a
     # time, the heaviest first, so that both lanes end about together.
     build_cpu: float = 0.0
+    # Where its reply is cut in the resume check: in each model call, or only in the
+    # first (the Python AgentClient learns a reply's id from its reply_start event, so
+    # the rest of a reply after an answer, which has none, is not taken up).
+    cuts: int = 2
 
     @property
     def directory(self) -> str:
@@ -91,7 +97,7 @@ class Language:
 PROTOC = {"protoc": "protobuf-compiler"}
 # The packages measured on a fresh Debian 12 (issue 12).
 LANGUAGES = [
-    Language("python", [sys.executable, "examples/python/client.py"], build=False),
+    Language("python", [sys.executable, "examples/python/client.py"], build=False, cuts=1),
     Language(
         "typescript",
         ["node", "examples/typescript/build/client.js"],
@@ -378,20 +384,20 @@ class Cut:
     returncode: int
     stdout: str
     stderr: list[str]
-    # The proxy's connections when it cut them, and at the end (more: the
-    # client came back); -1: never cut (the reply did not reach CUT_AT).
-    at_cut: int
-    accepted: int
+    # The proxy's connections at each cut, then at the end: each more than the
+    # one before if the client came back after each cut.
+    accepted: list[int]
 
 
 def run_cut(language: Language, servers: Servers, *, give_up: bool) -> Cut:
     """Run one example with its agent behind a proxy to the held agent; when
-    the example prints CUT_AT, drop its connections (`give_up`: and stop
+    a model call's first words reach the example (CUT_AT), drop its
+    connections (at most `language.cuts` times; `give_up`: once, and stop
     listening, with one attempt allowed), then let the reply go on."""
     proxy = Proxy(int(servers.held_target.rpartition(":")[2]))
     env = {**os.environ, "AGENTSCOPE_RESUME_ATTEMPTS": "1"} if give_up else None
     lines: list[str] = []
-    at_cut = -1
+    accepted: list[int] = []
     with tempfile.TemporaryFile("w+") as stdout:
         process = subprocess.Popen(
             [*language.run, servers.target, proxy.target],
@@ -403,12 +409,15 @@ def run_cut(language: Language, servers: Servers, *, give_up: bool) -> Cut:
         )
 
         def watch(stderr: IO[str]) -> None:
-            nonlocal at_cut
+            held = False
             for line in stderr:
                 lines.append(line.rstrip("\n"))
-                if line.strip() == CUT_AT and at_cut < 0:
-                    at_cut = proxy.accepted
-                    proxy.close() if give_up else proxy.cut()
+                held = held or line.strip() == CALL
+                if held and line.strip() == CUT_AT:
+                    held = False
+                    if len(accepted) < (1 if give_up else language.cuts):
+                        accepted.append(proxy.accepted)
+                        proxy.close() if give_up else proxy.cut()
                     servers.release()
 
         watcher = threading.Thread(target=watch, args=(process.stderr,), daemon=True)
@@ -420,38 +429,42 @@ def run_cut(language: Language, servers: Servers, *, give_up: bool) -> Cut:
             process.wait()
         watcher.join(10)
         proxy.close()
-        if at_cut < 0:
-            servers.release()  # whatever holds, for the next run
+        servers.release()  # whatever still holds, for the next run
         stdout.seek(0)
-        return Cut(process.returncode, stdout.read(), lines, at_cut, proxy.accepted)
+        return Cut(process.returncode, stdout.read(), lines, [*accepted, proxy.accepted])
 
 
 def resume_cases(lang: Language, servers: Servers, reference: dict[str, Any]) -> dict[str, str]:
     """The resume checks of `lang` (`run_cut` twice) -> what each failed, if
-    it did: cut, it came back and its agent cases equal `reference`; cut with
-    no way back, it gave up with a one-line error and a non-zero exit."""
+    it did: cut in each model call, it came back each time and its agent
+    cases equal `reference`; cut with no way back, it gave up with a
+    one-line error and a non-zero exit."""
     agent_cases = [name for name in reference if name.startswith("agent.")]
     resumed = ["came_back", *agent_cases]
     checks: dict[str, str] = dict.fromkeys([*resumed, "gave_up"], "")
     cut = run_cut(lang, servers, give_up=False)
+    cuts = len(cut.accepted) - 1
     try:
-        document = cases(json.loads(cut.stdout)) if cut.at_cut >= 0 and not cut.returncode else None
+        document = cases(json.loads(cut.stdout)) if cuts and not cut.returncode else None
     except json.JSONDecodeError as error:
         document, cut.stderr = None, [f"stdout is not one JSON document: {error}"]
     if document is None:
-        where = (
-            "never reached " + CUT_AT if cut.at_cut < 0 else f"exit {cut.returncode} after the cut"
-        )
+        where = f"exit {cut.returncode} after {cuts} cut(s)" if cuts else "never cut"
         checks.update(dict.fromkeys(resumed, f"{where}: {cut.stderr[-1:]}"))
     else:
-        if cut.accepted <= cut.at_cut:
-            checks["came_back"] = "no new connection after the cut"
+        steps = itertools.pairwise(cut.accepted)
+        if cuts != lang.cuts or any(after <= before for before, after in steps):
+            checks["came_back"] = f"connections at the cuts and at the end: {cut.accepted}"
         for name in agent_cases:
             if document.get(name) != reference[name]:
                 checks[name] = first_difference(reference[name], document.get(name))
     stop = run_cut(lang, servers, give_up=True)
     last = stop.stderr[-1] if stop.stderr else ""
-    if stop.at_cut < 0 or stop.returncode == 0 or "attempts to take it up failed" not in last:
+    if (
+        len(stop.accepted) < 2
+        or stop.returncode == 0
+        or "attempts to take it up failed" not in last
+    ):
         checks["gave_up"] = f"exit {stop.returncode}, last line {last!r}"
     return {f"resume.{name}": why for name, why in checks.items()}
 
@@ -544,8 +557,8 @@ def main() -> int:
             failed += len(wrong)
             passed += len(checks) - len(wrong)
             print(
-                f"{lang.name + ' resume':<18} {'FAILED' if wrong else 'ok'}: cut mid-reply,"
-                f" {len(checks) - len(wrong)}/{len(checks)} checks"
+                f"{lang.name + ' resume':<18} {'FAILED' if wrong else 'ok'}: cut {lang.cuts}x"
+                f" mid-reply, {len(checks) - len(wrong)}/{len(checks)} checks"
                 f" ({time.monotonic() - started:.1f} s)"
             )
             for name, why in sorted(wrong.items()):

@@ -13,10 +13,10 @@ the reply (the server logs which words have no recording). So every run of an
 example streams the same events. `make example-agent` runs this from `.venv-as2`
 (AgentScope 2.0.11); `make interop` too, for the example clients.
 
-With `--hold`, the weather reply stops after the model's first words until this
-process gets SIGUSR1 (each reply anew): `make interop` cuts a client's
-connection there, mid-reply, and checks that the client takes the reply up
-(`Resume`) and sees every event once.
+With `--hold`, each model call of the weather reply (before the confirmation,
+and after it) stops after its first words until this process gets SIGUSR1:
+`make interop` cuts a client's connection there, mid-reply, and checks that the
+client takes the reply up (`Resume`) and sees every event once.
 
 Usage: python serve_replayed.py [--port 50052] [--hold]
 """
@@ -51,24 +51,29 @@ SCRIPT = {
 }
 
 
-def first_words_held() -> dict[str, Any]:
-    """`stream_text_then_tool_by4` with its first two chunks (the role, then
-    "Let ") as one: a `hold:` stream sends its first chunk and waits, so the
+def first_words_held(case: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded stream with its first two chunks (the role, then the first
+    words) as one: a `hold:` stream sends its first chunk and waits, so the
     agent has streamed its first text delta when the hold starts, and the
-    events are those of the whole case."""
-    first, words, *rest = copy.deepcopy(golden_cases()["stream_text_then_tool_by4"]["chunks"])
+    events are those of the whole stream."""
+    first, words, *rest = copy.deepcopy(case["chunks"])
     first["choices"][0]["delta"]["content"] = words["choices"][0]["delta"]["content"]
     return {"chunks": [first, *rest]}
 
 
-# --hold: the weather's first model call held (see `Held`).
-HELD_SCRIPT = {**SCRIPT, "What is the weather in Paris?": ["hold:held", "answer"]}
+# --hold: the weather's model calls held (see `Held`).
+HELD_RECORDINGS = {
+    **RECORDINGS,
+    "weather_held": first_words_held(golden_cases()["stream_text_then_tool_by4"]),
+    "answer_held": first_words_held(RECORDINGS["answer"]),
+}
+HELD_SCRIPT = {**SCRIPT, "What is the weather in Paris?": ["hold:weather_held", "hold:answer_held"]}
 
 
 class Held(ReplayServer):
-    """The replay whose `hold:` stream of each reply waits for a SIGUSR1 sent
-    after that reply asked the model: its release is re-armed as the model
-    is asked, so the signal that lets one reply go never lets a later one
+    """The replay whose every `hold:` stream waits for a SIGUSR1 sent after
+    the model was asked for it: its release is re-armed as the model is
+    asked, so the signal that lets one stream go never lets a later one
     through."""
 
     def pick(self, body: Mapping[str, Any]) -> str:
@@ -82,16 +87,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, default=50052, help="the agent's port (0: any)")
     parser.add_argument(
-        "--hold", action="store_true", help="hold the weather reply until SIGUSR1 (see above)"
+        "--hold", action="store_true", help="hold the weather's model calls until SIGUSR1 (above)"
     )
     args = parser.parse_args()
     # The agentscope-proto of this interpreter's venv (the one with AgentScope).
     command = Path(sys.executable).parent / "agentscope-proto"
-    replay = (
-        Held(HELD_SCRIPT, {**RECORDINGS, "held": first_words_held()})
-        if args.hold
-        else ReplayServer(SCRIPT, RECORDINGS)
-    )
+    replay = Held(HELD_SCRIPT, HELD_RECORDINGS) if args.hold else ReplayServer(SCRIPT, RECORDINGS)
     signal.signal(signal.SIGUSR1, lambda *_: replay.release.set())
     with replay:
         env = {
