@@ -15,12 +15,13 @@ JSON. The Python example's own document is compared with
 `examples/expected.json`, the golden cases.
 
 Then each example resumes: run again with its agent behind a loopback proxy
-to a second agent whose weather reply holds after the model's first words
-(`serve_replayed.py --hold`), its connection is cut there; it must come back
-(a new connection), take the reply up (`Resume`) and print the same agent
-document as before, each event once and the reply complete. Run once more
-with the proxy closed at that point and one attempt, it must give up with a
-one-line error and a non-zero exit.
+to a second agent whose weather reply holds after each model call's first
+words (`serve_replayed.py --hold`), its connection is cut there, in each
+model call (before the confirmation and after it); it must come back each
+time (a new connection), take the reply up (`Resume`) and print the same
+agent document as before, each event once and the reply complete. Run once
+more with the proxy closed at the first cut and one attempt, it must give up
+with a one-line error and a non-zero exit.
 
 Usage: python examples/run_interop.py [--only LANG ...] [--no-install] [--write-expected]
 """

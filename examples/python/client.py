@@ -149,7 +149,8 @@ def confirm(asked: events.RequireUserConfirmEvent) -> events.UserConfirmResultEv
 
 # How many times in a row a reply is taken up (`Resume`) after its connection dropped
 # ($AGENTSCOPE_RESUME_ATTEMPTS, default 5, as RemoteAgent's), with a growing wait.
-RESUME_ATTEMPTS = int(os.environ.get("AGENTSCOPE_RESUME_ATTEMPTS", "5"))
+_ATTEMPTS = os.environ.get("AGENTSCOPE_RESUME_ATTEMPTS", "")
+RESUME_ATTEMPTS = int(_ATTEMPTS) if _ATTEMPTS.isdigit() else 5
 
 
 def ask_agent(target: str) -> dict[str, Any]:
