@@ -14,6 +14,15 @@ compares its JSON document with the Python example's, case by case, as parsed
 JSON. The Python example's own document is compared with
 `examples/expected.json`, the golden cases.
 
+Then each example resumes: run again with its agent behind a loopback proxy
+to a second agent whose weather reply holds after each model call's first
+words (`serve_replayed.py --hold`), its connection is cut there, in each
+model call (before the confirmation and after it); it must come back each
+time (a new connection), take the reply up (`Resume`) and print the same
+agent document as before, each event once and the reply complete. Run once
+more with the proxy closed at the first cut and one attempt, it must give up
+with a one-line error and a non-zero exit.
+
 Usage: python examples/run_interop.py [--only LANG ...] [--no-install] [--write-expected]
 """
 
@@ -22,17 +31,21 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import itertools
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -42,6 +55,13 @@ VENV_BIN = Path(sys.executable).parent
 # AgentScope 2.x's venv (`make .venv-as2/.installed`), which serves the example agent.
 AGENT_PYTHON = ROOT / ".venv-as2" / "bin" / "python"
 AGENT_SERVER = EXAMPLES / "agents" / "serve_replayed.py"
+sys.path.insert(0, str(ROOT / "tests"))
+from tcp_proxy import Proxy  # noqa: E402
+
+# Where the held agent's weather reply waits (`serve_replayed.py --hold`): each
+# model call holds after its first text delta, where the example's connection
+# is cut (before the confirmation, and after it).
+CALL, CUT_AT = "MODEL_CALL_START", "TEXT_BLOCK_DELTA"
 # The document's cases: one per key, and one per key inside these.
 NESTED = ("format", "hub", "agent")
 SKIPPED_DIRS = {"build", "gen", "node_modules"}
@@ -65,6 +85,10 @@ class Language:
     # CPU seconds a fresh build takes (measured on Debian 12): builds run two at a
     # time, the heaviest first, so that both lanes end about together.
     build_cpu: float = 0.0
+    # Where its reply is cut in the resume check: in each model call, or only in the
+    # first (the Python AgentClient learns a reply's id from its reply_start event, so
+    # the rest of a reply after an answer, which has none, is not taken up).
+    cuts: int = 2
 
     @property
     def directory(self) -> str:
@@ -74,7 +98,7 @@ class Language:
 PROTOC = {"protoc": "protobuf-compiler"}
 # The packages measured on a fresh Debian 12 (issue 12).
 LANGUAGES = [
-    Language("python", [sys.executable, "examples/python/client.py"], build=False),
+    Language("python", [sys.executable, "examples/python/client.py"], build=False, cuts=1),
     Language(
         "typescript",
         ["node", "examples/typescript/build/client.js"],
@@ -235,12 +259,14 @@ def free_port() -> int:
 @dataclass
 class Servers:
     """The servers the examples talk to: `serve` (gRPC `target`, Connect
-    `http_target`) and the example agent (`agent_target`)."""
+    `http_target`), the example agent (`agent_target`) and the same agent
+    holding its weather reply until released (`held_target`, the last process)."""
 
     processes: list[subprocess.Popen[bytes]]
     target: str
     http_target: str
     agent_target: str
+    held_target: str
 
     def wait_ready(self) -> None:
         """Return once every port accepts; exit if a server died or 60 s passed."""
@@ -249,12 +275,17 @@ class Servers:
             (self.target, "server.log"),
             (self.http_target, "server.log"),
             (self.agent_target, "agent.log"),
+            (self.held_target, "agent-held.log"),
         ]:
             while not accepts(int(target.rpartition(":")[2])):
                 if time.monotonic() > deadline or any(p.poll() is not None for p in self.processes):
                     self.stop()
                     raise SystemExit(f"nothing listens on {target}: see {LOGS / log_name}")
                 time.sleep(0.1)
+
+    def release(self) -> None:
+        """Let the held agent's waiting reply go on."""
+        self.processes[-1].send_signal(signal.SIGUSR1)
 
     def stop(self) -> None:
         for process in self.processes:
@@ -268,17 +299,19 @@ def start_servers() -> Servers:
     example agent on another (not waiting: see `Servers.wait_ready`)."""
     if not AGENT_PYTHON.exists():
         raise SystemExit(f"no {AGENT_PYTHON}: `make interop` makes it (make .venv-as2/.installed)")
-    port, http_port, agent_port = free_port(), free_port(), free_port()
+    port, http_port, agent_port, held_port = free_port(), free_port(), free_port(), free_port()
     serve = [str(VENV_BIN / "agentscope-proto"), "serve", "--port", str(port)]
-    agent = [str(AGENT_PYTHON), str(AGENT_SERVER), "--port", str(agent_port)]
+    agent = [str(AGENT_PYTHON), str(AGENT_SERVER), "--port"]
     return Servers(
         [
             spawn([*serve, "--http-port", str(http_port)], "server.log"),
-            spawn(agent, "agent.log"),
+            spawn([*agent, str(agent_port)], "agent.log"),
+            spawn([*agent, str(held_port), "--hold"], "agent-held.log"),
         ],
         f"127.0.0.1:{port}",
         f"127.0.0.1:{http_port}",
         f"127.0.0.1:{agent_port}",
+        f"127.0.0.1:{held_port}",
     )
 
 
@@ -343,6 +376,98 @@ def run(language: Language, servers: Servers) -> tuple[dict[str, Any] | None, st
         return json.loads(done.stdout), "", elapsed
     except json.JSONDecodeError as error:
         return None, f"stdout is not one JSON document: {error}", elapsed
+
+
+@dataclass
+class Cut:
+    """A run whose agent connection was cut mid-reply."""
+
+    returncode: int
+    stdout: str
+    stderr: list[str]
+    # The proxy's connections at each cut, then at the end: each more than the
+    # one before if the client came back after each cut.
+    accepted: list[int]
+
+
+def run_cut(language: Language, servers: Servers, *, give_up: bool) -> Cut:
+    """Run one example with its agent behind a proxy to the held agent; when
+    a model call's first words reach the example (CUT_AT), drop its
+    connections (at most `language.cuts` times; `give_up`: once, and stop
+    listening, with one attempt allowed), then let the reply go on."""
+    proxy = Proxy(int(servers.held_target.rpartition(":")[2]))
+    env = {**os.environ, "AGENTSCOPE_RESUME_ATTEMPTS": "1"} if give_up else None
+    lines: list[str] = []
+    accepted: list[int] = []
+    with tempfile.TemporaryFile("w+") as stdout:
+        process = subprocess.Popen(
+            [*language.run, servers.target, proxy.target],
+            cwd=ROOT,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+        def watch(stderr: IO[str]) -> None:
+            held = False
+            for line in stderr:
+                lines.append(line.rstrip("\n"))
+                held = held or line.strip() == CALL
+                if held and line.strip() == CUT_AT:
+                    held = False
+                    if len(accepted) < (1 if give_up else language.cuts):
+                        accepted.append(proxy.accepted)
+                        proxy.close() if give_up else proxy.cut()
+                    servers.release()
+
+        watcher = threading.Thread(target=watch, args=(process.stderr,), daemon=True)
+        watcher.start()
+        try:
+            process.wait(120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        watcher.join(10)
+        proxy.close()
+        servers.release()  # whatever still holds, for the next run
+        stdout.seek(0)
+        return Cut(process.returncode, stdout.read(), lines, [*accepted, proxy.accepted])
+
+
+def resume_cases(lang: Language, servers: Servers, reference: dict[str, Any]) -> dict[str, str]:
+    """The resume checks of `lang` (`run_cut` twice) -> what each failed, if
+    it did: cut in each model call, it came back each time and its agent
+    cases equal `reference`; cut with no way back, it gave up with a
+    one-line error and a non-zero exit."""
+    agent_cases = [name for name in reference if name.startswith("agent.")]
+    resumed = ["came_back", *agent_cases]
+    checks: dict[str, str] = dict.fromkeys([*resumed, "gave_up"], "")
+    cut = run_cut(lang, servers, give_up=False)
+    cuts = len(cut.accepted) - 1
+    try:
+        document = cases(json.loads(cut.stdout)) if cuts and not cut.returncode else None
+    except json.JSONDecodeError as error:
+        document, cut.stderr = None, [f"stdout is not one JSON document: {error}"]
+    if document is None:
+        where = f"exit {cut.returncode} after {cuts} cut(s)" if cuts else "never cut"
+        checks.update(dict.fromkeys(resumed, f"{where}: {cut.stderr[-1:]}"))
+    else:
+        steps = itertools.pairwise(cut.accepted)
+        if cuts != lang.cuts or any(after <= before for before, after in steps):
+            checks["came_back"] = f"connections at the cuts and at the end: {cut.accepted}"
+        for name in agent_cases:
+            if document.get(name) != reference[name]:
+                checks[name] = first_difference(reference[name], document.get(name))
+    stop = run_cut(lang, servers, give_up=True)
+    last = stop.stderr[-1] if stop.stderr else ""
+    if (
+        len(stop.accepted) < 2
+        or stop.returncode == 0
+        or "attempts to take it up failed" not in last
+    ):
+        checks["gave_up"] = f"exit {stop.returncode}, last line {last!r}"
+    return {f"resume.{name}": why for name, why in checks.items()}
 
 
 def compare(lang: Language, document: dict[str, Any], reference: dict[str, Any]) -> dict[str, str]:
@@ -425,6 +550,20 @@ def main() -> int:
                 print(f"    {name}: {why}")
             if lang.name == "python" and not wrong:
                 reference = cases(document)
+        # The agent over gRPC is the same client with or without --connect.
+        for lang in [lang for lang in languages if not (lang.over_http or lang.name in failures)]:
+            started = time.monotonic()
+            checks = resume_cases(lang, servers, reference)
+            wrong = {name: why for name, why in checks.items() if why}
+            failed += len(wrong)
+            passed += len(checks) - len(wrong)
+            print(
+                f"{lang.name + ' resume':<18} {'FAILED' if wrong else 'ok'}: cut {lang.cuts}x"
+                f" mid-reply, {len(checks) - len(wrong)}/{len(checks)} checks"
+                f" ({time.monotonic() - started:.1f} s)"
+            )
+            for name, why in sorted(wrong.items()):
+                print(f"    {name}: {why}")
     finally:
         servers.stop()
     print(f"took {time.monotonic() - began:.0f} s")

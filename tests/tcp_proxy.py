@@ -17,6 +17,8 @@ class Proxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._open: list[socket.socket] = []
+        # Connections accepted so far: a client that came back after a cut made more.
+        self.accepted = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -37,6 +39,7 @@ class Proxy:
                 continue
             with self._lock:
                 self._open += [client, server]
+                self.accepted += 1
             for source, sink in ((client, server), (server, client)):
                 threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
 

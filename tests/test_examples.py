@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,52 @@ def test_the_example_agent_answers_what_the_readme_asks_it() -> None:
     server = ReplayServer(replay.SCRIPT, replay.RECORDINGS)
     for question in asked:
         assert server.pick({"messages": [{"role": "user", "content": question}]}), question
+
+
+def _model_call(replay: ReplayServer, question: str, turn: int) -> Iterator[dict[str, Any]]:
+    """The chunks of the streamed model call number `turn` after `question`, as
+    the replay sends them."""
+    messages = [{"role": "user", "content": question}]
+    messages += [{"role": "assistant", "content": "..."}] * turn
+    request = urllib.request.Request(
+        f"{replay.base_url}/chat/completions",
+        data=json.dumps({"messages": messages, "stream": True}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        for line in response:
+            if line.startswith(b"data: {"):
+                yield json.loads(line.removeprefix(b"data: "))
+
+
+def _said(chunks: list[dict[str, Any]]) -> tuple[str, str]:
+    """The text and the tool call arguments a stream's chunks say."""
+    deltas = [choice["delta"] for chunk in chunks for choice in chunk["choices"]]
+    calls = [call for delta in deltas for call in delta.get("tool_calls") or []]
+    return (
+        "".join(delta.get("content") or "" for delta in deltas),
+        "".join(call["function"].get("arguments", "") for call in calls),
+    )
+
+
+def test_the_held_example_agent_holds_each_model_call_until_a_later_release() -> None:
+    """`serve_replayed.py --hold` (make interop's resume check): each weather
+    model call sends its first words, then waits for a release sent after
+    the call began (one sent before lets nothing through), then says the
+    rest: what the unheld recording says."""
+    replay_module = example_replay()
+    question = "What is the weather in Paris?"
+    held = replay_module.Held(replay_module.HELD_SCRIPT, replay_module.HELD_RECORDINGS)
+    with held as replay:
+        for turn, name in enumerate(replay_module.SCRIPT[question]):
+            replay.release.set()  # the last call's release, or one too early
+            chunks = _model_call(replay, question, turn)
+            first = next(chunks)
+            assert _said([first])[0]  # its first words
+            assert not replay.release.is_set()  # re-armed as the call began
+            replay.release.set()
+            unheld = replay.cases[name]["chunks"]
+            assert _said([first, *chunks]) == _said(unheld)
 
 
 def _interop() -> Any:

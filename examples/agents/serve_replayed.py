@@ -13,22 +13,30 @@ the reply (the server logs which words have no recording). So every run of an
 example streams the same events. `make example-agent` runs this from `.venv-as2`
 (AgentScope 2.0.11); `make interop` too, for the example clients.
 
-Usage: python serve_replayed.py [--port 50052]
+With `--hold`, each model call of the weather reply (before the confirmation,
+and after it) stops after its first words until this process gets SIGUSR1:
+`make interop` cuts a client's connection there, mid-reply, and checks that the
+client takes the reply up (`Resume`) and sees every event once.
+
+Usage: python serve_replayed.py [--port 50052] [--hold]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
-from replay_server import ReplayServer, saying  # noqa: E402
+from replay_server import ReplayServer, golden_cases, saying  # noqa: E402
 
 # What the model says, beside the golden cases: after `get_weather` answered
 # "Sunny in Paris, 21°C" (weather_agent.py), the same weather.
@@ -43,13 +51,50 @@ SCRIPT = {
 }
 
 
+def first_words_held(case: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded stream with its first two chunks (the role, then the first
+    words) as one: a `hold:` stream sends its first chunk and waits, so the
+    agent has streamed its first text delta when the hold starts, and the
+    events are those of the whole stream."""
+    first, words, *rest = copy.deepcopy(case["chunks"])
+    first["choices"][0]["delta"]["content"] = words["choices"][0]["delta"]["content"]
+    return {"chunks": [first, *rest]}
+
+
+# --hold: the weather's model calls held (see `Held`).
+HELD_RECORDINGS = {
+    **RECORDINGS,
+    "weather_held": first_words_held(golden_cases()["stream_text_then_tool_by4"]),
+    "answer_held": first_words_held(RECORDINGS["answer"]),
+}
+HELD_SCRIPT = {**SCRIPT, "What is the weather in Paris?": ["hold:weather_held", "hold:answer_held"]}
+
+
+class Held(ReplayServer):
+    """The replay whose every `hold:` stream waits for a SIGUSR1 sent after
+    the model was asked for it: its release is re-armed as the model is
+    asked, so the signal that lets one stream go never lets a later one
+    through."""
+
+    def pick(self, body: Mapping[str, Any]) -> str:
+        name = super().pick(body)
+        if name.startswith("hold:"):
+            self.release.clear()
+        return name
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, default=50052, help="the agent's port (0: any)")
+    parser.add_argument(
+        "--hold", action="store_true", help="hold the weather's model calls until SIGUSR1 (above)"
+    )
     args = parser.parse_args()
     # The agentscope-proto of this interpreter's venv (the one with AgentScope).
     command = Path(sys.executable).parent / "agentscope-proto"
-    with ReplayServer(SCRIPT, RECORDINGS) as replay:
+    replay = Held(HELD_SCRIPT, HELD_RECORDINGS) if args.hold else ReplayServer(SCRIPT, RECORDINGS)
+    signal.signal(signal.SIGUSR1, lambda *_: replay.release.set())
+    with replay:
         env = {
             **os.environ,
             "OPENAI_API_KEY": "sk-replay",

@@ -16,12 +16,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <google/protobuf/struct.pb.h>
@@ -269,39 +272,105 @@ agent::UserConfirmResultEvent Confirm(const agent::RequireUserConfirmEvent& aske
   return answer;
 }
 
+// How a reply is taken up after its connection dropped: at most this many Resume calls in a
+// row ($AGENTSCOPE_RESUME_ATTEMPTS, default 5, as the Python client's), the first after 0.1 s,
+// each wait twice the last, at most 2 s.
+int ResumeAttempts() {
+  const char* env = std::getenv("AGENTSCOPE_RESUME_ATTEMPTS");
+  const std::string value = env ? env : "";
+  bool number = !value.empty() && value.size() < 6 && std::all_of(value.begin(), value.end(), ::isdigit);
+  return number ? std::stoi(value) : 5;
+}
+const std::chrono::milliseconds kFirstWait(100), kLastWait(2000);
+
+// Where a reply stands for its caller: its id, its session and the last cursor read. The rest
+// of a reply after an answer has the same id, and its log goes on after that cursor.
+struct Place {
+  std::string session, reply_id, cursor;
+};
+
+// Whether a call ended as a dropped connection does, after which the reply, kept running on the
+// server, can be taken up: UNAVAILABLE with no details (a status the server sends, such as a
+// failed reply's, carries them), once the reply's id and a cursor are known.
+bool Dropped(const grpc::Status& status, const Place& at) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE && status.error_details().empty() &&
+         !at.reply_id.empty() && !at.cursor.empty();
+}
+
+// Sends the request and hands each response of the reply to `handle`, in order and once: when
+// the connection drops mid-reply, takes the reply up after the last cursor (Resume), with a
+// growing wait, until the reply ends or the attempts run out (then exits saying so).
+void Reply(agent::AgentService::Stub* stub, agent::ReplyRequest request, Place* at,
+           const std::function<void(const agent::ReplyResponse&)>& handle) {
+  const int attempts = ResumeAttempts();
+  request.set_keep_running(attempts > 0);  // the reply goes on while this client is away
+  auto context = Context();
+  auto stream = stub->Reply(context.get(), request);
+  int tries = 0;
+  bool done = false;
+  for (;;) {
+    agent::ReplyResponse response;
+    while (stream->Read(&response)) {
+      tries = 0;
+      done = response.done();
+      if (response.event().has_reply_start()) {
+        at->session = response.event().reply_start().session_id();
+        at->reply_id = response.event().reply_start().reply_id();
+      }
+      if (!response.cursor().empty()) at->cursor = response.cursor();
+      handle(response);
+    }
+    grpc::Status status = stream->Finish();
+    if (status.ok()) return;
+    if (done || !Dropped(status, *at)) Check(status);  // the reply ended (a failed one's status follows)
+    if (++tries > attempts) {
+      std::cerr << "the connection dropped during reply " << at->reply_id << " and " << attempts
+                << " attempts to take it up failed (last: " << status.error_message() << ")" << std::endl;
+      std::exit(1);
+    }
+    std::this_thread::sleep_for(std::min(kFirstWait * (1 << std::min(tries - 1, 5)), kLastWait));
+    std::cerr << "resuming reply " << at->reply_id << " after cursor " << at->cursor << " (attempt " << tries
+              << " of " << attempts << ")" << std::endl;
+    agent::ResumeRequest resume;
+    resume.set_session_id(at->session);
+    resume.set_reply_id(at->reply_id);
+    resume.set_after(at->cursor);
+    auto next = Context();
+    stream = stub->Resume(next.get(), resume);  // the old stream goes before its context
+    context = std::move(next);
+  }
+}
+
 // Asks the agent the conversation's question; while its reply stops to ask for a
-// confirmation, answers it (in the reply's session) and goes on until the reply ends.
+// confirmation, answers it (in the reply's session) and goes on until the reply ends. A reply
+// whose connection drops is taken up where it stopped (`Reply` above).
 Struct AskAgent(const std::string& target) {
   auto stub = agent::AgentService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
   Value replies, asked;
   replies.mutable_list_value();
   asked.mutable_list_value();
-  std::string session, ended_in;
+  Place at;
+  std::string ended_in;
   msg::Msg last;
   RepeatedPtrField<msg::Msg> conversation;
   AddConversation(&conversation);
   std::optional<agent::ReplyRequest> request = agent::ReplyRequest();
   *request->add_msgs() = conversation[0];
   while (request) {
-    auto context = Context();
-    auto stream = stub->Reply(context.get(), *request);
+    agent::ReplyRequest next = *request;
     request.reset();
     Value events;
     events.mutable_list_value();
     std::string text, tool_result;
-    agent::ReplyResponse response;
-    while (stream->Read(&response)) {
+    Reply(stub.get(), next, &at, [&](const agent::ReplyResponse& response) {
       if (response.done()) last = response.msg();  // the reply so far
       const agent::AgentEvent& event = response.event();
-      if (event.event_case() == agent::AgentEvent::EVENT_NOT_SET) continue;  // none, or newer than this schema
+      if (event.event_case() == agent::AgentEvent::EVENT_NOT_SET) return;  // none, or newer than this schema
       std::string type = CaseName<agent::AgentEvent>(event.event_case());
       std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
       std::cerr << type << std::endl;  // as it arrives
       *events.mutable_list_value()->add_values() = String(type);
       switch (event.event_case()) {
-        case agent::AgentEvent::kReplyStart:
-          session = event.reply_start().session_id();
-          break;
         case agent::AgentEvent::kTextBlockDelta:
           text += event.text_block_delta().delta();
           break;
@@ -316,7 +385,7 @@ Struct AskAgent(const std::string& target) {
           }
           // The answer goes on with the same reply, in the session that asked.
           request = agent::ReplyRequest();
-          request->set_session_id(session);
+          request->set_session_id(at.session);
           *request->mutable_user_confirm_result() = Confirm(event.require_user_confirm());
           break;
         case agent::AgentEvent::kReplyEnd:
@@ -325,8 +394,7 @@ Struct AskAgent(const std::string& target) {
         default:
           break;
       }
-    }
-    Check(stream->Finish());
+    });
     auto& reply = *replies.mutable_list_value()->add_values()->mutable_struct_value()->mutable_fields();
     reply["events"] = events;
     reply["text"] = String(text);
@@ -336,7 +404,7 @@ Struct AskAgent(const std::string& target) {
   auto& fields = *out.mutable_fields();
   fields["replies"] = replies;
   fields["asked"] = asked;
-  fields["same_session"] = Bool(!session.empty() && ended_in == session);
+  fields["same_session"] = Bool(!at.session.empty() && ended_in == at.session);
   auto& reply = *fields["reply"].mutable_struct_value()->mutable_fields();
   reply["name"] = String(last.name());
   reply["role"] = String(msg::Role_Name(last.role()));

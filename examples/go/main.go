@@ -23,6 +23,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -240,6 +241,77 @@ func confirm(asked *agentv1.RequireUserConfirmEvent) *agentv1.UserConfirmResultE
 	return &agentv1.UserConfirmResultEvent{ReplyId: asked.ReplyId, ConfirmResults: results}
 }
 
+// How a reply is taken up after its connection dropped: at most this many Resume calls in a
+// row ($AGENTSCOPE_RESUME_ATTEMPTS, default 5, as the Python client's), the first after
+// 0.1 s, each wait twice the last, at most 2 s.
+const (
+	defaultResumeAttempts = 5
+	firstWait, lastWait   = 100 * time.Millisecond, 2 * time.Second
+)
+
+func resumeAttempts() int {
+	if n, err := strconv.Atoi(os.Getenv("AGENTSCOPE_RESUME_ATTEMPTS")); err == nil && n >= 0 {
+		return n
+	}
+	return defaultResumeAttempts
+}
+
+// place is where a reply stands for its caller: its id, its session and the last cursor read.
+// The rest of a reply after an answer has the same id, and its log goes on after that cursor.
+type place struct{ session, replyID, cursor string }
+
+// dropped says whether err is a dropped connection, after which the reply, kept running on
+// the server, can be taken up: UNAVAILABLE with no details (a status the server sends, such
+// as a failed reply's, carries them), once the reply's id and a cursor are known.
+func (at *place) dropped(err error) bool {
+	st := status.Convert(err)
+	return st.Code() == codes.Unavailable && len(st.Proto().GetDetails()) == 0 &&
+		at.replyID != "" && at.cursor != ""
+}
+
+// reply sends request and hands each response of the reply to handle, in order and once:
+// when the connection drops mid-reply it takes the reply up after the last cursor (Resume),
+// with a growing wait, until the reply ends or the attempts run out (then it exits).
+func reply(ctx context.Context, agent agentv1.AgentServiceClient, request *agentv1.ReplyRequest,
+	at *place, handle func(*agentv1.ReplyResponse)) {
+	attempts, tries, done := resumeAttempts(), 0, false
+	request.KeepRunning = attempts > 0 // the reply goes on while this client is away
+	stream, err := agent.Reply(ctx, request)
+	for {
+		var response *agentv1.ReplyResponse
+		if err == nil {
+			if response, err = stream.Recv(); errors.Is(err, io.EOF) {
+				return
+			}
+		}
+		if err == nil {
+			tries, done = 0, response.Done
+			if start := response.GetEvent().GetReplyStart(); start != nil {
+				at.session, at.replyID = start.SessionId, start.ReplyId
+			}
+			if response.Cursor != "" {
+				at.cursor = response.Cursor
+			}
+			handle(response)
+			continue
+		}
+		if done || !at.dropped(err) { // the reply ended (a failed one's status follows its end)
+			log.Fatal(err)
+		}
+		if tries++; tries > attempts {
+			log.Fatalf("the connection dropped during reply %q and %d attempts to take it up failed (last: %v)",
+				at.replyID, attempts, status.Convert(err).Message())
+		}
+		wait := firstWait << (tries - 1)
+		if wait <= 0 || wait > lastWait { // past lastWait (or past int64, for a huge attempts)
+			wait = lastWait
+		}
+		time.Sleep(wait)
+		fmt.Fprintf(os.Stderr, "resuming reply %s after cursor %s (attempt %d of %d)\n", at.replyID, at.cursor, tries, attempts)
+		stream, err = agent.Resume(ctx, &agentv1.ResumeRequest{SessionId: at.session, ReplyId: at.replyID, After: at.cursor})
+	}
+}
+
 // askAgent asks the agent the conversation's question; while its reply stops to ask for a
 // confirmation, it answers (in the reply's session) and goes on until the reply ends.
 func askAgent(ctx context.Context, target string) map[string]any {
@@ -250,35 +322,25 @@ func askAgent(ctx context.Context, target string) map[string]any {
 	defer conn.Close()
 	agent := agentv1.NewAgentServiceClient(conn)
 	replies, asked := []any{}, []any{}
-	session, endedIn := "", ""
+	endedIn := ""
+	at := &place{}
 	var msg *messagev1.Msg
 	request := &agentv1.ReplyRequest{Msgs: conversation()[:1]}
 	for request != nil {
-		stream, err := agent.Reply(ctx, request)
-		if err != nil {
-			log.Fatal(err)
-		}
+		next := request
 		request = nil
 		events, text, toolResult := []string{}, "", ""
-		for {
-			response, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				log.Fatal(err)
-			}
+		reply(ctx, agent, next, at, func(response *agentv1.ReplyResponse) {
 			if response.Done {
 				msg = response.Msg // the reply so far
 			}
 			kind := strings.ToUpper(oneofName(response.GetEvent(), "event"))
 			if kind == "" {
-				continue // none, or an event kind newer than this schema
+				return // none, or an event kind newer than this schema
 			}
 			fmt.Fprintln(os.Stderr, kind) // as it arrives
 			events = append(events, kind)
 			switch event := response.Event.Event.(type) {
-			case *agentv1.AgentEvent_ReplyStart:
-				session = event.ReplyStart.SessionId
 			case *agentv1.AgentEvent_TextBlockDelta:
 				text += event.TextBlockDelta.Delta
 			case *agentv1.AgentEvent_ToolResultTextDelta:
@@ -288,16 +350,16 @@ func askAgent(ctx context.Context, target string) map[string]any {
 					asked = append(asked, map[string]any{"name": call.Name, "input": decode(call.InputJson)})
 				}
 				// The answer goes on with the same reply, in the session that asked.
-				request = &agentv1.ReplyRequest{SessionId: session, Answer: &agentv1.ReplyRequest_UserConfirmResult{
+				request = &agentv1.ReplyRequest{SessionId: at.session, Answer: &agentv1.ReplyRequest_UserConfirmResult{
 					UserConfirmResult: confirm(event.RequireUserConfirm)}}
 			case *agentv1.AgentEvent_ReplyEnd:
 				endedIn = event.ReplyEnd.SessionId
 			}
-		}
+		})
 		replies = append(replies, map[string]any{"events": events, "text": text, "tool_result": toolResult})
 	}
 	return map[string]any{
-		"replies": replies, "asked": asked, "same_session": session != "" && endedIn == session,
+		"replies": replies, "asked": asked, "same_session": at.session != "" && endedIn == at.session,
 		"reply": map[string]any{"name": msg.GetName(), "role": msg.GetRole().String(), "text": msgText(msg),
 			"finished_reason": msg.GetFinishedReason().String()},
 	}

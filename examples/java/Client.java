@@ -22,6 +22,7 @@ import io.agentscope.proto.agent.v1.PublishRequest;
 import io.agentscope.proto.agent.v1.ReplyRequest;
 import io.agentscope.proto.agent.v1.ReplyResponse;
 import io.agentscope.proto.agent.v1.RequireUserConfirmEvent;
+import io.agentscope.proto.agent.v1.ResumeRequest;
 import io.agentscope.proto.agent.v1.SubscribeRequest;
 import io.agentscope.proto.agent.v1.UserConfirmResultEvent;
 import io.agentscope.proto.formatter.v1.BlockDelta;
@@ -44,6 +45,7 @@ import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import com.google.common.util.concurrent.Uninterruptibles;
 import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import io.grpc.Context;
@@ -237,21 +239,115 @@ public final class Client {
     return answer.build();
   }
 
+  // How a reply is taken up after its connection dropped: at most this many Resume calls in a
+  // row ($AGENTSCOPE_RESUME_ATTEMPTS, default 5, as the Python client's), the first after 0.1 s,
+  // each wait twice the last, at most 2 s.
+  static final int RESUME_ATTEMPTS = resumeAttempts();
+  static final long FIRST_WAIT_MS = 100;
+  static final long LAST_WAIT_MS = 2000;
+
+  static int resumeAttempts() {
+    String value = System.getenv().getOrDefault("AGENTSCOPE_RESUME_ATTEMPTS", "");
+    return value.matches("\\d+") ? Integer.parseInt(value) : 5;
+  }
+
+  /**
+   * Where a reply stands for its caller: its id, its session and the last cursor read. The rest of
+   * a reply after an answer has the same id, and its log goes on after that cursor.
+   */
+  static final class Place {
+    String session = "";
+    String replyId = "";
+    String cursor = "";
+  }
+
+  /**
+   * The responses of the reply a request asks for, in order and each once: when the connection
+   * drops mid-reply, the reply is taken up after the last cursor (Resume), with a growing wait,
+   * until it ends or the attempts run out (then UNAVAILABLE saying so).
+   */
+  static final class ResumingReply implements Iterator<ReplyResponse> {
+    private final AgentServiceGrpc.AgentServiceBlockingStub agent;
+    private final Place at;
+    private Iterator<ReplyResponse> responses;
+    private int tries;
+    private boolean done;
+
+    ResumingReply(AgentServiceGrpc.AgentServiceBlockingStub agent, ReplyRequest request, Place at) {
+      this.agent = agent;
+      this.at = at;
+      // The reply goes on while this client is away.
+      responses = agent.reply(request.toBuilder().setKeepRunning(RESUME_ATTEMPTS > 0).build());
+    }
+
+    /**
+     * Whether the call failed as a dropped connection does, after which the reply, kept running on
+     * the server, can be taken up: UNAVAILABLE with no details (a status the server sends, such as
+     * a failed reply's, carries them), once the reply's id and a cursor are known.
+     */
+    private boolean dropped(StatusRuntimeException error) {
+      com.google.rpc.Status details = StatusProto.fromThrowable(error); // null or bare: none sent
+      return error.getStatus().getCode() == Status.Code.UNAVAILABLE
+          && (details == null || details.getDetailsCount() == 0)
+          && !at.replyId.isEmpty() && !at.cursor.isEmpty();
+    }
+
+    @Override
+    public boolean hasNext() {
+      while (true) {
+        try {
+          return responses.hasNext();
+        } catch (StatusRuntimeException error) {
+          if (done || !dropped(error)) {
+            throw error; // the reply ended (a failed one's status follows its end)
+          }
+          if (++tries > RESUME_ATTEMPTS) {
+            throw Status.UNAVAILABLE.withDescription(String.format(
+                "the connection dropped during reply %s and %d attempts to take it up failed (last: %s)",
+                at.replyId, RESUME_ATTEMPTS, error.getStatus().getDescription())).asRuntimeException();
+          }
+        }
+        Uninterruptibles.sleepUninterruptibly(
+            Math.min(FIRST_WAIT_MS << (tries - 1), LAST_WAIT_MS), TimeUnit.MILLISECONDS);
+        System.err.printf("resuming reply %s after cursor %s (attempt %d of %d)%n",
+            at.replyId, at.cursor, tries, RESUME_ATTEMPTS);
+        responses = agent.resume(ResumeRequest.newBuilder().setSessionId(at.session)
+            .setReplyId(at.replyId).setAfter(at.cursor).build());
+      }
+    }
+
+    @Override
+    public ReplyResponse next() {
+      ReplyResponse response = responses.next();
+      tries = 0;
+      done = response.getDone();
+      if (response.getEvent().hasReplyStart()) {
+        at.session = response.getEvent().getReplyStart().getSessionId();
+        at.replyId = response.getEvent().getReplyStart().getReplyId();
+      }
+      if (!response.getCursor().isEmpty()) {
+        at.cursor = response.getCursor();
+      }
+      return response;
+    }
+  }
+
   /**
    * Ask the agent the conversation's question; while its reply stops to ask for a confirmation,
-   * answer it (in the reply's session) and go on until the reply ends.
+   * answer it (in the reply's session) and go on until the reply ends. A reply whose connection
+   * drops is taken up where it stopped ({@link ResumingReply}).
    */
   static JsonObject askAgent(String target) throws InterruptedException {
     ManagedChannel channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
     var agent = AgentServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
     JsonArray replies = new JsonArray();
     JsonArray asked = new JsonArray();
-    String session = "";
+    Place at = new Place();
     String endedIn = "";
     Msg msg = Msg.getDefaultInstance();
     ReplyRequest request = ReplyRequest.newBuilder().addMsgs(conversation().get(0)).build();
     while (request != null) {
-      Iterator<ReplyResponse> responses = agent.reply(request);
+      Iterator<ReplyResponse> responses = new ResumingReply(agent, request, at);
       request = null;
       JsonArray events = new JsonArray();
       StringBuilder text = new StringBuilder();
@@ -269,7 +365,6 @@ public final class Client {
         System.err.println(type); // as it arrives
         events.add(type);
         switch (event.getEventCase()) {
-          case REPLY_START -> session = event.getReplyStart().getSessionId();
           case TEXT_BLOCK_DELTA -> text.append(event.getTextBlockDelta().getDelta());
           case TOOL_RESULT_TEXT_DELTA -> toolResult.append(event.getToolResultTextDelta().getDelta());
           case REQUIRE_USER_CONFIRM -> {
@@ -280,7 +375,7 @@ public final class Client {
               asked.add(item);
             }
             // The answer goes on with the same reply, in the session that asked.
-            request = ReplyRequest.newBuilder().setSessionId(session)
+            request = ReplyRequest.newBuilder().setSessionId(at.session)
                 .setUserConfirmResult(confirm(event.getRequireUserConfirm())).build();
           }
           case REPLY_END -> endedIn = event.getReplyEnd().getSessionId();
@@ -302,7 +397,7 @@ public final class Client {
     JsonObject out = new JsonObject();
     out.add("replies", replies);
     out.add("asked", asked);
-    out.addProperty("same_session", !session.isEmpty() && endedIn.equals(session));
+    out.addProperty("same_session", !at.session.isEmpty() && endedIn.equals(at.session));
     out.add("reply", last);
     return out;
   }
@@ -373,7 +468,12 @@ public final class Client {
 
     out.add("hub", hubRoundTrip(channel));
     if (!agentTarget.isEmpty()) {
-      out.add("agent", askAgent(agentTarget));
+      try {
+        out.add("agent", askAgent(agentTarget));
+      } catch (StatusRuntimeException error) { // e.g. the reply could not be taken up: one line, exit 1
+        System.err.println(error.getMessage());
+        System.exit(1);
+      }
     }
     channel.shutdown().awaitTermination(5, TimeUnit.SECONDS);
     System.out.println(new GsonBuilder().setPrettyPrinting().serializeNulls().disableHtmlEscaping().create().toJson(out));

@@ -29,6 +29,7 @@ from agentscope_proto import (
     FormatterClient,
     Msg,
     ParsedResponse,
+    RemoteError,
     Role,
     new_msg,
     new_text_block,
@@ -146,16 +147,25 @@ def confirm(asked: events.RequireUserConfirmEvent) -> events.UserConfirmResultEv
     )
 
 
+# How many times in a row a reply is taken up (`Resume`) after its connection dropped
+# ($AGENTSCOPE_RESUME_ATTEMPTS, default 5, as RemoteAgent's), with a growing wait.
+_ATTEMPTS = os.environ.get("AGENTSCOPE_RESUME_ATTEMPTS", "")
+RESUME_ATTEMPTS = int(_ATTEMPTS) if _ATTEMPTS.isdigit() else 5
+
+
 def ask_agent(target: str) -> dict[str, Any]:
     """Ask the agent the conversation's question; while its reply stops to ask for a
-    confirmation, answer it (in the reply's session) and go on until the reply ends."""
+    confirmation, answer it (in the reply's session) and go on until the reply ends.
+    A reply whose connection drops is taken up where it stopped (`resume_attempts`)."""
     question = conversation()[0]
     replies: list[dict[str, Any]] = []
     asked: list[dict[str, Any]] = []
     session = ended_in = ""
     msg = Msg()
     with AgentClient(target) as agent:
-        stream: Iterator[events.AgentEvent | Msg] | None = agent.reply_stream(question, timeout=30)
+        stream: Iterator[events.AgentEvent | Msg] | None = agent.reply_stream(
+            question, timeout=30, resume_attempts=RESUME_ATTEMPTS
+        )
         while stream is not None:
             answer = None
             reply: dict[str, Any] = {"events": [], "text": "", "tool_result": ""}
@@ -183,7 +193,12 @@ def ask_agent(target: str) -> dict[str, Any]:
             replies.append(reply)
             # The answer goes on with the same reply, in the session that asked.
             stream = (
-                agent.reply_stream(answer=answer, session_id=session, timeout=30)
+                agent.reply_stream(
+                    answer=answer,
+                    session_id=session,
+                    timeout=30,
+                    resume_attempts=RESUME_ATTEMPTS,
+                )
                 if answer is not None
                 else None
             )
@@ -242,7 +257,10 @@ def main() -> None:
 
     out["hub"] = hub_round_trip(target)
     if agent_target:
-        out["agent"] = ask_agent(agent_target)
+        try:
+            out["agent"] = ask_agent(agent_target)
+        except RemoteError as error:  # e.g. the reply could not be taken up: one line, exit 1
+            sys.exit(str(error))
     json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
     print()
 

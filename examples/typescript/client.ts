@@ -17,7 +17,7 @@
 //   $AGENTSCOPE_AGENT_TARGET; neither: no agent part).
 
 import { create, equals } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import {
   FinishReason,
@@ -28,7 +28,12 @@ import {
   type ParseResult,
   type ParseStreamRequest,
 } from "./gen/agentscope/formatter/v1/formatter_service_pb.js";
-import { AgentService, ReplyRequestSchema, type ReplyRequest } from "./gen/agentscope/agent/v1/agent_service_pb.js";
+import {
+  AgentService,
+  ReplyRequestSchema,
+  type ReplyRequest,
+  type ReplyResponse,
+} from "./gen/agentscope/agent/v1/agent_service_pb.js";
 import {
   AgentEventSchema,
   UserConfirmResultEventSchema,
@@ -214,22 +219,93 @@ function confirm(asked: RequireUserConfirmEvent): UserConfirmResultEvent {
   });
 }
 
+// How a reply is taken up after its connection dropped: at most this many Resume calls in a row
+// ($AGENTSCOPE_RESUME_ATTEMPTS, default 5, as the Python client's), the first after 0.1 s, each
+// wait twice the last, at most 2 s.
+const RESUME_ATTEMPTS = /^\d+$/.test(process.env.AGENTSCOPE_RESUME_ATTEMPTS ?? "")
+  ? Number(process.env.AGENTSCOPE_RESUME_ATTEMPTS)
+  : 5;
+const FIRST_WAIT_MS = 100;
+const LAST_WAIT_MS = 2000;
+
+/**
+ * Where a reply stands for its caller: its id, its session and the last cursor read. The rest of
+ * a reply after an answer has the same id, and its log goes on after that cursor.
+ */
+interface Place {
+  session: string;
+  replyId: string;
+  cursor: string;
+}
+
+/**
+ * Whether `err` is a dropped connection, after which the reply, kept running on the server, can be
+ * taken up: UNAVAILABLE with no details (a status the server sends, such as a failed reply's,
+ * carries them), once the reply's id and a cursor are known. Node's http2 ends the streams of a
+ * connection that closed with RST_STREAM CANCEL, which Connect-ES reports as CANCELED: this client
+ * never cancels a reply, so that is a dropped connection too.
+ */
+function dropped(err: unknown, at: Place): boolean {
+  const error = ConnectError.from(err);
+  const lost = error.code === Code.Unavailable || error.code === Code.Canceled;
+  return lost && error.details.length === 0 && at.replyId !== "" && at.cursor !== "";
+}
+
+/**
+ * The responses of the reply `request` asks for, in order and each once: when the connection
+ * drops mid-reply, the reply is taken up after the last cursor (Resume), with a growing wait,
+ * until it ends or the attempts run out (then an error saying so).
+ */
+async function* streamReply(agent: Client<typeof AgentService>, request: ReplyRequest, at: Place) {
+  request.keepRunning = RESUME_ATTEMPTS > 0; // the reply goes on while this client is away
+  let responses: AsyncIterable<ReplyResponse> = agent.reply(request, { timeoutMs: 30_000 });
+  let tries = 0;
+  let done = false;
+  for (;;) {
+    try {
+      for await (const response of responses) {
+        tries = 0;
+        done = response.done;
+        if (response.event?.event.case === "replyStart") {
+          ({ sessionId: at.session, replyId: at.replyId } = response.event.event.value);
+        }
+        at.cursor = response.cursor || at.cursor;
+        yield response;
+      }
+      return;
+    } catch (err) {
+      if (done || !dropped(err, at)) throw err; // the reply ended (a failed one's status follows its end)
+      if (++tries > RESUME_ATTEMPTS) {
+        throw new Error(
+          `the connection dropped during reply ${at.replyId} and ${RESUME_ATTEMPTS} attempts to take it up ` +
+            `failed (last: ${ConnectError.from(err).rawMessage})`,
+        );
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(FIRST_WAIT_MS * 2 ** (tries - 1), LAST_WAIT_MS)));
+    console.error(`resuming reply ${at.replyId} after cursor ${at.cursor} (attempt ${tries} of ${RESUME_ATTEMPTS})`);
+    const resume = { sessionId: at.session, replyId: at.replyId, after: at.cursor };
+    responses = agent.resume(resume, { timeoutMs: 30_000 });
+  }
+}
+
 /**
  * Ask the agent the conversation's question; while its reply stops to ask for a confirmation,
- * answer it (in the reply's session) and go on until the reply ends.
+ * answer it (in the reply's session) and go on until the reply ends. A reply whose connection
+ * drops is taken up where it stopped (`streamReply`).
  */
 async function askAgent(target: string) {
   const agent = createClient(AgentService, createGrpcTransport({ baseUrl: `http://${target}` }));
   const replies = [];
   const asked = [];
-  let session = "";
+  const at: Place = { session: "", replyId: "", cursor: "" };
   let endedIn = "";
   let msg: Msg | undefined;
   let request: ReplyRequest | undefined = create(ReplyRequestSchema, { msgs: [conversation()[0]] });
   while (request) {
     let answer: UserConfirmResultEvent | undefined;
     const reply = { events: [] as string[], text: "", tool_result: "" };
-    for await (const response of agent.reply(request, { timeoutMs: 30_000 })) {
+    for await (const response of streamReply(agent, request, at)) {
       if (response.done) msg = response.msg; // the reply so far
       const event = response.event?.event;
       if (!event?.case) continue; // none, or an event kind newer than this schema
@@ -237,9 +313,6 @@ async function askAgent(target: string) {
       console.error(type); // as it arrives
       reply.events.push(type);
       switch (event.case) {
-        case "replyStart":
-          session = event.value.sessionId;
-          break;
         case "textBlockDelta":
           reply.text += event.value.delta;
           break;
@@ -257,12 +330,12 @@ async function askAgent(target: string) {
     }
     replies.push(reply);
     // The answer goes on with the same reply, in the session that asked.
-    request = answer && create(ReplyRequestSchema, { sessionId: session, answer: { case: "userConfirmResult", value: answer } });
+    request = answer && create(ReplyRequestSchema, { sessionId: at.session, answer: { case: "userConfirmResult", value: answer } });
   }
   return {
     replies,
     asked,
-    same_session: session !== "" && endedIn === session,
+    same_session: at.session !== "" && endedIn === at.session,
     reply: {
       name: msg?.name ?? "",
       role: RoleSchema.value[msg?.role ?? Role.UNSPECIFIED].name,
