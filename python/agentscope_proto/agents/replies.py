@@ -33,7 +33,7 @@ from ..errors import (
 from .hosting import failures
 from .state import StateStore
 
-__all__ = ["ASKS", "END", "Failed", "Reply", "ReplyLog", "record"]
+__all__ = ["ASKS", "END", "Failed", "Reply", "ReplyLog", "record", "reply_id_of"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
@@ -176,7 +176,7 @@ def _error(data: bytes) -> AgentReplyError:
     return AgentReplyError(kept["error_type"], kept["message"])
 
 
-def _reply_id(batch: list[service_pb.ReplyResponse]) -> str:
+def reply_id_of(batch: list[service_pb.ReplyResponse]) -> str:
     """The reply's id, as its events name it."""
     for response in batch:
         kind = response.event.WhichOneof("event")
@@ -198,7 +198,7 @@ async def record(
     while True:
         batch, last = _batch(await items.get(), items, ending)
         error = last.error if isinstance(last, Failed) else None
-        reply_id = reply_id or _reply_id(batch)
+        reply_id = reply_id or reply_id_of(batch)
         if reply_id and log is not None and (batch or error is not None):
             try:
                 await log.write(session_id, reply_id, batch, error)
