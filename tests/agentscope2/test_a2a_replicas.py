@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -29,6 +30,7 @@ from a2a.types import (
 )
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
 
+import agentscope_proto
 from agentscope_proto import get_text_content
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import FinishedReason
 from agentscope_proto.a2a import EXTENSION_URI, RESUME_KEY, a2a_to_msg
@@ -40,6 +42,8 @@ from hub_fixtures import RedisServer
 from replay_agent import make_agent
 from replay_server import ReplayServer, wait_until
 
+# The package these tests import (a checkout's), for a replica's process to serve.
+_PACKAGE_ROOT = str(Path(agentscope_proto.__file__).resolve().parents[1])
 # Each step's bound: a test that would wait longer fails instead of hanging.
 _STEP_S = 30
 _WITH_EXTENSION = {"A2A-Extensions": EXTENSION_URI}
@@ -325,3 +329,71 @@ def test_a_subscriber_on_another_replica_gets_the_rest_of_a_task(
 def _place(metadata: Any) -> Any:
     """Where the reply goes on after the update `metadata` is of."""
     return metadata.fields.get(RESUME_KEY)
+
+
+def test_a_task_whose_replica_died_ends_its_subscribers_stream_and_is_cancelled(
+    redis_server: RedisServer,
+) -> None:
+    """SIGKILL of the replica running a task (its model never answers): a
+    subscriber on the other replica gets an error saying the reply stopped,
+    and CancelTask there, once no replica held the session for a lease,
+    records the task canceled (a2a-sdk's own remote cancel)."""
+    import os
+    import re
+
+    from agent_processes import HERE, AgentProcess
+    from hosted import SCRIPT
+
+    def a2a_url(process: AgentProcess) -> str:
+        process.wait_listening()
+        line = next(line for line in process.log if "listening on" in line)
+        found = re.search(r"(http://\S+) \(A2A JSON-RPC", line)
+        assert found, line
+        return found.group(1)
+
+    async def client(url: str) -> Any:
+        options = ClientConfig(streaming=True, supported_protocol_bindings=["JSONRPC"])
+        return await ClientFactory(options).create_from_url(url)
+
+    async def main(dying: AgentProcess, living: AgentProcess) -> tuple[str, Any]:
+        on_dying, on_living = await client(a2a_url(dying)), await client(a2a_url(living))
+        stream = on_dying.send_message(SendMessageRequest(message=_message("wait")))
+        task_id = (await asyncio.wait_for(_until_working(stream), _STEP_S))[0].task.id
+        follower = on_living.subscribe(SubscribeToTaskRequest(id=task_id))
+        assert _state(await asyncio.wait_for(anext(follower), _STEP_S)) == "WORKING"
+        dying.process.kill()
+        dying.process.wait(30)
+        with pytest.raises(Exception) as ended:  # noqa: PT011 - the client's own error type
+            await asyncio.wait_for(_rest(follower), _STEP_S)
+        cancelled = await asyncio.wait_for(
+            on_living.cancel_task(CancelTaskRequest(id=task_id)), _STEP_S
+        )
+        await on_living.close()
+        return str(ended.value), cancelled
+
+    with ReplayServer(SCRIPT) as replay:
+        env = {
+            **os.environ,
+            "FRIDAY_MODEL_URL": replay.base_url,
+            "PYTHONPATH": os.pathsep.join([_PACKAGE_ROOT, str(HERE.parent), str(HERE)]),
+        }
+        flags = [
+            "--port",
+            "0",
+            "--a2a-port",
+            "0",
+            "--state",
+            redis_server.url,
+            "--lease-seconds",
+            "1",
+        ]
+        dying = AgentProcess(["topic_agents:friday", *flags], env)
+        living = AgentProcess(["topic_agents:friday", *flags], env)
+        try:
+            ended, cancelled = asyncio.run(main(dying, living))
+        finally:
+            if dying.process.poll() is None:
+                dying.process.kill()
+            living.stop()
+    assert "stopped before it ended" in ended
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED

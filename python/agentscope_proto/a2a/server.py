@@ -609,11 +609,10 @@ class _RequestHandler(DefaultRequestHandlerV2):
     async def _interrupted(self, task: Task, context: ServerCallContext) -> Task | None:
         """Ask the replica running `task`'s reply to interrupt it, and wait for
         the task to end, or to wait for an answer (None: neither within a
-        lease and `_CANCEL_WAIT`)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._lease + _CANCEL_WAIT
+        lease and `_CANCEL_WAIT`, or no replica runs it)."""
+        deadline = asyncio.get_running_loop().time() + self._lease + _CANCEL_WAIT
         asked = False
-        async for seen in self._watch(task, context):
+        async for seen, abandoned in self._watch(task, context):
             if seen.status.state not in _RUNNING:
                 return seen
             # Only once its reply runs: a reply still queued would leave
@@ -621,7 +620,7 @@ class _RequestHandler(DefaultRequestHandlerV2):
             if not asked and seen.status.state == TaskState.TASK_STATE_WORKING:
                 await self._ask_interrupt(seen.context_id)
                 asked = True
-            if loop.time() > deadline:
+            if abandoned or asyncio.get_running_loop().time() > deadline:
                 return None
         return None  # pragma: no cover - the watch ends by an error only
 
@@ -654,28 +653,32 @@ class _RequestHandler(DefaultRequestHandlerV2):
 
     async def _begun(self, task: Task, context: ServerCallContext) -> Task:
         """`task` once its reply began (an update says where it goes on) or
-        it ended; an A2A error once no replica held its session for a lease."""
-        loop = asyncio.get_running_loop()
-        free_since: float | None = None
-        async for seen in self._watch(task, context):
+        it ended; an A2A error once no replica runs it."""
+        async for seen, abandoned in self._watch(task, context):
             if seen.status.state in _FINISHED or RESUME_KEY in seen.metadata.fields:
                 return seen
-            if await self._keeper.store.leased(seen.context_id):
-                free_since = None
-            elif free_since is None:
-                free_since = loop.time()
-            elif loop.time() - free_since > self._lease:
+            if abandoned:
                 raise A2AError(
                     f"task {seen.id} never began: no replica runs context {seen.context_id}"
                 )
         raise AssertionError  # pragma: no cover - the watch ends by an error only
 
-    async def _watch(self, task: Task, context: ServerCallContext) -> AsyncIterator[Task]:
+    async def _watch(
+        self, task: Task, context: ServerCallContext
+    ) -> AsyncIterator[tuple[Task, bool]]:
         """`task`, then as stored after each wait (a little longer each
-        time); `TaskNotFoundError` once it is gone."""
+        time), each with whether it is abandoned: no replica has held its
+        session for a lease (its replica died; a replica releases the
+        lease only as the reply ends); `TaskNotFoundError` once it is gone."""
+        loop = asyncio.get_running_loop()
         wait = _FIRST_LOOK_S
+        free_since: float | None = None
         while True:
-            yield task
+            if await self._keeper.store.leased(task.context_id):
+                free_since = None
+            elif free_since is None:
+                free_since = loop.time()
+            yield task, free_since is not None and loop.time() - free_since > self._lease
             await asyncio.sleep(wait)
             wait = min(wait * 2, _LAST_LOOK_S)
             found = await self._tasks.get(task.id, context)
