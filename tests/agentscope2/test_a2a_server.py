@@ -183,6 +183,9 @@ def test_the_card_says_what_describe_says(served: A2AServed) -> None:
     ]
     assert grpc_url.startswith("127.0.0.1:")
     assert card["capabilities"]["streaming"] is True
+    # Said as such: no push notifications, no extended card.
+    assert card["capabilities"]["pushNotifications"] is False
+    assert card["capabilities"]["extendedAgentCard"] is False
     assert [e["uri"] for e in card["capabilities"]["extensions"]] == [EXTENSION_URI]
     with AgentClient(served.target) as client:
         described = client.describe()

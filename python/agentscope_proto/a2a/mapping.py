@@ -52,6 +52,7 @@ __all__ = [
     "MSGS_KEY",
     "MSG_KEY",
     "REQUEST_KEY",
+    "RESUME_KEY",
     "TIMES_KEY",
     "a2a_to_msg",
     "a2a_to_msgs",
@@ -77,6 +78,10 @@ EVENTS_KEY: Final = f"{EXTENSION_URI}/events"
 # Message metadata of a caller's request: the ProtoJSON of the
 # `ReplyRequest` fields besides the messages (an answer, a schema).
 REQUEST_KEY: Final = f"{EXTENSION_URI}/request"
+# Status update metadata of a served agent's task: where its reply's log goes
+# on after the update, the ProtoJSON of a `ResumeRequest` without its
+# `sessionId` (the task's context), so that any replica can follow the task.
+RESUME_KEY: Final = f"{EXTENSION_URI}/resume"
 # Message, part or status update metadata: the original texts of the times
 # the extension's ProtoJSON there holds in UTC (A2A's form; `times.py`), by
 # location (`msgs[0].timestamp`, `block.text.createdAt`, `events[2].createdAt`).

@@ -19,7 +19,15 @@ from google.protobuf import json_format, struct_pb2
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from ..errors import MessageFormatError
-from .mapping import EVENTS_KEY, EXTENSION_URI, REQUEST_KEY, TIMES_KEY, keep_times, times_of
+from .mapping import (
+    EVENTS_KEY,
+    EXTENSION_URI,
+    REQUEST_KEY,
+    RESUME_KEY,
+    TIMES_KEY,
+    keep_times,
+    times_of,
+)
 from .times import restore_times, times_to_utc
 
 __all__ = [
@@ -29,8 +37,10 @@ __all__ = [
     "last_question",
     "read_events",
     "read_request",
+    "read_resume",
     "write_events",
     "write_request",
+    "write_resume",
 ]
 
 # The ReplyRequest fields a request's metadata may hold (its messages are
@@ -83,6 +93,30 @@ def read_events(metadata: struct_pb2.Struct) -> list[events_pb.AgentEvent]:
         _parse(item, event, f"{path}[{index}]")
         events.append(event)
     return events
+
+
+def write_resume(metadata: struct_pb2.Struct, reply_id: str, after: str) -> None:
+    """Put where the task's reply goes on after this update in `metadata`
+    (a status update's) under `RESUME_KEY`."""
+    resume = service_pb.ResumeRequest(reply_id=reply_id, after=after)
+    json_format.ParseDict(
+        json_format.MessageToDict(resume), metadata.fields[RESUME_KEY].struct_value
+    )
+
+
+def read_resume(metadata: struct_pb2.Struct, session_id: str) -> service_pb.ResumeRequest | None:
+    """The `ResumeRequest` (in `session_id`) that `write_resume` put in
+    `metadata` (a task's), or None when it holds none."""
+    if RESUME_KEY not in metadata.fields:
+        return None
+    resume = service_pb.ResumeRequest()
+    _parse(
+        json_format.MessageToDict(metadata.fields[RESUME_KEY]),
+        resume,
+        f'metadata["{RESUME_KEY}"]',
+    )
+    resume.session_id = session_id
+    return resume
 
 
 def write_request(message: Message, request: service_pb.ReplyRequest) -> None:

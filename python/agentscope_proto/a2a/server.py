@@ -10,6 +10,12 @@
   message; a reply that stops to ask its caller leaves the task
   `input-required`, and the next message on that task answers it. CancelTask
   interrupts the reply as a local interrupt would.
+- With sessions in Redis (`--state redis://`) the tasks are there too
+  (`tasks.py`), and every replica answers for every task: CancelTask of a
+  task another replica runs asks that replica to interrupt the reply
+  through the store and answers once the task ended; SubscribeToTask gives
+  the task as stored, then the updates its reply's log makes after it
+  (each update says where in the log it stands: `RESUME_KEY`).
 - A caller that asks for the AgentScope extension (the `A2A-Extensions`
   header) gets the reply's message exactly and its events as they come, on
   `working` status updates; others get the reply's text and media.
@@ -28,14 +34,14 @@ import dataclasses
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime, timezone
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any, cast
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
-from a2a.server.events import EventQueue
+from a2a.server.events import Event, EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
@@ -44,12 +50,14 @@ from a2a.types import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    CancelTaskRequest,
     HTTPAuthSecurityScheme,
     Message,
     MutualTlsSecurityScheme,
     Role,
     SecurityRequirement,
     StringList,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
     TaskStatus,
@@ -58,7 +66,12 @@ from a2a.types import (
     a2a_pb2_grpc,
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
-from a2a.utils.errors import A2AError, InvalidParamsError, UnsupportedOperationError
+from a2a.utils.errors import (
+    A2AError,
+    InvalidParamsError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
@@ -74,7 +87,7 @@ from .._generated.agentscope.message.v1.message_pb2 import (
 )
 from .._generated.agentscope.message.v1.message_pb2 import Role as MsgRole
 from ..agents.config import A2AConfig
-from ..agents.replies import Reply
+from ..agents.replies import Reply, reply_id_of
 from ..agents.servicer import AgentServicer
 from ..agents.sessions import Sessions
 from ..errors import (
@@ -89,14 +102,16 @@ from ..service.app import HostedService, build_server, set_serving
 from ..service.asgi import HttpServer, listen, start_asgi
 from ..service.auth import BearerTokenAuth
 from ..service.config import MB, ServerConfig, host_port
-from .mapping import EXTENSION_URI, a2a_to_msgs, agent_extension, msgs_to_a2a
+from .mapping import EXTENSION_URI, RESUME_KEY, a2a_to_msgs, agent_extension, msgs_to_a2a
 from .protocol import (
     QUESTIONS,
     calls_in_words,
     last_question,
     read_events,
     read_request,
+    read_resume,
     write_events,
+    write_resume,
 )
 
 __all__ = ["A2AServer", "AgentExecutorForSessions", "agent_card", "start_a2a"]
@@ -236,6 +251,16 @@ class _Running:
     cancelled: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class _View:
+    """Whose status updates a reply makes, and for whom: whether the caller
+    asked for the extension."""
+
+    task_id: str
+    context_id: str
+    extension: bool
+
+
 class AgentExecutorForSessions(AgentExecutor):
     """Runs A2A tasks as replies in the sessions of an AgentService (see the
     module doc): the context is the session, the task one reply."""
@@ -245,12 +270,16 @@ class AgentExecutorForSessions(AgentExecutor):
         self._name = name
         self._running: dict[str, _Running] = {}
 
+    def runs(self, task_id: str) -> bool:
+        """Whether this replica runs the task's reply now."""
+        return task_id in self._running
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = str(context.task_id), str(context.context_id)
         message = context.message
         if message is None:  # pragma: no cover - the SDK always sends one
             raise InvalidParamsError(message="no message")
-        extension = EXTENSION_URI in context.requested_extensions
+        view = _View(task_id, context_id, EXTENSION_URI in context.requested_extensions)
         current = context.current_task
         question = None
         if current is not None:
@@ -263,7 +292,7 @@ class AgentExecutorForSessions(AgentExecutor):
         try:
             request = self._request(message, context_id, question)
             if request is None:  # an answer in words that answers nothing: ask again
-                await self._ask_again(event_queue, task_id, context_id, question)
+                await self._ask_again(event_queue, view, question)
                 return
             request.session_id = context_id  # an answer in words is a new request
             running = _Running(await self._sessions.begin(request))
@@ -276,7 +305,7 @@ class AgentExecutorForSessions(AgentExecutor):
             await event_queue.enqueue_event(task)
         self._running[task_id] = running
         try:
-            await self._publish(running, event_queue, task_id, context_id, extension)
+            await self._publish(running, event_queue, view)
         finally:
             del self._running[task_id]
             running.reply.interrupt()  # a no-op once it ended
@@ -301,34 +330,64 @@ class AgentExecutorForSessions(AgentExecutor):
             return request
         return _answer_in_words(question, message)
 
-    async def _publish(
-        self,
-        running: _Running,
-        queue: EventQueue,
-        task_id: str,
-        context_id: str,
-        extension: bool,
-    ) -> None:
+    async def _publish(self, running: _Running, queue: EventQueue, view: _View) -> None:
         """The reply's responses as the task's status updates."""
-        started = False
+        updates = self._updates(running.reply.batches(), view, lambda: running.cancelled)
+        async for update in updates:
+            await queue.enqueue_event(update)
+
+    def follow(
+        self, task: Task, resume: service_pb.ResumeRequest, *, extension: bool
+    ) -> AsyncIterator[TaskStatusUpdateEvent]:
+        """The status updates of `task`'s reply after `resume.after`, read
+        from its log (on whichever replica runs it), as `execute` makes them
+        (for a caller who asked for the extension or not); an empty `after`
+        follows the reply from its start."""
+        view = _View(task.id, task.context_id, extension)
+        logged = self._logged(resume)
+        return self._updates(logged, view, lambda: False, started=bool(resume.after))
+
+    async def _logged(
+        self, resume: service_pb.ResumeRequest
+    ) -> AsyncIterator[list[service_pb.ReplyResponse]]:
+        """A reply's logged responses, one batch each. A reply that stops
+        before its end (its replica died) is an A2A error, not a silent end."""
+        done = False
         try:
-            async for batch in running.reply.batches():
+            async for response in self._sessions.resume(resume):
+                done = done or response.done
+                yield [response]
+        except AgentReplyError as error:
+            if done:
+                raise  # the reply's own failure, after its end: as it runs
+            raise A2AError(f"task reply {resume.reply_id!r}: {error}") from None
+
+    async def _updates(
+        self,
+        batches: AsyncIterator[list[service_pb.ReplyResponse]],
+        view: _View,
+        cancelled: Callable[[], bool],
+        *,
+        started: bool = False,
+    ) -> AsyncIterator[TaskStatusUpdateEvent]:
+        """The status updates a reply's responses make (`started`: the
+        task is `working` already)."""
+        reply_id = ""
+        try:
+            async for batch in batches:
+                reply_id = reply_id or reply_id_of(batch)
+                at = (reply_id, batch[-1].cursor)
                 events = [response.event for response in batch if response.HasField("event")]
                 done = next((response for response in batch if response.done), None)
                 if done is None:
-                    if extension or not started:
-                        await self._update(
-                            queue,
-                            task_id,
-                            context_id,
-                            TaskState.TASK_STATE_WORKING,
-                            events=events if extension else (),
-                        )
+                    if view.extension or not started:
+                        shown = events if view.extension else ()
+                        yield _update(view, TaskState.TASK_STATE_WORKING, events=shown, at=at)
                         started = True
                     continue
                 if not started:
-                    await self._update(queue, task_id, context_id, TaskState.TASK_STATE_WORKING)
-                await self._finish(queue, task_id, context_id, running, done, events, extension)
+                    yield _update(view, TaskState.TASK_STATE_WORKING, at=at)
+                yield self._finish(view, cancelled(), done, events, at)
         except AgentReplyError:
             pass  # its task is failed already, with the reply's message
         except SessionStateError as error:
@@ -336,22 +395,21 @@ class AgentExecutorForSessions(AgentExecutor):
                 raise _a2a_error(error) from None
             # In A2A's words: the answer goes on the task that asked.
             raise UnsupportedOperationError(
-                message=f"context {context_id} waits for an answer to the question of a task "
-                "left input-required: send the answer on that task (its task_id), or cancel it"
+                message=f"context {view.context_id} waits for an answer to the question of a "
+                "task left input-required: send the answer on that task (its task_id), or "
+                "cancel it"
             ) from None
         except AgentScopeProtoError as error:
             raise _a2a_error(error) from None
 
-    async def _finish(
+    def _finish(
         self,
-        queue: EventQueue,
-        task_id: str,
-        context_id: str,
-        running: _Running,
+        view: _View,
+        cancelled: bool,
         done: service_pb.ReplyResponse,
         events: Sequence[events_pb.AgentEvent],
-        extension: bool,
-    ) -> None:
+        at: tuple[str, str],
+    ) -> TaskStatusUpdateEvent:
         """The task's last status update of this reply: by how it ended."""
         msg = done.msg if done.HasField("msg") else None
         last = done.event.WhichOneof("event") if done.HasField("event") else None
@@ -362,50 +420,23 @@ class AgentExecutorForSessions(AgentExecutor):
             reason = FinishedReason.Name(done.event.reply_end.finished_reason)
             state = _REASONS.get(reason, TaskState.TASK_STATE_COMPLETED)
         else:  # interrupted before the agent began
-            state = (
-                TaskState.TASK_STATE_CANCELED
-                if running.cancelled
-                else TaskState.TASK_STATE_COMPLETED
-            )
-        view = msg if extension else _peer_view(msg, question, self._name)
+            state = TaskState.TASK_STATE_CANCELED if cancelled else TaskState.TASK_STATE_COMPLETED
         shown: Sequence[events_pb.AgentEvent] = events
-        if not extension:
+        if not view.extension:
+            msg = _peer_view(msg, question, self._name)
             # The question rides along for the answer in words to read.
             shown = [question] if question is not None else ()
-        await self._update(queue, task_id, context_id, state, view, shown)
-
-    async def _update(
-        self,
-        queue: EventQueue,
-        task_id: str,
-        context_id: str,
-        state: Any,
-        msg: Msg | None = None,
-        events: Sequence[events_pb.AgentEvent] = (),
-    ) -> None:
-        status = TaskStatus(state=state)
-        status.timestamp.GetCurrentTime()
-        if msg is not None:
-            # Without the update's ids, so that it reads back as the reply exactly.
-            status.message.CopyFrom(msgs_to_a2a([msg], role=Role.ROLE_AGENT))
-        update = TaskStatusUpdateEvent(task_id=task_id, context_id=context_id, status=status)
-        if events:
-            write_events(update.metadata, events)
-        await queue.enqueue_event(update)
+        return _update(view, state, msg, shown, at)
 
     async def _ask_again(
-        self,
-        queue: EventQueue,
-        task_id: str,
-        context_id: str,
-        question: events_pb.AgentEvent | None,
+        self, queue: EventQueue, view: _View, question: events_pb.AgentEvent | None
     ) -> None:
         if question is None:  # pragma: no cover - only an answer asks again
             return
         again = Msg(name=self._name, role=MsgRole.ROLE_ASSISTANT)
         again.blocks.items.append(_text_block(_question_text(question, self._name)))
-        await self._update(
-            queue, task_id, context_id, TaskState.TASK_STATE_INPUT_REQUIRED, again, [question]
+        await queue.enqueue_event(
+            _update(view, TaskState.TASK_STATE_INPUT_REQUIRED, again, [question])
         )
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -438,10 +469,33 @@ class AgentExecutorForSessions(AgentExecutor):
         self._running[task_id] = running
         try:
             extension = EXTENSION_URI in context.requested_extensions
-            await self._publish(running, event_queue, task_id, task.context_id, extension)
+            await self._publish(running, event_queue, _View(task_id, task.context_id, extension))
         finally:
             del self._running[task_id]
             running.ended.set()
+
+
+def _update(
+    view: _View,
+    state: Any,
+    msg: Msg | None = None,
+    events: Sequence[events_pb.AgentEvent] = (),
+    at: tuple[str, str] = ("", ""),
+) -> TaskStatusUpdateEvent:
+    """A status update of the task `view` names; `at`: its reply's id and
+    the cursor of the last response it stands for, where another replica
+    follows the reply on (`write_resume`)."""
+    status = TaskStatus(state=state)
+    status.timestamp.GetCurrentTime()
+    if msg is not None:
+        # Without the update's ids, so that it reads back as the reply exactly.
+        status.message.CopyFrom(msgs_to_a2a([msg], role=Role.ROLE_AGENT))
+    update = TaskStatusUpdateEvent(task_id=view.task_id, context_id=view.context_id, status=status)
+    if events:
+        write_events(update.metadata, events)
+    if all(at):
+        write_resume(update.metadata, *at)
+    return update
 
 
 # --- The task store ------------------------------------------------------------------
@@ -490,6 +544,149 @@ def _task_store(sessions: Sessions, agent: str, max_tasks: int) -> TaskStore:
     return RedisTaskStore(store.client, agent, max_tasks)
 
 
+# --- The request handler ------------------------------------------------------------
+
+# Task states with more to come: a reply queued or running, or a question.
+_RUNNING = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
+_OPEN = _RUNNING | {TaskState.TASK_STATE_INPUT_REQUIRED}
+# The first and the longest wait between two reads of a task another replica runs.
+_FIRST_LOOK_S, _LAST_LOOK_S = 0.02, 0.25
+
+
+class _RequestHandler(DefaultRequestHandlerV2):
+    """a2a-sdk's request handler, which cancels and follows the tasks this
+    replica runs; with sessions in a shared store, a task another replica
+    runs is cancelled and followed through the store (docs/a2a.md,
+    "Replicas"): CancelTask asks that replica to interrupt the reply
+    (`Keeper.interrupt`) and answers with the task as it ended, and
+    SubscribeToTask gives the task as stored, then the status updates its
+    reply's log makes after it (`AgentExecutorForSessions.follow`)."""
+
+    def __init__(
+        self,
+        executor: AgentExecutorForSessions,
+        task_store: TaskStore,
+        card: AgentCard,
+        sessions: Sessions,
+    ) -> None:
+        super().__init__(
+            agent_executor=executor,
+            task_store=task_store,
+            agent_card=card,
+            # A task left waiting for an answer lets go of what it holds when
+            # its session would be dropped.
+            interrupted_task_timeout=sessions.config.session_idle_seconds,
+        )
+        self._executor = executor
+        self._tasks = task_store
+        self._keeper = sessions.keeper
+        self._lease = sessions.config.lease_seconds
+
+    async def _elsewhere(self, task_id: str, context: ServerCallContext) -> Task | None:
+        """The task, if it has more to come and may run on another replica
+        (None: a2a-sdk's own way does)."""
+        if not self._keeper.durable or self._executor.runs(task_id):
+            return None
+        task = await self._tasks.get(task_id, context)
+        return task if task is not None and task.status.state in _OPEN else None
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        task = await self._elsewhere(params.id, context)
+        if task is not None and task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+            task = await self._interrupted(task, context)
+        if task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            # Nothing runs: its question is answered with an interrupt here,
+            # as a2a-sdk cancels a task this replica holds.
+            return await self._cancel_local(params.id, context)
+        if task is not None:
+            return task
+        # a2a-sdk's own (past the wait: the task is recorded canceled).
+        cancelled: Task | None = await super().on_cancel_task(params, context)
+        return cancelled
+
+    async def _interrupted(self, task: Task, context: ServerCallContext) -> Task | None:
+        """Ask the replica running `task`'s reply to interrupt it, and wait for
+        the task to end, or to wait for an answer (None: neither within a
+        lease and `_CANCEL_WAIT`, or no replica runs it)."""
+        deadline = asyncio.get_running_loop().time() + self._lease + _CANCEL_WAIT
+        asked = False
+        async for seen, abandoned in self._watch(task, context):
+            if seen.status.state not in _RUNNING:
+                return seen
+            # Only once its reply runs: a reply still queued would leave
+            # the interrupt to the call ahead of it.
+            if not asked and seen.status.state == TaskState.TASK_STATE_WORKING:
+                await self._ask_interrupt(seen.context_id)
+                asked = True
+            if abandoned or asyncio.get_running_loop().time() > deadline:
+                return None
+        return None  # pragma: no cover - the watch ends by an error only
+
+    async def _ask_interrupt(self, context_id: str) -> None:
+        try:
+            await self._keeper.interrupt(context_id)
+        except AgentScopeProtoError as error:
+            raise _a2a_error(error) from None
+
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event, None]:
+        task = await self._elsewhere(params.id, context)
+        if task is None:
+            async for event in super().on_subscribe_to_task(params, context):
+                yield event
+            return
+        yield task
+        resume = read_resume(task.metadata, task.context_id)
+        if resume is None:  # its reply has not begun: follow it from its start
+            task = await self._begun(task, context)
+            resume = read_resume(task.metadata, task.context_id)
+            if resume is None:
+                yield task  # it ended before it began
+                return
+            resume.after = ""
+        extension = EXTENSION_URI in context.requested_extensions
+        async for update in self._executor.follow(task, resume, extension=extension):
+            yield update
+
+    async def _begun(self, task: Task, context: ServerCallContext) -> Task:
+        """`task` once its reply began (an update says where it goes on) or
+        it ended; an A2A error once no replica runs it."""
+        async for seen, abandoned in self._watch(task, context):
+            if seen.status.state in _FINISHED or RESUME_KEY in seen.metadata.fields:
+                return seen
+            if abandoned:
+                raise A2AError(
+                    f"task {seen.id} never began: no replica runs context {seen.context_id}"
+                )
+        raise AssertionError  # pragma: no cover - the watch ends by an error only
+
+    async def _watch(
+        self, task: Task, context: ServerCallContext
+    ) -> AsyncIterator[tuple[Task, bool]]:
+        """`task`, then as stored after each wait (a little longer each
+        time), each with whether it is abandoned: no replica has held its
+        session for a lease (its replica died; a replica releases the
+        lease only as the reply ends); `TaskNotFoundError` once it is gone."""
+        loop = asyncio.get_running_loop()
+        wait = _FIRST_LOOK_S
+        free_since: float | None = None
+        while True:
+            if await self._keeper.store.leased(task.context_id):
+                free_since = None
+            elif free_since is None:
+                free_since = loop.time()
+            yield task, free_since is not None and loop.time() - free_since > self._lease
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _LAST_LOOK_S)
+            found = await self._tasks.get(task.id, context)
+            if found is None:
+                raise TaskNotFoundError
+            task = found
+
+
 # --- The agent card --------------------------------------------------------------------
 
 
@@ -522,7 +719,14 @@ def agent_card(
         description=summary,
         version=description.version or "unspecified",
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True, extensions=[agent_extension()]),
+        # What it serves, said as such: streaming (SubscribeToTask on every
+        # replica sharing its sessions), no push notifications, no extended card.
+        capabilities=AgentCapabilities(
+            streaming=True,
+            push_notifications=False,
+            extended_agent_card=False,
+            extensions=[agent_extension()],
+        ),
         default_input_modes=list(description.input_media_types) or ["text/plain"],
         default_output_modes=list(description.output_media_types) or ["text/plain"],
         skills=skills,
@@ -732,13 +936,11 @@ async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfi
             mutual_tls=config.tls_client_ca is not None,
         )
         sessions = servicer.sessions
-        handler = DefaultRequestHandlerV2(
-            agent_executor=AgentExecutorForSessions(sessions, servicer.description.name),
-            task_store=_task_store(sessions, servicer.description.name, a2a.max_tasks),
-            agent_card=card,
-            # A task left waiting for an answer lets go of what it holds when
-            # its session would be dropped.
-            interrupted_task_timeout=sessions.config.session_idle_seconds,
+        handler = _RequestHandler(
+            AgentExecutorForSessions(sessions, servicer.description.name),
+            _task_store(sessions, servicer.description.name, a2a.max_tasks),
+            card,
+            sessions,
         )
         grpc_handler.request_handler = handler
         if grpc_server is not None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from .. import _json
@@ -42,7 +42,7 @@ from .hosting import Taken, failures
 from .state import StateStore
 from .state.store import Entry
 
-__all__ = ["ASKS", "END", "QUIET", "Failed", "Mark", "Reply", "ReplyLog", "record"]
+__all__ = ["ASKS", "END", "QUIET", "Failed", "Mark", "Reply", "ReplyLog", "record", "reply_id_of"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
@@ -266,7 +266,7 @@ def _error(data: bytes) -> AgentReplyError:
     return AgentReplyError(kept["error_type"], kept["message"])
 
 
-def _reply_id(batch: list[service_pb.ReplyResponse | Mark]) -> str:
+def reply_id_of(batch: Sequence[service_pb.ReplyResponse | Mark]) -> str:
     """The reply's id, as its events name it."""
     for response in batch:
         if isinstance(response, Mark):
@@ -295,7 +295,7 @@ async def record(
     while True:
         batch, last = _batch(await items.get(), items, ending)
         error = last.error if isinstance(last, Failed) else None
-        reply_id = reply_id or _reply_id(batch)
+        reply_id = reply_id or reply_id_of(batch)
         if held and (reply_id or last is not None):
             batch, held = [*held, *batch], []
         if reply_id and log is not None and (batch or error is not None):
