@@ -8,6 +8,9 @@ rest of a task running on A, as A's own caller gets it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -331,69 +334,89 @@ def _place(metadata: Any) -> Any:
     return metadata.fields.get(RESUME_KEY)
 
 
-def test_a_task_whose_replica_died_ends_its_subscribers_stream_and_is_cancelled(
-    redis_server: RedisServer,
-) -> None:
-    """SIGKILL of the replica running a task (its model never answers): a
-    subscriber on the other replica gets an error saying the reply stopped,
-    and CancelTask there, once no replica held the session for a lease,
-    records the task canceled (a2a-sdk's own remote cancel)."""
-    import os
-    import re
+def _a2a_url(process: Any) -> str:
+    process.wait_listening()
+    line = next(line for line in process.log if "listening on" in line)
+    found = re.search(r"(http://\S+) \(A2A JSON-RPC", line)
+    assert found, line
+    return found.group(1)
 
+
+async def _client_of(url: str) -> Any:
+    options = ClientConfig(streaming=True, supported_protocol_bindings=["JSONRPC"])
+    return await ClientFactory(options).create_from_url(url)
+
+
+@contextlib.contextmanager
+def _dying_and_living(redis_server: RedisServer, script: dict[str, list[str]]) -> Iterator[Any]:
+    """Two `serve-agent` processes with A2A on one Redis (the first to be
+    SIGKILLed), their model the replay of `script`."""
     from agent_processes import HERE, AgentProcess
-    from hosted import SCRIPT
 
-    def a2a_url(process: AgentProcess) -> str:
-        process.wait_listening()
-        line = next(line for line in process.log if "listening on" in line)
-        found = re.search(r"(http://\S+) \(A2A JSON-RPC", line)
-        assert found, line
-        return found.group(1)
-
-    async def client(url: str) -> Any:
-        options = ClientConfig(streaming=True, supported_protocol_bindings=["JSONRPC"])
-        return await ClientFactory(options).create_from_url(url)
-
-    async def main(dying: AgentProcess, living: AgentProcess) -> tuple[str, Any]:
-        on_dying, on_living = await client(a2a_url(dying)), await client(a2a_url(living))
-        stream = on_dying.send_message(SendMessageRequest(message=_message("wait")))
-        task_id = (await asyncio.wait_for(_until_working(stream), _STEP_S))[0].task.id
-        follower = on_living.subscribe(SubscribeToTaskRequest(id=task_id))
-        assert _state(await asyncio.wait_for(anext(follower), _STEP_S)) == "WORKING"
-        dying.process.kill()
-        dying.process.wait(30)
-        with pytest.raises(Exception) as ended:  # noqa: PT011 - the client's own error type
-            await asyncio.wait_for(_rest(follower), _STEP_S)
-        cancelled = await asyncio.wait_for(
-            on_living.cancel_task(CancelTaskRequest(id=task_id)), _STEP_S
-        )
-        await on_living.close()
-        return str(ended.value), cancelled
-
-    with ReplayServer(SCRIPT) as replay:
+    with ReplayServer(script) as replay:
         env = {
             **os.environ,
             "FRIDAY_MODEL_URL": replay.base_url,
             "PYTHONPATH": os.pathsep.join([_PACKAGE_ROOT, str(HERE.parent), str(HERE)]),
         }
-        flags = [
-            "--port",
-            "0",
-            "--a2a-port",
-            "0",
-            "--state",
-            redis_server.url,
-            "--lease-seconds",
-            "1",
-        ]
+        flags = ["--port", "0", "--a2a-port", "0", "--state", redis_server.url]
+        flags += ["--lease-seconds", "1"]
         dying = AgentProcess(["topic_agents:friday", *flags], env)
         living = AgentProcess(["topic_agents:friday", *flags], env)
         try:
-            ended, cancelled = asyncio.run(main(dying, living))
+            yield dying, living, replay
         finally:
+            replay.release.set()
             if dying.process.poll() is None:
                 dying.process.kill()
             living.stop()
-    assert "stopped before it ended" in ended
+
+
+def test_a_task_whose_replica_died_is_taken_over_by_its_subscriber(
+    redis_server: RedisServer,
+) -> None:
+    """SIGKILL of the replica running a task mid-stream: a subscriber on the
+    other replica gets the rest of it, that replica taking its reply over
+    (test_takeover.py), and the task is stored completed there."""
+
+    async def main(dying: Any, living: Any, replay: ReplayServer) -> tuple[list[Any], Any]:
+        on_dying, on_living = await _client_of(_a2a_url(dying)), await _client_of(_a2a_url(living))
+        stream = on_dying.send_message(SendMessageRequest(message=_message("hi")))
+        task_id = (await asyncio.wait_for(_until_working(stream), _STEP_S))[0].task.id
+        follower = on_living.subscribe(SubscribeToTaskRequest(id=task_id))
+        assert _state(await asyncio.wait_for(anext(follower), _STEP_S)) == "WORKING"
+        dying.process.kill()
+        dying.process.wait(30)
+        replay.release.set()
+        rest = await asyncio.wait_for(_rest(follower), _STEP_S)
+        stored = await on_living.get_task(GetTaskRequest(id=task_id))
+        await on_living.close()
+        return rest, stored
+
+    with _dying_and_living(redis_server, {"hi": ["hold:stream_text_by3"]}) as processes:
+        rest, stored = asyncio.run(main(*processes))
+    assert _state(rest[-1]) == "COMPLETED"
+    assert stored.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+def test_a_task_whose_replica_died_is_cancelled_on_another(redis_server: RedisServer) -> None:
+    """SIGKILL of the replica running a task, no one following it: CancelTask
+    on the other replica, once no replica held the session for a lease,
+    records the task canceled (a2a-sdk's own remote cancel)."""
+    from hosted import SCRIPT
+
+    async def main(dying: Any, living: Any, replay: ReplayServer) -> Any:
+        on_dying, on_living = await _client_of(_a2a_url(dying)), await _client_of(_a2a_url(living))
+        stream = on_dying.send_message(SendMessageRequest(message=_message("wait")))
+        task_id = (await asyncio.wait_for(_until_working(stream), _STEP_S))[0].task.id
+        dying.process.kill()
+        dying.process.wait(30)
+        cancelled = await asyncio.wait_for(
+            on_living.cancel_task(CancelTaskRequest(id=task_id)), _STEP_S
+        )
+        await on_living.close()
+        return cancelled
+
+    with _dying_and_living(redis_server, SCRIPT) as processes:
+        cancelled = asyncio.run(main(*processes))
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED

@@ -648,8 +648,28 @@ class _RequestHandler(DefaultRequestHandlerV2):
                 return
             resume.after = ""
         extension = EXTENSION_URI in context.requested_extensions
+        final = None
         async for update in self._executor.follow(task, resume, extension=extension):
             yield update
+            if update.status.state in _FINISHED:
+                final = update
+        if final is not None:
+            await self._settle(task, final, context)
+
+    async def _settle(
+        self, task: Task, final: TaskStatusUpdateEvent, context: ServerCallContext
+    ) -> None:
+        """Store `task` ended as its reply's log ended it, unless the replica
+        that ran the reply does (within a lease): one that died was taken
+        over where its log was read (`Sessions.resume`), and no replica's
+        executor will."""
+        async for seen, abandoned in self._watch(task, context):
+            if seen.status.state in _FINISHED:
+                return  # stored by the replica that ran it
+            if abandoned:
+                seen.status.CopyFrom(final.status)
+                await self._tasks.save(seen, context)
+                return
 
     async def _begun(self, task: Task, context: ServerCallContext) -> Task:
         """`task` once its reply began (an update says where it goes on) or
