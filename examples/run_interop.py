@@ -85,9 +85,7 @@ class Language:
     # CPU seconds a fresh build takes (measured on Debian 12): builds run two at a
     # time, the heaviest first, so that both lanes end about together.
     build_cpu: float = 0.0
-    # Where its reply is cut in the resume check: in each model call, or only in the
-    # first (the Python AgentClient learns a reply's id from its reply_start event, so
-    # the rest of a reply after an answer, which has none, is not taken up).
+    # How many times its reply is cut in the resume check: once in each model call.
     cuts: int = 2
 
     @property
@@ -98,7 +96,7 @@ class Language:
 PROTOC = {"protoc": "protobuf-compiler"}
 # The packages measured on a fresh Debian 12 (issue 12).
 LANGUAGES = [
-    Language("python", [sys.executable, "examples/python/client.py"], build=False, cuts=1),
+    Language("python", [sys.executable, "examples/python/client.py"], build=False),
     Language(
         "typescript",
         ["node", "examples/typescript/build/client.js"],

@@ -49,11 +49,29 @@ from .errors import MessageFormatError
 from .message._codec import new_blocks
 from .message._fields import BEHAVIORS, load_object, rule_dicts
 
-__all__ = ["EVENT_TYPES", "event_from_dict", "event_to_dict", "event_type"]
+__all__ = [
+    "ASKING_EVENTS",
+    "EVENT_TYPES",
+    "event_from_dict",
+    "event_reply_id",
+    "event_to_dict",
+    "event_type",
+]
 
 _EVENT = pb.AgentEvent.DESCRIPTOR.oneofs_by_name["event"]
 # 2.x's `type` value -> the `AgentEvent.event` field that holds it.
 EVENT_TYPES: dict[str, FieldDescriptor] = {field.name.upper(): field for field in _EVENT.fields}
+
+
+# The events with which an agent's reply asks its caller, and waits (the
+# caller's answer goes on with the same reply).
+ASKING_EVENTS = frozenset({"require_user_confirm", "require_external_execution"})
+
+
+def event_reply_id(event: pb.AgentEvent) -> str:
+    """The id of the reply the event belongs to ("" for none)."""
+    kind = event.WhichOneof("event")
+    return str(getattr(getattr(event, kind), "reply_id", "")) if kind is not None else ""
 
 
 def event_type(event: pb.AgentEvent) -> str:

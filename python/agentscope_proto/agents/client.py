@@ -28,7 +28,7 @@ from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..dialects import from_dict
 from ..errors import AgentReplyError, MessageFormatError, RemoteError
-from ..events import event_from_dict
+from ..events import ASKING_EVENTS, event_from_dict, event_reply_id
 from ..service.status import error_from_rpc
 
 __all__ = ["AgentClient", "AsyncAgentClient", "reply_request"]
@@ -128,21 +128,36 @@ class _Taking:
     connection dropped (`Resume` after the last cursor seen): at most
     `attempts` times in a row, waiting longer each time."""
 
-    def __init__(self, session_id: str, attempts: int) -> None:
+    def __init__(
+        self, session_id: str, attempts: int, asked: dict[str, tuple[str, str]], *, answer: bool
+    ) -> None:
         self.session_id = session_id
         self.reply_id = ""
         self.cursor = ""
         self.done = False
+        self.asking = False  # it ended asking (the answer goes on with it)
+        self._asked = asked
+        if answer and session_id in asked:
+            # An answer goes on with the reply that asked, after its last cursor.
+            self.reply_id, self.cursor = asked[session_id]
         self._attempts = attempts
         self._tries = 0
 
     def saw(self, response: pb.ReplyResponse) -> None:
         self.cursor = response.cursor or self.cursor
         self.done = response.done
+        self.asking = response.done and response.event.WhichOneof("event") in ASKING_EVENTS
         self._tries = 0
-        start = response.event.reply_start
-        if start.reply_id:
-            self.reply_id, self.session_id = start.reply_id, start.session_id
+        self.reply_id = event_reply_id(response.event) or self.reply_id
+        if response.event.reply_start.session_id:
+            self.session_id = response.event.reply_start.session_id
+
+    def ended(self) -> None:
+        """Keep where a reply that asked stopped, for the answer's call."""
+        if self.done and self.asking:
+            self._asked[self.session_id] = (self.reply_id, self.cursor)
+        elif self.done:
+            self._asked.pop(self.session_id, None)
 
     def wait(self, error: grpc.RpcError) -> float | None:
         """How long to wait before resuming after `error`; None: give up."""
@@ -205,6 +220,8 @@ class AgentClient(ChannelClient):
     ) -> None:
         super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
+        # Per session: the reply that asked last, and its last cursor.
+        self._asked: dict[str, tuple[str, str]] = {}
 
     def reply_stream(
         self,
@@ -225,7 +242,7 @@ class AgentClient(ChannelClient):
             msgs, answer=answer, session_id=session_id, structured_schema=structured_schema
         )
         request.keep_running = resume_attempts > 0
-        taking = _Taking(session_id, resume_attempts)
+        taking = _Taking(session_id, resume_attempts, self._asked, answer=answer is not None)
         call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
@@ -247,6 +264,7 @@ class AgentClient(ChannelClient):
                     taking.resume_request(), timeout=timeout, metadata=self._metadata
                 )
         finally:
+            taking.ended()
             call.cancel()  # a no-op once the call ended
             interrupt = taking.interrupt_request() if request.keep_running else None
             if interrupt is not None:
@@ -321,6 +339,8 @@ class AsyncAgentClient(AsyncChannelClient):
     ) -> None:
         super().__init__(target, credentials, token, max_message_mb)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
+        # Per session: the reply that asked last, and its last cursor.
+        self._asked: dict[str, tuple[str, str]] = {}
 
     async def reply_stream(
         self,
@@ -339,7 +359,7 @@ class AsyncAgentClient(AsyncChannelClient):
             msgs, answer=answer, session_id=session_id, structured_schema=structured_schema
         )
         request.keep_running = resume_attempts > 0
-        taking = _Taking(session_id, resume_attempts)
+        taking = _Taking(session_id, resume_attempts, self._asked, answer=answer is not None)
         call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
@@ -361,6 +381,7 @@ class AsyncAgentClient(AsyncChannelClient):
                     taking.resume_request(), timeout=timeout, metadata=self._metadata
                 )
         finally:
+            taking.ended()
             call.cancel()
             interrupt = taking.interrupt_request() if request.keep_running else None
             if interrupt is not None:

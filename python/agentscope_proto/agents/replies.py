@@ -38,6 +38,7 @@ from ..errors import (
     MessageFormatError,
     ReplyNotFoundError,
 )
+from ..events import ASKING_EVENTS, event_reply_id
 from .hosting import Taken, failures
 from .state import StateStore
 from .state.store import Entry
@@ -47,7 +48,7 @@ __all__ = ["ASKS", "END", "QUIET", "Failed", "Mark", "Reply", "ReplyLog", "recor
 logger = logging.getLogger("agentscope_proto.agents")
 
 # The events a reply asks its caller with, and can end with besides its end.
-ASKS = frozenset({"require_user_confirm", "require_external_execution"})
+ASKS = ASKING_EVENTS
 _LAST = ASKS | {"reply_end"}
 # The end of a reply's items; QUIET: of a reply that had none to give (one
 # taken over elsewhere meanwhile), which logs nothing.
@@ -269,13 +270,10 @@ def _error(data: bytes) -> AgentReplyError:
 def reply_id_of(batch: Sequence[service_pb.ReplyResponse | Mark]) -> str:
     """The reply's id, as its events name it."""
     for response in batch:
-        if isinstance(response, Mark):
-            continue
-        kind = response.event.WhichOneof("event")
-        if kind is not None:
-            reply_id = getattr(getattr(response.event, kind), "reply_id", "")
+        if not isinstance(response, Mark):
+            reply_id = event_reply_id(response.event)
             if reply_id:
-                return str(reply_id)
+                return reply_id
     return ""
 
 
