@@ -299,3 +299,72 @@ def test_a_kept_reply_is_interrupted_from_another_replica(
     a = started(state=redis_server.url, lease_seconds=1)
     b = started(state=redis_server.url, lease_seconds=1)
     _assert_interrupted_through(a, b, "x1")
+
+
+def _named(words: str, session: str, reply_id: str) -> pb.ReplyRequest:
+    request = _request(words, session)
+    request.reply_id = reply_id
+    return request
+
+
+def test_a_named_reply_takes_its_callers_id_and_runs_once_when_sent_again(
+    started: Callable[..., AgentServer], replay: ReplayServer
+) -> None:
+    """`ReplyRequest.reply_id`: the reply's events and message carry it; the
+    same request sent again runs nothing and gives the same responses."""
+    server = started()
+    with grpc.insecure_channel(server.target) as channel:
+        stub = pb_grpc.AgentServiceStub(channel)
+        first = list(stub.Reply(_named("hi", "n1", "my-reply-1"), timeout=60))
+        calls = len(replay.requests)
+        again = list(stub.Reply(_named("hi", "n1", "my-reply-1"), timeout=60))
+    assert _reply_id(first) == "my-reply-1"
+    assert first[-1].msg.id == "my-reply-1"
+    assert {r.event.reply_start.reply_id for r in first if r.event.HasField("reply_start")} == {
+        "my-reply-1"
+    }
+    assert [_key(r) for r in again] == [_key(r) for r in first]
+    assert len(replay.requests) == calls  # the model was not called again
+
+
+def test_a_named_reply_sent_again_to_another_replica_while_it_runs_is_read_not_run(
+    redis_server: RedisServer,
+) -> None:
+    """A retry on replica B of a reply running on A (its caller cut off
+    before any response, say): B waits for the session's turn, then gives
+    A's responses; the model is called once."""
+    from replay_agent import make_agent
+
+    config = AgentConfig(state=redis_server.url, lease_seconds=1)
+    with ReplayServer({"slow": ["hold:stream_text_by3"]}) as replay:
+        a = serve(lambda: make_agent(replay.base_url), config)
+        b = serve(lambda: make_agent(replay.base_url), config)
+        try:
+            first = _read_then_drop(a.target, _named("slow", "n2", "retry-1"), 2)
+            replay.release.set()
+            with grpc.insecure_channel(b.target) as channel:
+                again = list(
+                    pb_grpc.AgentServiceStub(channel).Reply(
+                        _named("slow", "n2", "retry-1"), timeout=60
+                    )
+                )
+        finally:
+            a.stop()
+            b.stop()
+    assert [_key(r) for r in again[:2]] == [_key(r) for r in first]
+    assert again[-1].done
+    assert again[-1].msg.id == "retry-1"
+    assert len(replay.requests) == 1
+
+
+def test_bad_reply_ids_are_refused_naming_the_field(started: Callable[..., AgentServer]) -> None:
+    server = started()
+    answer = pb.ReplyRequest(session_id="n3", reply_id="x")
+    answer.user_interrupt.SetInParent()
+    with grpc.insecure_channel(server.target) as channel:
+        stub = pb_grpc.AgentServiceStub(channel)
+        for request in (_named("hi", "n3", "bad\nid"), _named("hi", "n3", "x" * 129), answer):
+            with pytest.raises(grpc.RpcError) as info:
+                list(stub.Reply(request, timeout=60))
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "reply_id" in (info.value.details() or "")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -129,10 +130,12 @@ class _Taking:
     `attempts` times in a row, waiting longer each time."""
 
     def __init__(
-        self, session_id: str, attempts: int, asked: dict[str, tuple[str, str]], *, answer: bool
+        self, request: pb.ReplyRequest, attempts: int, asked: dict[str, tuple[str, str]]
     ) -> None:
+        session_id = request.session_id
+        answer = request.WhichOneof("answer") is not None
         self.session_id = session_id
-        self.reply_id = ""
+        self.reply_id = request.reply_id
         self.cursor = ""
         self.done = False
         self.asking = False  # it ended asking (the answer goes on with it)
@@ -163,17 +166,33 @@ class _Taking:
         """How long to wait before resuming after `error`; None: give up."""
         if self.done or error.code() != grpc.StatusCode.UNAVAILABLE:
             return None  # the reply ended (a failed one's status follows its end)
-        if not (self.reply_id and self.cursor) or _from_server(error):
+        if not self.reply_id or _from_server(error):
             return None
         self._tries += 1
         if self._tries > self._attempts:
             return None
         return float(min(_FIRST_WAIT_S * 2 ** (self._tries - 1), _LAST_WAIT_S))
 
-    def resume_request(self) -> pb.ResumeRequest:
-        return pb.ResumeRequest(
+    def again(self, stub: Any, request: pb.ReplyRequest, **options: Any) -> Any:
+        """The call that takes the reply up: `Resume` after the last cursor;
+        before any, the same `Reply` again (it names its reply: the server
+        runs it once)."""
+        if not self.cursor:
+            return stub.Reply(request, **options)
+        resume = pb.ResumeRequest(
             session_id=self.session_id, reply_id=self.reply_id, after=self.cursor
         )
+        return stub.Resume(resume, **options)
+
+    def check_ended(self) -> None:
+        """A reply taken up whose log ended without its end: an answer the
+        server never had (its reply's log ends with the question)."""
+        if not self.done:
+            raise RemoteError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the connection dropped before the server had the answer to reply "
+                f"{self.reply_id!r}; send it again",
+            )
 
     def failed(self, error: grpc.RpcError, msg: Msg | None) -> Exception:
         if self._tries > self._attempts > 0:
@@ -192,6 +211,15 @@ class _Taking:
         request = pb.ReplyRequest(session_id=self.session_id)
         request.user_interrupt.reply_id = self.reply_id
         return request
+
+
+def _name_reply(request: pb.ReplyRequest, resume_attempts: int) -> None:
+    """A request taken up when its connection drops keeps its reply running,
+    and names it (unless it answers one), so that sending it again before
+    any response runs it once."""
+    request.keep_running = resume_attempts > 0
+    if request.keep_running and request.WhichOneof("answer") is None:
+        request.reply_id = uuid.uuid4().hex
 
 
 def _from_server(error: grpc.RpcError) -> bool:
@@ -241,8 +269,8 @@ class AgentClient(ChannelClient):
         request = reply_request(
             msgs, answer=answer, session_id=session_id, structured_schema=structured_schema
         )
-        request.keep_running = resume_attempts > 0
-        taking = _Taking(session_id, resume_attempts, self._asked, answer=answer is not None)
+        _name_reply(request, resume_attempts)
+        taking = _Taking(request, resume_attempts, self._asked)
         call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
@@ -254,15 +282,14 @@ class AgentClient(ChannelClient):
                             if isinstance(item, Msg):
                                 msg = item
                             yield item
+                    taking.check_ended()
                     return
                 except grpc.RpcError as error:
                     wait = taking.wait(error)
                     if wait is None:
                         raise taking.failed(error, msg) from None
                 time.sleep(wait)
-                call = self._stub.Resume(
-                    taking.resume_request(), timeout=timeout, metadata=self._metadata
-                )
+                call = taking.again(self._stub, request, timeout=timeout, metadata=self._metadata)
         finally:
             taking.ended()
             call.cancel()  # a no-op once the call ended
@@ -358,8 +385,8 @@ class AsyncAgentClient(AsyncChannelClient):
         request = reply_request(
             msgs, answer=answer, session_id=session_id, structured_schema=structured_schema
         )
-        request.keep_running = resume_attempts > 0
-        taking = _Taking(session_id, resume_attempts, self._asked, answer=answer is not None)
+        _name_reply(request, resume_attempts)
+        taking = _Taking(request, resume_attempts, self._asked)
         call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
@@ -371,15 +398,14 @@ class AsyncAgentClient(AsyncChannelClient):
                             if isinstance(item, Msg):
                                 msg = item
                             yield item
+                    taking.check_ended()
                     return
                 except grpc.aio.AioRpcError as error:
                     wait = taking.wait(error)
                     if wait is None:
                         raise taking.failed(error, msg) from None
                 await asyncio.sleep(wait)
-                call = self._stub.Resume(
-                    taking.resume_request(), timeout=timeout, metadata=self._metadata
-                )
+                call = taking.again(self._stub, request, timeout=timeout, metadata=self._metadata)
         finally:
             taking.ended()
             call.cancel()

@@ -62,6 +62,8 @@ INPUTS, CHECKPOINT = b"I", b"S"
 # no replica running the session tell that the one that ran it is gone.
 _WAIT_MS = 2000
 _GONE_AFTER = 2
+# The first and the longest wait between two looks for a starting reply's log.
+_FIRST_LOOK_S, _LAST_LOOK_S = 0.002, 0.05
 
 
 class Failed:
@@ -181,12 +183,17 @@ class ReplyLog:
         after: str,
         running: Callable[[], Awaitable[bool]],
         take_over: Callable[[], Awaitable[bool]],
+        *,
+        started: bool = False,
     ) -> AsyncIterator[service_pb.ReplyResponse]:
         """The reply's responses after the cursor `after`, then the live rest
         up to its `done` one (and its error, raised); `running` says whether
         a replica still runs a call in the session, `take_over` starts the
-        reply's rest here when none does (whether it could)."""
+        reply's rest here when none does (whether it could); `started`: the
+        reply is starting, its log may be there only once it is."""
         position = self.position(reply_id, after)
+        if started:
+            await self._until_logged(session_id, reply_id, running)
         idle = 0
         while True:
             entries = await self._store.read(session_id, reply_id, position, _WAIT_MS)
@@ -222,6 +229,25 @@ class ReplyLog:
                     await self._raise_after(session_id, reply_id, entry.position)
                     return
             position = entries[-1].position
+
+    async def exists(self, session_id: str, reply_id: str) -> bool:
+        """Whether the reply has a log (it ran, or runs, on some replica)."""
+        return await self._store.last(session_id, reply_id) is not None
+
+    async def _until_logged(
+        self, session_id: str, reply_id: str, running: Callable[[], Awaitable[bool]]
+    ) -> None:
+        """Wait until a starting reply has a log, while a call runs in its
+        session (it, or one before it) or for a read's wait without one."""
+        wait, since = _FIRST_LOOK_S, asyncio.get_running_loop().time()
+        while not await self.exists(session_id, reply_id):
+            now = asyncio.get_running_loop().time()
+            if await running():
+                since = now
+            elif now - since > _WAIT_MS / 1000:
+                return  # it never began: the read says so
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _LAST_LOOK_S)
 
     async def _ended(self, session_id: str, reply_id: str) -> bool:
         """Whether the log ends the reply (a `done` response, or its error,
@@ -343,15 +369,21 @@ def _batch(
 class Reply:
     """A running reply: its responses, and its interrupt."""
 
-    __slots__ = ("_out", "_task", "keep_running")
+    __slots__ = ("_out", "_read", "_task", "keep_running")
 
     def __init__(
         self, task: asyncio.Task[None], out: asyncio.Queue[Any], *, keep_running: bool = False
     ) -> None:
         self._task = task
         self._out = out
+        self._read: AsyncIterator[service_pb.ReplyResponse] | None = None
         # Whether the reply goes on when its caller stops reading.
         self.keep_running = keep_running
+
+    def read_from(self, log: AsyncIterator[service_pb.ReplyResponse]) -> None:
+        """Give the caller the reply's `log` rather than what this task makes
+        (a named reply: its log may be another replica's making)."""
+        self._read = log
 
     def interrupt(self) -> None:
         """Interrupt the reply as AgentScope's own interrupt does (a no-op
@@ -364,9 +396,13 @@ class Reply:
         """The reply's responses one by one; leaving early (the caller is
         gone) interrupts it, unless it is to keep running."""
         try:
-            async for batch in self.batches():
-                for response in batch:
+            if self._read is not None:
+                async for response in self._read:
                     yield response
+            else:
+                async for batch in self.batches():
+                    for response in batch:
+                        yield response
         finally:
             if not self.keep_running:
                 self.interrupt()  # the task finishes the reply alone

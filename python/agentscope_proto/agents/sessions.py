@@ -126,6 +126,11 @@ def check_session_id(session_id: str) -> None:
         raise MessageFormatError("session_id", f"expected at most {_MAX_ID} printable characters")
 
 
+def _check_reply_id(reply_id: str, field: str) -> None:
+    if not reply_id or len(reply_id) > _MAX_ID or not reply_id.isprintable():
+        raise MessageFormatError(field, f"expected 1 to {_MAX_ID} printable characters")
+
+
 class _Place:
     """A call's place in its session's line, taken as it arrives: it takes
     the session's turn (queues on its lock) only after every call that came
@@ -194,6 +199,12 @@ class Sessions:
         sees it, then started in its session (made now unless it answers a
         question) when the calls that came before it have taken their turn."""
         async with self._line(request.session_id) as place:
+            if request.reply_id:
+                _check_reply_id(request.reply_id, "reply_id")
+                if request.WhichOneof("answer") is not None:
+                    raise MessageFormatError(
+                        "reply_id", "an answer goes on with the reply that asked, and its id"
+                    )
             inputs = await self.read_inputs(request)
             if request.WhichOneof("answer") == "user_interrupt":
                 # Before its place (it waits for nothing): here, or where it runs.
@@ -205,7 +216,34 @@ class Sessions:
             # step: before the next call wakes (asyncio runs callbacks in the
             # order they were scheduled, and `place` passes on only as this
             # block exits).
+            if request.reply_id:
+                return self._named(session, inputs, request)
             return self.start(session, inputs, keep_running=request.keep_running, request=request)
+
+    def _named(
+        self, session: Session, inputs: ReplyInputs, request: service_pb.ReplyRequest
+    ) -> Reply:
+        """A reply its caller named (`ReplyRequest.reply_id`): run in the
+        session's turn unless the session has it already (a retry: what it
+        gave, or its rest if its replica died), its caller reading its log."""
+        reply_id = request.reply_id
+
+        async def replying(session: Session) -> AsyncIterator[Item | Checkpoint] | None:
+            if await self.log.exists(session.id, reply_id):
+                return await self._rest_of(session, reply_id)
+            self.hosting.check(session.agent, inputs)
+            return self.hosting.reply(session.agent, session.id, inputs)
+
+        reply = self._start(
+            session,
+            replying,
+            counted=True,
+            keep_running=request.keep_running,
+            request=request,
+            reply_id=reply_id,
+        )
+        reply.read_from(self._read(session.id, reply_id, "", started=True))
+        return reply
 
     def _interrupt(self, session_id: str) -> None:
         """Interrupt the reply running in the session on this replica, if
@@ -220,26 +258,27 @@ class Sessions:
         """The reply's responses after `request.after`, then its live rest
         (`ReplyLog.read`), on whichever replica runs it."""
         check_session_id(request.session_id)
-        if (
-            not request.reply_id
-            or len(request.reply_id) > _MAX_ID
-            or not request.reply_id.isprintable()
-        ):
-            raise MessageFormatError("reply_id", f"expected 1 to {_MAX_ID} printable characters")
+        _check_reply_id(request.reply_id, "reply_id")
+        async for response in self._read(request.session_id, request.reply_id, request.after):
+            yield response
+
+    def _read(
+        self, session_id: str, reply_id: str, after: str, *, started: bool = False
+    ) -> AsyncIterator[service_pb.ReplyResponse]:
+        """The reply's log after `after` (`ReplyLog.read`), the reply taken
+        over here if its replica died; `started`: it is starting (its log
+        may not be there yet)."""
 
         async def running() -> bool:
             if self.keeper.durable:
-                return await self.keeper.store.leased(request.session_id)
-            session = self._sessions.get(request.session_id)
+                return await self.keeper.store.leased(session_id)
+            session = self._sessions.get(session_id)
             return session is not None and session.busy > 0
 
         async def take_over() -> bool:
-            return await self._take_over(request.session_id, request.reply_id)
+            return await self._take_over(session_id, reply_id)
 
-        async for response in self.log.read(
-            request.session_id, request.reply_id, request.after, running, take_over
-        ):
-            yield response
+        return self.log.read(session_id, reply_id, after, running, take_over, started=started)
 
     async def _take_over(self, session_id: str, reply_id: str) -> bool:
         """Start the rest of a reply whose replica stopped before it ended
@@ -253,21 +292,28 @@ class Sessions:
         session = await self.open(session_id, create=True)
 
         async def taking(session: Session) -> AsyncIterator[Item | Checkpoint] | None:
-            taken = await self.log.taken(session_id, reply_id)
-            if taken is None:
-                return None  # it ended meanwhile (taken over elsewhere)
-            if taken.state_version != session.stored:
-                raise AgentReplyError(
-                    "internal",
-                    "the server running this reply stopped before it ended, and the session "
-                    "went on from its last saved state without it",
-                )
-            logger.warning("session %r: taking reply %r over", session_id, reply_id)
-            inputs = self.hosting.read_inputs(taken.request)
-            return self.hosting.take_over(session.agent, session_id, inputs, taken)
+            return await self._rest_of(session, reply_id)
 
         self._start(session, taking, counted=False, keep_running=True, reply_id=reply_id)
         return True
+
+    async def _rest_of(
+        self, session: Session, reply_id: str
+    ) -> AsyncIterator[Item | Checkpoint] | None:
+        """In the session's turn: the rest of a reply its log has, taken over
+        here; None if the log ended it (it ended, or was taken over first)."""
+        taken = await self.log.taken(session.id, reply_id)
+        if taken is None:
+            return None
+        if not self.hosting.can_take_over or taken.state_version != session.stored:
+            raise AgentReplyError(
+                "internal",
+                "the server running this reply stopped before it ended, and the session "
+                "went on from its last saved state without it",
+            )
+        logger.warning("session %r: taking reply %r over", session.id, reply_id)
+        inputs = self.hosting.read_inputs(taken.request)
+        return self.hosting.take_over(session.agent, session.id, inputs, taken)
 
     async def observe_request(self, request: service_pb.ObserveRequest) -> Session:
         """A caller's Observe, read as `begin` reads a Reply, and observed by
@@ -428,10 +474,6 @@ class Sessions:
         replica taking the reply over runs it from). A reply not `counted`
         (a topic's own: one at a time) is not held to `max_replies`; one to
         `keep_running` goes on when its caller stops reading."""
-        if counted and len(self.running) >= self._config.max_replies:
-            raise LimitExceededError(
-                "max_replies", f"{self._config.max_replies} replies are running"
-            )
 
         async def replying(session: Session) -> AsyncIterator[Item | Checkpoint]:
             self.hosting.check(session.agent, inputs)
@@ -453,6 +495,10 @@ class Sessions:
     ) -> Reply:
         """A reply of the items `source` gives in the session's turn (None:
         none, and nothing logged); `reply_id` if known before its events."""
+        if counted and len(self.running) >= self._config.max_replies:
+            raise LimitExceededError(
+                "max_replies", f"{self._config.max_replies} replies are running"
+            )
         items: asyncio.Queue[Any] = asyncio.Queue()
         out: asyncio.Queue[Any] = asyncio.Queue()
         task = asyncio.create_task(self._drive(session, source, items, request))

@@ -55,7 +55,8 @@ class AgentScope1:
             raise MessageFormatError(
                 "structured_schema_json", "this AgentScope 1.x agent takes no JSON schema"
             )
-        return ReplyInputs(self.read_msgs(request.msgs, "msgs") or None, None, None)
+        msgs = self.read_msgs(request.msgs, "msgs") or None
+        return ReplyInputs(msgs, None, None, request.reply_id)
 
     def bind(self, agent: Any, session_id: str) -> None:
         # What the agent prints goes to the reply's queue, not to stdout.
@@ -67,7 +68,7 @@ class AgentScope1:
     async def reply(self, agent: Any, session_id: str, inputs: ReplyInputs) -> AsyncIterator[Item]:
         printed: asyncio.Queue[Any] = asyncio.Queue()
         agent.set_msg_queue_enabled(True, printed)
-        text = _PrintedText(session_id, uuid.uuid4().hex)
+        text = _PrintedText(session_id, inputs.reply_id or uuid.uuid4().hex)
         yield text.start(agent.name)
         call = asyncio.ensure_future(agent(inputs.msgs))
         try:

@@ -130,7 +130,7 @@ class AgentScope2:
             getattr(event, which).CopyFrom(getattr(request, which))
             (answer,) = read_each([event], which, lambda e, _: interop.event_to_agentscope(e))
         msgs = self.read_msgs(request.msgs, "msgs") if request.msgs else None
-        return ReplyInputs(msgs, answer, structured_schema(request))
+        return ReplyInputs(msgs, answer, structured_schema(request), request.reply_id)
 
     def bind(self, agent: Any, session_id: str) -> None:
         state = getattr(agent, "state", None)
@@ -173,11 +173,20 @@ class AgentScope2:
         the log: at the end of a model call that asked for tools (with the
         state: the tools have not started), at a tool's start and at its
         result (`_checkpoints`)."""
-        return self._replying(agent, session_id, inputs.native, inputs.schema)
+        return self._replying(agent, session_id, inputs.native, inputs.schema, inputs.reply_id)
 
     async def _replying(
-        self, agent: Any, session_id: str, native: Any, schema: dict[str, Any] | None
+        self,
+        agent: Any,
+        session_id: str,
+        native: Any,
+        schema: dict[str, Any] | None,
+        named: str = "",
+        context: Any = None,
     ) -> AsyncIterator[Item | Checkpoint]:
+        """The reply's items; `named`: the id the reply takes (as its start
+        comes: 2.x names a reply as it begins it), in `context` if given
+        (the reply context it goes on in)."""
         seen: list[Any] = []
         ended = False  # the agent gave its reply's message
         tools = False  # the model call under way asked for tools
@@ -189,6 +198,10 @@ class AgentScope2:
                     ended = True
                     yield interop.from_agentscope(item)
                     continue
+                if named and isinstance(item, self._event.ReplyStartEvent):
+                    if context is not None:
+                        agent.state.reply_context = context
+                    agent.state.reply_context.reply_id = item.reply_id = named
                 seen.append(item)
                 event = interop.event_from_agentscope(item)
                 yield event
@@ -262,14 +275,14 @@ class AgentScope2:
             for result in self._results(agent, taken.reply_id, events):
                 yield result
             native = None
-        context = agent.state.reply_context
-        async for item in self._replying(agent, session_id, native, inputs.schema):
+        context = None
+        if native is None:
+            # The reply goes on from its state, in its own context, its round done.
+            context = agent.state.reply_context
+            context.cur_iter += 1
+        replying = self._replying(agent, session_id, native, inputs.schema, taken.reply_id, context)
+        async for item in replying:
             if isinstance(item, pb.AgentEvent) and item.HasField("reply_start"):
-                if native is None:
-                    # The reply goes on from its state, in its own context.
-                    context.cur_iter += 1
-                    agent.state.reply_context = context
-                agent.state.reply_context.reply_id = taken.reply_id
                 continue  # its caller had its start
             yield item
 

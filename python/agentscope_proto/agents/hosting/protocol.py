@@ -62,11 +62,14 @@ class Taken:
 @dataclass(frozen=True)
 class ReplyInputs:
     """A reply's inputs as the agent takes them: messages or an answer (or
-    neither: go on), and a structured-output JSON schema."""
+    neither: go on), a structured-output JSON schema, and the reply's id if
+    the caller named it."""
 
     msgs: list[Any] | None
     answer: Any
     schema: dict[str, Any] | None
+    # The id the caller named the reply by ("": the agent names it).
+    reply_id: str = ""
 
     @property
     def native(self) -> Any:

@@ -26,7 +26,7 @@ from . import events_pb2 as agentscope_dot_agent_dot_v1_dot_events__pb2
 from ...message.v1 import message_pb2 as agentscope_dot_message_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'agentscope/agent/v1/agent_service.proto\x12\x13\x61gentscope.agent.v1\x1a agentscope/agent/v1/events.proto\x1a#agentscope/message/v1/message.proto\"\x93\x03\n\x0cReplyRequest\x12(\n\x04msgs\x18\x01 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12J\n\x13user_confirm_result\x18\x02 \x01(\x0b\x32+.agentscope.agent.v1.UserConfirmResultEventH\x00\x12V\n\x19\x65xternal_execution_result\x18\x03 \x01(\x0b\x32\x31.agentscope.agent.v1.ExternalExecutionResultEventH\x00\x12\x41\n\x0euser_interrupt\x18\x04 \x01(\x0b\x32\'.agentscope.agent.v1.UserInterruptEventH\x00\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12#\n\x16structured_schema_json\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x14\n\x0ckeep_running\x18\x07 \x01(\x08\x42\x08\n\x06\x61nswerB\x19\n\x17_structured_schema_json\"D\n\rResumeRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08reply_id\x18\x02 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x03 \x01(\t\"\x86\x01\n\rReplyResponse\x12.\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1f.agentscope.agent.v1.AgentEvent\x12\x0c\n\x04\x64one\x18\x02 \x01(\x08\x12\'\n\x03msg\x18\x03 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x0e\n\x06\x63ursor\x18\x04 \x01(\t\"N\n\x0eObserveRequest\x12(\n\x04msgs\x18\x01 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x12\n\nsession_id\x18\x02 \x01(\t\"%\n\x0fObserveResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\"\x11\n\x0f\x44\x65scribeRequest\"I\n\tAgentTool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11input_schema_json\x18\x03 \x01(\t\"\xfb\x01\n\x10\x44\x65scribeResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tframework\x18\x04 \x01(\t\x12\x19\n\x11input_media_types\x18\x05 \x03(\t\x12\x1a\n\x12output_media_types\x18\x06 \x03(\t\x12-\n\x05tools\x18\x07 \x03(\x0b\x32\x1e.agentscope.agent.v1.AgentTool\x12\x0e\n\x06\x65vents\x18\x08 \x03(\t\x12\x0f\n\x07\x61nswers\x18\t \x03(\t\x12\x19\n\x11structured_output\x18\n \x01(\x08\x32\xe3\x02\n\x0c\x41gentService\x12P\n\x05Reply\x12!.agentscope.agent.v1.ReplyRequest\x1a\".agentscope.agent.v1.ReplyResponse0\x01\x12R\n\x06Resume\x12\".agentscope.agent.v1.ResumeRequest\x1a\".agentscope.agent.v1.ReplyResponse0\x01\x12T\n\x07Observe\x12#.agentscope.agent.v1.ObserveRequest\x1a$.agentscope.agent.v1.ObserveResponse\x12W\n\x08\x44\x65scribe\x12$.agentscope.agent.v1.DescribeRequest\x1a%.agentscope.agent.v1.DescribeResponseB\xf3\x01\n\x1cio.agentscope.proto.agent.v1B\x11\x41gentServiceProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'agentscope/agent/v1/agent_service.proto\x12\x13\x61gentscope.agent.v1\x1a agentscope/agent/v1/events.proto\x1a#agentscope/message/v1/message.proto\"\xa5\x03\n\x0cReplyRequest\x12(\n\x04msgs\x18\x01 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12J\n\x13user_confirm_result\x18\x02 \x01(\x0b\x32+.agentscope.agent.v1.UserConfirmResultEventH\x00\x12V\n\x19\x65xternal_execution_result\x18\x03 \x01(\x0b\x32\x31.agentscope.agent.v1.ExternalExecutionResultEventH\x00\x12\x41\n\x0euser_interrupt\x18\x04 \x01(\x0b\x32\'.agentscope.agent.v1.UserInterruptEventH\x00\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12#\n\x16structured_schema_json\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x14\n\x0ckeep_running\x18\x07 \x01(\x08\x12\x10\n\x08reply_id\x18\x08 \x01(\tB\x08\n\x06\x61nswerB\x19\n\x17_structured_schema_json\"D\n\rResumeRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08reply_id\x18\x02 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x03 \x01(\t\"\x86\x01\n\rReplyResponse\x12.\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1f.agentscope.agent.v1.AgentEvent\x12\x0c\n\x04\x64one\x18\x02 \x01(\x08\x12\'\n\x03msg\x18\x03 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x0e\n\x06\x63ursor\x18\x04 \x01(\t\"N\n\x0eObserveRequest\x12(\n\x04msgs\x18\x01 \x03(\x0b\x32\x1a.agentscope.message.v1.Msg\x12\x12\n\nsession_id\x18\x02 \x01(\t\"%\n\x0fObserveResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\"\x11\n\x0f\x44\x65scribeRequest\"I\n\tAgentTool\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11input_schema_json\x18\x03 \x01(\t\"\xfb\x01\n\x10\x44\x65scribeResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tframework\x18\x04 \x01(\t\x12\x19\n\x11input_media_types\x18\x05 \x03(\t\x12\x1a\n\x12output_media_types\x18\x06 \x03(\t\x12-\n\x05tools\x18\x07 \x03(\x0b\x32\x1e.agentscope.agent.v1.AgentTool\x12\x0e\n\x06\x65vents\x18\x08 \x03(\t\x12\x0f\n\x07\x61nswers\x18\t \x03(\t\x12\x19\n\x11structured_output\x18\n \x01(\x08\x32\xe3\x02\n\x0c\x41gentService\x12P\n\x05Reply\x12!.agentscope.agent.v1.ReplyRequest\x1a\".agentscope.agent.v1.ReplyResponse0\x01\x12R\n\x06Resume\x12\".agentscope.agent.v1.ResumeRequest\x1a\".agentscope.agent.v1.ReplyResponse0\x01\x12T\n\x07Observe\x12#.agentscope.agent.v1.ObserveRequest\x1a$.agentscope.agent.v1.ObserveResponse\x12W\n\x08\x44\x65scribe\x12$.agentscope.agent.v1.DescribeRequest\x1a%.agentscope.agent.v1.DescribeResponseB\xf3\x01\n\x1cio.agentscope.proto.agent.v1B\x11\x41gentServiceProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,21 +35,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\034io.agentscope.proto.agent.v1B\021AgentServiceProtoP\001ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\242\002\003AAX\252\002\031AgentScope.Proto.Agent.V1\272\002\022AgentScopeAgentV1_\312\002\031AgentScope\\Proto\\Agent\\V1\352\002\034AgentScope::Proto::Agent::V1'
   _globals['_REPLYREQUEST']._serialized_start=136
-  _globals['_REPLYREQUEST']._serialized_end=539
-  _globals['_RESUMEREQUEST']._serialized_start=541
-  _globals['_RESUMEREQUEST']._serialized_end=609
-  _globals['_REPLYRESPONSE']._serialized_start=612
-  _globals['_REPLYRESPONSE']._serialized_end=746
-  _globals['_OBSERVEREQUEST']._serialized_start=748
-  _globals['_OBSERVEREQUEST']._serialized_end=826
-  _globals['_OBSERVERESPONSE']._serialized_start=828
-  _globals['_OBSERVERESPONSE']._serialized_end=865
-  _globals['_DESCRIBEREQUEST']._serialized_start=867
-  _globals['_DESCRIBEREQUEST']._serialized_end=884
-  _globals['_AGENTTOOL']._serialized_start=886
-  _globals['_AGENTTOOL']._serialized_end=959
-  _globals['_DESCRIBERESPONSE']._serialized_start=962
-  _globals['_DESCRIBERESPONSE']._serialized_end=1213
-  _globals['_AGENTSERVICE']._serialized_start=1216
-  _globals['_AGENTSERVICE']._serialized_end=1571
+  _globals['_REPLYREQUEST']._serialized_end=557
+  _globals['_RESUMEREQUEST']._serialized_start=559
+  _globals['_RESUMEREQUEST']._serialized_end=627
+  _globals['_REPLYRESPONSE']._serialized_start=630
+  _globals['_REPLYRESPONSE']._serialized_end=764
+  _globals['_OBSERVEREQUEST']._serialized_start=766
+  _globals['_OBSERVEREQUEST']._serialized_end=844
+  _globals['_OBSERVERESPONSE']._serialized_start=846
+  _globals['_OBSERVERESPONSE']._serialized_end=883
+  _globals['_DESCRIBEREQUEST']._serialized_start=885
+  _globals['_DESCRIBEREQUEST']._serialized_end=902
+  _globals['_AGENTTOOL']._serialized_start=904
+  _globals['_AGENTTOOL']._serialized_end=977
+  _globals['_DESCRIBERESPONSE']._serialized_start=980
+  _globals['_DESCRIBERESPONSE']._serialized_end=1231
+  _globals['_AGENTSERVICE']._serialized_start=1234
+  _globals['_AGENTSERVICE']._serialized_end=1589
 # @@protoc_insertion_point(module_scope)

@@ -44,6 +44,7 @@ class ReplyRequest(_message.Message):
     SESSION_ID_FIELD_NUMBER: _builtins.int
     STRUCTURED_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
     KEEP_RUNNING_FIELD_NUMBER: _builtins.int
+    REPLY_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """The session to reply in. Empty: a new session, whose id the reply's
     ReplyStartEvent reports (send it back to continue there). Answers need
@@ -60,6 +61,16 @@ class ReplyRequest(_message.Message):
     reply's log, for `Resume`. Unset: the call's end interrupts the reply,
     as a local interrupt would. A kept reply is interrupted by a Reply with
     a `user_interrupt` answer in its session.
+    """
+    reply_id: _builtins.str
+    """The id the reply takes (its events' and message's `reply_id`), chosen by
+    the caller (a UUID, at most 128 printable characters) so that sending the
+    same request again is safe: a Reply naming a reply the session has (or
+    had, while its log is kept) runs nothing and gives that reply's
+    responses from its first, on any replica, taking it over if its replica
+    died. A client retries a call the connection dropped before any
+    response so, exactly once. Unset: the agent names the reply. Not with
+    an answer (the rest of a reply that asked keeps its id).
     """
     @_builtins.property
     def msgs(self) -> _containers.RepeatedCompositeFieldContainer[_message_pb2.Msg]:
@@ -91,10 +102,11 @@ class ReplyRequest(_message.Message):
         session_id: _builtins.str = ...,
         structured_schema_json: _builtins.str | None = ...,
         keep_running: _builtins.bool = ...,
+        reply_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json", "answer", b"answer", "external_execution_result", b"external_execution_result", "structured_schema_json", b"structured_schema_json", "user_confirm_result", b"user_confirm_result", "user_interrupt", b"user_interrupt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json", "answer", b"answer", "external_execution_result", b"external_execution_result", "keep_running", b"keep_running", "msgs", b"msgs", "session_id", b"session_id", "structured_schema_json", b"structured_schema_json", "user_confirm_result", b"user_confirm_result", "user_interrupt", b"user_interrupt"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json", "answer", b"answer", "external_execution_result", b"external_execution_result", "keep_running", b"keep_running", "msgs", b"msgs", "reply_id", b"reply_id", "session_id", b"session_id", "structured_schema_json", b"structured_schema_json", "user_confirm_result", b"user_confirm_result", "user_interrupt", b"user_interrupt"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__structured_schema_json: _TypeAlias = _typing.Literal["structured_schema_json"]  # noqa: Y015
     _WhichOneofArgType__structured_schema_json: _TypeAlias = _typing.Literal["_structured_schema_json", b"_structured_schema_json"]  # noqa: Y015
