@@ -21,9 +21,12 @@ the others. `"case@tool"` replays a case with its tool calls renamed to
 2.x adds a `<system-reminder>` user message to every model call, so the
 user's words are the last user message that is not one.
 
-Two script entries are not golden cases: `"http:500"` answers with that HTTP
-status and an OpenAI error body, and `"hang"` sends the start of a stream and
-then nothing until the client goes away (a reply in progress, to cancel).
+Script entries that are not golden cases: `"http:500"` answers with that HTTP
+status and an OpenAI error body, `"hang"` sends the start of a stream and
+then nothing until the client goes away (a reply in progress, to cancel),
+`"hold:<case>"` sends the case's first chunk and the rest once the test sets
+`release`, and `"slow:<case>"` streams the case a chunk every 0.05 s (a reply
+long enough to be in flight when its server stops).
 """
 
 from __future__ import annotations
@@ -185,6 +188,8 @@ class ReplayServer:
                     self._hang()
                 elif name.startswith("hold:"):
                     self._held(replay.cases[name.removeprefix("hold:")]["chunks"])
+                elif name.startswith("slow:"):
+                    self._stream(replay.cases[name.removeprefix("slow:")]["chunks"], pause=0.05)
                 else:
                     case_name, _, tool = name.partition("@")
                     case = replay.cases[case_name]
@@ -208,10 +213,13 @@ class ReplayServer:
                 self.send_header("connection", "close")
                 self.end_headers()
 
-            def _stream(self, chunks: Sequence[Any]) -> None:
+            def _stream(self, chunks: Sequence[Any], pause: float = 0.0) -> None:
                 self._start_stream()
                 for chunk in chunks:
                     self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    if pause:
+                        self.wfile.flush()
+                        time.sleep(pause)
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 

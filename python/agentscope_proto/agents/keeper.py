@@ -70,6 +70,9 @@ class Keeper:
         self._owner = uuid.uuid4().hex
         self._lease_ms = round(config.lease_seconds * 1000)
         self._idle_ms = round(config.session_idle_seconds * 1000)
+        # Set as the server stops with replies running (`Sessions.hand_over`):
+        # calls end without saving, their replies left to other replicas.
+        self.handing_over = False
 
     @property
     def durable(self) -> bool:
@@ -161,8 +164,8 @@ class Keeper:
     async def _save(self, session: Session) -> bool:
         """Save the agent's state and give the lease up in one step; whether
         the lease was given up so."""
-        if session.stored < 0:
-            return False  # never loaded: saving would replace what is stored
+        if session.stored < 0 or self.handing_over:
+            return False  # never loaded, or left: saving would replace what is stored
         state = self._hosting.save_state(session.agent, session.saved)
         if state is None:
             return False  # the agent keeps nothing between calls

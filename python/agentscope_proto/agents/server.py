@@ -122,6 +122,7 @@ async def serve_agent(
     try:
         await _serve(servicer, config, agent_config, ready, services, a2a)
     finally:
+        await servicer.sessions.hand_over()
         await servicer.sessions.keeper.store.close()
 
 
@@ -134,20 +135,25 @@ async def _serve(
     a2a: A2AConfig | None,
 ) -> None:
     """Serve the agent, with its hub and topic if it has them."""
+    drain = servicer.sessions.drain
     if config.hub is None:
-        await serve(config, ready, services=[_hosted(servicer, a2a=a2a), *services])
+        await serve(config, ready, services=[_hosted(servicer, drain, a2a), *services])
         return
     hub = HubServicer(await open_hub_store(config.hub), config.hub)
     try:
         if agent_config.topic is None:
-            hosted = [_hosted(servicer, a2a=a2a), hub_service(hub), *services]
+            hosted = [_hosted(servicer, drain, a2a), hub_service(hub), *services]
             await serve(config, ready, services=hosted)
             return
         participant = await join_topic(
             servicer.sessions, servicer.description.name, hub.store, config.hub, agent_config
         )
+        async def leave_and_drain() -> None:
+            await participant.close()
+            await drain()
+
         try:
-            hosted = [_hosted(servicer, participant.close, a2a), hub_service(hub), *services]
+            hosted = [_hosted(servicer, leave_and_drain, a2a), hub_service(hub), *services]
             await serve(config, ready, services=hosted)
         finally:
             await participant.close()

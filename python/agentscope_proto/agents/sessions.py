@@ -189,6 +189,31 @@ class Sessions:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    async def drain(self) -> None:
+        """As the server begins to stop: with a durable store, every reply
+        running here goes on when its call ends (the server ends the calls
+        after their grace), to be handed over rather than interrupted
+        (`hand_over`)."""
+        if self.keeper.durable:
+            for session in self._sessions.values():
+                if session.reply is not None:
+                    session.reply.keep_running = True
+
+    async def hand_over(self) -> None:
+        """Leave the replies still running to other replicas, as the server
+        stops (its calls had their grace): with a durable store, their logs
+        stop where they are, unended, their sessions' states stay as last
+        saved and their leases are given up, so that a caller resuming on
+        another replica has the reply taken over there at once. With the
+        `memory` store nothing outlives the process: they are interrupted."""
+        if self.keeper.durable:
+            self.keeper.handing_over = True
+            for recorder in self._recorders:
+                recorder.cancel()
+        for task in self.running:
+            task.cancel()
+        await asyncio.gather(*self.running, *self._recorders, return_exceptions=True)
+
     @property
     def config(self) -> AgentConfig:
         """The limits the sessions keep."""
