@@ -94,6 +94,8 @@ def replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[Replic
             yield started, replay
         finally:
             replay.release.set()
+            if started.dying.process.poll() is None:
+                started.dying.process.kill()  # a test that failed before killing it
             stop_all([started.living])
 
 
