@@ -152,7 +152,9 @@ async def kept(replay: ReplayServer) -> None:
     first = make_agent(replay.base_url)
     first.set_console_output_enabled(False)
     await first(NativeMsg("user", "hi", "user"))
-    stored = hosting.save_state(first, {}).SerializeToString()
+    saved = hosting.save_state(first, {})
+    assert saved is not None
+    stored = saved.encoded()
     second = make_agent(replay.base_url)
     hosting.load_state(second, SessionState.FromString(stored))
     memory = await second.memory.get_memory()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import redis
 
-from agentscope_proto import get_text_content
+from agentscope_proto import Msg, get_text_content
 from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
 from agentscope_proto.agents import AgentClient, AgentConfig
 from agentscope_proto.errors import SessionStateError, StoredStateError
@@ -142,7 +142,7 @@ def test_a_stored_state_that_cannot_be_read_is_refused_and_kept(
     server = replicas()
     _reply(server, "corrupt", "hi")
     store = redis.Redis.from_url(redis_server.url)
-    key = "agentscope:session:{Friday/corrupt}:state:v1"
+    key = "agentscope:session:{Friday/corrupt}:state:v2"
     store.hset(key, mapping={"s": b"\xff not a SessionState", "v": 99})
     other = replicas()  # its agent never saw the session
     with AgentClient(other.target) as client, pytest.raises(StoredStateError) as info:
@@ -162,10 +162,13 @@ def test_the_stored_state_is_the_agents_own(
     from agentscope_proto.dialects import to_dict
 
     _reply(replicas(), "own", "hi")
-    raw = redis.Redis.from_url(redis_server.url).hget(
-        "agentscope:session:{Friday/own}:state:v1", "s"
+    store = redis.Redis.from_url(redis_server.url)
+    rest = store.hget("agentscope:session:{Friday/own}:state:v2", "s")
+    state = SessionState.FromString(rest)
+    assert not state.context  # kept apart, one list entry a message
+    state.context.extend(
+        Msg.FromString(m) for m in store.lrange("agentscope:session:{Friday/own}:context:v2", 0, -1)
     )
-    state = SessionState.FromString(raw)
     assert state.framework_major == 2
     assert state.saved_at_ms > 0
     dump = {
@@ -253,9 +256,7 @@ def test_the_saves_conversion_cache_never_changes_what_is_stored(
         fresh = hosting.save_state(agent, {})
         assert cached is not None
         assert fresh is not None
-        assert cached.SerializeToString(deterministic=True) == fresh.SerializeToString(
-            deterministic=True
-        )
+        assert cached.encoded() == fresh.encoded()
     assert set(known) == {message.id for message in agent.state.context}
 
 
@@ -339,3 +340,26 @@ def test_a2a_tasks_in_redis_keep_at_most_max_tasks_finished(redis_server: RedisS
     assert ids == ["run", "t2", "t3"]
     assert gone is None
     assert kept is not None
+
+
+def test_a_session_saved_in_the_earlier_encoding_is_read_and_written_anew(
+    replicas: Callable[[], AgentServer], redis_server: RedisServer, replay: ReplayServer
+) -> None:
+    """A session stored as `state:v1` (the whole `SessionState` in one hash
+    field) goes on: its context reaches the model, and its next save writes
+    `state:v2` and its context list, the version going on from v1's."""
+    from agentscope_proto._generated.agentscope.agent.v1.state_pb2 import SessionState
+
+    server = replicas()
+    _reply(server, "old", "hi")
+    store = redis.Redis.from_url(redis_server.url)
+    base = "agentscope:session:{Friday/old}"
+    rest = SessionState.FromString(store.hget(f"{base}:state:v2", "s"))
+    rest.context.extend(Msg.FromString(m) for m in store.lrange(f"{base}:context:v2", 0, -1))
+    store.delete(f"{base}:state:v2", f"{base}:context:v2")
+    store.hset(f"{base}:state:v1", mapping={"s": rest.SerializeToString(), "v": 7})
+    _reply(replicas(), "old", "hi")  # a replica that never saw the session
+    assert len([m for m in replay.requests[-1]["messages"] if m["role"] == "assistant"]) == 1
+    assert not store.exists(f"{base}:state:v1")
+    assert store.hget(f"{base}:state:v2", "v") == b"8"
+    assert store.llen(f"{base}:context:v2") == 4

@@ -30,10 +30,9 @@ from typing import Any, Protocol
 from google.protobuf.message import DecodeError
 
 from .._generated.agentscope.agent.v1 import state_pb2
-from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import AgentScopeProtoError, StoredStateError
 from .config import AgentConfig
-from .hosting import Hosting
+from .hosting import Hosting, encoded
 from .state import StateStore
 from .state.store import Renewed
 
@@ -46,7 +45,9 @@ class Session(Protocol):
     # The version of the stored state its agent holds: 0 none, -1 untrusted.
     stored: int
     # Its context's messages as the last save converted them (`save_state`).
-    saved: dict[str, tuple[Any, Msg]]
+    saved: dict[str, tuple[Any, bytes]]
+    # Its context's messages as the store has them (its last save or load).
+    context: list[bytes]
     publish: Any
     # The reply running in it on this replica, if one does (`replies.Reply`).
     reply: Any
@@ -150,7 +151,7 @@ class Keeper:
             session.stored = 0  # expired since: the agent goes on as it is
             return
         try:
-            state = state_pb2.SessionState.FromString(stored.state)
+            state = state_pb2.SessionState.FromString(encoded(stored.state, stored.context))
             self._hosting.load_state(session.agent, state)
         except (DecodeError, ValueError, TypeError, KeyError, AgentScopeProtoError) as exc:
             session.stored = -1  # its agent is no longer any stored state's
@@ -160,18 +161,26 @@ class Keeper:
                 f"({type(exc).__name__}: {str(exc)[:200]}); it is left as stored",
             ) from None
         session.stored = stored.version
+        session.context = list(stored.context)
 
     async def _save(self, session: Session) -> bool:
         """Save the agent's state and give the lease up in one step; whether
         the lease was given up so."""
         if session.stored < 0 or self.handing_over:
             return False  # never loaded, or left: saving would replace what is stored
-        state = self._hosting.save_state(session.agent, session.saved)
-        if state is None:
+        saved = self._hosting.save_state(session.agent, session.saved)
+        if saved is None:
             return False  # the agent keeps nothing between calls
-        state.saved_at_ms = time.time_ns() // 1_000_000
+        saved.rest.saved_at_ms = time.time_ns() // 1_000_000
+        kept = _same_start(session.context, saved.context)
         version = await self.store.save(
-            session.id, self._owner, state.SerializeToString(), self._idle_ms, release=True
+            session.id,
+            self._owner,
+            saved.rest.SerializeToString(),
+            self._idle_ms,
+            release=True,
+            kept=kept,
+            context=saved.context[kept:],
         )
         if version is None:
             logger.warning(
@@ -179,5 +188,17 @@ class Keeper:
             )
             session.stored = -1
             return False
-        session.stored = version
+        session.stored, session.context = version, saved.context
         return True
+
+
+def _same_start(stored: list[bytes], context: list[bytes]) -> int:
+    """How many of `context`'s first messages the store has as they are (a
+    context grows at its end; the messages a save reuses are the same
+    objects, compared at once)."""
+    kept = 0
+    for old, new in zip(stored, context, strict=False):
+        if old != new:
+            break
+        kept += 1
+    return kept

@@ -148,6 +148,7 @@ async def _serve(
         participant = await join_topic(
             servicer.sessions, servicer.description.name, hub.store, config.hub, agent_config
         )
+
         async def leave_and_drain() -> None:
             await participant.close()
             await drain()

@@ -72,6 +72,7 @@ class Session:
     __slots__ = (
         "agent",
         "busy",
+        "context",
         "id",
         "lock",
         "publish",
@@ -93,8 +94,10 @@ class Session:
         # The version of the stored state its agent holds (`keeper.py`): 0
         # none, -1 none it can be trusted to hold.
         self.stored = 0
-        # Its context's messages as the last save converted them (`keeper.py`).
-        self.saved: dict[str, tuple[Any, Msg]] = {}
+        # Its context's messages as the last save converted them, and as the
+        # store has them (`keeper.py`).
+        self.saved: dict[str, tuple[Any, bytes]] = {}
+        self.context: list[bytes] = []
         # The reply running in the session, if one does.
         self.reply: Reply | None = None
         # A topic's session: where each reply it finishes goes (it is never dropped).
@@ -607,7 +610,7 @@ class Sessions:
         if checkpoint.state:
             state = self.hosting.save_state(session.agent, session.saved)
             if state is not None:
-                mark = Mark(CHECKPOINT, state.SerializeToString())
+                mark = Mark(CHECKPOINT, state.encoded())
         items.put_nowait(mark)
         try:
             await asyncio.shield(mark.written)

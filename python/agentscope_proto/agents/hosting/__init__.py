@@ -14,7 +14,7 @@ from typing import Any
 from ... import interop
 from .agentscope1 import AgentScope1
 from .agentscope2 import AgentScope2
-from .protocol import Checkpoint, Hosting, Item, ReplyInputs, Taken
+from .protocol import Checkpoint, Hosting, Item, ReplyInputs, SavedState, Taken, encoded
 
 __all__ = [
     "AgentScope1",
@@ -23,7 +23,9 @@ __all__ = [
     "Hosting",
     "Item",
     "ReplyInputs",
+    "SavedState",
     "Taken",
+    "encoded",
     "hosting_for",
 ]
 

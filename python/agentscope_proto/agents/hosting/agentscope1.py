@@ -22,7 +22,7 @@ from ..._generated.agentscope.agent.v1 import state_pb2
 from ..._generated.agentscope.message.v1.message_pb2 import ErrorType, FinishedReason, Msg
 from ...errors import AgentReplyError, MessageFormatError
 from . import failures
-from .protocol import Item, ReplyInputs, Taken, new_event, read_each
+from .protocol import Item, ReplyInputs, SavedState, Taken, new_event, read_each
 
 __all__ = ["AgentScope1"]
 
@@ -104,13 +104,12 @@ class AgentScope1:
             "internal", "a reply of an AgentScope 1.x agent cannot be taken over by another server"
         )
 
-    def save_state(
-        self, agent: Any, known: dict[str, tuple[Any, Msg]]
-    ) -> state_pb2.SessionState | None:
+    def save_state(self, agent: Any, known: dict[str, tuple[Any, bytes]]) -> SavedState | None:
         """The agent's `state_dict()` (its memory and what it registered),
         as JSON: 1.x keeps its messages as dicts there (`known` is unused:
         nothing is converted)."""
-        return state_pb2.SessionState(framework_major=1, rest_json=_json.dumps(agent.state_dict()))
+        rest = state_pb2.SessionState(framework_major=1, rest_json=_json.dumps(agent.state_dict()))
+        return SavedState(rest, [])
 
     def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None:
         if stored.framework_major != 1:

@@ -31,6 +31,7 @@ from .protocol import (
     Checkpoint,
     Item,
     ReplyInputs,
+    SavedState,
     Taken,
     new_event,
     now,
@@ -325,9 +326,7 @@ class AgentScope2:
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
 
-    def save_state(
-        self, agent: Any, known: dict[str, tuple[Any, Msg]]
-    ) -> state_pb2.SessionState | None:
+    def save_state(self, agent: Any, known: dict[str, tuple[Any, bytes]]) -> SavedState | None:
         """The agent's `AgentState` as stored: its context as `Msg`s (the
         2.x dialect, exact), the rest as 2.x dumps it; None for an agent
         without one (it keeps nothing between calls). `known` holds the
@@ -338,13 +337,13 @@ class AgentScope2:
         if not callable(dump_state):
             return None
         dump = dump_state(mode="json")
-        context = [_converted(msg, known) for msg in dump.pop("context", [])]
-        kept = {msg.id for msg in context}
+        messages = dump.pop("context", [])
+        context = [_converted(msg, known) for msg in messages]
+        kept = {msg.get("id") for msg in messages}
         for stale in [key for key in known if key not in kept]:
             del known[stale]
-        return state_pb2.SessionState(
-            framework_major=2, context=context, rest_json=_json.dumps(dump)
-        )
+        rest = state_pb2.SessionState(framework_major=2, rest_json=_json.dumps(dump))
+        return SavedState(rest, context)
 
     def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None:
         """Give the agent a stored state, in place: the agent keeps the
@@ -396,13 +395,13 @@ def _tool(schema: Mapping[str, Any]) -> service_pb.AgentTool:
     )
 
 
-def _converted(dumped: dict[str, Any], known: dict[str, tuple[Any, Msg]]) -> Msg:
-    """A context message's `Msg`: the last save's if it dumps the same."""
+def _converted(dumped: dict[str, Any], known: dict[str, tuple[Any, bytes]]) -> bytes:
+    """A context message's `Msg` bytes: the last save's if it dumps the same."""
     key = dumped.get("id")
     seen = known.get(key) if isinstance(key, str) else None
     if seen is not None and seen[0] == dumped:
         return seen[1]
-    msg = from_dict(dumped, dialect="agentscope2")
+    msg = from_dict(dumped, dialect="agentscope2").SerializeToString()
     if isinstance(key, str):
         known[key] = (dumped, msg)
     return msg

@@ -14,6 +14,7 @@ from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from ..._generated.agentscope.agent.v1 import events_pb2 as pb
 from ..._generated.agentscope.agent.v1 import state_pb2
 from ..._generated.agentscope.message.v1.message_pb2 import Msg
+from ..._wire import varint_bytes
 from ...errors import MessageFormatError
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Hosting",
     "Item",
     "ReplyInputs",
+    "SavedState",
     "Taken",
     "new_event",
     "now",
@@ -31,6 +33,33 @@ __all__ = [
 Item = pb.AgentEvent | Msg
 T = TypeVar("T")
 U = TypeVar("U")
+
+
+# `SessionState.context`'s tag: field 2, length-delimited.
+_CONTEXT_TAG = varint_bytes(2 << 3 | 2)
+
+
+@dataclass(frozen=True)
+class SavedState:
+    """An agent's state as saved: its `SessionState` without its context, and
+    each context message's `Msg` bytes, oldest first. A store may keep the
+    messages apart (a context grows at its end: only the new ones go)."""
+
+    rest: state_pb2.SessionState
+    context: list[bytes]
+
+    def encoded(self) -> bytes:
+        """The whole `SessionState`'s bytes (the messages as its field 2)."""
+        return encoded(self.rest.SerializeToString(), self.context)
+
+
+def encoded(rest: bytes, context: Sequence[bytes]) -> bytes:
+    """A `SessionState`'s bytes from those of its rest and of its context's
+    messages (protobuf reads a repeated field's entries wherever they are)."""
+    parts = [rest]
+    for msg in context:
+        parts += (_CONTEXT_TAG, varint_bytes(len(msg)), msg)
+    return b"".join(parts)
 
 
 @dataclass(frozen=True)
@@ -115,9 +144,7 @@ class Hosting(Protocol):
 
     async def describe(self, agent: Any) -> service_pb.DescribeResponse: ...
 
-    def save_state(
-        self, agent: Any, known: dict[str, tuple[Any, Msg]]
-    ) -> state_pb2.SessionState | None: ...
+    def save_state(self, agent: Any, known: dict[str, tuple[Any, bytes]]) -> SavedState | None: ...
 
     def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None: ...
 

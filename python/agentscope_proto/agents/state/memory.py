@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Sequence
 
 from .store import Entry, Renewed, StateStore, Stored
 
@@ -56,7 +57,15 @@ class MemoryStateStore(StateStore):
         return None
 
     async def save(
-        self, session_id: str, owner: str, state: bytes, idle_ms: int, *, release: bool = False
+        self,
+        session_id: str,
+        owner: str,
+        state: bytes,
+        idle_ms: int,
+        *,
+        release: bool = False,
+        kept: int = 0,
+        context: Sequence[bytes] = (),
     ) -> int | None:
         return 0
 

@@ -1,13 +1,18 @@
 """Sessions' states and leases in Redis, shared by every replica using it
 (the `redis` extra).
 
-Each session has two keys, `agentscope:session:{<agent>/<session>}:state:v1`
-(a hash: the `SessionState` bytes under `s`, their version under `v`) and
+Each session has the keys `agentscope:session:{<agent>/<session>}:state:v2`
+(a hash: the `SessionState` bytes without its context under `s`, their
+version under `v`), `...:context:v2` (a list: the context's `Msg` bytes,
+oldest first; a save trims it to what it kept and pushes the new messages,
+so a turn sends its own messages, not the whole conversation again),
 `...:lease` (the holder's token, with a time to live), `...:interrupt` (a
 caller's request to interrupt the reply running there, on whichever replica
-runs it), and a stream per
-reply, `...:reply:<reply id>` (an entry's bytes under `d`; the entry id is
-its position), which expires a while after its last entry. The braces make the
+runs it), and a stream per reply, `...:reply:<reply id>` (an entry's bytes
+under `d`; the entry id is its position), which expires a while after its
+last entry. A session saved by an earlier version (`state:v1`: the whole
+`SessionState` under `s`) is read as it is, and written as v2 by its next
+save. The braces make the
 agent and session a hash tag, so a session's keys share one slot of a Redis
 Cluster and each script below touches one slot. `<agent>` is the served
 agent's name: agents served on one Redis keep their sessions apart. The
@@ -25,6 +30,7 @@ each session's keys on the node of their slot.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -40,8 +46,9 @@ __all__ = ["RedisStateStore", "unavailable"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
-# KEYS: lease, state, interrupt. ARGV: owner, ttl ms. The lease taken if free (or
-# already the caller's): the stored state's version (0: none); else -1.
+# KEYS: lease, state (v2), interrupt, state v1. ARGV: owner, ttl ms. The lease
+# taken if free (or already the caller's): the stored state's version (0:
+# none); else -1.
 _ACQUIRE = """
 local holder = redis.call('GET', KEYS[1])
 if holder == false then
@@ -53,7 +60,24 @@ elseif holder == ARGV[1] then
 else
   return -1
 end
-return tonumber(redis.call('HGET', KEYS[2], 'v') or 0)
+return tonumber(redis.call('HGET', KEYS[2], 'v') or redis.call('HGET', KEYS[4], 'v') or 0)
+"""
+# KEYS: state (v2), context, state v1. {version, rest or whole state, 1 if
+# whole (v1), the context's messages...}; {} if none.
+_LOAD = """
+local version, rest = unpack(redis.call('HMGET', KEYS[1], 'v', 's'))
+if rest then
+  local out = {version, rest, 0}
+  for _, msg in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    out[#out + 1] = msg
+  end
+  return out
+end
+version, rest = unpack(redis.call('HMGET', KEYS[3], 'v', 's'))
+if rest then
+  return {version, rest, 1}
+end
+return {}
 """
 # KEYS: lease, interrupt. ARGV: owner, ttl ms. 0: the lease is lost; 1:
 # renewed; 2: renewed, and a caller asked to interrupt the call (taken).
@@ -82,19 +106,31 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return ids
 """
-# KEYS: lease, state. ARGV: owner, state bytes, idle ms, whether to give
-# the lease up. The new version, or -1 when the lease is not the owner's.
+# KEYS: lease, state (v2), context, state v1. ARGV: owner, state bytes, idle
+# ms, whether to give the lease up, how many stored messages to keep, then
+# the new ones. The new version, or -1 when the lease is not the owner's.
 _SAVE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
 end
-redis.call('HSET', KEYS[2], 's', ARGV[2])
-local version = redis.call('HINCRBY', KEYS[2], 'v', 1)
+local version = tonumber(redis.call('HGET', KEYS[2], 'v') or redis.call('HGET', KEYS[4], 'v') or 0)
+redis.call('DEL', KEYS[4])
+redis.call('HSET', KEYS[2], 's', ARGV[2], 'v', version + 1)
+local kept = tonumber(ARGV[5])
+if kept == 0 then
+  redis.call('DEL', KEYS[3])
+elseif redis.call('LLEN', KEYS[3]) > kept then
+  redis.call('LTRIM', KEYS[3], 0, kept - 1)
+end
+if #ARGV > 5 then
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 6))
+end
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
 if ARGV[4] == '1' then
   redis.call('DEL', KEYS[1])
 end
-return version
+return version + 1
 """
 
 
@@ -113,6 +149,10 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
+
+
 class RedisStateStore(StateStore):
     """Sessions in Redis (see the module doc)."""
 
@@ -125,6 +165,7 @@ class RedisStateStore(StateStore):
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
         self._save = client.register_script(_SAVE)
+        self._load = client.register_script(_LOAD)
         self._append = client.register_script(_APPEND)
 
     @classmethod
@@ -149,7 +190,12 @@ class RedisStateStore(StateStore):
 
     def _keys(self, session_id: str) -> tuple[str, str]:
         base = self._base(session_id)
-        return f"{base}:lease", f"{base}:state:v1"
+        return f"{base}:lease", f"{base}:state:v2"
+
+    def _state_keys(self, session_id: str) -> list[str]:
+        """The state's, its context's and the earlier encoding's."""
+        base = self._base(session_id)
+        return [f"{base}:state:v2", f"{base}:context:v2", f"{base}:state:v1"]
 
     def _interrupt_key(self, session_id: str) -> str:
         return f"{self._base(session_id)}:interrupt"
@@ -161,7 +207,8 @@ class RedisStateStore(StateStore):
             raise unavailable(exc) from None
 
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
-        keys = [*self._keys(session_id), self._interrupt_key(session_id)]
+        lease, state = self._keys(session_id)
+        keys = [lease, state, self._interrupt_key(session_id), self._state_keys(session_id)[2]]
         version = int(await self._run(self._acquire, keys, [owner, ttl_ms]))
         return None if version < 0 else version
 
@@ -181,28 +228,37 @@ class RedisStateStore(StateStore):
         await self._run(self._release, [lease], [owner])
 
     async def version(self, session_id: str) -> int:
-        _, state = self._keys(session_id)
+        state, _, earlier = self._state_keys(session_id)
         try:
-            version = await self.client.hget(state, "v")
+            version = await self.client.hget(state, "v") or await self.client.hget(earlier, "v")
         except RedisError as exc:
             raise unavailable(exc) from None
         return int(version or 0)
 
     async def load(self, session_id: str) -> Stored | None:
-        _, state = self._keys(session_id)
-        try:
-            data, version = await self.client.hmget(state, ["s", "v"])
-        except RedisError as exc:
-            raise unavailable(exc) from None
-        if data is None:
+        found = await self._run(self._load, self._state_keys(session_id), [])
+        if not found:
             return None
-        return Stored(data if isinstance(data, bytes) else data.encode(), int(version or 0))
+        version, state, whole, *context = found
+        if int(whole):
+            return Stored(_bytes(state), int(version or 0))  # v1: context inside
+        return Stored(_bytes(state), int(version or 0), tuple(map(_bytes, context)))
 
     async def save(
-        self, session_id: str, owner: str, state: bytes, idle_ms: int, *, release: bool = False
+        self,
+        session_id: str,
+        owner: str,
+        state: bytes,
+        idle_ms: int,
+        *,
+        release: bool = False,
+        kept: int = 0,
+        context: Sequence[bytes] = (),
     ) -> int | None:
-        args = [owner, state, idle_ms, "1" if release else "0"]
-        version = int(await self._run(self._save, list(self._keys(session_id)), args))
+        lease, _ = self._keys(session_id)
+        keys = [lease, *self._state_keys(session_id)]
+        args = [owner, state, idle_ms, "1" if release else "0", kept, *context]
+        version = int(await self._run(self._save, keys, args))
         return None if version < 0 else version
 
     async def append(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["Entry", "Renewed", "StateStore", "Stored"]
@@ -32,10 +33,13 @@ __all__ = ["Entry", "Renewed", "StateStore", "Stored"]
 
 @dataclass(frozen=True)
 class Stored:
-    """A session's stored state: `SessionState` bytes and their version."""
+    """A session's stored state: the bytes of its `SessionState` without its
+    context and of each context message, oldest first (`hosting.encoded`
+    makes the whole), and their version."""
 
     state: bytes
     version: int
+    context: tuple[bytes, ...] = ()
 
 
 class Renewed(enum.IntEnum):
@@ -90,11 +94,21 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def save(
-        self, session_id: str, owner: str, state: bytes, idle_ms: int, *, release: bool = False
+        self,
+        session_id: str,
+        owner: str,
+        state: bytes,
+        idle_ms: int,
+        *,
+        release: bool = False,
+        kept: int = 0,
+        context: Sequence[bytes] = (),
     ) -> int | None:
-        """Store the session's state if `owner` holds its lease, kept `idle_ms`
-        after this save, and give the lease up if `release`; the new
-        version, or None if the lease was lost."""
+        """Store the session's state if `owner` holds its lease: `state` (its
+        `SessionState` without context), and its context: the first `kept`
+        messages stored (the owner's last save or load had them), then
+        `context`'s; kept `idle_ms` after this save, the lease given up if
+        `release`. The new version, or None if the lease was lost."""
 
     @abc.abstractmethod
     async def append(
