@@ -210,6 +210,12 @@ def _serve_agent_parser(sub: Any) -> None:
     )
     p.add_argument("--max-replies", type=int, default=64, help="replies running at once")
     p.add_argument(
+        "--reply-log-mb",
+        type=int,
+        default=256,
+        help="with --state memory, the most the kept reply logs hold (the oldest go first)",
+    )
+    p.add_argument(
         "--max-request-msgs", type=int, default=10_000, help="messages one Reply or Observe carries"
     )
     p.add_argument(
@@ -1096,6 +1102,7 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
             max_sessions=args.max_sessions,
             session_idle_seconds=args.session_idle_seconds,
             max_replies=args.max_replies,
+            reply_log_mb=args.reply_log_mb,
             max_request_msgs=args.max_request_msgs,
             max_request_blocks=args.max_request_blocks,
             state=args.state,

@@ -61,6 +61,10 @@ class AgentConfig:
     # How long a reply's responses are kept for `Resume` after its last one
     # (in the state store: Redis, or this process's memory).
     reply_log_seconds: float = 600.0
+    # With the `memory` store, the most the kept reply logs may hold (MiB):
+    # past it, the logs appended to least recently are dropped first (Redis:
+    # its own `maxmemory`).
+    reply_log_mb: int = 256
     # How long a replica that stopped answering holds the sessions it was
     # running calls on: the lease it renews while a call runs.
     lease_seconds: float = 10.0
@@ -75,7 +79,13 @@ class AgentConfig:
     reply_to: Literal["mentions", "users", "none"] = "mentions"
 
     def __post_init__(self) -> None:
-        for name in ("max_sessions", "max_replies", "max_request_msgs", "max_request_blocks"):
+        for name in (
+            "max_sessions",
+            "max_replies",
+            "max_request_msgs",
+            "max_request_blocks",
+            "reply_log_mb",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not self.session_idle_seconds > 0:

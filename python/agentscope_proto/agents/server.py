@@ -49,7 +49,7 @@ async def agent_servicer(
     description = await hosting.describe(probe)
     description.description = config.description
     description.version = config.version
-    store = await open_state_store(config.state, description.name)
+    store = await open_state_store(config.state, description.name, config.reply_log_mb << 20)
     return AgentServicer(Sessions(factory, hosting, config, store), description)
 
 

@@ -175,7 +175,8 @@ class Sessions:
     ) -> None:
         self.hosting = hosting
         # Where sessions live between calls (`memory`: here, as they always did).
-        self.keeper = Keeper(store or MemoryStateStore(), hosting, config)
+        store = store or MemoryStateStore(config.reply_log_mb << 20)
+        self.keeper = Keeper(store, hosting, config)
         self.log = ReplyLog(self.keeper.store, config.reply_log_seconds)
         self._factory = factory
         self._config = config

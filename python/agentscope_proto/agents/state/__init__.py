@@ -13,11 +13,12 @@ from .store import StateStore, Stored
 __all__ = ["MemoryStateStore", "StateStore", "Stored", "open_state_store"]
 
 
-async def open_state_store(url: str, agent: str) -> StateStore:
+async def open_state_store(url: str, agent: str, log_bytes: int) -> StateStore:
     """The store `url` names, connected (Redis needs the `redis` extra);
-    `agent` is the served agent's name, which keeps its sessions apart."""
+    `agent` is the served agent's name, which keeps its sessions apart;
+    `log_bytes` the most the `memory` store's reply logs hold."""
     if url == "memory":
-        return MemoryStateStore()
+        return MemoryStateStore(log_bytes)
     if url.startswith(STATE_SCHEMES):
         try:
             from .redis_store import RedisStateStore

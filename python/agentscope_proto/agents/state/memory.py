@@ -3,7 +3,10 @@
 Sessions stay in the server's memory with their agents (`Sessions`), so
 this store keeps no state and every lease is the process's own: one process
 runs a session, as the session's lock already ensures. Reply logs are kept
-here, in the process, for the same retention as Redis keeps them.
+here, in the process, for the same retention as Redis keeps them, within a
+budget of bytes (`AgentConfig.reply_log_mb`): past it, the logs appended to
+least recently go first, so that callers making replies fast cannot grow
+the server without bound.
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ __all__ = ["MemoryStateStore"]
 class _Log:
     """One reply's entries, and who waits for the next."""
 
-    __slots__ = ("changed", "entries", "expires")
+    __slots__ = ("changed", "entries", "expires", "size")
 
     def __init__(self) -> None:
         self.entries: list[bytes] = []
         self.changed = asyncio.Event()
         self.expires = 0.0
+        self.size = 0
 
 
 class MemoryStateStore(StateStore):
@@ -34,9 +38,11 @@ class MemoryStateStore(StateStore):
 
     durable = False
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
         # (session, reply) -> its log, oldest first (a dict keeps order).
         self._logs: dict[tuple[str, str], _Log] = {}
+        self._max_bytes = max_bytes
+        self._bytes = 0  # the entries' of every log kept
 
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
         return 0
@@ -71,23 +77,31 @@ class MemoryStateStore(StateStore):
 
     def _expire(self) -> None:
         # Logs are in the order of their last append, so of their expiry (one
-        # retention for all): stop at the first that has not expired.
+        # retention for all): stop at the first that has not expired, and is
+        # within the budget (the last appended to always is).
         now = time.monotonic()
-        while self._logs:
+        while len(self._logs) > 1:
             key, log = next(iter(self._logs.items()))
-            if log.expires > now:
+            if log.expires > now and self._bytes <= self._max_bytes:
                 return
+            self._bytes -= log.size
             del self._logs[key]
+        if self._logs and next(iter(self._logs.values())).expires <= now:
+            self._bytes = 0
+            self._logs.clear()
 
     async def append(
         self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
     ) -> list[str]:
-        self._expire()
         log = self._logs.pop((session_id, reply_id), None) or _Log()
         self._logs[(session_id, reply_id)] = log  # the most recent last
         first = len(log.entries)
         log.entries.extend(entries)
+        added = sum(map(len, entries))
+        log.size += added
+        self._bytes += added
         log.expires = time.monotonic() + keep_ms / 1000
+        self._expire()
         log.changed.set()
         log.changed = asyncio.Event()
         return [str(position) for position in range(first + 1, len(log.entries) + 1)]
@@ -119,3 +133,4 @@ class MemoryStateStore(StateStore):
 
     async def close(self) -> None:
         self._logs.clear()
+        self._bytes = 0
