@@ -15,7 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .client import AsyncHubClient, AsyncSubscription, HubClient, Subscription
+    from .client import AsyncHubClient, AsyncSubscription, ConsumerGroup, HubClient, Subscription
     from .factory import open_hub_store
     from .memory import MemoryHubStore
     from .servicer import AFTER_HEADER, SERVICE_NAME, HubServicer, add_hub_service, hub_service
@@ -29,6 +29,7 @@ _LAZY = {
     "hub_service": "servicer",
     "AsyncHubClient": "client",
     "AsyncSubscription": "client",
+    "ConsumerGroup": "client",
     "HubClient": "client",
     "Subscription": "client",
     "HubConfig": "store",
@@ -42,6 +43,7 @@ __all__ = [
     "SERVICE_NAME",
     "AsyncHubClient",
     "AsyncSubscription",
+    "ConsumerGroup",
     "HubClient",
     "HubConfig",
     "HubServicer",

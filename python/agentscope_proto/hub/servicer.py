@@ -31,7 +31,19 @@ from ..errors import AgentScopeProtoError, HubError, HubUnavailableError, LimitE
 from ..service._rpc import Context, Wired, decoded, rpc_errors
 from ..service.hosting import HostedService, add_service
 from ..service.status import status_for
-from .store import Entry, HubConfig, HubStore, Published, check_topic, parse_offset
+from .store import (
+    CLAIM_IDLE_MS,
+    MAX_UNACKED,
+    Entry,
+    Group,
+    HubConfig,
+    HubStore,
+    Published,
+    check_ack,
+    check_name,
+    check_topic,
+    parse_offset,
+)
 
 __all__ = [
     "AFTER_HEADER",
@@ -221,15 +233,35 @@ class HubServicer(pb_grpc.HubServiceServicer):
             self._last_batch = (entries, _batches(entries))
         return self._last_batch[1]
 
+    async def Ack(self, request: pb.AckRequest, context: Context) -> pb.AckResponse:
+        async with rpc_errors("Ack", context):
+            request = decoded(request)
+            check_topic(request.topic)
+            check_name(request.group, "group")
+            check_name(request.member, "member")
+            offsets = check_ack(request.offsets)
+            acknowledged = await self.store.ack(
+                request.topic, request.group, request.member, offsets
+            )
+            return pb.AckResponse(acknowledged=acknowledged)
+        raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
+
     async def _follow(self, request: Any, context: Context) -> AsyncIterator[list[Entry]]:
         """A checked subscription's entries, batch after batch, once it is
         live and its headers are sent."""
         request = decoded(request)
         check_topic(request.topic)
+        group = _group(request.group) if request.HasField("group") else None
         if request.after:
+            if group is not None:
+                raise HubError("after", "must be empty with a group: the group keeps its place")
             parse_offset(request.after)
         with self._open(self._streams, self._max_subscribers, "hub_max_subscribers"):
-            subscription = await self.store.subscribe(request.topic, request.after)
+            subscription = await (
+                self.store.subscribe(request.topic, request.after)
+                if group is None
+                else self.store.join(request.topic, group)
+            )
             try:
                 await context.send_initial_metadata(((AFTER_HEADER, subscription.after),))
                 while True:
@@ -271,6 +303,24 @@ class HubServicer(pb_grpc.HubServiceServicer):
         # Let each stream send its status before the server stops.
         for _ in range(3):
             await asyncio.sleep(0)
+
+
+_STARTS = {pb.GROUP_START_UNSPECIFIED: False, pb.GROUP_START_LATEST: False}
+_STARTS[pb.GROUP_START_EARLIEST] = True
+
+
+def _group(group: pb.ConsumerGroup) -> Group:
+    """The member a `ConsumerGroup` asks to be, checked (`HubError` naming the field)."""
+    earliest = _STARTS.get(group.start)
+    if earliest is None:
+        raise HubError("group.start", f"unknown GroupStart value {group.start}")
+    return Group(
+        check_name(group.name, "group.name"),
+        check_name(group.member, "group.member"),
+        earliest,
+        group.claim_idle_ms or CLAIM_IDLE_MS,
+        group.max_unacked or MAX_UNACKED,
+    )
 
 
 def add_hub_service(servicer: HubServicer, server: grpc.aio.Server) -> None:
