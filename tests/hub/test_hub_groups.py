@@ -108,9 +108,7 @@ def test_a_new_group_starts_at_the_end_or_at_the_start(client: HubClient, topic:
         assert next(latest).msg.text == "after"
 
 
-def test_groups_and_plain_subscribers_each_see_every_message(
-    client: HubClient, topic: str
-) -> None:
+def test_groups_and_plain_subscribers_each_see_every_message(client: HubClient, topic: str) -> None:
     with (
         client.subscribe(topic) as plain,
         client.subscribe(topic, group=_member("a")) as a,

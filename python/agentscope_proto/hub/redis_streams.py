@@ -2,9 +2,10 @@
 
 Each topic is one stream, `agentscope:hub:{<topic>}`: the braces make the
 topic a hash tag, so a topic's keys stay in one slot of a Redis Cluster and
-no command spans two slots (the connection itself is redis-py's single-node
-client: a Cluster client is not wired in yet). An entry holds the message's protobuf bytes
-under the field `m` and the stream's epoch under `e`; its offset is the
+no command spans two slots. The URL may name any node of a Redis Cluster:
+the store asks the server whether it is one (`INFO cluster`) and then talks
+to the whole cluster, each topic on the node of its slot. An entry holds
+the message's protobuf bytes under the field `m` and the stream's epoch under `e`; its offset is the
 entry id and the epoch (see `store`). The epoch is drawn when the stream is
 created and copied from its last entry by every publish after, so a stream
 Redis lost (a restart without persistence, FLUSHALL, a failover to an empty
@@ -244,8 +245,12 @@ def _bare(offset: bytes) -> str:
 class RedisHubStore(HubStore):
     """Topics in Redis Streams, shared by every server using the same Redis."""
 
-    def __init__(self, client: aioredis.Redis, config: HubConfig) -> None:
+    def __init__(self, client: Any, config: HubConfig) -> None:
+        # redis-py's `Redis`, or its `RedisCluster` (the same commands).
         self._client = client
+        # A cluster's topics live on several nodes: a batch of topics goes
+        # as concurrent script calls, not one pipeline.
+        self._clustered = isinstance(client, aioredis.RedisCluster)
         self._retention = str(config.retention)
         self._batch = min(_BATCH, config.retention)
         self.buffer = config.subscriber_buffer_mb * 1024 * 1024
@@ -264,11 +269,16 @@ class RedisHubStore(HubStore):
     @classmethod
     async def connect(cls, config: HubConfig) -> RedisHubStore:
         """A store on the Redis `config.url` names, once it answers a PING."""
-        client = aioredis.Redis.from_url(
-            config.url, socket_connect_timeout=5, socket_timeout=_BLOCK_MS / 1000 + _REPLY_S
-        )
+        options: dict[str, Any] = {
+            "socket_connect_timeout": 5,
+            "socket_timeout": _BLOCK_MS / 1000 + _REPLY_S,
+        }
+        client: Any = aioredis.Redis.from_url(config.url, **options)
         try:
-            await client.ping()
+            if (await client.info("cluster")).get("cluster_enabled") == 1:
+                await client.aclose()
+                client = aioredis.RedisCluster.from_url(config.url, **options)
+                await client.initialize()
         except (RedisError, OSError) as exc:
             await client.aclose()
             raise HubUnavailableError(f"cannot reach {redacted_url(config.url)}: {exc}") from None
@@ -297,6 +307,10 @@ class RedisHubStore(HubStore):
         try:
             if len(calls) == 1:
                 replies: list[Any] = [await self._publish(*calls[0])]
+            elif self._clustered:
+                replies = await asyncio.gather(
+                    *(self._publish(keys, args) for keys, args in calls), return_exceptions=True
+                )
             else:
                 pipeline = self._client.pipeline(transaction=False)
                 for keys, args in calls:
