@@ -5,8 +5,9 @@ clock for the whole store, like Redis Streams ids, and never go below the
 store's start, so an offset of an earlier store is recognised as unknown;
 a topic's epoch is its name hashed with the store's random seed, so an
 offset of another topic (or store) is too.
-Memory is bounded twice: each topic keeps `retention` messages, and all
-topics together `memory_mb`, the store's oldest messages going first.
+Memory is bounded twice: each topic keeps `retention` messages (and, with
+`retention_seconds`, none older, trimmed when it is next published to), and
+all topics together `memory_mb`, the store's oldest messages going first.
 
 A topic's consumer groups live with it (at most `MAX_GROUPS`), as Redis
 keeps them with the topic's stream: a group's place in the topic and the
@@ -144,6 +145,7 @@ class MemoryHubStore(HubStore):
     def __init__(self, config: HubConfig | None = None) -> None:
         config = config or HubConfig()
         self._retention = config.retention
+        self._age_ms = config.retention_seconds * 1000
         self._capacity = config.memory_mb * 1024 * 1024
         self._topics: dict[str, _Topic] = {}
         # (topic, offset) of every message stored, oldest first: the order in
@@ -202,6 +204,9 @@ class MemoryHubStore(HubStore):
         self._bytes += len(msg) + _OVERHEAD
         if len(state.keys) > self._retention:
             self._drop(state)
+        if self._age_ms:  # the store's clock is the offsets'
+            while state.keys and state.keys[0][0] < key[0] - self._age_ms:
+                self._drop(state)
         while self._bytes > self._capacity:
             self._evict_oldest()
         if len(self._order) > 2 * self._count + 1024:

@@ -13,8 +13,9 @@ replica) comes back with another: an offset of the lost one is refused on
 resuming, and a live subscription that reads an entry of another epoch ends,
 both OUT_OF_RANGE (`lost`), never skipping past the loss in silence.
 `XADD ... MAXLEN ~ retention` trims a topic as it grows (never below
-`retention` entries); publishes are one script call per topic, its XADDs in
-order.
+`retention` entries), and with `retention_seconds`, `XTRIM ... MINID ~`
+its entries older than that (never a newer one); publishes are one script
+call per topic, its XADDs in order.
 
 Subscriptions read with `XREAD BLOCK` from their last offset: on their own
 until they have caught up with their topic's `_Tail` (the one blocked read
@@ -129,12 +130,14 @@ return {f['last-generated-id'], first, trimmed, last_epoch(KEYS[1])}
 )
 
 
-# Appends ARGV[3..] to the stream KEYS[1] (MAXLEN ~ ARGV[1]) in order, each
+# Appends ARGV[4..] to the stream KEYS[1] (MAXLEN ~ ARGV[1]) in order, each
 # with the stream's epoch (ARGV[2], fresh, for a stream that has none): one
 # round trip for a batch of one topic, and its subscribers' XREAD BLOCK wakes
-# once for all of it. Returns {epoch, ids} or, at the first XADD that fails
-# (maxmemory, say), {epoch, ids so far, its error}: nothing after it is
-# added, so no message overtakes one that failed.
+# once for all of it. With ARGV[3] > 0, then trims the entries older than
+# ARGV[3] ms by Redis's clock (MINID ~: whole nodes, never a newer entry).
+# Returns {epoch, ids} or, at the first XADD that fails (maxmemory, say),
+# {epoch, ids so far, its error}: nothing after it is added, so no message
+# overtakes one that failed.
 _PUBLISH = (
     _LAST_EPOCH
     + """
@@ -142,11 +145,17 @@ local ok, epoch = pcall(last_epoch, KEYS[1])
 if not ok then return {'', {}, epoch.err or tostring(epoch)} end
 if epoch == '' then epoch = ARGV[2] end
 local ids = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local id = redis.pcall(
     'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[i], 'e', epoch)
   if type(id) == 'table' and id.err then return {epoch, ids, id.err} end
   ids[#ids + 1] = id
+end
+local age = tonumber(ARGV[3])
+if age > 0 then
+  local now = redis.call('TIME')
+  local oldest = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - age
+  redis.call('XTRIM', KEYS[1], 'MINID', '~', math.max(oldest, 0))
 end
 return {epoch, ids}
 """
@@ -252,6 +261,7 @@ class RedisHubStore(HubStore):
         # as concurrent script calls, not one pipeline.
         self._clustered = isinstance(client, aioredis.RedisCluster)
         self._retention = str(config.retention)
+        self._age_ms = str(config.retention_seconds * 1000)
         self._batch = min(_BATCH, config.retention)
         self.buffer = config.subscriber_buffer_mb * 1024 * 1024
         self._state = client.register_script(_STATE)
@@ -286,7 +296,9 @@ class RedisHubStore(HubStore):
 
     async def publish(self, topic: str, msg: bytes) -> str:
         try:
-            reply = await self._publish([_key(topic)], [self._retention, _new_epoch(), msg])
+            reply = await self._publish(
+                [_key(topic)], [self._retention, _new_epoch(), self._age_ms, msg]
+            )
         except RedisError as exc:
             raise _unavailable(exc) from None
         (outcome,) = _outcomes(reply, 1)
@@ -301,7 +313,15 @@ class RedisHubStore(HubStore):
         for index, (topic, _) in enumerate(messages):
             groups.setdefault(topic, []).append(index)
         calls: list[tuple[list[str], list[str | bytes]]] = [
-            ([_key(topic)], [self._retention, _new_epoch(), *(messages[i][1] for i in indexes)])
+            (
+                [_key(topic)],
+                [
+                    self._retention,
+                    _new_epoch(),
+                    self._age_ms,
+                    *(messages[i][1] for i in indexes),
+                ],
+            )
             for topic, indexes in groups.items()
         ]
         try:

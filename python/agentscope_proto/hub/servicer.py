@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import grpc
@@ -115,16 +115,7 @@ class HubServicer(pb_grpc.HubServiceServicer):
         self._last_batch: tuple[list[Entry] | None, list[bytes]] = (None, [])
 
     def _checked(self, topic: str, msg: bytes | None) -> bytes:
-        """The bytes of a message to publish, once its topic, presence and size pass."""
-        check_topic(topic)
-        if msg is None:
-            raise HubError("msg", "required")
-        if len(msg) > self._max_msg:
-            raise LimitExceededError(
-                "hub_max_msg_kb",
-                f"the message is {len(msg)} bytes; this hub stores at most {self._max_msg}",
-            )
-        return msg
+        return checked_msg(topic, msg, self._max_msg)
 
     async def Publish(
         self, request: pb.PublishRequest | Wired, context: Context
@@ -236,12 +227,8 @@ class HubServicer(pb_grpc.HubServiceServicer):
     async def Ack(self, request: pb.AckRequest, context: Context) -> pb.AckResponse:
         async with rpc_errors("Ack", context):
             request = decoded(request)
-            check_topic(request.topic)
-            check_name(request.group, "group")
-            check_name(request.member, "member")
-            offsets = check_ack(request.offsets)
-            acknowledged = await self.store.ack(
-                request.topic, request.group, request.member, offsets
+            acknowledged = await acknowledge(
+                self.store, request.topic, request.group, request.member, request.offsets
             )
             return pb.AckResponse(acknowledged=acknowledged)
         raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
@@ -250,18 +237,10 @@ class HubServicer(pb_grpc.HubServiceServicer):
         """A checked subscription's entries, batch after batch, once it is
         live and its headers are sent."""
         request = decoded(request)
-        check_topic(request.topic)
-        group = _group(request.group) if request.HasField("group") else None
-        if request.after:
-            if group is not None:
-                raise HubError("after", "must be empty with a group: the group keeps its place")
-            parse_offset(request.after)
+        group = request.group if request.HasField("group") else None
+        member = checked_subscription(request.topic, request.after, group)
         with self._open(self._streams, self._max_subscribers, "hub_max_subscribers"):
-            subscription = await (
-                self.store.subscribe(request.topic, request.after)
-                if group is None
-                else self.store.join(request.topic, group)
-            )
+            subscription = await self.store.follow(request.topic, request.after, member)
             try:
                 await context.send_initial_metadata(((AFTER_HEADER, subscription.after),))
                 while True:
@@ -309,7 +288,20 @@ _STARTS = {pb.GROUP_START_UNSPECIFIED: False, pb.GROUP_START_LATEST: False}
 _STARTS[pb.GROUP_START_EARLIEST] = True
 
 
-def _group(group: pb.ConsumerGroup) -> Group:
+def checked_msg(topic: str, msg: bytes | None, max_msg: int) -> bytes:
+    """The bytes of a message to publish, once its topic, presence and size
+    (at most `max_msg` bytes) pass."""
+    check_topic(topic)
+    if msg is None:
+        raise HubError("msg", "required")
+    if len(msg) > max_msg:
+        raise LimitExceededError(
+            "hub_max_msg_kb", f"the message is {len(msg)} bytes; this hub stores at most {max_msg}"
+        )
+    return msg
+
+
+def group_member(group: pb.ConsumerGroup) -> Group:
     """The member a `ConsumerGroup` asks to be, checked (`HubError` naming the field)."""
     earliest = _STARTS.get(group.start)
     if earliest is None:
@@ -321,6 +313,29 @@ def _group(group: pb.ConsumerGroup) -> Group:
         group.claim_idle_ms or CLAIM_IDLE_MS,
         group.max_unacked or MAX_UNACKED,
     )
+
+
+def checked_subscription(topic: str, after: str, group: pb.ConsumerGroup | None) -> Group | None:
+    """The member a Subscribe asks to be (None: a plain subscriber), once
+    its topic, offset and group pass their checks (`HubError` naming the
+    field)."""
+    check_topic(topic)
+    member = group_member(group) if group is not None else None
+    if after:
+        if member is not None:
+            raise HubError("after", "must be empty with a group: the group keeps its place")
+        parse_offset(after)
+    return member
+
+
+async def acknowledge(
+    store: HubStore, topic: str, group: str, member: str, offsets: Sequence[str]
+) -> int:
+    """An `Ack`, checked (`HubError` naming the field) and stored."""
+    check_topic(topic)
+    check_name(group, "group")
+    check_name(member, "member")
+    return await store.ack(topic, group, member, check_ack(offsets))
 
 
 def add_hub_service(servicer: HubServicer, server: grpc.aio.Server) -> None:

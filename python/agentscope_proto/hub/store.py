@@ -166,6 +166,12 @@ class HubStore(abc.ABC):
         group the topic does not have, `offsets[i]` for the first offset not
         pending with this member. How many were acknowledged."""
 
+    async def follow(self, topic: str, after: str, member: Group | None) -> Subscription:
+        """`subscribe(topic, after)`, or with a `member`, `join(topic, member)`."""
+        if member is None:
+            return await self.subscribe(topic, after)
+        return await self.join(topic, member)
+
     async def close(self) -> None:  # noqa: B027 - a store may hold nothing to release
         """Release the store's connections."""
 
