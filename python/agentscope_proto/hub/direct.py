@@ -98,32 +98,39 @@ class DirectHub:
         data = checked_msg(topic, _bytes(msg), self._max_msg)
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._queue.append((topic, data, future))
-        if self._out < _WINDOW:  # nothing to wait for: this task sends
-            await self._send()
+        self._schedule()
         return await future
 
     async def publish_many(self, topic: str, msgs: Iterable[Msg | Mapping[str, Any]]) -> list[str]:
         """Store `msgs` in `topic`, in order; their offsets (the first error raised)."""
         return list(await asyncio.gather(*(self.publish(topic, msg) for msg in msgs)))
 
+    def _schedule(self) -> None:
+        """Have what is queued sent by a task of its own, unless one is on
+        its way or due. The task starts after the callbacks ready now: the
+        publishers that one answer woke all queue their next message first,
+        and the task sends them together."""
+        if self._out < _WINDOW:
+            self._out += 1
+            task = asyncio.ensure_future(self._send())
+            self._senders.add(task)
+            task.add_done_callback(self._senders.discard)
+
     async def _send(self) -> None:
-        """Store what is queued (a call's worth), then have what queued
-        meanwhile sent by a task of its own."""
+        """Store what is queued (a call's worth, never none: a sender is
+        scheduled for a queued message), then schedule the rest."""
         count = min(len(self._queue), _CALL_MESSAGES)
         batch = [self._queue.popleft() for _ in range(count)]
-        self._out += 1
         try:
             outcomes = await self._store.publish_many([(topic, data) for topic, data, _ in batch])
         except HubUnavailableError as exc:
             outcomes = [exc] * len(batch)
         finally:
             self._out -= 1
-            if self._queue and self._out < _WINDOW:
-                task = asyncio.ensure_future(self._send())
-                self._senders.add(task)
-                task.add_done_callback(self._senders.discard)
         for (_, _, future), outcome in zip(batch, outcomes, strict=True):
             _settle(future, outcome)
+        if self._queue:  # what queued while this call was out
+            self._schedule()
 
     async def subscribe(
         self, topic: str, after: str | None = None, *, group: pb.ConsumerGroup | None = None

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
+import random
+import socket
 from collections import deque
 from collections.abc import Awaitable, Sequence
 from typing import Any
@@ -93,10 +94,28 @@ _BLOCK_MS = 5_000
 # its topic's tail and reads for itself (its client is slow); past
 # `subscriber_buffer_mb` of their bytes first, it ends (RESOURCE_EXHAUSTED).
 _BEHIND = 4096
-# How long Redis has to answer beyond that: the connection's read timeout is
-# their sum (redis-py's default, 5 s, would end every idle blocked read as a
-# failure).
-_REPLY_S = 10.0
+# How long a connection may stay silent or leave data unacknowledged before
+# it is taken as dead (the kernel's TCP keepalive and user timeout): a Redis
+# that crashed, rebooted or dropped off the network fails the calls on it
+# within about that long. No per-call timeout: redis-py wraps every command
+# of a connection that has one in a timer and, for sends, a task of its own,
+# a fifth of a publish's CPU here (bench/NOTES.md); a Redis process stopped
+# but still reachable (SIGSTOP) is waited for.
+_DEAD_S = 15
+
+
+def _keepalive() -> dict[int, int]:
+    """The TCP options that notice a dead connection within `_DEAD_S` (those
+    this platform has)."""
+    wanted = {
+        "TCP_KEEPIDLE": 5,
+        "TCP_KEEPINTVL": 2,
+        "TCP_KEEPCNT": (_DEAD_S - 5) // 2,
+        "TCP_USER_TIMEOUT": _DEAD_S * 1000,
+    }
+    return {
+        getattr(socket, name): value for name, value in wanted.items() if hasattr(socket, name)
+    }
 
 # The epoch of the stream KEYS[1]: its last entry's, or "" (none, or an
 # entry written before epochs).
@@ -281,7 +300,9 @@ class RedisHubStore(HubStore):
         """A store on the Redis `config.url` names, once it answers a PING."""
         options: dict[str, Any] = {
             "socket_connect_timeout": 5,
-            "socket_timeout": _BLOCK_MS / 1000 + _REPLY_S,
+            "socket_timeout": None,
+            "socket_keepalive": True,
+            "socket_keepalive_options": _keepalive(),
         }
         client: Any = aioredis.Redis.from_url(config.url, **options)
         try:
@@ -456,8 +477,10 @@ async def _blocked(command: Awaitable[Any]) -> list[Entry]:
 
 
 def _new_epoch() -> str:
-    """An epoch for a stream that has none yet (the script keeps a stream's own)."""
-    return secrets.token_hex(4)
+    """An epoch for a stream that has none yet (the script keeps a stream's
+    own). Drawn for every publish call, so from the cheap generator (seeded
+    from the OS): it tells runs of a stream apart, it guards no secret."""
+    return f"{random.getrandbits(32):08x}"
 
 
 def _outcomes(reply: Any, count: int) -> list[Published]:
