@@ -113,9 +113,8 @@ def _keepalive() -> dict[int, int]:
         "TCP_KEEPCNT": (_DEAD_S - 5) // 2,
         "TCP_USER_TIMEOUT": _DEAD_S * 1000,
     }
-    return {
-        getattr(socket, name): value for name, value in wanted.items() if hasattr(socket, name)
-    }
+    return {getattr(socket, name): value for name, value in wanted.items() if hasattr(socket, name)}
+
 
 # The epoch of the stream KEYS[1]: its last entry's, or "" (none, or an
 # entry written before epochs).
