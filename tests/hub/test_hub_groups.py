@@ -5,6 +5,7 @@ taken over from a member that leaves it unacknowledged, at most
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import grpc
@@ -172,6 +173,10 @@ def test_bad_acks_are_invalid_argument_naming_the_field_and_acknowledge_nothing(
             ),
             (pb.AckRequest(topic=topic, group="workers", member="b", offsets=[held]), "offsets[0]"),
             (pb.AckRequest(topic="bad topic", group="workers", member="a"), "topic"),
+            (
+                pb.AckRequest(topic=topic, group="workers", member="a", offsets=[held] * 1001),
+                "offsets",
+            ),
         ]
         for request, field in cases:
             with pytest.raises(grpc.RpcError) as caught:
@@ -195,3 +200,28 @@ def test_an_ack_through_another_client_gives_the_member_room(
         client.publish_many(topic, [msg("one"), msg("two")])
         other.ack(topic, "workers", "a", [next(a).offset])
         assert next(a).msg.text == "two"
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_groups_beyond_the_limit_per_topic_are_resource_exhausted(
+    request: pytest.FixtureRequest, store: str, topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentscope_proto.hub import memory, redis_streams
+    from agentscope_proto.hub.factory import open_hub_store
+    from agentscope_proto.hub.store import Group, HubConfig
+
+    for module in (memory, redis_streams):  # 1,000 groups, as 2
+        monkeypatch.setattr(module, "MAX_GROUPS", 2)
+
+    async def run() -> None:
+        hub = await open_hub_store(HubConfig(url=store_url(request, store)))
+        try:
+            for name in ("g1", "g2", "g1"):  # joining a group that exists makes none
+                (await hub.join(topic, Group(name, "m"))).close()
+            with pytest.raises(errors.LimitExceededError) as caught:
+                await hub.join(topic, Group("g3", "m"))
+            assert caught.value.path == "hub_max_groups"
+        finally:
+            await hub.close()
+
+    asyncio.run(run())
