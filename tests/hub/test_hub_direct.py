@@ -6,6 +6,8 @@ by age on both stores."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,3 +160,45 @@ def test_retention_by_age_trims_old_messages_and_resuming_before_them_is_out_of_
                 assert next(events).offset == newer
     finally:
         running.stop()
+
+
+def test_the_hub_works_over_a_unix_socket(tmp_path: Path) -> None:
+    # A short directory: a socket's path has at most about 100 bytes.
+    socket_dir = Path(tempfile.mkdtemp(prefix="hub"))
+    server = RedisServer(tmp_path, ("--unixsocket", str(socket_dir / "r.sock")))
+
+    async def run() -> None:
+        hub = await DirectHub.connect(f"unix://{socket_dir / 'r.sock'}")
+        try:
+            async with await hub.subscribe("t") as events:
+                offset = await hub.publish("t", msg("over a socket"))
+                assert (await events.__anext__()).offset == offset
+        finally:
+            await hub.close()
+
+    try:
+        asyncio.run(run())
+    finally:
+        server.stop()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+def test_an_ack_of_an_offset_of_another_epoch_acknowledges_nothing(
+    redis_server: RedisServer, topic: str
+) -> None:
+    async def run() -> None:
+        hub = await DirectHub.connect(redis_server.url)
+        try:
+            member = await hub.subscribe(topic, group=ConsumerGroup(name="g", member="m"))
+            await hub.publish(topic, msg("x"))
+            offset = (await member.__anext__()).offset
+            other = offset.rpartition(".")[0] + ".00000000"  # the same id, another run's
+            with pytest.raises(errors.HubError) as caught:
+                await member.ack(offset, other)
+            assert caught.value.path == "offsets[1]"
+            assert await member.ack(offset) == 1
+            member.close()
+        finally:
+            await hub.close()
+
+    asyncio.run(run())

@@ -228,16 +228,24 @@ local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
 return {room, {}, last and last[1] or '0-0'}
 """
 
-# Acknowledges ARGV[3..] for the member ARGV[2] of the group ARGV[1] of the
-# stream KEYS[1] if every one is pending with it: 0; else the (1-based)
-# index of the first that is not, nothing acknowledged.
-_ACK = """
+# Acknowledges the offsets ARGV[3..] (`<id>.<epoch>`, or an id) for the
+# member ARGV[2] of the group ARGV[1] of the stream KEYS[1] if every one is
+# pending with it, and of the stream's epoch: minus how many were; else the
+# (1-based) index of the first that is not, nothing acknowledged.
+_ACK = (
+    _LAST_EPOCH
+    + """
+local epoch = last_epoch(KEYS[1])
+local ids = {}
 for i = 3, #ARGV do
-  local held = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
-  if #held == 0 or held[1][2] ~= ARGV[2] then return i - 2 end
+  local id, of = string.match(ARGV[i], '^([^.]*)%.?(.*)$')
+  local held = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  if #held == 0 or held[1][2] ~= ARGV[2] or (of ~= '' and of ~= epoch) then return i - 2 end
+  ids[#ids + 1] = id
 end
-return -redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, 3))
+return -redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
 """
+)
 
 
 def _key(topic: str) -> str:
@@ -297,12 +305,9 @@ class RedisHubStore(HubStore):
     @classmethod
     async def connect(cls, config: HubConfig) -> RedisHubStore:
         """A store on the Redis `config.url` names, once it answers a PING."""
-        options: dict[str, Any] = {
-            "socket_connect_timeout": 5,
-            "socket_timeout": None,
-            "socket_keepalive": True,
-            "socket_keepalive_options": _keepalive(),
-        }
+        options: dict[str, Any] = {"socket_connect_timeout": 5, "socket_timeout": None}
+        if not config.url.startswith("unix://"):  # a local socket's peer cannot vanish unseen
+            options.update(socket_keepalive=True, socket_keepalive_options=_keepalive())
         client: Any = aioredis.Redis.from_url(config.url, **options)
         try:
             if (await client.info("cluster")).get("cluster_enabled") == 1:
@@ -400,9 +405,8 @@ class RedisHubStore(HubStore):
         return _RedisMember(self, key, group)
 
     async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
-        ids = [offset.partition(".")[0] for offset in offsets]
         try:
-            failed = int(await self._ack([_key(topic)], [group, member, *ids]))
+            failed = int(await self._ack([_key(topic)], [group, member, *offsets]))
         except ResponseError as exc:
             if "NOGROUP" in str(exc) or "no such key" in str(exc):
                 raise unknown_group(group) from None
