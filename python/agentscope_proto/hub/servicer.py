@@ -94,8 +94,8 @@ def _batches(entries: list[Entry]) -> list[bytes]:
 
 
 class HubServicer(pb_grpc.HubServiceServicer):
-    """Publish, PublishStream, Subscribe and SubscribeBatches on `store`,
-    within `config`'s limits."""
+    """Publish, PublishStream, Subscribe, SubscribeBatches and Ack on
+    `store`, within `config`'s limits."""
 
     def __init__(self, store: HubStore, config: HubConfig | None = None) -> None:
         self.store = store
@@ -284,8 +284,12 @@ class HubServicer(pb_grpc.HubServiceServicer):
             await asyncio.sleep(0)
 
 
-_STARTS = {pb.GROUP_START_UNSPECIFIED: False, pb.GROUP_START_LATEST: False}
-_STARTS[pb.GROUP_START_EARLIEST] = True
+# Whether a new group starts at its topic's oldest message, by `GroupStart`.
+_STARTS = {
+    pb.GROUP_START_UNSPECIFIED: False,
+    pb.GROUP_START_LATEST: False,
+    pb.GROUP_START_EARLIEST: True,
+}
 
 
 def checked_msg(topic: str, msg: bytes | None, max_msg: int) -> bytes:
@@ -302,13 +306,14 @@ def checked_msg(topic: str, msg: bytes | None, max_msg: int) -> bytes:
 
 
 def group_member(group: pb.ConsumerGroup) -> Group:
-    """The member a `ConsumerGroup` asks to be, checked (`HubError` naming the field)."""
+    """The member a `ConsumerGroup` asks to be, checked (`HubError` naming the
+    field: `Group` checks the names and bounds)."""
     earliest = _STARTS.get(group.start)
     if earliest is None:
         raise HubError("group.start", f"unknown GroupStart value {group.start}")
     return Group(
-        check_name(group.name, "group.name"),
-        check_name(group.member, "group.member"),
+        group.name,
+        group.member,
         earliest,
         group.claim_idle_ms or CLAIM_IDLE_MS,
         group.max_unacked or MAX_UNACKED,
