@@ -1,4 +1,4 @@
-"""Hub: messages publish→deliver on Redis, the HubService vs AgentScope 2.x's replay log.
+"""Hub: publish→deliver on Redis, the hub (served, direct) vs AgentScope 2.x's replay log.
 
 All sides run on one fresh redis-server (Debian's), side by side in
 alternating rounds, each round on a topic of its own, with the same
@@ -11,6 +11,13 @@ machine:
   PublishStream; those that wait together go in one request), the
   subscribers, subscriptions receiving them (SubscribeBatches; typed messages,
   decoded);
+- ours, direct: `DirectHub` in this process, for Python code with the hub's
+  Redis credentials: the publishers await `DirectHub.publish()` (the
+  publishes that wait together go in one script call), the subscribers
+  read the topic's stream straight from Redis (one blocked `XREAD` for both),
+  no hub server in the way;
+- ours, direct to served: `DirectHub` publishers, and subscribers on the hub
+  server through `AsyncHubClient` (they receive the same stream);
 - ours, unary: the same server and message, through the first release's
   calls, one unary `Publish` per message and one `Subscribe` stream message
   per event (raw grpc.aio stubs): the before of this comparison;
@@ -205,6 +212,60 @@ def _ours(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
     return run
 
 
+def _ours_direct(
+    url: str, target: str | None, ours: Any, publishers: int, subscribers: int
+) -> Round:
+    """Publishers on `DirectHub` (the hub's streams from this process, no
+    server); subscribers on it too, or (`target`) on the hub server's
+    SubscribeBatches through `AsyncHubClient`, which receive the same stream."""
+    from agentscope_proto.hub import AsyncHubClient, DirectHub
+
+    async def run(messages: int) -> dict[str, Any]:
+        topic = f"bench/{uuid.uuid4().hex}"
+        hub = await DirectHub.connect(url)
+        client = AsyncHubClient(target) if target else None
+        subscribe = client.subscribe if client else hub.subscribe
+        subscriptions = [await subscribe(topic) for _ in range(subscribers)]
+        sent = [0.0] * messages
+        acked = [0.0] * messages
+        delivered: list[list[tuple[int, float]]] = []
+        clock = time.perf_counter
+        cpu = time.process_time()
+        started = clock()
+
+        async def publish(first: int) -> None:
+            msg = type(ours)()
+            for i in range(first, messages, publishers):
+                sent[i] = clock()
+                msg.CopyFrom(ours)
+                msg.id = str(i)
+                await hub.publish(topic, msg)
+                acked[i] = clock() - sent[i]
+
+        async def receive(subscription: Any) -> None:
+            times = []
+            async for event in subscription:
+                times.append((int(event.msg.id), clock()))
+                if len(times) == messages:
+                    break
+            delivered.append(times)
+
+        await asyncio.gather(
+            *(publish(p) for p in range(publishers)), *(receive(s) for s in subscriptions)
+        )
+        cpu = time.process_time() - cpu
+        for subscription in subscriptions:
+            closed = subscription.close()
+            if closed is not None:
+                await closed
+        if client:
+            await client.close()
+        await hub.close()
+        return _result(started, sent, acked, delivered, cpu)
+
+    return run
+
+
 def _ours_unary(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
     """The first release's calls: a unary Publish per message, a Subscribe
     stream message per event (the stubs, as its clients used them)."""
@@ -330,6 +391,8 @@ def main() -> None:
         for publishers, subscribers in CONFIGS[:2] if args.quick else CONFIGS:
             sides: dict[str, Round] = {
                 "ours": _ours(target, ours, publishers, subscribers),
+                "ours_direct": _ours_direct(url, None, ours, publishers, subscribers),
+                "ours_direct_served": _ours_direct(url, target, ours, publishers, subscribers),
                 "ours_unary": _ours_unary(target, ours, publishers, subscribers),
                 "agentscope": _agentscope(url, theirs, publishers, subscribers),
             }

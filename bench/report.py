@@ -7,6 +7,7 @@ report from saved results (the README too with `--readme`).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 from collections.abc import Callable
@@ -225,15 +226,18 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
                 ]
             )
     hub = results.get("hub")
-    for config in hub["configs"] if hub else ():
-        ours, theirs = config["sides"]["ours"], config["sides"]["agentscope"]
+    for config, (side, way) in itertools.product(hub["configs"] if hub else (), _HUB_TARGET_SIDES):
+        if side not in config["sides"]:
+            continue
+        ours, theirs = config["sides"][side], config["sides"]["agentscope"]
         ratio = ours["msgs_per_s"] / theirs["msgs_per_s"]
-        low, high = _round_ratios(config)
+        low, high = _round_ratios(config, side)
         lower = ours["p99_ms"] < theirs["p99_ms"]
         rows.append(
             [
-                f"Hub on Redis vs AgentScope 2.x `RedisMessageBus` replay log, publish→deliver, "
-                f"{config['publishers']} publishers, {config['subscribers']} subscribers"
+                f"Hub on Redis ({way}) vs AgentScope 2.x `RedisMessageBus` replay log, "
+                f"publish→deliver, {config['publishers']} publishers, "
+                f"{config['subscribers']} subscribers"
                 + (f" (measured {hub['started']})" if "started" in hub else ""),
                 f"≥ {TARGETS['hub']:.0f}× msgs/s, lower p99",
                 f"{_x(ratio)} ({ours['msgs_per_s']:,.0f} vs {theirs['msgs_per_s']:,.0f} msgs/s; "
@@ -289,20 +293,31 @@ def _state_row(memory: dict[str, Any], redis: dict[str, Any], resume: dict[str, 
     ]
 
 
+# The hub's ways held to the target: a Python publisher with the hub's Redis
+# credentials publishes directly (DirectHub); every other caller goes through
+# the HubService.
+_HUB_TARGET_SIDES = (
+    ("ours_direct", "Python publishers and subscribers on DirectHub"),
+    ("ours", "through the HubService"),
+)
+
+
 def _cpu_per_msg(side: dict[str, Any]) -> float:
     """CPU seconds per message of a side, all its processes (client, hub server, Redis)."""
     return (side["client_cpu_s"] + side["server_cpu_s"] + side["redis_cpu_s"]) / side["messages"]
 
 
-def _round_ratios(config: dict[str, Any]) -> tuple[float, float]:
-    """The lowest and highest ours / AgentScope msgs/s over the paired rounds."""
-    pairs = zip(config["rounds"]["ours"], config["rounds"]["agentscope"], strict=True)
+def _round_ratios(config: dict[str, Any], side: str = "ours") -> tuple[float, float]:
+    """The lowest and highest `side` / AgentScope msgs/s over the paired rounds."""
+    pairs = zip(config["rounds"][side], config["rounds"]["agentscope"], strict=True)
     ratios = [a["msgs_per_s"] / b["msgs_per_s"] for a, b in pairs]
     return min(ratios), max(ratios)
 
 
 _HUB_SIDES = (
     ("ours", "HubService: PublishStream + SubscribeBatches"),
+    ("ours_direct", "DirectHub: publish and subscribe straight on Redis"),
+    ("ours_direct_served", "DirectHub publishers, HubService SubscribeBatches subscribers"),
     ("ours_unary", "HubService: unary Publish + Subscribe"),
     ("agentscope", "AgentScope 2.x replay log"),
 )

@@ -127,6 +127,13 @@ def _hub_flags(p: argparse.ArgumentParser, default: str) -> None:
         "--hub-retention", type=int, default=10_000, help="messages each hub topic keeps"
     )
     p.add_argument(
+        "--hub-retention-seconds",
+        type=int,
+        default=0,
+        help="seconds each hub topic keeps a message at most, trimmed on its next publish "
+        "(default 0: no age limit)",
+    )
+    p.add_argument(
         "--hub-max-msg-kb", type=int, default=1024, help="largest message a Publish may store"
     )
     p.add_argument(
@@ -808,6 +815,7 @@ def _hub_config(args: argparse.Namespace) -> Any:
         return HubConfig(
             url=url,
             retention=args.hub_retention,
+            retention_seconds=args.hub_retention_seconds,
             max_msg_kb=args.hub_max_msg_kb,
             max_subscribers=args.hub_max_subscribers,
             max_publishers=args.hub_max_publishers,

@@ -17,9 +17,10 @@ libFuzzer's progress output in a log and prints one summary line. TARGET is one 
   1.x and 2.x dialects write it, an answer as 2.x's event, the schema).
   What 2.x's pydantic models then check is AgentScope's, not fuzzed here.
 - `hub`: a kind byte, then the bytes of a HubService `PublishRequest`,
-  `PublishStreamRequest`, `SubscribeRequest` or `SubscribeBatchesRequest`,
-  through the servicer's checks onto one memory store kept for the run
-  (publishes store, subscriptions parse and check their offset against it).
+  `PublishStreamRequest`, `SubscribeRequest`, `SubscribeBatchesRequest` or
+  `AckRequest`, through the servicer's checks onto one memory store kept for
+  the run (publishes store, subscriptions parse and check their offset or
+  join their group against it, acks check their offsets against the group).
 
 Any exception other than the package's own errors is a crash (libFuzzer keeps
 the input), except the provider bugs listed in
@@ -60,8 +61,8 @@ with atheris.instrument_imports():
     from agentscope_proto.errors import AgentScopeProtoError
     from agentscope_proto.events import event_from_dict, event_to_dict
     from agentscope_proto.hub.memory import MemoryHubStore
-    from agentscope_proto.hub.servicer import HubServicer
-    from agentscope_proto.hub.store import HubConfig, check_topic, parse_offset
+    from agentscope_proto.hub.servicer import HubServicer, acknowledge, checked_subscription
+    from agentscope_proto.hub.store import HubConfig
     from agentscope_proto.parsing import StreamParser, parse
     from agentscope_proto.providers import PROVIDERS as REGISTRY
     from agentscope_proto.service._rpc import Wired, decoded, lenient
@@ -169,6 +170,7 @@ HUB_REQUESTS = [
     hub_pb.PublishStreamRequest,
     hub_pb.SubscribeRequest,
     hub_pb.SubscribeBatchesRequest,
+    hub_pb.AckRequest,
 ]
 _HUB_READERS = [lenient(kind, keep_wire=kind is hub_pb.PublishRequest) for kind in HUB_REQUESTS]
 _MSG_FIELD = hub_pb.PublishRequest.DESCRIPTOR.fields_by_name["msg"].number
@@ -192,12 +194,14 @@ async def _hub_request(kind: int, received: object) -> None:
         await _store.publish(message.topic, msg)
     elif kind == 1:
         await _hub._publish_all(decoded(received, "requests[0]"), 0)
-    else:  # what Subscribe and SubscribeBatches check before following a topic
+    elif kind == 4:  # Ack, as the servicer checks and stores it
         request = decoded(received)
-        check_topic(request.topic)
-        if request.after:
-            parse_offset(request.after)
-        subscription = await _store.subscribe(request.topic, request.after)
+        await acknowledge(_store, request.topic, request.group, request.member, request.offsets)
+    else:  # what Subscribe and SubscribeBatches check before following a topic (or joining a group)
+        request = decoded(received)
+        group = request.group if request.HasField("group") else None
+        member = checked_subscription(request.topic, request.after, group)
+        subscription = await _store.follow(request.topic, request.after, member)
         subscription.close()
 
 

@@ -185,6 +185,12 @@ def test_every_hub_rpc_over_connect_refuses_a_bad_token(
             "PublishStream": (_envelope({"publishes": [good]}), "application/connect+json"),
             "Subscribe": (_envelope({"topic": topic}), "application/connect+json"),
             "SubscribeBatches": (_envelope({"topic": topic}), "application/connect+json"),
+            "Ack": (
+                json.dumps(
+                    {"topic": topic, "group": "g", "member": "m", "offsets": ["0-1"]}
+                ).encode(),
+                "application/json",
+            ),
         }
         for method, (body, content_type) in calls.items():
             try:

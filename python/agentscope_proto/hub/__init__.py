@@ -6,7 +6,9 @@ with the server's configuration); `memory` keeps topics in this process,
 asked for); `factory` opens the one a URL names (`open_hub_store`);
 `servicer` serves a store over gRPC (`HubServicer`; `hub_service` hosts
 it beside a server's other services); `client` has `HubClient` and
-`AsyncHubClient`. Names load on first use: a client needs no store.
+`AsyncHubClient`; `direct` has `DirectHub`, the same topics straight from
+Redis for Python code with its credentials (the `redis` extra). Names
+load on first use: a client needs no store.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .client import AsyncHubClient, AsyncSubscription, HubClient, Subscription
+    from .client import AsyncHubClient, AsyncSubscription, ConsumerGroup, HubClient, Subscription
+    from .direct import DirectHub, DirectSubscription
     from .factory import open_hub_store
     from .memory import MemoryHubStore
     from .servicer import AFTER_HEADER, SERVICE_NAME, HubServicer, add_hub_service, hub_service
@@ -29,8 +32,11 @@ _LAZY = {
     "hub_service": "servicer",
     "AsyncHubClient": "client",
     "AsyncSubscription": "client",
+    "ConsumerGroup": "client",
     "HubClient": "client",
     "Subscription": "client",
+    "DirectHub": "direct",
+    "DirectSubscription": "direct",
     "HubConfig": "store",
     "HubStore": "store",
     "open_hub_store": "factory",
@@ -42,6 +48,9 @@ __all__ = [
     "SERVICE_NAME",
     "AsyncHubClient",
     "AsyncSubscription",
+    "ConsumerGroup",
+    "DirectHub",
+    "DirectSubscription",
     "HubClient",
     "HubConfig",
     "HubServicer",

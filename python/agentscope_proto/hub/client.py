@@ -17,6 +17,14 @@ that way. `HubClient.publish` is a unary `Publish`; its `publish_many` one
 `PublishStream` for the list. Against a server without the stream RPCs
 (UNIMPLEMENTED) both fall back to `Publish` and `Subscribe`.
 
+`subscribe(topic, group=ConsumerGroup(name=..., member=...))` takes part
+in a consumer group instead: each message goes to one member of the group;
+a member acknowledges each message it is done with (`subscription.ack(
+event.offset)`, or the clients' `ack`), and one it leaves unacknowledged
+past the group's `claim_idle_ms` goes to another member. Such a
+subscription resumes under its member name, and first receives again what
+it held unacknowledged.
+
 Errors are the package's exceptions, rebuilt from the status details
 (`OffsetOutOfRangeError`, `HubError`, `LimitExceededError`, ...).
 """
@@ -39,11 +47,14 @@ from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from .._wire import varint_bytes
 from ..dialects import from_dict
-from ..errors import LimitExceededError, RemoteError
+from ..errors import HubError, LimitExceededError, RemoteError
 from ..service.status import error_from_rpc, error_from_status
 from .servicer import AFTER_HEADER, MAX_PUBLISHES, SERVICE_NAME
 
-__all__ = ["AsyncHubClient", "AsyncSubscription", "HubClient", "Subscription"]
+__all__ = ["AsyncHubClient", "AsyncSubscription", "ConsumerGroup", "HubClient", "Subscription"]
+
+# The schema's message: a subscription's group, its member name and options.
+ConsumerGroup = pb.ConsumerGroup
 
 # Waits between reconnection attempts: doubling from the first to the last.
 _BACKOFF = (0.05, 1.0)
@@ -322,20 +333,39 @@ class HubClient(ChannelClient):
         return reply.offset
 
     def subscribe(
-        self, topic: str, after: str | None = None, *, reconnect: float | None = 30.0
+        self,
+        topic: str,
+        after: str | None = None,
+        *,
+        reconnect: float | None = 30.0,
+        group: pb.ConsumerGroup | None = None,
     ) -> Subscription:
         """Follow `topic` after the offset `after` (None: from now on); returns
         once live. `reconnect`: seconds to keep resuming a broken stream (None:
-        for ever, 0: never)."""
-        return Subscription(self, topic, after or "", reconnect)
+        for ever, 0: never). `group`: receive as that member of a consumer
+        group (no `after`: the group keeps its place)."""
+        return Subscription(self, topic, after or "", reconnect, group)
+
+    def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
+        """Acknowledge the messages at `offsets` that `member` of `group`
+        received: all of them, or none and `HubError` naming the first that
+        is not its to acknowledge (see `HubService.Ack`). How many."""
+        request = pb.AckRequest(topic=topic, group=group, member=member, offsets=offsets)
+        try:
+            return int(self._stub.Ack(request, metadata=self._metadata).acknowledged)
+        except grpc.RpcError as error:
+            raise error_from_rpc(error) from None
 
 
 class _Following:
     """What `Subscription` and `AsyncSubscription` keep, and the steps they
     share that wait for nothing."""
 
-    def __init__(self, topic: str, after: str, reconnect: float | None) -> None:
+    def __init__(
+        self, topic: str, after: str, reconnect: float | None, group: pb.ConsumerGroup | None
+    ) -> None:
         self.topic = topic
+        self.group = group
         self.after = after
         self._retry = _Retry(reconnect)
         self._call: Any = None
@@ -348,16 +378,27 @@ class _Following:
     def _subscribe(self, stub: Any, metadata: Metadata) -> Any:
         """The call that subscribes after `self.after`."""
         if self._batches:
-            request = pb.SubscribeBatchesRequest(topic=self.topic, after=self.after)
+            request = pb.SubscribeBatchesRequest(
+                topic=self.topic, after=self.after, group=self.group
+            )
             return stub.SubscribeBatches(request, metadata=metadata)
         return stub.Subscribe(
-            pb.SubscribeRequest(topic=self.topic, after=self.after), metadata=metadata
+            pb.SubscribeRequest(topic=self.topic, after=self.after, group=self.group),
+            metadata=metadata,
         )
 
     def _hand_out(self) -> pb.HubEvent:
         event = self._events.popleft()
-        self.after = event.offset
+        if self.group is None:  # a member resumes by its name, not by offset
+            self.after = event.offset
         return event
+
+    def _ack_request(self, offsets: Sequence[str]) -> pb.AckRequest:
+        if self.group is None:
+            raise HubError("group", "only a consumer group member acknowledges messages")
+        return pb.AckRequest(
+            topic=self.topic, group=self.group.name, member=self.group.member, offsets=offsets
+        )
 
     def _keep(self, received: Any) -> None:
         """What the stream sent: a batch of events, or (`Subscribe`) one."""
@@ -380,8 +421,15 @@ class Subscription(_Following):
     the last one handed out (or where the subscription started), the one to
     resume from."""
 
-    def __init__(self, client: HubClient, topic: str, after: str, reconnect: float | None) -> None:
-        super().__init__(topic, after, reconnect)
+    def __init__(
+        self,
+        client: HubClient,
+        topic: str,
+        after: str,
+        reconnect: float | None,
+        group: pb.ConsumerGroup | None = None,
+    ) -> None:
+        super().__init__(topic, after, reconnect, group)
         self._client = client
         try:
             self._open()
@@ -438,6 +486,15 @@ class Subscription(_Following):
             except grpc.RpcError as again:
                 error = again
         raise _gave_up(error) from None
+
+    def ack(self, *offsets: str) -> int:
+        """A group member's `HubClient.ack` of messages it received here."""
+        request = self._ack_request(offsets)
+        try:
+            reply = self._client._stub.Ack(request, metadata=self._client._metadata)
+        except grpc.RpcError as error:
+            raise error_from_rpc(error) from None
+        return int(reply.acknowledged)
 
     def close(self) -> None:
         """Cancel the stream; iteration stops."""
@@ -659,15 +716,32 @@ class AsyncHubClient(AsyncChannelClient):
                 future.set_result(offset)
 
     async def subscribe(
-        self, topic: str, after: str | None = None, *, reconnect: float | None = 30.0
+        self,
+        topic: str,
+        after: str | None = None,
+        *,
+        reconnect: float | None = 30.0,
+        group: pb.ConsumerGroup | None = None,
     ) -> AsyncSubscription:
         """`HubClient.subscribe`: returns once live; iterate with `async for`."""
-        subscription = AsyncSubscription(self, topic, after or "", reconnect)
+        subscription = AsyncSubscription(self, topic, after or "", reconnect, group)
         try:
             await subscription._open()
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error) from None
         return subscription
+
+    async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
+        """`HubClient.ack`, awaited."""
+        request = pb.AckRequest(topic=topic, group=group, member=member, offsets=offsets)
+        return await self._ack(request)
+
+    async def _ack(self, request: pb.AckRequest) -> int:
+        try:
+            reply = await self._stub.Ack(request, metadata=self._metadata)
+        except grpc.aio.AioRpcError as error:
+            raise error_from_rpc(error) from None
+        return int(reply.acknowledged)
 
     async def close(self) -> None:
         """End the PublishStream (publishes not answered fail) and close the channel."""
@@ -679,9 +753,14 @@ class AsyncSubscription(_Following):
     """`Subscription` for asyncio: `async for event in subscription`."""
 
     def __init__(
-        self, client: AsyncHubClient, topic: str, after: str, reconnect: float | None
+        self,
+        client: AsyncHubClient,
+        topic: str,
+        after: str,
+        reconnect: float | None,
+        group: pb.ConsumerGroup | None = None,
     ) -> None:
-        super().__init__(topic, after, reconnect)
+        super().__init__(topic, after, reconnect, group)
         self._client = client
 
     async def _open(self) -> None:
@@ -738,6 +817,10 @@ class AsyncSubscription(_Following):
             except grpc.aio.AioRpcError as again:
                 error = again
         raise _gave_up(error) from None
+
+    async def ack(self, *offsets: str) -> int:
+        """A group member's `AsyncHubClient.ack` of messages it received here."""
+        return await self._client._ack(self._ack_request(offsets))
 
     async def close(self) -> None:
         """Cancel the stream; iteration stops."""

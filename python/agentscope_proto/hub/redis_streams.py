@@ -2,9 +2,10 @@
 
 Each topic is one stream, `agentscope:hub:{<topic>}`: the braces make the
 topic a hash tag, so a topic's keys stay in one slot of a Redis Cluster and
-no command spans two slots (the connection itself is redis-py's single-node
-client: a Cluster client is not wired in yet). An entry holds the message's protobuf bytes
-under the field `m` and the stream's epoch under `e`; its offset is the
+no command spans two slots. The URL may name any node of a Redis Cluster:
+the store asks the server whether it is one (`INFO cluster`) and then talks
+to the whole cluster, each topic on the node of its slot. An entry holds
+the message's protobuf bytes under the field `m` and the stream's epoch under `e`; its offset is the
 entry id and the epoch (see `store`). The epoch is drawn when the stream is
 created and copied from its last entry by every publish after, so a stream
 Redis lost (a restart without persistence, FLUSHALL, a failover to an empty
@@ -12,8 +13,9 @@ replica) comes back with another: an offset of the lost one is refused on
 resuming, and a live subscription that reads an entry of another epoch ends,
 both OUT_OF_RANGE (`lost`), never skipping past the loss in silence.
 `XADD ... MAXLEN ~ retention` trims a topic as it grows (never below
-`retention` entries); publishes are one script call per topic, its XADDs in
-order.
+`retention` entries), and with `retention_seconds`, `XTRIM ... MINID ~`
+its entries older than that (never a newer one); publishes are one script
+call per topic, its XADDs in order.
 
 Subscriptions read with `XREAD BLOCK` from their last offset: on their own
 until they have caught up with their topic's `_Tail` (the one blocked read
@@ -22,25 +24,42 @@ message if the retention trimmed one not read yet; that takes at least
 `retention` newer messages, so only a full batch needs checking, and then
 one script reads the stream's first entry and whether it was ever trimmed
 (`XINFO STREAM`, Redis 7).
+
+A topic's consumer groups are the stream's own (`XGROUP CREATE ...
+MKSTREAM`, by a group's first member). A member reads with one script:
+what it held and had not acknowledged when it joined (`XREADGROUP` from
+0), else messages other members held unacknowledged past the member's
+`claim_idle_ms` (`XAUTOCLAIM`), else new ones (`XREADGROUP >`), no more
+than its room under `max_unacked` (its count in `XPENDING`). With nothing
+to read, it waits in a plain blocked `XREAD` after the stream's last entry
+(a while at most, so that claims are looked for again), then reads with the
+script: a blocked `XREADGROUP` would take messages into the member's hands
+even when its subscriber left while it waited, and they would wait for
+`claim_idle_ms` before anyone received them. `Ack` is one script: every offset
+must be pending with the member (`XPENDING`) before any is acknowledged
+(`XACK`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
+import random
+import socket
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..errors import HubUnavailableError, LimitExceededError, OffsetOutOfRangeError
 from .store import (
+    MAX_GROUPS,
     Entry,
+    Group,
     HubConfig,
     HubStore,
     Key,
@@ -48,10 +67,14 @@ from .store import (
     Subscription,
     format_offset,
     lost,
+    not_pending,
     offset_epoch,
     parse_offset,
     redacted_url,
     resume_check,
+    too_many_groups,
+    unknown_group,
+    woken,
 )
 
 __all__ = ["RedisHubStore"]
@@ -71,10 +94,27 @@ _BLOCK_MS = 5_000
 # its topic's tail and reads for itself (its client is slow); past
 # `subscriber_buffer_mb` of their bytes first, it ends (RESOURCE_EXHAUSTED).
 _BEHIND = 4096
-# How long Redis has to answer beyond that: the connection's read timeout is
-# their sum (redis-py's default, 5 s, would end every idle blocked read as a
-# failure).
-_REPLY_S = 10.0
+# How long a connection may stay silent or leave data unacknowledged before
+# it is taken as dead (the kernel's TCP keepalive and user timeout): a Redis
+# that crashed, rebooted or dropped off the network fails the calls on it
+# within about that long. No per-call timeout: redis-py wraps every command
+# of a connection that has one in a timer and, for sends, a task of its own,
+# a fifth of a publish's CPU here (bench/NOTES.md); a Redis process stopped
+# but still reachable (SIGSTOP) is waited for.
+_DEAD_S = 15
+
+
+def _keepalive() -> dict[int, int]:
+    """The TCP options that notice a dead connection within `_DEAD_S` (those
+    this platform has)."""
+    wanted = {
+        "TCP_KEEPIDLE": 5,
+        "TCP_KEEPINTVL": 2,
+        "TCP_KEEPCNT": (_DEAD_S - 5) // 2,
+        "TCP_USER_TIMEOUT": _DEAD_S * 1000,
+    }
+    return {getattr(socket, name): value for name, value in wanted.items() if hasattr(socket, name)}
+
 
 # The epoch of the stream KEYS[1]: its last entry's, or "" (none, or an
 # entry written before epochs).
@@ -108,12 +148,14 @@ return {f['last-generated-id'], first, trimmed, last_epoch(KEYS[1])}
 )
 
 
-# Appends ARGV[3..] to the stream KEYS[1] (MAXLEN ~ ARGV[1]) in order, each
+# Appends ARGV[4..] to the stream KEYS[1] (MAXLEN ~ ARGV[1]) in order, each
 # with the stream's epoch (ARGV[2], fresh, for a stream that has none): one
 # round trip for a batch of one topic, and its subscribers' XREAD BLOCK wakes
-# once for all of it. Returns {epoch, ids} or, at the first XADD that fails
-# (maxmemory, say), {epoch, ids so far, its error}: nothing after it is
-# added, so no message overtakes one that failed.
+# once for all of it. With ARGV[3] > 0, then trims the entries older than
+# ARGV[3] ms by Redis's clock (MINID ~: whole nodes, never a newer entry).
+# Returns {epoch, ids} or, at the first XADD that fails (maxmemory, say),
+# {epoch, ids so far, its error}: nothing after it is added, so no message
+# overtakes one that failed.
 _PUBLISH = (
     _LAST_EPOCH
     + """
@@ -121,13 +163,87 @@ local ok, epoch = pcall(last_epoch, KEYS[1])
 if not ok then return {'', {}, epoch.err or tostring(epoch)} end
 if epoch == '' then epoch = ARGV[2] end
 local ids = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local id = redis.pcall(
     'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[i], 'e', epoch)
   if type(id) == 'table' and id.err then return {epoch, ids, id.err} end
   ids[#ids + 1] = id
 end
+local age = tonumber(ARGV[3])
+if age > 0 then
+  local now = redis.call('TIME')
+  local oldest = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - age
+  redis.call('XTRIM', KEYS[1], 'MINID', '~', math.max(oldest, 0))
+end
 return {epoch, ids}
+"""
+)
+
+
+# Makes the group ARGV[1] of the stream KEYS[1] (and the stream) unless it
+# exists, starting after ARGV[2] ('$': the end, '0': the start): 1 made, 0
+# there already, -1 the stream has ARGV[3] groups already.
+_CREATE_GROUP = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
+  for _, group in ipairs(groups) do
+    if group[2] == ARGV[1] then return 0 end
+  end
+  if #groups >= tonumber(ARGV[3]) then return -1 end
+end
+redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], ARGV[2], 'MKSTREAM')
+return 1
+"""
+
+# What the member ARGV[2] of the group ARGV[1] of the stream KEYS[1] reads
+# now: with ARGV[5] an id, what it holds after that id (entries the
+# retention trimmed are acknowledged: nothing is left to deliver); else,
+# within its room under ARGV[3] unacknowledged, entries other members held
+# more than ARGV[4] ms (XAUTOCLAIM), else new ones. {room, entries}.
+_GROUP_READ = """
+local key, group, member = KEYS[1], ARGV[1], ARGV[2]
+if ARGV[5] ~= '' then
+  local read = redis.call('XREADGROUP', 'GROUP', group, member, 'COUNT', ARGV[3],
+    'STREAMS', key, ARGV[5])
+  local kept = {}
+  for _, entry in ipairs(read[1][2]) do
+    if entry[2] then kept[#kept + 1] = entry else redis.call('XACK', key, group, entry[1]) end
+  end
+  return {#read[1][2], kept}
+end
+local held = 0
+local summary = redis.call('XPENDING', key, group)
+if summary[4] then
+  for _, consumer in ipairs(summary[4]) do
+    if consumer[1] == member then held = tonumber(consumer[2]) end
+  end
+end
+local room = tonumber(ARGV[3]) - held
+if room <= 0 then return {0, {}} end
+local claimed = redis.call('XAUTOCLAIM', key, group, member, ARGV[4], '0-0', 'COUNT', room)
+if #claimed[2] > 0 then return {room, claimed[2]} end
+local read = redis.call('XREADGROUP', 'GROUP', group, member, 'COUNT', room, 'STREAMS', key, '>')
+if read then return {room, read[1][2]} end
+local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
+return {room, {}, last and last[1] or '0-0'}
+"""
+
+# Acknowledges the offsets ARGV[3..] (`<id>.<epoch>`, or an id) for the
+# member ARGV[2] of the group ARGV[1] of the stream KEYS[1] if every one is
+# pending with it, and of the stream's epoch: minus how many were; else the
+# (1-based) index of the first that is not, nothing acknowledged.
+_ACK = (
+    _LAST_EPOCH
+    + """
+local epoch = last_epoch(KEYS[1])
+local ids = {}
+for i = 3, #ARGV do
+  local id, of = string.match(ARGV[i], '^([^.]*)%.?(.*)$')
+  local held = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  if #held == 0 or held[1][2] ~= ARGV[2] or (of ~= '' and of ~= epoch) then return i - 2 end
+  ids[#ids + 1] = id
+end
+return -redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
 """
 )
 
@@ -164,24 +280,40 @@ def _bare(offset: bytes) -> str:
 class RedisHubStore(HubStore):
     """Topics in Redis Streams, shared by every server using the same Redis."""
 
-    def __init__(self, client: aioredis.Redis, config: HubConfig) -> None:
+    def __init__(self, client: Any, config: HubConfig) -> None:
+        # redis-py's `Redis`, or its `RedisCluster` (the same commands).
         self._client = client
+        # A cluster's topics live on several nodes: a batch of topics goes
+        # as concurrent script calls, not one pipeline.
+        self._clustered = isinstance(client, aioredis.RedisCluster)
         self._retention = str(config.retention)
+        self._age_ms = str(config.retention_seconds * 1000)
         self._batch = min(_BATCH, config.retention)
         self.buffer = config.subscriber_buffer_mb * 1024 * 1024
         self._state = client.register_script(_STATE)
         self._publish = client.register_script(_PUBLISH)
+        self._create_group = client.register_script(_CREATE_GROUP)
+        self.group_read = client.register_script(_GROUP_READ)
+        self._ack = client.register_script(_ACK)
+        # Set on every Ack this server stores: wakes the members waiting
+        # for room under their max_unacked (acks through another server or
+        # a direct client are seen at their next look, `_ROOM_POLL_S`).
+        self.acked = asyncio.Event()
         # The topics followed by subscriptions on this server, one read each.
         self.tails: dict[str, _Tail] = {}
 
     @classmethod
     async def connect(cls, config: HubConfig) -> RedisHubStore:
         """A store on the Redis `config.url` names, once it answers a PING."""
-        client = aioredis.Redis.from_url(
-            config.url, socket_connect_timeout=5, socket_timeout=_BLOCK_MS / 1000 + _REPLY_S
-        )
+        options: dict[str, Any] = {"socket_connect_timeout": 5, "socket_timeout": None}
+        if not config.url.startswith("unix://"):  # a local socket's peer cannot vanish unseen
+            options.update(socket_keepalive=True, socket_keepalive_options=_keepalive())
+        client: Any = aioredis.Redis.from_url(config.url, **options)
         try:
-            await client.ping()
+            if (await client.info("cluster")).get("cluster_enabled") == 1:
+                await client.aclose()
+                client = aioredis.RedisCluster.from_url(config.url, **options)
+                await client.initialize()
         except (RedisError, OSError) as exc:
             await client.aclose()
             raise HubUnavailableError(f"cannot reach {redacted_url(config.url)}: {exc}") from None
@@ -189,7 +321,9 @@ class RedisHubStore(HubStore):
 
     async def publish(self, topic: str, msg: bytes) -> str:
         try:
-            reply = await self._publish([_key(topic)], [self._retention, _new_epoch(), msg])
+            reply = await self._publish(
+                [_key(topic)], [self._retention, _new_epoch(), self._age_ms, msg]
+            )
         except RedisError as exc:
             raise _unavailable(exc) from None
         (outcome,) = _outcomes(reply, 1)
@@ -204,12 +338,24 @@ class RedisHubStore(HubStore):
         for index, (topic, _) in enumerate(messages):
             groups.setdefault(topic, []).append(index)
         calls: list[tuple[list[str], list[str | bytes]]] = [
-            ([_key(topic)], [self._retention, _new_epoch(), *(messages[i][1] for i in indexes)])
+            (
+                [_key(topic)],
+                [
+                    self._retention,
+                    _new_epoch(),
+                    self._age_ms,
+                    *(messages[i][1] for i in indexes),
+                ],
+            )
             for topic, indexes in groups.items()
         ]
         try:
             if len(calls) == 1:
                 replies: list[Any] = [await self._publish(*calls[0])]
+            elif self._clustered:
+                replies = await asyncio.gather(
+                    *(self._publish(keys, args) for keys, args in calls), return_exceptions=True
+                )
             else:
                 pipeline = self._client.pipeline(transaction=False)
                 for keys, args in calls:
@@ -246,29 +392,49 @@ class RedisHubStore(HubStore):
         resume_check(parse_offset(after), last, first, trimmed)
         return _RedisSubscription(self, key, after, epoch)
 
-    async def read(self, key: str, cursor: str) -> list[Entry]:
-        """Up to a batch of entries after `cursor` (none after `_BLOCK_MS`)."""
-        # redis-py (8.1) can swallow a cancellation that arrives while a
-        # command starts, and the subscriber's RPC would then wait for the
-        # read to end; shielded, the RPC ends at once and the read, told to
-        # stop, ends within _BLOCK_MS at most.
-        read = asyncio.ensure_future(
-            self._client.xread({key: cursor}, count=self._batch, block=_BLOCK_MS)
-        )
+    async def join(self, topic: str, group: Group) -> Subscription:
+        key = _key(topic)
         try:
-            reply: Any = await asyncio.shield(read)
-        except asyncio.CancelledError:
-            read.cancel()
-            read.add_done_callback(_left_behind)
-            raise
+            made = await self._create_group(
+                [key], [group.name, "0" if group.earliest else "$", MAX_GROUPS]
+            )
         except RedisError as exc:
             raise _unavailable(exc) from None
-        if not reply:
-            return []
-        return [
-            (offset + b"." + fields[_EPOCH] if _EPOCH in fields else offset, fields[_FIELD])
-            for offset, fields in reply[0][1]
-        ]
+        if made == -1:
+            raise too_many_groups()
+        return _RedisMember(self, key, group)
+
+    async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
+        try:
+            failed = int(await self._ack([_key(topic)], [group, member, *offsets]))
+        except ResponseError as exc:
+            if "NOGROUP" in str(exc) or "no such key" in str(exc):
+                raise unknown_group(group) from None
+            raise _unavailable(exc) from None
+        except RedisError as exc:
+            raise _unavailable(exc) from None
+        if failed > 0:
+            raise not_pending(failed - 1, group, member)
+        self.acked.set()
+        self.acked = asyncio.Event()
+        return -failed
+
+    async def read(self, key: str, cursor: str) -> list[Entry]:
+        """Up to a batch of entries after `cursor` (none after `_BLOCK_MS`)."""
+        command = self._client.xread({key: cursor}, count=self._batch, block=_BLOCK_MS)
+        try:
+            return await _blocked(command)
+        except ResponseError as exc:
+            raise _unavailable(exc) from None
+
+    async def wait_new(self, key: str, last: str, group: Group) -> None:
+        """Once the stream has an entry after `last`, or after half of
+        `group`'s claim_idle_ms (`_BLOCK_MS` at most)."""
+        block = min(_BLOCK_MS, max(group.claim_idle_ms // 2, 50))
+        try:
+            await _blocked(self._client.xread({key: last}, count=1, block=block))
+        except ResponseError as exc:
+            raise _unavailable(exc) from None
 
     @property
     def batch(self) -> int:
@@ -278,9 +444,46 @@ class RedisHubStore(HubStore):
         await self._client.aclose()
 
 
+async def _left_to_finish(command: Awaitable[Any], stop: bool = True) -> Any:
+    """`command`'s reply, shielded from the caller's cancellation: redis-py
+    (8.1) can swallow a cancellation that arrives while a command starts,
+    and the subscriber's RPC would then wait for the read to end; shielded,
+    the RPC ends at once. A read left behind is told to `stop` (it ends
+    within _BLOCK_MS at most); a group's read is left to finish instead (a
+    script call, it takes no time): what it takes stays pending with its
+    member, delivered again when it comes back or claimed by another."""
+    call = asyncio.ensure_future(command)
+    try:
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        if stop:
+            call.cancel()
+        call.add_done_callback(_left_behind)
+        raise
+
+
+async def _blocked(command: Awaitable[Any]) -> list[Entry]:
+    """The entries a blocked XREAD of one stream returns (`ResponseError`
+    as it is)."""
+    try:
+        reply: Any = await _left_to_finish(command)
+    except ResponseError:
+        raise
+    except RedisError as exc:
+        raise _unavailable(exc) from None
+    if not reply:
+        return []
+    return [
+        (offset + b"." + fields[_EPOCH] if _EPOCH in fields else offset, fields[_FIELD])
+        for offset, fields in reply[0][1]
+    ]
+
+
 def _new_epoch() -> str:
-    """An epoch for a stream that has none yet (the script keeps a stream's own)."""
-    return secrets.token_hex(4)
+    """An epoch for a stream that has none yet (the script keeps a stream's
+    own). Drawn for every publish call, so from the cheap generator (seeded
+    from the OS): it tells runs of a stream apart, it guards no secret."""
+    return f"{random.getrandbits(32):08x}"
 
 
 def _outcomes(reply: Any, count: int) -> list[Published]:
@@ -488,3 +691,69 @@ class _RedisSubscription(Subscription):
         _, first, trimmed, _ = await self._store.state(self._key)
         if trimmed and (first is None or first > parse_offset(self._cursor)):
             raise _behind()
+
+
+def _group_lost(group: Group) -> OffsetOutOfRangeError:
+    return OffsetOutOfRangeError(
+        "group",
+        f"the topic's group {group.name!r} is gone: its store lost it (emptied, restarted "
+        "without persistence or failed over); subscribe again to make it anew",
+        "lost",
+    )
+
+
+def _script_entries(entries: list[Any]) -> list[Entry]:
+    """Stream entries as a script returns them ([id, [field, value, ...]]), as `Entry`s."""
+    out: list[Entry] = []
+    for offset, flat in entries:
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        epoch = fields.get(_EPOCH)
+        out.append((offset + b"." + epoch if epoch else offset, fields[_FIELD]))
+    return out
+
+
+# How often a member held at its max_unacked looks again for room (acks
+# through this server wake it at once).
+_ROOM_POLL_S = 1.0
+
+
+class _RedisMember(Subscription):
+    """A consumer group member (see the module doc): one script call per
+    batch, and a blocked read when there is room and nothing to read."""
+
+    def __init__(self, store: RedisHubStore, key: str, group: Group) -> None:
+        self._store = store
+        self._key = key
+        self._group = group
+        self.after = ""
+        # Where this member is in what it held when it joined ("": done).
+        self._own = "0"
+
+    async def next(self) -> list[Entry]:
+        group = self._group
+        args: list[str | int] = [group.name, group.member, group.max_unacked, group.claim_idle_ms]
+        while True:
+            try:
+                room, entries, *last = await _left_to_finish(
+                    self._store.group_read([self._key], [*args, self._own]), stop=False
+                )
+            except ResponseError as exc:
+                if "NOGROUP" in str(exc):
+                    raise _group_lost(group) from None
+                raise _unavailable(exc) from None
+            except RedisError as exc:
+                raise _unavailable(exc) from None
+            if self._own:
+                if room == 0:  # all of it delivered again
+                    self._own = ""
+                    continue
+                self._own = entries[-1][0].decode() if entries else self._own
+                if not entries:
+                    continue
+                return _script_entries(entries)
+            if entries:
+                return _script_entries(entries)
+            if room > 0:
+                await self._store.wait_new(self._key, last[0].decode(), group)
+            else:
+                await woken(self._store.acked, _ROOM_POLL_S)

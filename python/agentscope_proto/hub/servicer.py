@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import grpc
@@ -31,7 +31,19 @@ from ..errors import AgentScopeProtoError, HubError, HubUnavailableError, LimitE
 from ..service._rpc import Context, Wired, decoded, rpc_errors
 from ..service.hosting import HostedService, add_service
 from ..service.status import status_for
-from .store import Entry, HubConfig, HubStore, Published, check_topic, parse_offset
+from .store import (
+    CLAIM_IDLE_MS,
+    MAX_UNACKED,
+    Entry,
+    Group,
+    HubConfig,
+    HubStore,
+    Published,
+    check_ack,
+    check_name,
+    check_topic,
+    parse_offset,
+)
 
 __all__ = [
     "AFTER_HEADER",
@@ -82,8 +94,8 @@ def _batches(entries: list[Entry]) -> list[bytes]:
 
 
 class HubServicer(pb_grpc.HubServiceServicer):
-    """Publish, PublishStream, Subscribe and SubscribeBatches on `store`,
-    within `config`'s limits."""
+    """Publish, PublishStream, Subscribe, SubscribeBatches and Ack on
+    `store`, within `config`'s limits."""
 
     def __init__(self, store: HubStore, config: HubConfig | None = None) -> None:
         self.store = store
@@ -103,16 +115,7 @@ class HubServicer(pb_grpc.HubServiceServicer):
         self._last_batch: tuple[list[Entry] | None, list[bytes]] = (None, [])
 
     def _checked(self, topic: str, msg: bytes | None) -> bytes:
-        """The bytes of a message to publish, once its topic, presence and size pass."""
-        check_topic(topic)
-        if msg is None:
-            raise HubError("msg", "required")
-        if len(msg) > self._max_msg:
-            raise LimitExceededError(
-                "hub_max_msg_kb",
-                f"the message is {len(msg)} bytes; this hub stores at most {self._max_msg}",
-            )
-        return msg
+        return checked_msg(topic, msg, self._max_msg)
 
     async def Publish(
         self, request: pb.PublishRequest | Wired, context: Context
@@ -221,15 +224,23 @@ class HubServicer(pb_grpc.HubServiceServicer):
             self._last_batch = (entries, _batches(entries))
         return self._last_batch[1]
 
+    async def Ack(self, request: pb.AckRequest, context: Context) -> pb.AckResponse:
+        async with rpc_errors("Ack", context):
+            request = decoded(request)
+            acknowledged = await acknowledge(
+                self.store, request.topic, request.group, request.member, request.offsets
+            )
+            return pb.AckResponse(acknowledged=acknowledged)
+        raise AssertionError("unreachable: rpc_errors aborts")  # pragma: no cover
+
     async def _follow(self, request: Any, context: Context) -> AsyncIterator[list[Entry]]:
         """A checked subscription's entries, batch after batch, once it is
         live and its headers are sent."""
         request = decoded(request)
-        check_topic(request.topic)
-        if request.after:
-            parse_offset(request.after)
+        group = request.group if request.HasField("group") else None
+        member = checked_subscription(request.topic, request.after, group)
         with self._open(self._streams, self._max_subscribers, "hub_max_subscribers"):
-            subscription = await self.store.subscribe(request.topic, request.after)
+            subscription = await self.store.follow(request.topic, request.after, member)
             try:
                 await context.send_initial_metadata(((AFTER_HEADER, subscription.after),))
                 while True:
@@ -271,6 +282,65 @@ class HubServicer(pb_grpc.HubServiceServicer):
         # Let each stream send its status before the server stops.
         for _ in range(3):
             await asyncio.sleep(0)
+
+
+# Whether a new group starts at its topic's oldest message, by `GroupStart`.
+_STARTS = {
+    pb.GROUP_START_UNSPECIFIED: False,
+    pb.GROUP_START_LATEST: False,
+    pb.GROUP_START_EARLIEST: True,
+}
+
+
+def checked_msg(topic: str, msg: bytes | None, max_msg: int) -> bytes:
+    """The bytes of a message to publish, once its topic, presence and size
+    (at most `max_msg` bytes) pass."""
+    check_topic(topic)
+    if msg is None:
+        raise HubError("msg", "required")
+    if len(msg) > max_msg:
+        raise LimitExceededError(
+            "hub_max_msg_kb", f"the message is {len(msg)} bytes; this hub stores at most {max_msg}"
+        )
+    return msg
+
+
+def group_member(group: pb.ConsumerGroup) -> Group:
+    """The member a `ConsumerGroup` asks to be, checked (`HubError` naming the
+    field: `Group` checks the names and bounds)."""
+    earliest = _STARTS.get(group.start)
+    if earliest is None:
+        raise HubError("group.start", f"unknown GroupStart value {group.start}")
+    return Group(
+        group.name,
+        group.member,
+        earliest,
+        group.claim_idle_ms or CLAIM_IDLE_MS,
+        group.max_unacked or MAX_UNACKED,
+    )
+
+
+def checked_subscription(topic: str, after: str, group: pb.ConsumerGroup | None) -> Group | None:
+    """The member a Subscribe asks to be (None: a plain subscriber), once
+    its topic, offset and group pass their checks (`HubError` naming the
+    field)."""
+    check_topic(topic)
+    member = group_member(group) if group is not None else None
+    if after:
+        if member is not None:
+            raise HubError("after", "must be empty with a group: the group keeps its place")
+        parse_offset(after)
+    return member
+
+
+async def acknowledge(
+    store: HubStore, topic: str, group: str, member: str, offsets: Sequence[str]
+) -> int:
+    """An `Ack`, checked (`HubError` naming the field) and stored."""
+    check_topic(topic)
+    check_name(group, "group")
+    check_name(member, "member")
+    return await store.ack(topic, group, member, check_ack(offsets))
 
 
 def add_hub_service(servicer: HubServicer, server: grpc.aio.Server) -> None:

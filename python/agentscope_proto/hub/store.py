@@ -16,24 +16,41 @@ refuse, as `OffsetOutOfRangeError`, an offset from which they cannot resume
 without a gap: one of another epoch is another topic's or of a run that is
 gone. An offset without an epoch (`0-0`: the topic's start, or one given out
 before epochs) is checked by its position alone.
+
+A topic may also have consumer groups (`Group`): each message goes to one
+member of a group, stays pending with it until the member acknowledges it
+(`ack`), and is taken over by another member (`join`'s subscriptions do)
+once it stayed unacknowledged past the group's `claim_idle_ms`: a member
+that dies loses nothing. Both stores keep the same rules (Redis Streams'
+consumer groups; the memory store the same in this process).
 """
 
 from __future__ import annotations
 
 import abc
+import asyncio
+import contextlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ..errors import HubError, HubUnavailableError, OffsetOutOfRangeError
+from ..errors import HubError, HubUnavailableError, LimitExceededError, OffsetOutOfRangeError
 from ..service.config import HubConfig, redacted_url
 
 __all__ = [
+    "CLAIM_IDLE_MS",
+    "MAX_ACKS",
+    "MAX_GROUPS",
+    "MAX_UNACKED",
     "Entry",
+    "Group",
     "HubConfig",
     "HubStore",
     "Key",
     "Published",
     "Subscription",
+    "check_ack",
+    "check_name",
     "check_topic",
     "offset_epoch",
     "parse_offset",
@@ -52,6 +69,45 @@ _TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}")
 # ASCII digits only: `\d` takes any script's, which Redis would refuse.
 _OFFSET = re.compile(r"([0-9]{1,20})-([0-9]{1,20})(?:\.([0-9a-f]{8}))?")
 _U64 = 1 << 64
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+# A group member's defaults and bounds (the schema's `ConsumerGroup`).
+CLAIM_IDLE_MS = 30_000
+_CLAIM_IDLE_RANGE = (100, 86_400_000)
+MAX_UNACKED = 256
+# Offsets one Ack may carry (the schema's), and groups one topic may have
+# (each costs its store memory for as long as the topic lives).
+MAX_ACKS = 1000
+MAX_GROUPS = 1000
+
+
+@dataclass(frozen=True)
+class Group:
+    """A consumer group member, as checked from a `ConsumerGroup`: its
+    group's `name`, its own `member` name, whether a new group starts at
+    the topic's oldest retained message (else at its end), how long a
+    message stays with a member unacknowledged before another takes it
+    over, and how many it holds unacknowledged at most."""
+
+    name: str
+    member: str
+    earliest: bool = False
+    claim_idle_ms: int = CLAIM_IDLE_MS
+    max_unacked: int = MAX_UNACKED
+
+    def __post_init__(self) -> None:
+        check_name(self.name, "group.name")
+        check_name(self.member, "group.member")
+        low, high = _CLAIM_IDLE_RANGE
+        if not low <= self.claim_idle_ms <= high:
+            raise HubError(
+                "group.claim_idle_ms",
+                f"{self.claim_idle_ms} ms is outside {low} to {high} (0: {CLAIM_IDLE_MS})",
+            )
+        if not 1 <= self.max_unacked <= MAX_UNACKED:
+            raise HubError(
+                "group.max_unacked",
+                f"{self.max_unacked} is outside 1 to {MAX_UNACKED} (0: {MAX_UNACKED})",
+            )
 
 
 class Subscription(abc.ABC):
@@ -94,6 +150,28 @@ class HubStore(abc.ABC):
         once this returns; `OffsetOutOfRangeError` if `after` cannot be
         resumed from without a gap."""
 
+    @abc.abstractmethod
+    async def join(self, topic: str, group: Group) -> Subscription:
+        """Receive `topic`'s messages as `group.member` of the group (made
+        if new, at `group.earliest`'s end of the topic): first what this
+        member had received and not acknowledged, then messages no member
+        received yet or that stayed unacknowledged with another member past
+        `group.claim_idle_ms`, never more than `group.max_unacked`
+        unacknowledged at once. Live once this returns; `after` is ""."""
+
+    @abc.abstractmethod
+    async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
+        """Acknowledge `offsets` (well formed, distinct) of `member` of
+        `group` on `topic`, all or none: `HubError` naming `group` for a
+        group the topic does not have, `offsets[i]` for the first offset not
+        pending with this member. How many were acknowledged."""
+
+    async def follow(self, topic: str, after: str, member: Group | None) -> Subscription:
+        """`subscribe(topic, after)`, or with a `member`, `join(topic, member)`."""
+        if member is None:
+            return await self.subscribe(topic, after)
+        return await self.join(topic, member)
+
     async def close(self) -> None:  # noqa: B027 - a store may hold nothing to release
         """Release the store's connections."""
 
@@ -108,6 +186,55 @@ def check_topic(topic: str, path: str = "topic") -> str:
             "expected 1 to 256 ASCII letters, digits and '._-:/', starting with a letter or digit",
         )
     return topic
+
+
+async def woken(event: asyncio.Event, timeout: float | None) -> None:
+    """Once `event` is set, or `timeout` seconds passed (None: no limit)."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout)
+
+
+def check_name(name: str, path: str) -> str:
+    """`name` if it may name a group or a member, else `HubError` naming `path`."""
+    if not name:
+        raise HubError(path, "required")
+    if _NAME.fullmatch(name) is None:
+        raise HubError(
+            path,
+            "expected 1 to 128 ASCII letters, digits and '._-:', starting with a letter or digit",
+        )
+    return name
+
+
+def check_ack(offsets: Sequence[str]) -> list[str]:
+    """The offsets of an Ack, checked (`HubError` naming `offsets[i]`), each once."""
+    if not offsets:
+        raise HubError("offsets", "required: at least one offset to acknowledge")
+    if len(offsets) > MAX_ACKS:
+        raise HubError("offsets", f"{len(offsets)} offsets; an Ack carries at most {MAX_ACKS}")
+    for index, offset in enumerate(offsets):
+        parse_offset(offset, f"offsets[{index}]")
+    return list(dict.fromkeys(offsets))
+
+
+def not_pending(index: int, group: str, member: str) -> HubError:
+    """The error for an acknowledged offset the member does not hold."""
+    return HubError(
+        f"offsets[{index}]",
+        f"not a message of group {group!r} pending with member {member!r}: never delivered "
+        "to it, acknowledged already, or taken over by another member after it stayed "
+        "unacknowledged past claim_idle_ms (nothing of this Ack was acknowledged)",
+    )
+
+
+def unknown_group(group: str) -> HubError:
+    return HubError("group", f"this topic has no group {group!r} (a member's Subscribe makes it)")
+
+
+def too_many_groups() -> LimitExceededError:
+    return LimitExceededError(
+        "hub_max_groups", f"a topic has at most {MAX_GROUPS} consumer groups; use one of them"
+    )
 
 
 def parse_offset(offset: str, path: str = "after") -> Key:

@@ -37,6 +37,10 @@ class HubConfig:
     # Messages each topic keeps for subscribers that resume (Redis trims
     # approximately, never below it). Servers sharing a Redis use the same.
     retention: int = 10_000
+    # Seconds each topic keeps a message at most (0: no limit): older ones
+    # are trimmed when the topic is next published to (Redis: `MINID ~`,
+    # approximately, never more). Servers sharing a Redis use the same.
+    retention_seconds: int = 0
     # The largest message one Publish may store, in KiB (its protobuf bytes).
     max_msg_kb: int = 1024
     # Subscribe streams open at once on this server (SubscribeBatches too).
@@ -63,6 +67,8 @@ class HubConfig:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.retention_seconds < 0:
+            raise ValueError("retention_seconds must be at least 0")
 
 
 def redacted_url(url: str) -> str:

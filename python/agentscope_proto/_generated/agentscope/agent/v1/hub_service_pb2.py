@@ -26,7 +26,7 @@ from ...message.v1 import message_pb2 as agentscope_dot_message_dot_v1_dot_messa
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%agentscope/agent/v1/hub_service.proto\x12\x13\x61gentscope.agent.v1\x1a#agentscope/message/v1/message.proto\x1a\x19google/protobuf/any.proto\"H\n\x0ePublishRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\"!\n\x0fPublishResponse\x12\x0e\n\x06offset\x18\x01 \x01(\t\"0\n\x10SubscribeRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\"C\n\x08HubEvent\x12\x0e\n\x06offset\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\"N\n\x14PublishStreamRequest\x12\x36\n\tpublishes\x18\x01 \x03(\x0b\x32#.agentscope.agent.v1.PublishRequest\"L\n\x15PublishStreamResponse\x12\x33\n\x07results\x18\x01 \x03(\x0b\x32\".agentscope.agent.v1.PublishResult\"`\n\rPublishResult\x12\x10\n\x06offset\x18\x01 \x01(\tH\x00\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32!.agentscope.agent.v1.PublishErrorH\x00\x42\t\n\x07outcome\"T\n\x0cPublishError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12%\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32\x14.google.protobuf.Any\"7\n\x17SubscribeBatchesRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\"I\n\x18SubscribeBatchesResponse\x12-\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1d.agentscope.agent.v1.HubEvent2\x96\x03\n\nHubService\x12T\n\x07Publish\x12#.agentscope.agent.v1.PublishRequest\x1a$.agentscope.agent.v1.PublishResponse\x12S\n\tSubscribe\x12%.agentscope.agent.v1.SubscribeRequest\x1a\x1d.agentscope.agent.v1.HubEvent0\x01\x12j\n\rPublishStream\x12).agentscope.agent.v1.PublishStreamRequest\x1a*.agentscope.agent.v1.PublishStreamResponse(\x01\x30\x01\x12q\n\x10SubscribeBatches\x12,.agentscope.agent.v1.SubscribeBatchesRequest\x1a-.agentscope.agent.v1.SubscribeBatchesResponse0\x01\x42\xf1\x01\n\x1cio.agentscope.proto.agent.v1B\x0fHubServiceProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%agentscope/agent/v1/hub_service.proto\x12\x13\x61gentscope.agent.v1\x1a#agentscope/message/v1/message.proto\x1a\x19google/protobuf/any.proto\"H\n\x0ePublishRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\"!\n\x0fPublishResponse\x12\x0e\n\x06offset\x18\x01 \x01(\t\"c\n\x10SubscribeRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\x12\x31\n\x05group\x18\x03 \x01(\x0b\x32\".agentscope.agent.v1.ConsumerGroup\"\x89\x01\n\rConsumerGroup\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06member\x18\x02 \x01(\t\x12.\n\x05start\x18\x03 \x01(\x0e\x32\x1f.agentscope.agent.v1.GroupStart\x12\x15\n\rclaim_idle_ms\x18\x04 \x01(\r\x12\x13\n\x0bmax_unacked\x18\x05 \x01(\r\"K\n\nAckRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05group\x18\x02 \x01(\t\x12\x0e\n\x06member\x18\x03 \x01(\t\x12\x0f\n\x07offsets\x18\x04 \x03(\t\"#\n\x0b\x41\x63kResponse\x12\x14\n\x0c\x61\x63knowledged\x18\x01 \x01(\r\"C\n\x08HubEvent\x12\x0e\n\x06offset\x18\x01 \x01(\t\x12\'\n\x03msg\x18\x02 \x01(\x0b\x32\x1a.agentscope.message.v1.Msg\"N\n\x14PublishStreamRequest\x12\x36\n\tpublishes\x18\x01 \x03(\x0b\x32#.agentscope.agent.v1.PublishRequest\"L\n\x15PublishStreamResponse\x12\x33\n\x07results\x18\x01 \x03(\x0b\x32\".agentscope.agent.v1.PublishResult\"`\n\rPublishResult\x12\x10\n\x06offset\x18\x01 \x01(\tH\x00\x12\x32\n\x05\x65rror\x18\x02 \x01(\x0b\x32!.agentscope.agent.v1.PublishErrorH\x00\x42\t\n\x07outcome\"T\n\x0cPublishError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12%\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32\x14.google.protobuf.Any\"j\n\x17SubscribeBatchesRequest\x12\r\n\x05topic\x18\x01 \x01(\t\x12\r\n\x05\x61\x66ter\x18\x02 \x01(\t\x12\x31\n\x05group\x18\x03 \x01(\x0b\x32\".agentscope.agent.v1.ConsumerGroup\"I\n\x18SubscribeBatchesResponse\x12-\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1d.agentscope.agent.v1.HubEvent*[\n\nGroupStart\x12\x1b\n\x17GROUP_START_UNSPECIFIED\x10\x00\x12\x16\n\x12GROUP_START_LATEST\x10\x01\x12\x18\n\x14GROUP_START_EARLIEST\x10\x02\x32\xe0\x03\n\nHubService\x12T\n\x07Publish\x12#.agentscope.agent.v1.PublishRequest\x1a$.agentscope.agent.v1.PublishResponse\x12S\n\tSubscribe\x12%.agentscope.agent.v1.SubscribeRequest\x1a\x1d.agentscope.agent.v1.HubEvent0\x01\x12j\n\rPublishStream\x12).agentscope.agent.v1.PublishStreamRequest\x1a*.agentscope.agent.v1.PublishStreamResponse(\x01\x30\x01\x12q\n\x10SubscribeBatches\x12,.agentscope.agent.v1.SubscribeBatchesRequest\x1a-.agentscope.agent.v1.SubscribeBatchesResponse0\x01\x12H\n\x03\x41\x63k\x12\x1f.agentscope.agent.v1.AckRequest\x1a .agentscope.agent.v1.AckResponseB\xf1\x01\n\x1cio.agentscope.proto.agent.v1B\x0fHubServiceProtoP\x01ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\xa2\x02\x03\x41\x41X\xaa\x02\x19\x41gentScope.Proto.Agent.V1\xba\x02\x12\x41gentScopeAgentV1_\xca\x02\x19\x41gentScope\\Proto\\Agent\\V1\xea\x02\x1c\x41gentScope::Proto::Agent::V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,26 +34,34 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentscope.agent.v1.hub_ser
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\034io.agentscope.proto.agent.v1B\017HubServiceProtoP\001ZLgithub.com/agentscope-ai/agentscope-proto/gen/go/agentscope/agent/v1;agentv1\242\002\003AAX\252\002\031AgentScope.Proto.Agent.V1\272\002\022AgentScopeAgentV1_\312\002\031AgentScope\\Proto\\Agent\\V1\352\002\034AgentScope::Proto::Agent::V1'
+  _globals['_GROUPSTART']._serialized_start=1184
+  _globals['_GROUPSTART']._serialized_end=1275
   _globals['_PUBLISHREQUEST']._serialized_start=126
   _globals['_PUBLISHREQUEST']._serialized_end=198
   _globals['_PUBLISHRESPONSE']._serialized_start=200
   _globals['_PUBLISHRESPONSE']._serialized_end=233
   _globals['_SUBSCRIBEREQUEST']._serialized_start=235
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=283
-  _globals['_HUBEVENT']._serialized_start=285
-  _globals['_HUBEVENT']._serialized_end=352
-  _globals['_PUBLISHSTREAMREQUEST']._serialized_start=354
-  _globals['_PUBLISHSTREAMREQUEST']._serialized_end=432
-  _globals['_PUBLISHSTREAMRESPONSE']._serialized_start=434
-  _globals['_PUBLISHSTREAMRESPONSE']._serialized_end=510
-  _globals['_PUBLISHRESULT']._serialized_start=512
-  _globals['_PUBLISHRESULT']._serialized_end=608
-  _globals['_PUBLISHERROR']._serialized_start=610
-  _globals['_PUBLISHERROR']._serialized_end=694
-  _globals['_SUBSCRIBEBATCHESREQUEST']._serialized_start=696
-  _globals['_SUBSCRIBEBATCHESREQUEST']._serialized_end=751
-  _globals['_SUBSCRIBEBATCHESRESPONSE']._serialized_start=753
-  _globals['_SUBSCRIBEBATCHESRESPONSE']._serialized_end=826
-  _globals['_HUBSERVICE']._serialized_start=829
-  _globals['_HUBSERVICE']._serialized_end=1235
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=334
+  _globals['_CONSUMERGROUP']._serialized_start=337
+  _globals['_CONSUMERGROUP']._serialized_end=474
+  _globals['_ACKREQUEST']._serialized_start=476
+  _globals['_ACKREQUEST']._serialized_end=551
+  _globals['_ACKRESPONSE']._serialized_start=553
+  _globals['_ACKRESPONSE']._serialized_end=588
+  _globals['_HUBEVENT']._serialized_start=590
+  _globals['_HUBEVENT']._serialized_end=657
+  _globals['_PUBLISHSTREAMREQUEST']._serialized_start=659
+  _globals['_PUBLISHSTREAMREQUEST']._serialized_end=737
+  _globals['_PUBLISHSTREAMRESPONSE']._serialized_start=739
+  _globals['_PUBLISHSTREAMRESPONSE']._serialized_end=815
+  _globals['_PUBLISHRESULT']._serialized_start=817
+  _globals['_PUBLISHRESULT']._serialized_end=913
+  _globals['_PUBLISHERROR']._serialized_start=915
+  _globals['_PUBLISHERROR']._serialized_end=999
+  _globals['_SUBSCRIBEBATCHESREQUEST']._serialized_start=1001
+  _globals['_SUBSCRIBEBATCHESREQUEST']._serialized_end=1107
+  _globals['_SUBSCRIBEBATCHESRESPONSE']._serialized_start=1109
+  _globals['_SUBSCRIBEBATCHESRESPONSE']._serialized_end=1182
+  _globals['_HUBSERVICE']._serialized_start=1278
+  _globals['_HUBSERVICE']._serialized_end=1758
 # @@protoc_insertion_point(module_scope)

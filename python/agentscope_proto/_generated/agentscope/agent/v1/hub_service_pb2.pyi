@@ -17,6 +17,7 @@ from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -27,6 +28,30 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _GroupStart:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _GroupStartEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_GroupStart.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    GROUP_START_UNSPECIFIED: _GroupStart.ValueType  # 0
+    """As `GROUP_START_LATEST`."""
+    GROUP_START_LATEST: _GroupStart.ValueType  # 1
+    """Messages published from the group's making on."""
+    GROUP_START_EARLIEST: _GroupStart.ValueType  # 2
+    """Every message the topic still keeps, then the rest."""
+
+class GroupStart(_GroupStart, metaclass=_GroupStartEnumTypeWrapper):
+    """Where a new consumer group starts in its topic."""
+
+GROUP_START_UNSPECIFIED: GroupStart.ValueType  # 0
+"""As `GROUP_START_LATEST`."""
+GROUP_START_LATEST: GroupStart.ValueType  # 1
+"""Messages published from the group's making on."""
+GROUP_START_EARLIEST: GroupStart.ValueType  # 2
+"""Every message the topic still keeps, then the rest."""
+Global___GroupStart: _TypeAlias = GroupStart  # noqa: Y015
 
 @_typing.final
 class PublishRequest(_message.Message):
@@ -94,6 +119,7 @@ class SubscribeRequest(_message.Message):
 
     TOPIC_FIELD_NUMBER: _builtins.int
     AFTER_FIELD_NUMBER: _builtins.int
+    GROUP_FIELD_NUMBER: _builtins.int
     topic: _builtins.str
     """The topic, under the rules of `PublishRequest.topic`."""
     after: _builtins.str
@@ -111,20 +137,157 @@ class SubscribeRequest(_message.Message):
     `unknown` or `lost`) and its message what is gone; the client decides
     whether to go on from now. A string that cannot be an offset at all is
     INVALID_ARGUMENT.
+
+    With `group` set, `after` must be empty: a member receives what its
+    group has not received yet (the group keeps its own place).
     """
+    @_builtins.property
+    def group(self) -> Global___ConsumerGroup:
+        """Receive this topic's messages as a member of a consumer group rather
+        than all of them: each message goes to one member of the group, who
+        acknowledges it with `Ack` once done; a message left unacknowledged
+        goes to another member (see `ConsumerGroup.claim_idle_ms`), so a
+        member that dies loses nothing. Unset: every message to this stream,
+        as before groups existed.
+        """
+
     def __init__(
         self,
         *,
         topic: _builtins.str = ...,
         after: _builtins.str = ...,
+        group: Global___ConsumerGroup | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["group", b"group"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "topic", b"topic"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "group", b"group", "topic", b"topic"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SubscribeRequest: _TypeAlias = SubscribeRequest  # noqa: Y015
+
+@_typing.final
+class ConsumerGroup(_message.Message):
+    """A member of a consumer group of a topic: the shared task queue of agents
+    that split a topic's messages between them (each message processed by one
+    of them, redelivered if it dies). A group is made by its first member and
+    kept with its topic; on Redis it is a consumer group of the topic's stream.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    MEMBER_FIELD_NUMBER: _builtins.int
+    START_FIELD_NUMBER: _builtins.int
+    CLAIM_IDLE_MS_FIELD_NUMBER: _builtins.int
+    MAX_UNACKED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The group's name, unique per topic: 1 to 128 ASCII letters, digits and
+    `._-:`, starting with a letter or digit (INVALID_ARGUMENT naming
+    `group.name` otherwise).
+    """
+    member: _builtins.str
+    """This member's name within the group, under the rules of `name` (naming
+    `group.member`). A member that subscribes again under its name first
+    receives again what it had received and not acknowledged; two streams
+    under one name share those messages, so give each process its own.
+    """
+    start: Global___GroupStart.ValueType
+    """Where a group that does not exist yet starts; a group that exists
+    keeps its place whatever a later member asks. An unknown value is
+    INVALID_ARGUMENT naming `group.start`.
+    """
+    claim_idle_ms: _builtins.int
+    """How long, in milliseconds, a message may stay delivered and
+    unacknowledged before this member takes it over from the member that
+    had it (taken to be dead): above the longest time a member takes to
+    process one. 0: 30,000. At least 100 and at most 86,400,000 (a day),
+    else INVALID_ARGUMENT naming `group.claim_idle_ms`.
+    """
+    max_unacked: _builtins.int
+    """Messages delivered to this member and not acknowledged yet at most:
+    the server delivers more once some are acknowledged, so a slow member
+    does not hoard the queue. 0: 256. At most 256, else INVALID_ARGUMENT
+    naming `group.max_unacked`.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        member: _builtins.str = ...,
+        start: Global___GroupStart.ValueType = ...,
+        claim_idle_ms: _builtins.int = ...,
+        max_unacked: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_idle_ms", b"claim_idle_ms", "max_unacked", b"max_unacked", "member", b"member", "name", b"name", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConsumerGroup: _TypeAlias = ConsumerGroup  # noqa: Y015
+
+@_typing.final
+class AckRequest(_message.Message):
+    """Messages a consumer group member is done with."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOPIC_FIELD_NUMBER: _builtins.int
+    GROUP_FIELD_NUMBER: _builtins.int
+    MEMBER_FIELD_NUMBER: _builtins.int
+    OFFSETS_FIELD_NUMBER: _builtins.int
+    topic: _builtins.str
+    """The topic, under the rules of `PublishRequest.topic`."""
+    group: _builtins.str
+    """The group's name (`ConsumerGroup.name`)."""
+    member: _builtins.str
+    """The member acknowledging (`ConsumerGroup.member`): only messages
+    delivered to it may be acknowledged by it.
+    """
+    @_builtins.property
+    def offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The offsets of the messages (`HubEvent.offset`), 1 to 1,000 of them."""
+
+    def __init__(
+        self,
+        *,
+        topic: _builtins.str = ...,
+        group: _builtins.str = ...,
+        member: _builtins.str = ...,
+        offsets: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["group", b"group", "member", b"member", "offsets", b"offsets", "topic", b"topic"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AckRequest: _TypeAlias = AckRequest  # noqa: Y015
+
+@_typing.final
+class AckResponse(_message.Message):
+    """The answer to an `Ack`: every offset of the request is acknowledged."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACKNOWLEDGED_FIELD_NUMBER: _builtins.int
+    acknowledged: _builtins.int
+    """How many messages were acknowledged: the request's offsets, counted
+    once each.
+    """
+    def __init__(
+        self,
+        *,
+        acknowledged: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["acknowledged", b"acknowledged"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AckResponse: _TypeAlias = AckResponse  # noqa: Y015
 
 @_typing.final
 class HubEvent(_message.Message):
@@ -287,21 +450,27 @@ class SubscribeBatchesRequest(_message.Message):
 
     TOPIC_FIELD_NUMBER: _builtins.int
     AFTER_FIELD_NUMBER: _builtins.int
+    GROUP_FIELD_NUMBER: _builtins.int
     topic: _builtins.str
     """The topic, under the rules of `PublishRequest.topic`."""
     after: _builtins.str
     """As `SubscribeRequest.after`: deliver the messages published after this
     offset, then stay live; empty: only messages published from now on.
     """
+    @_builtins.property
+    def group(self) -> Global___ConsumerGroup:
+        """As `SubscribeRequest.group`: receive as a member of this consumer group."""
+
     def __init__(
         self,
         *,
         topic: _builtins.str = ...,
         after: _builtins.str = ...,
+        group: Global___ConsumerGroup | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["group", b"group"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "topic", b"topic"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after", b"after", "group", b"group", "topic", b"topic"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -57,6 +57,11 @@ class HubServiceStub(object):
                 request_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesRequest.SerializeToString,
                 response_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesResponse.FromString,
                 _registered_method=True)
+        self.Ack = channel.unary_unary(
+                '/agentscope.agent.v1.HubService/Ack',
+                request_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.AckRequest.SerializeToString,
+                response_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.AckResponse.FromString,
+                _registered_method=True)
 
 
 class HubServiceServicer(object):
@@ -126,6 +131,26 @@ class HubServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Ack(self, request, context):
+        """Acknowledges messages a consumer group member received (a `Subscribe`
+        or `SubscribeBatches` with `group` set): they are done, and no member
+        of the group receives them again. A unary call, rather than a stream
+        from the member, so that a member acknowledges through any server of
+        the hub, over Connect too, and the subscription stays the
+        server-streaming call every client already reads.
+
+        All or nothing: an offset that is not delivered to this member and
+        unacknowledged (never delivered to the group, acknowledged already, or
+        handed over to another member after it stayed unacknowledged past its
+        `claim_idle_ms`) is INVALID_ARGUMENT naming `offsets[i]`, and none of
+        the request's offsets is acknowledged; a member told so has lost that
+        message to another member and should not act on it again. An unknown
+        group is INVALID_ARGUMENT naming `group`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HubServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -148,6 +173,11 @@ def add_HubServiceServicer_to_server(servicer, server):
                     servicer.SubscribeBatches,
                     request_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesRequest.FromString,
                     response_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesResponse.SerializeToString,
+            ),
+            'Ack': grpc.unary_unary_rpc_method_handler(
+                    servicer.Ack,
+                    request_deserializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.AckRequest.FromString,
+                    response_serializer=agentscope_dot_agent_dot_v1_dot_hub__service__pb2.AckResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -261,6 +291,33 @@ class HubService(object):
             '/agentscope.agent.v1.HubService/SubscribeBatches',
             agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesRequest.SerializeToString,
             agentscope_dot_agent_dot_v1_dot_hub__service__pb2.SubscribeBatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Ack(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentscope.agent.v1.HubService/Ack',
+            agentscope_dot_agent_dot_v1_dot_hub__service__pb2.AckRequest.SerializeToString,
+            agentscope_dot_agent_dot_v1_dot_hub__service__pb2.AckResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -89,6 +89,22 @@ class HubServiceStub:
     the response headers (`hub-after`), the offsets, resuming and the errors
     are those of `Subscribe`.
     """
+    Ack: _grpc.UnaryUnaryMultiCallable[_hub_service_pb2.AckRequest, _hub_service_pb2.AckResponse]
+    """Acknowledges messages a consumer group member received (a `Subscribe`
+    or `SubscribeBatches` with `group` set): they are done, and no member
+    of the group receives them again. A unary call, rather than a stream
+    from the member, so that a member acknowledges through any server of
+    the hub, over Connect too, and the subscription stays the
+    server-streaming call every client already reads.
+
+    All or nothing: an offset that is not delivered to this member and
+    unacknowledged (never delivered to the group, acknowledged already, or
+    handed over to another member after it stayed unacknowledged past its
+    `claim_idle_ms`) is INVALID_ARGUMENT naming `offsets[i]`, and none of
+    the request's offsets is acknowledged; a member told so has lost that
+    message to another member and should not act on it again. An unknown
+    group is INVALID_ARGUMENT naming `group`.
+    """
 
 @_typing.type_check_only
 class HubServiceAsyncStub(HubServiceStub):
@@ -142,6 +158,22 @@ class HubServiceAsyncStub(HubServiceStub):
     costs one stream message per batch instead of one per event. The request,
     the response headers (`hub-after`), the offsets, resuming and the errors
     are those of `Subscribe`.
+    """
+    Ack: _aio.UnaryUnaryMultiCallable[_hub_service_pb2.AckRequest, _hub_service_pb2.AckResponse]  # type: ignore[assignment]
+    """Acknowledges messages a consumer group member received (a `Subscribe`
+    or `SubscribeBatches` with `group` set): they are done, and no member
+    of the group receives them again. A unary call, rather than a stream
+    from the member, so that a member acknowledges through any server of
+    the hub, over Connect too, and the subscription stays the
+    server-streaming call every client already reads.
+
+    All or nothing: an offset that is not delivered to this member and
+    unacknowledged (never delivered to the group, acknowledged already, or
+    handed over to another member after it stayed unacknowledged past its
+    `claim_idle_ms`) is INVALID_ARGUMENT naming `offsets[i]`, and none of
+    the request's offsets is acknowledged; a member told so has lost that
+    message to another member and should not act on it again. An unknown
+    group is INVALID_ARGUMENT naming `group`.
     """
 
 class HubServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -217,6 +249,28 @@ class HubServiceServicer(metaclass=_abc_1.ABCMeta):
         costs one stream message per batch instead of one per event. The request,
         the response headers (`hub-after`), the offsets, resuming and the errors
         are those of `Subscribe`.
+        """
+
+    @_abc_1.abstractmethod
+    def Ack(
+        self,
+        request: _hub_service_pb2.AckRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_hub_service_pb2.AckResponse, _abc.Awaitable[_hub_service_pb2.AckResponse]]:
+        """Acknowledges messages a consumer group member received (a `Subscribe`
+        or `SubscribeBatches` with `group` set): they are done, and no member
+        of the group receives them again. A unary call, rather than a stream
+        from the member, so that a member acknowledges through any server of
+        the hub, over Connect too, and the subscription stays the
+        server-streaming call every client already reads.
+
+        All or nothing: an offset that is not delivered to this member and
+        unacknowledged (never delivered to the group, acknowledged already, or
+        handed over to another member after it stayed unacknowledged past its
+        `claim_idle_ms`) is INVALID_ARGUMENT naming `offsets[i]`, and none of
+        the request's offsets is acknowledged; a member told so has lost that
+        message to another member and should not act on it again. An unknown
+        group is INVALID_ARGUMENT naming `group`.
         """
 
 def add_HubServiceServicer_to_server(servicer: HubServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
