@@ -45,7 +45,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import socket
 from collections import deque
 from collections.abc import Awaitable, Sequence
 from typing import Any
@@ -55,6 +54,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from .._redis import connect_redis
 from ..errors import HubUnavailableError, LimitExceededError, OffsetOutOfRangeError
 from .store import (
     MAX_GROUPS,
@@ -94,28 +94,6 @@ _BLOCK_MS = 5_000
 # its topic's tail and reads for itself (its client is slow); past
 # `subscriber_buffer_mb` of their bytes first, it ends (RESOURCE_EXHAUSTED).
 _BEHIND = 4096
-# How long a connection may stay silent or leave data unacknowledged before
-# it is taken as dead (the kernel's TCP keepalive and user timeout): a Redis
-# that crashed, rebooted or dropped off the network fails the calls on it
-# within about that long. No per-call timeout: redis-py wraps every command
-# of a connection that has one in a timer and, for sends, a task of its own,
-# a fifth of a publish's CPU here (bench/NOTES.md); a Redis process stopped
-# but still reachable (SIGSTOP) is waited for.
-_DEAD_S = 15
-
-
-def _keepalive() -> dict[int, int]:
-    """The TCP options that notice a dead connection within `_DEAD_S` (those
-    this platform has)."""
-    wanted = {
-        "TCP_KEEPIDLE": 5,
-        "TCP_KEEPINTVL": 2,
-        "TCP_KEEPCNT": (_DEAD_S - 5) // 2,
-        "TCP_USER_TIMEOUT": _DEAD_S * 1000,
-    }
-    return {getattr(socket, name): value for name, value in wanted.items() if hasattr(socket, name)}
-
-
 # The epoch of the stream KEYS[1]: its last entry's, or "" (none, or an
 # entry written before epochs).
 _LAST_EPOCH = """
@@ -305,17 +283,9 @@ class RedisHubStore(HubStore):
     @classmethod
     async def connect(cls, config: HubConfig) -> RedisHubStore:
         """A store on the Redis `config.url` names, once it answers a PING."""
-        options: dict[str, Any] = {"socket_connect_timeout": 5, "socket_timeout": None}
-        if not config.url.startswith("unix://"):  # a local socket's peer cannot vanish unseen
-            options.update(socket_keepalive=True, socket_keepalive_options=_keepalive())
-        client: Any = aioredis.Redis.from_url(config.url, **options)
         try:
-            if (await client.info("cluster")).get("cluster_enabled") == 1:
-                await client.aclose()
-                client = aioredis.RedisCluster.from_url(config.url, **options)
-                await client.initialize()
+            client = await connect_redis(config.url)
         except (RedisError, OSError) as exc:
-            await client.aclose()
             raise HubUnavailableError(f"cannot reach {redacted_url(config.url)}: {exc}") from None
         return cls(client, config)
 

@@ -33,11 +33,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..._redis import connect_redis
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
 from .store import Entry, Renewed, StateStore, Stored
@@ -172,16 +172,9 @@ class RedisStateStore(StateStore):
     async def connect(cls, url: str, agent: str) -> RedisStateStore:
         """A store on the Redis `url` names, once it answers a PING; `agent`
         keeps this agent's sessions apart from others' on the same Redis."""
-        options: dict[str, Any] = {"socket_connect_timeout": 5, "socket_timeout": 10}
-        client: Any = aioredis.Redis.from_url(url, **options)
         try:
-            clustered = (await client.info("cluster")).get("cluster_enabled") == 1
-            if clustered:
-                await client.aclose()
-                client = aioredis.RedisCluster.from_url(url, **options)
-                await client.initialize()
+            client = await connect_redis(url)
         except (RedisError, OSError) as exc:
-            await client.aclose()
             raise StateUnavailableError(f"cannot reach {redacted_url(url)}: {exc}") from None
         return cls(client, agent)
 
