@@ -16,6 +16,17 @@ except ImportError as error:
     ) from error
 
 from .interrupts import interrupts
+from .messages import msg_from_user_message, user_message_from_msg
+from .requests import read_run_input, reply_request
 from .stream import HANDLERS, RunStream, encode
 
-__all__ = ["HANDLERS", "RunStream", "encode", "interrupts"]
+__all__ = [
+    "HANDLERS",
+    "RunStream",
+    "encode",
+    "interrupts",
+    "msg_from_user_message",
+    "read_run_input",
+    "reply_request",
+    "user_message_from_msg",
+]
