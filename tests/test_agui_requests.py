@@ -150,7 +150,8 @@ def test_external_execution_by_resume_and_by_tool_messages() -> None:
         assert [(r.id, r.name, r.text) for r in results] == [
             (call.id, call.name, "3 results") for call in calls
         ]
-        assert request.external_execution_result.reply_id == asking.require_external_execution.reply_id
+        reply_id = asking.require_external_execution.reply_id
+        assert request.external_execution_result.reply_id == reply_id
 
 
 def _fails(path: str, run: dict[str, Any], asking: pb.AgentEvent | None = None) -> None:
@@ -164,8 +165,9 @@ def test_bad_input_names_the_field() -> None:
     external = _two_calls(_asking("three_tools", 1))
     ids = [item["id"] for item in _interrupts(confirm)]
     _fails("threadId", _run(threadId=""))
-    _fails("resume", _run(resume=[{"interruptId": "x", "status": "resolved"}]))
-    _fails("resume[0].interruptId", _run(resume=[{"interruptId": "x", "status": "resolved"}]), confirm)
+    unknown = _run(resume=[{"interruptId": "x", "status": "resolved"}])
+    _fails("resume", unknown)
+    _fails("resume[0].interruptId", unknown, confirm)
     twice = [{"interruptId": ids[0], "status": "resolved", "payload": {"confirmed": True}}] * 2
     _fails("resume[1].interruptId", _run(resume=twice), confirm)
     _fails("resume[0].payload", _resume(confirm, "yes"), confirm)
@@ -190,7 +192,7 @@ def test_bad_input_names_the_field() -> None:
     [
         ("{}", "threadId"),
         ('{"threadId": "t", "runId": "r", "messages": 3}', "messages"),
-        ('{"threadId": "t", "runId": "r", "messages": [], "resume": [{}]}', "resume[0].interruptId"),
+        ('{"threadId": "t", "runId": "", "messages": [], "resume": [{}]}', "resume[0].interruptId"),
         ("not json", ""),
     ],
 )
