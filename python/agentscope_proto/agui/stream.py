@@ -1,7 +1,7 @@
 """A reply's `AgentEvent`s as an AG-UI run's events (docs/agui.md).
 
-`RunStream` turns one call's responses (its events, then the final `Msg`
-or the failure) into AG-UI events, in order. One handler per field of the
+`RunStream` turns one call's responses (its events, then its end: the final
+message or the failure) into AG-UI events, in order. One handler per field of the
 `AgentEvent.event` oneof (`HANDLERS`, keyed by the field name). What AG-UI
 has a kind for becomes that kind; the rest become `CUSTOM` events named
 after the field, whose value is the 2.x event's JSON (without nulls), as
@@ -42,7 +42,7 @@ from ag_ui.core import (
 from ag_ui.encoder import EventEncoder
 
 from .._generated.agentscope.agent.v1 import events_pb2 as pb
-from .._generated.agentscope.message.v1.message_pb2 import FinishedReason, Msg
+from .._generated.agentscope.message.v1.message_pb2 import FinishedReason
 from ..errors import MessageFormatError
 from ..events import event_to_dict
 from .interrupts import interrupts
@@ -83,9 +83,9 @@ class RunStream:
         out = self._start(getattr(event, kind)) if kind != "reply_start" else []
         return out + HANDLERS[kind](self, event)
 
-    def finish(self, msg: Msg | None = None) -> list[BaseEvent]:
-        """The run's last events once the reply's stream ended (with `msg`, its
-        final message): `RUN_FINISHED`, with the interrupts if it asked."""
+    def finish(self) -> list[BaseEvent]:
+        """The run's last events once the call ended (its final message came):
+        `RUN_FINISHED`, with the interrupts if it asked; none after `reply_end`."""
         if self.finished:
             return []
         out = self._start(None)
