@@ -24,7 +24,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 from google.protobuf.message import DecodeError
@@ -34,7 +34,7 @@ from ..errors import AgentScopeProtoError, StoredStateError
 from .config import AgentConfig
 from .hosting import Hosting, encoded
 from .state import StateStore
-from .state.store import Renewed
+from .state.store import Renewed, Save
 
 
 class Session(Protocol):
@@ -86,8 +86,12 @@ class Keeper:
         return await self.store.version(session_id) > 0 or await self.store.leased(session_id)
 
     @contextlib.asynccontextmanager
-    async def turn(self, session: Session) -> AsyncIterator[None]:
-        """The call's turn on `session` (held under the session's lock)."""
+    async def turn(
+        self, session: Session, save_by: Callable[[Save], Awaitable[int | None]] | None = None
+    ) -> AsyncIterator[None]:
+        """The call's turn on `session` (held under the session's lock);
+        `save_by` makes the save at its end (a reply's: with the reply's
+        last log entries, in one step) instead of the store alone."""
         if not self.durable or session.publish is not None:
             # A topic's session follows its topic on each replica: it stays local.
             yield
@@ -101,7 +105,7 @@ class Keeper:
                 yield
             finally:
                 renewing.cancel()  # before the save gives the lease up
-                released = await self._save(session)
+                released = await self._save(session, save_by)
         finally:
             renewing.cancel()
             if not released:
@@ -163,7 +167,9 @@ class Keeper:
         session.stored = stored.version
         session.context = list(stored.context)
 
-    async def _save(self, session: Session) -> bool:
+    async def _save(
+        self, session: Session, save_by: Callable[[Save], Awaitable[int | None]] | None
+    ) -> bool:
         """Save the agent's state and give the lease up in one step; whether
         the lease was given up so."""
         if session.stored < 0 or self.handing_over:
@@ -173,15 +179,26 @@ class Keeper:
             return False  # the agent keeps nothing between calls
         saved.rest.saved_at_ms = time.time_ns() // 1_000_000
         kept = _same_start(session.context, saved.context)
-        version = await self.store.save(
-            session.id,
+        save = Save(
             self._owner,
             saved.rest.SerializeToString(),
             self._idle_ms,
-            release=True,
-            kept=kept,
-            context=saved.context[kept:],
+            True,
+            kept,
+            saved.context[kept:],
         )
+        if save_by is not None:
+            version = await save_by(save)
+        else:
+            version = await self.store.save(
+                session.id,
+                save.owner,
+                save.state,
+                save.idle_ms,
+                release=save.release,
+                kept=save.kept,
+                context=save.context,
+            )
         if version is None:
             logger.warning(
                 "session %r: its lease was lost; this call's state is not saved", session.id

@@ -41,7 +41,7 @@ from ..errors import (
 from ..events import ASKING_EVENTS, event_reply_id
 from .hosting import Taken, failures
 from .state import StateStore
-from .state.store import Entry
+from .state.store import Entry, Save
 
 __all__ = ["ASKS", "END", "QUIET", "Failed", "Mark", "Reply", "ReplyLog", "record", "reply_id_of"]
 
@@ -79,18 +79,21 @@ class Mark:
     """A log entry that is no response (`kind`: `INPUTS`, `CHECKPOINT`; None:
     no entry), and `written`, done once the batch it came in is logged (or
     could not be): what the reply task waits for before it lets the agent
-    go on."""
+    go on. A mark with a `save` (the session's, at the end of the reply's
+    turn) has it made with the batch, in one step, and `written` gives the
+    save's version (None: the lease was lost)."""
 
-    __slots__ = ("data", "kind", "written")
+    __slots__ = ("data", "kind", "save", "written")
 
-    def __init__(self, kind: bytes | None, data: bytes = b"") -> None:
+    def __init__(self, kind: bytes | None, data: bytes = b"", save: Save | None = None) -> None:
         self.kind = kind
         self.data = data
-        self.written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.save = save
+        self.written: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
 
-    def done(self) -> None:
+    def done(self, version: int | None = None) -> None:
         if not self.written.done():
-            self.written.set_result(None)
+            self.written.set_result(version)
 
 
 class ReplyLog:
@@ -123,9 +126,10 @@ class ReplyLog:
         reply_id: str,
         batch: list[service_pb.ReplyResponse | Mark],
         error: Exception | None,
-    ) -> None:
+        save: Save | None = None,
+    ) -> int | None:
         """Append `batch` (and the reply's error) to the reply's log, each
-        response's cursor set."""
+        response's cursor set, and make `save` with it: its version."""
         logged: list[service_pb.ReplyResponse | Mark] = []
         entries = []
         for item in batch:
@@ -138,10 +142,25 @@ class ReplyLog:
                 entries.append(_RESPONSE + item.SerializeToString())
         if error is not None:
             entries.append(_ERROR + _error_entry(error))
-        positions = await self._store.append(session_id, reply_id, entries, self._keep_ms)
+        positions, version = await self._store.append(
+            session_id, reply_id, entries, self._keep_ms, save
+        )
         for item, position in zip(logged, positions, strict=False):
             if isinstance(item, service_pb.ReplyResponse):
                 item.cursor = self.cursor(reply_id, position)
+        return version
+
+    async def save(self, session_id: str, save: Save) -> int | None:
+        """Make `save` alone (a reply with nothing more to log)."""
+        return await self._store.save(
+            session_id,
+            save.owner,
+            save.state,
+            save.idle_ms,
+            release=save.release,
+            kept=save.kept,
+            context=save.context,
+        )
 
     async def taken(self, session_id: str, reply_id: str) -> Taken | None:
         """What taking the reply over needs (`Taken`); None if its log ended
@@ -320,21 +339,32 @@ async def record(
         batch, last = _batch(await items.get(), items, ending)
         error = last.error if isinstance(last, Failed) else None
         reply_id = reply_id or reply_id_of(batch)
-        if held and (reply_id or last is not None):
+        saving = next((i for i in batch if isinstance(i, Mark) and i.save is not None), None)
+        if held and (reply_id or last is not None or saving is not None):
             batch, held = [*held, *batch], []
-        if reply_id and log is not None and (batch or error is not None):
-            try:
-                await log.write(session_id, reply_id, batch, error)
-            except AgentScopeProtoError as exc:
-                logger.warning("reply %r: its log could not be written: %s", reply_id, exc)
-                log = None  # the caller still gets it, live
-        elif not reply_id and last is None:
-            held.extend(item for item in batch if isinstance(item, Mark))
+        version: int | None = None
+        try:
+            if reply_id and log is not None and (batch or error is not None):
+                try:
+                    save = saving.save if saving is not None else None
+                    version = await log.write(session_id, reply_id, batch, error, save)
+                except AgentScopeProtoError as exc:
+                    logger.warning("reply %r: its log could not be written: %s", reply_id, exc)
+                    log = None  # the caller still gets it, live
+                    if saving is not None:
+                        raise
+            elif saving is not None and saving.save is not None and log is not None:
+                version = await log.save(session_id, saving.save)
+            elif not reply_id and last is None:
+                held.extend(item for item in batch if isinstance(item, Mark))
+        except AgentScopeProtoError as exc:
+            if saving is not None:  # the turn's save failed: its keeper says so
+                saving.written.set_exception(exc)
         responses = []
         for item in batch:
             if isinstance(item, Mark):
                 if item not in held:
-                    item.done()
+                    item.done(version if item is saving else None)
             else:
                 responses.append(item)
         if responses:

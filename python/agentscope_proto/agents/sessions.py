@@ -57,6 +57,7 @@ from .replies import (
     record,
 )
 from .state import MemoryStateStore, StateStore
+from .state.store import Save
 
 __all__ = ["Reply", "Session", "Sessions", "check_session_id"]
 
@@ -558,7 +559,7 @@ class Sessions:
         try:
             async with session.lock:
                 try:
-                    async with self.keeper.turn(session):
+                    async with self.keeper.turn(session, _logged_save(items)):
                         if request is not None and self.keeper.durable:
                             logged = state_pb2.LoggedReply(request=request)
                             logged.state_version = session.stored
@@ -619,6 +620,18 @@ class Sessions:
             task = asyncio.current_task()
             if task is not None:
                 task.cancel()  # again: inside the agent, at its next await
+
+
+def _logged_save(items: asyncio.Queue[Any]) -> Callable[[Save], Awaitable[int | None]]:
+    """A reply's turn's save, made by its recorder with the reply's last log
+    entries (one store call for both)."""
+
+    async def save(save: Save) -> int | None:
+        mark = Mark(None, save=save)
+        items.put_nowait(mark)
+        return await mark.written
+
+    return save
 
 
 def _forget_reply(session: Session, reply: Reply) -> None:

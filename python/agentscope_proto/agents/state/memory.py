@@ -16,7 +16,7 @@ import contextlib
 import time
 from collections.abc import Sequence
 
-from .store import Entry, Renewed, StateStore, Stored
+from .store import Entry, Renewed, Save, StateStore, Stored
 
 __all__ = ["MemoryStateStore"]
 
@@ -91,8 +91,13 @@ class MemoryStateStore(StateStore):
             self._logs.clear()
 
     async def append(
-        self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
-    ) -> list[str]:
+        self,
+        session_id: str,
+        reply_id: str,
+        entries: list[bytes],
+        keep_ms: int,
+        save: Save | None = None,
+    ) -> tuple[list[str], int | None]:
         log = self._logs.pop((session_id, reply_id), None) or _Log()
         self._logs[(session_id, reply_id)] = log  # the most recent last
         first = len(log.entries)
@@ -104,7 +109,8 @@ class MemoryStateStore(StateStore):
         self._expire()
         log.changed.set()
         log.changed = asyncio.Event()
-        return [str(position) for position in range(first + 1, len(log.entries) + 1)]
+        # No state to save: sessions stay in the process (`durable` is false).
+        return [str(position) for position in range(first + 1, len(log.entries) + 1)], None
 
     async def read(
         self, session_id: str, reply_id: str, after: str, wait_ms: int

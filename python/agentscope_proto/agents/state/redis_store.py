@@ -40,7 +40,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..._redis import connect_redis
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
-from .store import Entry, Renewed, StateStore, Stored
+from .store import Entry, Renewed, Save, StateStore, Stored
 
 __all__ = ["RedisStateStore", "unavailable"]
 
@@ -97,40 +97,52 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-# KEYS: the reply's stream. ARGV: keep ms, then the entries. Their ids.
-_APPEND = """
-local ids = {}
-for i = 2, #ARGV do
-  ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'd', ARGV[i])
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return ids
-"""
-# KEYS: lease, state (v2), context, state v1. ARGV: owner, state bytes, idle
-# ms, whether to give the lease up, how many stored messages to keep, then
-# the new ones. The new version, or -1 when the lease is not the owner's.
-_SAVE = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+# A session's save (a Lua function: `_SAVE` runs it alone, `_APPEND` after a
+# reply's last entries). K: the lease, the state (v2), its context, the
+# state v1; ARGV from `at`: owner, state bytes, idle ms, whether to give the
+# lease up, how many stored messages to keep, then the new ones. The new
+# version, or -1 when the lease is not the owner's.
+_SAVE_FUNCTION = """
+local function save(K, at)
+if redis.call('GET', K[1]) ~= ARGV[at] then
   return -1
 end
-local version = tonumber(redis.call('HGET', KEYS[2], 'v') or redis.call('HGET', KEYS[4], 'v') or 0)
-redis.call('DEL', KEYS[4])
-redis.call('HSET', KEYS[2], 's', ARGV[2], 'v', version + 1)
-local kept = tonumber(ARGV[5])
+local version = tonumber(redis.call('HGET', K[2], 'v') or redis.call('HGET', K[4], 'v') or 0)
+redis.call('DEL', K[4])
+redis.call('HSET', K[2], 's', ARGV[at + 1], 'v', version + 1)
+local kept = tonumber(ARGV[at + 4])
 if kept == 0 then
-  redis.call('DEL', KEYS[3])
-elseif redis.call('LLEN', KEYS[3]) > kept then
-  redis.call('LTRIM', KEYS[3], 0, kept - 1)
+  redis.call('DEL', K[3])
+elseif redis.call('LLEN', K[3]) > kept then
+  redis.call('LTRIM', K[3], 0, kept - 1)
 end
-if #ARGV > 5 then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 6))
+-- In slices: Lua unpacks a few thousand values at most.
+for first = at + 5, #ARGV, 1000 do
+  redis.call('RPUSH', K[3], unpack(ARGV, first, math.min(first + 999, #ARGV)))
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[3], ARGV[3])
-if ARGV[4] == '1' then
-  redis.call('DEL', KEYS[1])
+redis.call('PEXPIRE', K[2], ARGV[at + 2])
+redis.call('PEXPIRE', K[3], ARGV[at + 2])
+if ARGV[at + 3] == '1' then
+  redis.call('DEL', K[1])
 end
 return version + 1
+end
+"""
+_SAVE = _SAVE_FUNCTION + "return save(KEYS, 1)\n"
+# KEYS: the reply's stream, then (with a save) the save's. ARGV: keep ms, how
+# many entries, the entries, then (with a save) the save's. The save's
+# version (0: no save; -1: the lease is not the owner's), then the entries' ids.
+_APPEND = """
+local count = tonumber(ARGV[2])
+local out = {0}
+for i = 3, 2 + count do
+  out[#out + 1] = redis.call('XADD', KEYS[1], '*', 'd', ARGV[i])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if #KEYS > 1 then
+  out[1] = save({KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, 3 + count)
+end
+return out
 """
 
 
@@ -166,7 +178,7 @@ class RedisStateStore(StateStore):
         self._release = client.register_script(_RELEASE)
         self._save = client.register_script(_SAVE)
         self._load = client.register_script(_LOAD)
-        self._append = client.register_script(_APPEND)
+        self._append = client.register_script(_SAVE_FUNCTION + _APPEND)
 
     @classmethod
     async def connect(cls, url: str, agent: str) -> RedisStateStore:
@@ -248,18 +260,37 @@ class RedisStateStore(StateStore):
         kept: int = 0,
         context: Sequence[bytes] = (),
     ) -> int | None:
-        lease, _ = self._keys(session_id)
-        keys = [lease, *self._state_keys(session_id)]
-        args = [owner, state, idle_ms, "1" if release else "0", kept, *context]
-        version = int(await self._run(self._save, keys, args))
+        save = Save(owner, state, idle_ms, release, kept, context)
+        version = int(
+            await self._run(self._save, self._save_keys(session_id), self._save_args(save))
+        )
         return None if version < 0 else version
 
+    def _save_keys(self, session_id: str) -> list[str]:
+        lease, _ = self._keys(session_id)
+        return [lease, *self._state_keys(session_id)]
+
+    @staticmethod
+    def _save_args(save: Save) -> list[Any]:
+        release = "1" if save.release else "0"
+        return [save.owner, save.state, save.idle_ms, release, save.kept, *save.context]
+
     async def append(
-        self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
-    ) -> list[str]:
-        key = f"{self._base(session_id)}:reply:{reply_id}"
-        positions = await self._run(self._append, [key], [keep_ms, *entries])
-        return [_text(position) for position in positions]
+        self,
+        session_id: str,
+        reply_id: str,
+        entries: list[bytes],
+        keep_ms: int,
+        save: Save | None = None,
+    ) -> tuple[list[str], int | None]:
+        keys = [f"{self._base(session_id)}:reply:{reply_id}"]
+        args: list[Any] = [keep_ms, len(entries), *entries]
+        if save is not None:
+            keys += self._save_keys(session_id)
+            args += self._save_args(save)
+        version, *positions = await self._run(self._append, keys, args)
+        saved = None if save is None or int(version) < 0 else int(version)
+        return [_text(position) for position in positions], saved
 
     async def read(
         self, session_id: str, reply_id: str, after: str, wait_ms: int

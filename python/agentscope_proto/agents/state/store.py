@@ -28,7 +28,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Entry", "Renewed", "StateStore", "Stored"]
+__all__ = ["Entry", "Renewed", "Save", "StateStore", "Stored"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,19 @@ class Renewed(enum.IntEnum):
     HELD = 1
     # Held, and a caller asked (on any replica) to interrupt the call.
     INTERRUPT = 2
+
+
+@dataclass(frozen=True)
+class Save:
+    """A save of a session's state (`StateStore.save`'s arguments), to make
+    with a reply's last log entries in one step (`StateStore.append`)."""
+
+    owner: str
+    state: bytes
+    idle_ms: int
+    release: bool
+    kept: int
+    context: Sequence[bytes]
 
 
 @dataclass(frozen=True)
@@ -112,10 +125,16 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def append(
-        self, session_id: str, reply_id: str, entries: list[bytes], keep_ms: int
-    ) -> list[str]:
-        """Append to the reply's log, kept `keep_ms` after this; the entries'
-        positions."""
+        self,
+        session_id: str,
+        reply_id: str,
+        entries: list[bytes],
+        keep_ms: int,
+        save: Save | None = None,
+    ) -> tuple[list[str], int | None]:
+        """Append to the reply's log, kept `keep_ms` after this, and make
+        `save` (the session's) in the same step: the entries' positions, and
+        the save's new version (None: no save, or its lease was lost)."""
 
     @abc.abstractmethod
     async def read(
