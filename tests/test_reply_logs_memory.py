@@ -28,7 +28,7 @@ def test_past_the_budget_the_least_recently_appended_logs_go_first() -> None:
 def test_a_log_larger_than_the_budget_is_kept_while_it_is_the_last() -> None:
     async def main() -> tuple[int, bool]:
         store = MemoryStateStore(max_bytes=100)
-        positions = await store.append("s", "big", [b"x" * 500, b"y"], keep_ms=60_000)
+        positions, _ = await store.append("s", "big", [b"x" * 500, b"y"], keep_ms=60_000)
         entries = await store.read("s", "big", "", 0)
         await store.append("s", "next", [b"z"], keep_ms=60_000)
         return len(entries or []), await store.read("s", "big", "", 0) is None and positions == [
