@@ -169,6 +169,45 @@ def _result(
     }
 
 
+async def _timed(
+    ours: Any,
+    messages: int,
+    publishers: int,
+    publish: Callable[[Any], Awaitable[Any]],
+    subscriptions: list[Any],
+) -> dict[str, Any]:
+    """One round: `publishers` coroutines publish `messages` copies of `ours`
+    (each its id) through `publish`, every subscription reads them all."""
+    sent = [0.0] * messages
+    acked = [0.0] * messages
+    delivered: list[list[tuple[int, float]]] = []
+    clock = time.perf_counter
+    cpu = time.process_time()
+    started = clock()
+
+    async def publish_from(first: int) -> None:
+        msg = type(ours)()
+        for i in range(first, messages, publishers):
+            sent[i] = clock()
+            msg.CopyFrom(ours)
+            msg.id = str(i)
+            await publish(msg)
+            acked[i] = clock() - sent[i]
+
+    async def receive(subscription: Any) -> None:
+        times = []
+        async for event in subscription:
+            times.append((int(event.msg.id), clock()))
+            if len(times) == messages:
+                break
+        delivered.append(times)
+
+    await asyncio.gather(
+        *(publish_from(p) for p in range(publishers)), *(receive(s) for s in subscriptions)
+    )
+    return _result(started, sent, acked, delivered, time.process_time() - cpu)
+
+
 def _ours(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
     from agentscope_proto.hub import AsyncHubClient
 
@@ -176,38 +215,15 @@ def _ours(target: str, ours: Any, publishers: int, subscribers: int) -> Round:
         topic = f"bench/{uuid.uuid4().hex}"
         client = AsyncHubClient(target)
         subscriptions = [await client.subscribe(topic) for _ in range(subscribers)]
-        sent = [0.0] * messages
-        acked = [0.0] * messages
-        delivered: list[list[tuple[int, float]]] = []
-        clock = time.perf_counter
-        cpu = time.process_time()
-        started = clock()
 
-        async def publish(first: int) -> None:
-            msg = type(ours)()
-            for i in range(first, messages, publishers):
-                sent[i] = clock()
-                msg.CopyFrom(ours)
-                msg.id = str(i)
-                await client.publish(topic, msg)
-                acked[i] = clock() - sent[i]
+        async def publish(msg: Any) -> None:
+            await client.publish(topic, msg)
 
-        async def receive(subscription: Any) -> None:
-            times = []
-            async for event in subscription:
-                times.append((int(event.msg.id), clock()))
-                if len(times) == messages:
-                    break
-            delivered.append(times)
-
-        await asyncio.gather(
-            *(publish(p) for p in range(publishers)), *(receive(s) for s in subscriptions)
-        )
-        cpu = time.process_time() - cpu
+        result = await _timed(ours, messages, publishers, publish, subscriptions)
         for subscription in subscriptions:
             await subscription.close()
         await client.close()
-        return _result(started, sent, acked, delivered, cpu)
+        return result
 
     return run
 
@@ -226,34 +242,11 @@ def _ours_direct(
         client = AsyncHubClient(target) if target else None
         subscribe = client.subscribe if client else hub.subscribe
         subscriptions = [await subscribe(topic) for _ in range(subscribers)]
-        sent = [0.0] * messages
-        acked = [0.0] * messages
-        delivered: list[list[tuple[int, float]]] = []
-        clock = time.perf_counter
-        cpu = time.process_time()
-        started = clock()
 
-        async def publish(first: int) -> None:
-            msg = type(ours)()
-            for i in range(first, messages, publishers):
-                sent[i] = clock()
-                msg.CopyFrom(ours)
-                msg.id = str(i)
-                await hub.publish(topic, msg)
-                acked[i] = clock() - sent[i]
+        async def publish(msg: Any) -> None:
+            await hub.publish(topic, msg)
 
-        async def receive(subscription: Any) -> None:
-            times = []
-            async for event in subscription:
-                times.append((int(event.msg.id), clock()))
-                if len(times) == messages:
-                    break
-            delivered.append(times)
-
-        await asyncio.gather(
-            *(publish(p) for p in range(publishers)), *(receive(s) for s in subscriptions)
-        )
-        cpu = time.process_time() - cpu
+        result = await _timed(ours, messages, publishers, publish, subscriptions)
         for subscription in subscriptions:
             closed = subscription.close()
             if closed is not None:
@@ -261,7 +254,7 @@ def _ours_direct(
         if client:
             await client.close()
         await hub.close()
-        return _result(started, sent, acked, delivered, cpu)
+        return result
 
     return run
 
