@@ -201,6 +201,9 @@ class AgentScope2:
                     continue
                 if named and isinstance(item, self._event.ReplyStartEvent):
                     if context is not None:
+                        # The request's schema where the stored context lost it.
+                        fresh = agent.state.reply_context.structured_schema
+                        context.structured_schema = context.structured_schema or fresh
                         agent.state.reply_context = context
                     agent.state.reply_context.reply_id = item.reply_id = named
                 seen.append(item)
