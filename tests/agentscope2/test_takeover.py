@@ -42,7 +42,7 @@ _ENDS = {
 class Replicas:
     """Two `serve-agent` replicas of counting_agents:friday on one Redis."""
 
-    def __init__(self, redis: RedisServer, replay: ReplayServer, tmp: Path) -> None:
+    def __init__(self, redis: Any, replay: ReplayServer, tmp: Path) -> None:
         self.runs, self.hold = tmp / "runs", tmp / "hold"
         env = {
             **os.environ,
@@ -126,7 +126,30 @@ def test_a_reply_taken_over_completes_and_its_tool_runs_once(
 ) -> None:
     """Killed while the model answers after the tool ran: the other replica
     goes on from the checkpoint, with the tool's logged result."""
-    servers, replay = replicas
+    _taken_over_after_its_tool(*replicas)
+
+
+def test_a_reply_is_taken_over_on_a_redis_cluster(tmp_path: Path) -> None:
+    """The same on a 3-master Redis Cluster: a session's keys, its replies'
+    logs and their checkpoints on the node of its slot."""
+    from hub_fixtures import RedisCluster
+
+    cluster = RedisCluster(tmp_path)
+    try:
+        with ReplayServer(SCRIPT) as replay:
+            servers = Replicas(cluster, replay, tmp_path)
+            try:
+                _taken_over_after_its_tool(servers, replay)
+            finally:
+                replay.release.set()
+                if servers.dying.process.poll() is None:
+                    servers.dying.process.kill()
+                stop_all([servers.living])
+    finally:
+        cluster.stop()
+
+
+def _taken_over_after_its_tool(servers: Replicas, replay: ReplayServer) -> None:
     seen = servers.kill_while(
         "weather please", "t1", lambda kinds: kinds.count("model_call_start") == 2
     )
