@@ -24,7 +24,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from google.protobuf.message import DecodeError
@@ -97,7 +97,7 @@ class Keeper:
             yield
             return
         version = await self._lease(session.id)
-        renewing = asyncio.create_task(self._renew(session))
+        renewing = _Renewing(self._renew(session), self._lease_ms / 3000)
         released = False
         try:
             await self._refresh(session, version)
@@ -124,11 +124,11 @@ class Keeper:
 
     async def _renew(self, session: Session) -> None:
         while True:
-            await asyncio.sleep(self._lease_ms / 3000)
             try:
                 renewed = await self.store.renew(session.id, self._owner, self._lease_ms)
             except AgentScopeProtoError as exc:
                 logger.warning("session %r: renewing its lease failed: %s", session.id, exc)
+                await asyncio.sleep(self._lease_ms / 3000)
                 continue
             if renewed is Renewed.INTERRUPT and session.reply is not None:
                 session.reply.interrupt()  # asked on another replica
@@ -139,6 +139,7 @@ class Keeper:
                     session.id,
                 )
                 return
+            await asyncio.sleep(self._lease_ms / 3000)
 
     async def interrupt(self, session_id: str) -> None:
         """Ask the replica running a call in the session to interrupt it."""
@@ -207,6 +208,29 @@ class Keeper:
             return False
         session.stored, session.context = version, saved.context
         return True
+
+
+class _Renewing:
+    """A turn's lease renewal, begun a third of the lease into the turn (a
+    timer until then: most turns end before, and a timer costs less than a
+    task)."""
+
+    __slots__ = ("_renewal", "_task", "_timer")
+
+    def __init__(self, renewal: Coroutine[Any, Any, None], delay: float) -> None:
+        self._renewal = renewal
+        self._task: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(delay, self._start)
+
+    def _start(self) -> None:
+        self._task = asyncio.create_task(self._renewal)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+        else:
+            self._renewal.close()  # never started: no "never awaited" warning
 
 
 def _same_start(stored: list[bytes], context: list[bytes]) -> int:
