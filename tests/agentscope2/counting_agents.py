@@ -4,7 +4,7 @@ real AgentScope 2.x agent whose `get_weather` runs at once and appends a
 line to the file $TOOL_RUNS each time it runs, so a test sees how often it
 ran across replicas; while the file $TOOL_HOLD exists it waits (a tool
 still running when its replica is killed). Its model is the replay at
-$FRIDAY_MODEL_URL."""
+$FRIDAY_MODEL_URL. `friday_asks` asks before running it."""
 
 from __future__ import annotations
 
@@ -39,4 +39,10 @@ async def get_weather(city: str, unit: str = "celsius") -> str:
 def friday() -> Agent:
     allowed = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="always allowed")
     tools = Toolkit(tools=[FunctionTool(get_weather, permission=allowed)])
+    return make_agent(os.environ["FRIDAY_MODEL_URL"], "Friday", toolkit=tools)
+
+
+def friday_asks() -> Agent:
+    """The same, asking the caller before each run of its tool."""
+    tools = Toolkit(tools=[FunctionTool(get_weather, is_concurrency_safe=False)])
     return make_agent(os.environ["FRIDAY_MODEL_URL"], "Friday", toolkit=tools)

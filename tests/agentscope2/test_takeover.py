@@ -19,6 +19,7 @@ import pytest
 from agentscope_proto import from_dict, get_text_content
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from agentscope_proto.events import event_reply_id
 
 from agent_processes import HERE, AgentProcess, stop_all
 from hosted import SUNNY, user
@@ -42,7 +43,9 @@ _ENDS = {
 class Replicas:
     """Two `serve-agent` replicas of counting_agents:friday on one Redis."""
 
-    def __init__(self, redis: Any, replay: ReplayServer, tmp: Path) -> None:
+    def __init__(
+        self, redis: Any, replay: ReplayServer, tmp: Path, factory: str = "friday"
+    ) -> None:
         self.runs, self.hold = tmp / "runs", tmp / "hold"
         env = {
             **os.environ,
@@ -52,19 +55,23 @@ class Replicas:
             "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
         }
         flags = ["--port", "0", "--state", redis.url, "--lease-seconds", "1"]
-        self.dying = AgentProcess(["counting_agents:friday", *flags], env)
-        self.living = AgentProcess(["counting_agents:friday", *flags], env)
+        self.dying = AgentProcess([f"counting_agents:{factory}", *flags], env)
+        self.living = AgentProcess([f"counting_agents:{factory}", *flags], env)
 
     def tool_runs(self) -> int:
         return len(self.runs.read_text(encoding="utf-8").splitlines()) if self.runs.exists() else 0
 
-    def kill_while(self, words: str, session: str, until: Any) -> list[pb.ReplyResponse]:
-        """A Reply on the dying replica, read until `until(kinds so far)`;
-        then the replica is SIGKILLed."""
+    def kill_while(
+        self, words: str | pb.ReplyRequest, session: str, until: Any
+    ) -> list[pb.ReplyResponse]:
+        """A Reply (of `words`, or a request) on the dying replica, read
+        until `until(kinds so far)`; then the replica is SIGKILLed."""
         seen: list[pb.ReplyResponse] = []
         with grpc.insecure_channel(self.dying.wait_listening()) as channel:
-            request = pb.ReplyRequest(
-                msgs=[from_dict(user(words), "agentscope2")], session_id=session
+            request = (
+                pb.ReplyRequest(msgs=[from_dict(user(words), "agentscope2")], session_id=session)
+                if isinstance(words, str)
+                else words
             )
             for response in pb_grpc.AgentServiceStub(channel).Reply(request, timeout=60):
                 seen.append(response)
@@ -74,8 +81,14 @@ class Replicas:
             self.dying.process.wait(30)
         return seen
 
+    def ask(self, words: str, session: str) -> list[pb.ReplyResponse]:
+        """A whole Reply on the dying replica (one that asks)."""
+        request = pb.ReplyRequest(msgs=[from_dict(user(words), "agentscope2")], session_id=session)
+        with grpc.insecure_channel(self.dying.wait_listening()) as channel:
+            return list(pb_grpc.AgentServiceStub(channel).Reply(request, timeout=60))
+
     def resume(self, session: str, seen: list[pb.ReplyResponse]) -> list[pb.ReplyResponse]:
-        reply_id = seen[0].event.reply_start.reply_id
+        reply_id = next(event_reply_id(r.event) for r in seen if event_reply_id(r.event))
         request = pb.ResumeRequest(session_id=session, reply_id=reply_id, after=seen[-1].cursor)
         with grpc.insecure_channel(self.living.wait_listening()) as channel:
             return list(pb_grpc.AgentServiceStub(channel).Resume(request, timeout=60))
@@ -97,6 +110,13 @@ def replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[Replic
             if started.dying.process.poll() is None:
                 started.dying.process.kill()  # a test that failed before killing it
             stop_all([started.living])
+
+
+def _tool_started(servers: Replicas) -> Any:
+    """Until the tool's start is out and the tool runs (it holds)."""
+    return lambda kinds: (
+        "tool_result_start" in kinds and wait_until(lambda: servers.tool_runs() == 1)
+    )
 
 
 def _model_called(replay: ReplayServer) -> Any:
@@ -174,7 +194,7 @@ def test_a_tool_running_when_its_replica_died_is_not_run_again(
     result (it may have run) and goes on; the model hears so."""
     servers, replay = replicas
     servers.hold.touch()
-    seen = servers.kill_while("weather please", "t2", lambda kinds: "tool_result_start" in kinds)
+    seen = servers.kill_while("weather please", "t2", _tool_started(servers))
     replay.release.set()
     rest = servers.resume("t2", seen)
     whole = seen + rest
@@ -214,3 +234,39 @@ def test_a_reply_the_session_went_on_without_ends_with_an_error(
     with pytest.raises(grpc.RpcError) as info:
         servers.resume("t4", seen)
     assert "went on from its last saved state without it" in (info.value.details() or "")
+
+
+def test_an_answers_reply_taken_over_gives_its_running_tool_an_interrupted_result(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A confirmation answered on the dying replica: the confirmed tool is
+    running when it is killed. The other replica takes the answer's reply
+    over from the session's stored state (the reply that asked): the tool
+    gets an interrupted result, it is not run again, and the reply ends."""
+    with ReplayServer(SCRIPT) as replay:
+        servers = Replicas(redis_server, replay, tmp_path, factory="friday_asks")
+        try:
+            asked = servers.ask("weather please", "t5")
+            question = asked[-1].event.require_user_confirm
+            assert question.tool_calls
+            answer = pb.ReplyRequest(session_id="t5")
+            answer.user_confirm_result.reply_id = question.reply_id
+            result = answer.user_confirm_result.confirm_results.add(confirmed=True)
+            result.tool_call.CopyFrom(question.tool_calls[0])
+            servers.hold.touch()
+            seen = servers.kill_while(answer, "t5", _tool_started(servers))
+            replay.release.set()
+            rest = servers.resume("t5", seen)
+        finally:
+            replay.release.set()
+            if servers.dying.process.poll() is None:
+                servers.dying.process.kill()
+            stop_all([servers.living])
+    whole = seen + rest
+    ids = [r.event.id for r in whole if r.HasField("event")]
+    assert len(ids) == len(set(ids))
+    ended = [r.event.tool_result_end for r in whole if _kind(r) == "tool_result_end"]
+    assert [end.state for end in ended] == [3]  # TOOL_RESULT_STATE_INTERRUPTED
+    assert servers.tool_runs() == 1
+    assert whole[-1].done
+    assert get_text_content(whole[-1].msg) == SUNNY

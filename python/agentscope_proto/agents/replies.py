@@ -164,27 +164,30 @@ class ReplyLog:
 
     async def taken(self, session_id: str, reply_id: str) -> Taken | None:
         """What taking the reply over needs (`Taken`); None if its log ended
-        it (or holds no request: not a reply another replica can take)."""
+        it (or holds no request: not a reply another replica can take). A
+        reply that asked and was answered is one log of two calls, each
+        beginning with its request: the last call's part is what counts."""
         logged: state_pb2.LoggedReply | None = None
         checkpoint: state_pb2.SessionState | None = None
         events: list[pb.AgentEvent] = []
         since = 0  # where the last checkpoint's model call starts in `events`
+        ended = False
         async for entry in self._entries(session_id, reply_id):
             kind, data = entry.data[:1], entry.data[1:]
-            if kind == _ERROR:
-                return None
             if kind == INPUTS:
                 logged = state_pb2.LoggedReply.FromString(data)
+                checkpoint, events, since, ended = None, [], 0, False
+            elif kind == _ERROR:
+                ended = True
             elif kind == CHECKPOINT:
                 checkpoint = state_pb2.SessionState.FromString(data)
                 since = _model_call_start(events)
             elif kind == _RESPONSE:
                 response = service_pb.ReplyResponse.FromString(data)
-                if response.done:
-                    return None
+                ended = ended or response.done
                 if response.HasField("event"):
                     events.append(response.event)
-        if logged is None:
+        if logged is None or ended:
             return None
         return Taken(reply_id, logged.request, logged.state_version, checkpoint, events[since:])
 

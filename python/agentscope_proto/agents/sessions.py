@@ -34,7 +34,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import state_pb2
@@ -62,6 +62,18 @@ from .state.store import Save
 __all__ = ["Reply", "Session", "Sessions", "check_session_id"]
 
 AgentFactory = Callable[[], Any]
+
+
+class _Run(NamedTuple):
+    """What a reply's turn runs: the items, and the request to log first
+    (None: the reply's log has it already, as a reply taken over does)."""
+
+    items: AsyncIterator[Item | Checkpoint]
+    request: service_pb.ReplyRequest | None
+
+
+# What a reply's turn runs, found in the turn (None: nothing: it ran elsewhere).
+_Source = Callable[["Session"], Awaitable[_Run | None]]
 logger = logging.getLogger("agentscope_proto.agents")
 T = TypeVar("T")
 _MAX_ID = 128
@@ -258,19 +270,14 @@ class Sessions:
         gave, or its rest if its replica died), its caller reading its log."""
         reply_id = request.reply_id
 
-        async def replying(session: Session) -> AsyncIterator[Item | Checkpoint] | None:
+        async def replying(session: Session) -> _Run | None:
             if await self.log.exists(session.id, reply_id):
                 return await self._rest_of(session, reply_id)
             self.hosting.check(session.agent, inputs)
-            return self.hosting.reply(session.agent, session.id, inputs)
+            return _Run(self.hosting.reply(session.agent, session.id, inputs), request)
 
         reply = self._start(
-            session,
-            replying,
-            counted=True,
-            keep_running=request.keep_running,
-            request=request,
-            reply_id=reply_id,
+            session, replying, counted=True, keep_running=request.keep_running, reply_id=reply_id
         )
         reply.read_from(self._read(session.id, reply_id, "", started=True))
         return reply
@@ -321,15 +328,13 @@ class Sessions:
             return False
         session = await self.open(session_id, create=True)
 
-        async def taking(session: Session) -> AsyncIterator[Item | Checkpoint] | None:
+        async def taking(session: Session) -> _Run | None:
             return await self._rest_of(session, reply_id)
 
         self._start(session, taking, counted=False, keep_running=True, reply_id=reply_id)
         return True
 
-    async def _rest_of(
-        self, session: Session, reply_id: str
-    ) -> AsyncIterator[Item | Checkpoint] | None:
+    async def _rest_of(self, session: Session, reply_id: str) -> _Run | None:
         """In the session's turn: the rest of a reply its log has, taken over
         here; None if the log ended it (it ended, or was taken over first)."""
         taken = await self.log.taken(session.id, reply_id)
@@ -343,7 +348,7 @@ class Sessions:
             )
         logger.warning("session %r: taking reply %r over", session.id, reply_id)
         inputs = self.hosting.read_inputs(taken.request)
-        return self.hosting.take_over(session.agent, session.id, inputs, taken)
+        return _Run(self.hosting.take_over(session.agent, session.id, inputs, taken), None)
 
     async def observe_request(self, request: service_pb.ObserveRequest) -> Session:
         """A caller's Observe, read as `begin` reads a Reply, and observed by
@@ -505,22 +510,19 @@ class Sessions:
         (a topic's own: one at a time) is not held to `max_replies`; one to
         `keep_running` goes on when its caller stops reading."""
 
-        async def replying(session: Session) -> AsyncIterator[Item | Checkpoint]:
+        async def replying(session: Session) -> _Run:
             self.hosting.check(session.agent, inputs)
-            return self.hosting.reply(session.agent, session.id, inputs)
+            return _Run(self.hosting.reply(session.agent, session.id, inputs), request)
 
-        return self._start(
-            session, replying, counted=counted, keep_running=keep_running, request=request
-        )
+        return self._start(session, replying, counted=counted, keep_running=keep_running)
 
     def _start(
         self,
         session: Session,
-        source: Callable[[Session], Awaitable[AsyncIterator[Item | Checkpoint] | None]],
+        source: _Source,
         *,
         counted: bool,
         keep_running: bool,
-        request: service_pb.ReplyRequest | None = None,
         reply_id: str = "",
     ) -> Reply:
         """A reply of the items `source` gives in the session's turn (None:
@@ -531,7 +533,7 @@ class Sessions:
             )
         items: asyncio.Queue[Any] = asyncio.Queue()
         out: asyncio.Queue[Any] = asyncio.Queue()
-        task = asyncio.create_task(self._drive(session, source, items, request))
+        task = asyncio.create_task(self._drive(session, source, items))
         recorder = asyncio.create_task(record(items, out, self.log, session.id, reply_id))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
@@ -545,30 +547,29 @@ class Sessions:
     async def _drive(
         self,
         session: Session,
-        source: Callable[[Session], Awaitable[AsyncIterator[Item | Checkpoint] | None]],
+        source: _Source,
         items: asyncio.Queue[Any],
-        request: service_pb.ReplyRequest | None,
     ) -> None:
-        """Run one reply into `items`, its `request` logged first with a
-        durable store (with the state's version the turn found: what a
-        replica taking the reply over starts from). It awaits nothing but
-        the session's turn and the agent, so a cancellation lands inside
-        the agent."""
+        """Run one reply into `items`, the request its source gives logged
+        first with a durable store (with the state's version the turn
+        found: what a replica taking the reply over starts from). It awaits
+        nothing but the session's turn and the agent, so a cancellation
+        lands inside the agent."""
         session.busy += 1
         end: Any = END
         try:
             async with session.lock:
                 try:
                     async with self.keeper.turn(session, _logged_save(items)):
-                        if request is not None and self.keeper.durable:
-                            logged = state_pb2.LoggedReply(request=request)
-                            logged.state_version = session.stored
-                            items.put_nowait(Mark(INPUTS, logged.SerializeToString()))
-                        replying = await source(session)
-                        if replying is None:
+                        run = await source(session)
+                        if run is None:
                             end = QUIET
                         else:
-                            await self._run(session, replying, items)
+                            if run.request is not None and self.keeper.durable:
+                                logged = state_pb2.LoggedReply(request=run.request)
+                                logged.state_version = session.stored
+                                items.put_nowait(Mark(INPUTS, logged.SerializeToString()))
+                            await self._run(session, run.items, items)
                 finally:
                     session.turned.notify_all()
         except BaseException as exc:
