@@ -25,6 +25,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from functools import partial
 from typing import Any, Protocol
 
 from google.protobuf.message import DecodeError
@@ -188,18 +189,8 @@ class Keeper:
             kept,
             saved.context[kept:],
         )
-        if save_by is not None:
-            version = await save_by(save)
-        else:
-            version = await self.store.save(
-                session.id,
-                save.owner,
-                save.state,
-                save.idle_ms,
-                release=save.release,
-                kept=save.kept,
-                context=save.context,
-            )
+        save_to = save_by or partial(self.store.save, session.id)
+        version = await save_to(save)
         if version is None:
             logger.warning(
                 "session %r: its lease was lost; this call's state is not saved", session.id

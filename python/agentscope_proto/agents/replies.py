@@ -152,15 +152,7 @@ class ReplyLog:
 
     async def save(self, session_id: str, save: Save) -> int | None:
         """Make `save` alone (a reply with nothing more to log)."""
-        return await self._store.save(
-            session_id,
-            save.owner,
-            save.state,
-            save.idle_ms,
-            release=save.release,
-            kept=save.kept,
-            context=save.context,
-        )
+        return await self._store.save(session_id, save)
 
     async def taken(self, session_id: str, reply_id: str) -> Taken | None:
         """What taking the reply over needs (`Taken`); None if its log ended

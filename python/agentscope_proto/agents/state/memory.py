@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
 
 from .store import Entry, Renewed, Save, StateStore, Stored
 
@@ -62,17 +61,7 @@ class MemoryStateStore(StateStore):
     async def load(self, session_id: str) -> Stored | None:
         return None
 
-    async def save(
-        self,
-        session_id: str,
-        owner: str,
-        state: bytes,
-        idle_ms: int,
-        *,
-        release: bool = False,
-        kept: int = 0,
-        context: Sequence[bytes] = (),
-    ) -> int | None:
+    async def save(self, session_id: str, save: Save) -> int | None:
         return 0
 
     def _expire(self) -> None:

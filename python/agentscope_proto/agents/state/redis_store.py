@@ -30,7 +30,6 @@ each session's keys on the node of their slot.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -249,18 +248,7 @@ class RedisStateStore(StateStore):
             return Stored(_bytes(state), int(version or 0))  # v1: context inside
         return Stored(_bytes(state), int(version or 0), tuple(map(_bytes, context)))
 
-    async def save(
-        self,
-        session_id: str,
-        owner: str,
-        state: bytes,
-        idle_ms: int,
-        *,
-        release: bool = False,
-        kept: int = 0,
-        context: Sequence[bytes] = (),
-    ) -> int | None:
-        save = Save(owner, state, idle_ms, release, kept, context)
+    async def save(self, session_id: str, save: Save) -> int | None:
         version = int(
             await self._run(self._save, self._save_keys(session_id), self._save_args(save))
         )

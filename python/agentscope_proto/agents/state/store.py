@@ -53,8 +53,8 @@ class Renewed(enum.IntEnum):
 
 @dataclass(frozen=True)
 class Save:
-    """A save of a session's state (`StateStore.save`'s arguments), to make
-    with a reply's last log entries in one step (`StateStore.append`)."""
+    """A save of a session's state (`StateStore.save`), alone or with a
+    reply's last log entries in one step (`StateStore.append`)."""
 
     owner: str
     state: bytes
@@ -106,22 +106,13 @@ class StateStore(abc.ABC):
         expired)."""
 
     @abc.abstractmethod
-    async def save(
-        self,
-        session_id: str,
-        owner: str,
-        state: bytes,
-        idle_ms: int,
-        *,
-        release: bool = False,
-        kept: int = 0,
-        context: Sequence[bytes] = (),
-    ) -> int | None:
-        """Store the session's state if `owner` holds its lease: `state` (its
-        `SessionState` without context), and its context: the first `kept`
-        messages stored (the owner's last save or load had them), then
-        `context`'s; kept `idle_ms` after this save, the lease given up if
-        `release`. The new version, or None if the lease was lost."""
+    async def save(self, session_id: str, save: Save) -> int | None:
+        """Store the session's state if `save.owner` holds its lease:
+        `save.state` (its `SessionState` without context), and its context:
+        the first `save.kept` messages stored (the owner's last save or load
+        had them), then `save.context`'s; kept `save.idle_ms` after this
+        save, the lease given up if `save.release`. The new version, or None
+        if the lease was lost."""
 
     @abc.abstractmethod
     async def append(
