@@ -55,7 +55,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -274,35 +274,19 @@ def _ours_unary(target: str, ours: Any, publishers: int, subscribers: int) -> Ro
         calls = [stub.Subscribe(pb.SubscribeRequest(topic=topic)) for _ in range(subscribers)]
         for call in calls:
             await call.initial_metadata()  # live
-        sent = [0.0] * messages
-        acked = [0.0] * messages
-        delivered: list[list[tuple[int, float]]] = []
-        clock = time.perf_counter
-        cpu = time.process_time()
-        started = clock()
 
-        async def publish(first: int) -> None:
-            msg = type(ours)()
-            for i in range(first, messages, publishers):
-                sent[i] = clock()
-                msg.CopyFrom(ours)
-                msg.id = str(i)
-                await stub.Publish(pb.PublishRequest(topic=topic, msg=msg))
-                acked[i] = clock() - sent[i]
+        async def publish(msg: Any) -> None:
+            await stub.Publish(pb.PublishRequest(topic=topic, msg=msg))
 
-        async def receive(call: Any) -> None:
-            times = []
-            while len(times) < messages:
-                event = await call.read()
-                times.append((int(event.msg.id), clock()))
-            delivered.append(times)
+        async def events(call: Any) -> AsyncIterator[Any]:
+            while True:
+                yield await call.read()
 
-        await asyncio.gather(*(publish(p) for p in range(publishers)), *(receive(c) for c in calls))
-        cpu = time.process_time() - cpu
+        result = await _timed(ours, messages, publishers, publish, [events(c) for c in calls])
         for call in calls:
             call.cancel()
         await channel.close()
-        return _result(started, sent, acked, delivered, cpu)
+        return result
 
     return run
 
