@@ -65,7 +65,9 @@ class Replicas:
         self, words: str | pb.ReplyRequest, session: str, until: Any
     ) -> list[pb.ReplyResponse]:
         """A Reply (of `words`, or a request) on the dying replica, read
-        until `until(kinds so far)`; then the replica is SIGKILLed."""
+        until `until(kinds so far)`; then the replica is SIGKILLed, its call
+        still open (a call cancelled first would interrupt the reply there,
+        which may end it before the kill lands)."""
         seen: list[pb.ReplyResponse] = []
         with grpc.insecure_channel(self.dying.wait_listening()) as channel:
             request = (
@@ -73,12 +75,14 @@ class Replicas:
                 if isinstance(words, str)
                 else words
             )
-            for response in pb_grpc.AgentServiceStub(channel).Reply(request, timeout=60):
+            call = pb_grpc.AgentServiceStub(channel).Reply(request, timeout=60)
+            for response in call:
                 seen.append(response)
                 if until([_kind(r) for r in seen]):
                     break
             self.dying.process.kill()
             self.dying.process.wait(30)
+            call.cancel()
         return seen
 
     def ask(self, words: str, session: str) -> list[pb.ReplyResponse]:
