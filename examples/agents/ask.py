@@ -1,6 +1,8 @@
 """Ask a served agent through `RemoteAgent`: `python ask.py HOST:PORT|URL "question" [SESSION]`.
 
-The reply streams as AgentScope events; when the agent asks to run a tool,
+HOST:PORT may be several, comma-separated (IP addresses: replicas of one
+agent): the first is asked, and the reply is taken up on the next when it
+stops answering. The reply streams as AgentScope events; when the agent asks to run a tool,
 this process asks you, and answers the agent with your verdict. SESSION is
 the remote session to ask in (`topic:room`: the agent's hub topic, where its
 reply is published too); a new one by default. A failure (no agent there, a
@@ -35,7 +37,8 @@ def confirm(event: RequireUserConfirmEvent) -> UserConfirmResultEvent:
 
 
 async def main(target: str, question: str, session: str | None = None) -> None:
-    async with RemoteAgent(target, session_id=session) as agent:
+    targets = target.split(",")
+    async with RemoteAgent(targets if len(targets) > 1 else target, session_id=session) as agent:
         inputs = UserMsg("user", question)
         while inputs is not None:
             answer = None
@@ -52,7 +55,7 @@ async def main(target: str, question: str, session: str | None = None) -> None:
 
 if __name__ == "__main__":
     if not 3 <= len(sys.argv) <= 4:
-        sys.exit('usage: python ask.py HOST:PORT|URL "question" [SESSION]')
+        sys.exit('usage: python ask.py HOST:PORT[,HOST:PORT...]|URL "question" [SESSION]')
     try:
         asyncio.run(main(*sys.argv[1:4]))
     except AgentScopeProtoError as error:  # the agent's or the server's: it says what failed

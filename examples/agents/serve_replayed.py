@@ -8,7 +8,8 @@ golden OpenAI cases, and the answers below). It answers the questions the README
 and the example clients ask, matched leniently ("What's the weather in Paris?" is
 "What is the weather in Paris?"): the weather, first with text and a `get_weather`
 call, then, once the call's result is in, with an answer that says what the tool
-returned; and a greeting to "hi" and "@Friday, hello!". Any other question fails
+returned; a greeting to "hi" and "@Friday, hello!"; and a story, slowly, to "Tell
+me a story about Paris in the rain". Any other question fails
 the reply (the server logs which words have no recording). So every run of an
 example streams the same events. `make example-agent` runs this from `.venv-as2`
 (AgentScope 2.0.11); `make interop` too, for the example clients.
@@ -42,12 +43,20 @@ from replay_server import ReplayServer, golden_cases, saying  # noqa: E402
 # "Sunny in Paris, 21°C" (weather_agent.py), the same weather.
 ANSWER = "The weather in Paris is sunny, 21°C."
 HELLO = "Hello! Ask me about the weather."
-RECORDINGS = {"answer": saying(ANSWER), "hello": saying(HELLO)}
+# A long answer, streamed slowly (a chunk every 0.05 s: about 3 s), so that the
+# README's production recipe can kill the replica serving it mid-reply.
+STORY = (
+    "Rain came to Paris at noon. The cafes pulled their chairs in, the Seine "
+    "turned the colour of pewter, and a painter on the Pont des Arts kept "
+    "working under a borrowed umbrella until the light came back at six."
+)
+RECORDINGS = {"answer": saying(ANSWER), "hello": saying(HELLO), "story": saying(STORY)}
 # The questions asked -> the recorded streams of their model calls, in order.
 SCRIPT = {
     "What is the weather in Paris?": ["stream_text_then_tool_by4", "answer"],
     "hi": ["hello"],
     "@Friday, hello!": ["hello"],
+    "Tell me a story about Paris in the rain": ["slow:story"],
 }
 
 

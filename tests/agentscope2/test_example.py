@@ -274,6 +274,11 @@ def test_a_conversation_goes_on_on_another_replica_once_the_first_is_killed(
         redis.stop()
 
 
+def _user_words(request: dict[str, Any]) -> list[str]:
+    """What the user said in a model request, in order."""
+    return [_said(m) for m in request["messages"] if m.get("name") == "user"]
+
+
 def _said(message: dict[str, Any]) -> str:
     content = message["content"]
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
@@ -302,7 +307,10 @@ def test_the_three_replica_recipe_runs_as_written(
     through bash, from examples/agents: its Redis and replicas on free
     ports, the model replayed, `y` to the tool's confirmation. The second
     question goes to another replica after the first was stopped, and its
-    model call holds the first turn."""
+    model call holds the first turn; the story's replica is killed as it
+    streams, and the other takes its reply over: the model asked twice for
+    it (the second time on the other replica, with the whole conversation),
+    the story whole in the output."""
     import re
 
     from hub_fixtures import free_port
@@ -324,5 +332,9 @@ def test_the_three_replica_recipe_runs_as_written(
     assert result.returncode == 0, result.stderr[-3000:]
     assert HELLO in result.stdout
     assert SUNNY in result.stdout
-    said = [m for m in replay.requests[-1]["messages"] if m.get("name") == "user"]
-    assert [_said(m) for m in said] == ["hi", "What's the weather in Paris?"]
+    assert EXAMPLE_REPLAY.STORY in result.stdout
+    asked = [_user_words(r) for r in replay.requests]
+    weather = "What's the weather in Paris?"
+    story = "Tell me a story about Paris in the rain"
+    assert asked[-2:] == [["hi", weather, story]] * 2, asked
+    assert result.stdout.count("[REPLY_START]") == 3  # the story's once, though told twice
