@@ -176,3 +176,18 @@ def test_calls_to_other_sessions_do_not_wait() -> None:
         return seen
 
     assert asyncio.run(main()) == ["observe fast"]
+
+
+def test_a_reply_interrupted_before_it_began_ends_its_recorder() -> None:
+    """A reply whose task is cancelled before its first step (a named reply
+    whose reader had read its log whole) still ends its recorder, so that
+    the server's stop, which waits for the recorders, ends."""
+
+    async def main() -> bool:
+        sessions, _ = _sessions()
+        reply = await sessions.begin(_reply("hi"))
+        reply.interrupt()  # at once: the task has not run a step
+        await asyncio.wait_for(sessions.hand_over(), 10)
+        return not sessions.running
+
+    assert asyncio.run(main())

@@ -534,6 +534,9 @@ class Sessions:
         items: asyncio.Queue[Any] = asyncio.Queue()
         out: asyncio.Queue[Any] = asyncio.Queue()
         task = asyncio.create_task(self._drive(session, source, items))
+        # The recorder's end comes once the task is done, even one cancelled
+        # before its first step (a named reply its reader had read whole).
+        task.add_done_callback(lambda _: items.put_nowait(END))
         recorder = asyncio.create_task(record(items, out, self.log, session.id, reply_id))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
@@ -556,14 +559,14 @@ class Sessions:
         nothing but the session's turn and the agent, so a cancellation
         lands inside the agent."""
         session.busy += 1
-        end: Any = END
+        quiet = False
         try:
             async with session.lock:
                 try:
                     async with self.keeper.turn(session, _logged_save(items)):
                         run = await source(session)
                         if run is None:
-                            end = QUIET
+                            quiet = True
                         else:
                             if run.request is not None and self.keeper.durable:
                                 logged = state_pb2.LoggedReply(request=run.request)
@@ -579,7 +582,8 @@ class Sessions:
         finally:
             session.busy -= 1
             self._touch(session)
-            items.put_nowait(end)
+            if quiet:
+                items.put_nowait(QUIET)  # ahead of the END the task's end puts
 
     async def _run(
         self,
