@@ -21,7 +21,8 @@
   `working` status updates; others get the reply's text and media.
 - The agent card comes from `Describe`; the JSON-RPC and HTTP+JSON bindings
   and the card are served with hypercorn, the gRPC binding by a gRPC server
-  of its own, with the server's auth token, TLS and size limit.
+  of its own, with the server's auth token, TLS and size limit, and over
+  HTTP its browser origins (`service/http_guard.py`).
 
 Needs the `a2a` extra.
 """
@@ -74,7 +75,6 @@ from a2a.utils.errors import (
 )
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.responses import JSONResponse
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
@@ -100,8 +100,8 @@ from ..errors import (
 )
 from ..service.app import HostedService, build_server, set_serving
 from ..service.asgi import HttpServer, listen, start_asgi
-from ..service.auth import BearerTokenAuth
-from ..service.config import MB, ServerConfig, host_port
+from ..service.config import ServerConfig, host_port
+from ..service.http_guard import HttpGuard
 from .mapping import EXTENSION_URI, RESUME_KEY, a2a_to_msgs, agent_extension, msgs_to_a2a
 from .protocol import (
     QUESTIONS,
@@ -853,54 +853,6 @@ async def _rendered(app: Any, scope: Any, receive: Any) -> tuple[dict[str, Any],
 # --- The servers ----------------------------------------------------------------------
 
 
-class _Guard:
-    """Before the A2A app reads anything: the bearer token (on everything but
-    the card, which says how to authenticate) and the size limit."""
-
-    def __init__(self, app: Any, token: str | None, max_bytes: int) -> None:
-        self._app = app
-        self._auth = BearerTokenAuth(token) if token else None
-        self._max = max_bytes
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
-            return
-        headers = dict(scope["headers"])
-        card = _is_card(scope)
-        token = headers.get(b"authorization", b"")
-        if self._auth is not None and not card and not self._auth.accepts(token):
-            await _refuse(scope, receive, send, 401, "missing or invalid bearer token")
-            return
-        length = headers.get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > self._max:
-            await _refuse(scope, receive, send, 413, f"a request holds at most {self._max} bytes")
-            return
-        read = 0
-
-        async def bounded() -> Any:
-            nonlocal read
-            message = await receive()
-            read += len(message.get("body", b""))
-            if read > self._max:
-                raise _TooLarge
-            return message
-
-        try:
-            await self._app(scope, bounded, send)
-        except _TooLarge:
-            await _refuse(scope, receive, send, 413, f"a request holds at most {self._max} bytes")
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _refuse(scope: Any, receive: Any, send: Any, status: int, reason: str) -> None:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
-    await JSONResponse({"error": reason}, status_code=status, headers=headers)(scope, receive, send)
-
-
 @dataclasses.dataclass
 class A2AServer:
     """The A2A servers of a served agent (a `service.app.Listener`): HTTP
@@ -972,7 +924,7 @@ async def start_a2a(servicer: AgentServicer, a2a: A2AConfig, config: ServerConfi
             *create_rest_routes(handler),
         ]
         cached = _CachedCard(Starlette(routes=routes), a2a.card_max_age, started)
-        app = _Guard(cached, config.auth_token, config.max_message_mb * MB)
+        app = HttpGuard(cached, config, open_path=_is_card)
         http = start_asgi(app, config, sock)
     except BaseException:
         sock.close()

@@ -86,6 +86,10 @@ class ServerConfig:
     # the `http` extra (service/connect.py). None: gRPC only.
     http_port: int | None = None
     max_message_mb: int = 64
+    # The web pages (origins, e.g. `https://app.example.com`) whose browsers
+    # may call the HTTP surfaces (A2A, AG-UI): none by default
+    # (service/http_guard.py).
+    cors_origins: tuple[str, ...] = ()
     media_root: Path | None = None
     allow_download: bool = False
     auth_token: str | None = None
@@ -116,3 +120,14 @@ class ServerConfig:
     # The HubService's store and limits; None: not served. The servers the
     # package runs (`agentscope-proto serve`, `serve_agent`) host it.
     hub: HubConfig | None = field(default_factory=HubConfig)
+
+    def __post_init__(self) -> None:
+        for origin in self.cors_origins:
+            if not _ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    f"cors_origins: {origin!r} is not an origin (scheme://host[:port], "
+                    "no path; each page's origin is named: there is no wildcard)"
+                )
+
+
+_ORIGIN = re.compile(r"https?://[^/\s*?#@]+")
