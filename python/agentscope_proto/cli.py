@@ -262,6 +262,21 @@ def _serve_agent_parser(sub: Any) -> None:
         "text), users (those and every user message) or none (default: mentions)",
     )
     _a2a_flags(p)
+    p.add_argument(
+        "--agui-port",
+        type=_port,
+        metavar="N",
+        help="also serve the agent as an AG-UI agent here (POST a RunAgentInput to /, "
+        "server-sent events back); needs the agui extra",
+    )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web page origin (scheme://host[:port]) whose browsers may call the A2A and "
+        "AG-UI ports; repeat for several (default: none)",
+    )
 
 
 def _a2a_flags(p: argparse.ArgumentParser) -> None:
@@ -1077,7 +1092,12 @@ def _a2a_config(args: argparse.Namespace) -> Any:
 
 
 async def _serve_agent(
-    factory: Any, spec: str, config: Any, agent_config: Any, a2a: Any = None
+    factory: Any,
+    spec: str,
+    config: Any,
+    agent_config: Any,
+    a2a: Any = None,
+    agui_port: int | None = None,
 ) -> None:
     from .agents import serve_agent
     from .agents.hosting import hosting_for
@@ -1091,7 +1111,7 @@ async def _serve_agent(
         hosting_for(probe)
     except TypeError as exc:  # not an agent
         raise UserError(f"{spec}: {exc}") from None
-    await serve_agent(factory, config, agent_config, probe=probe, a2a=a2a)
+    await serve_agent(factory, config, agent_config, probe=probe, a2a=a2a, agui_port=agui_port)
 
 
 def _run_serve_agent(args: argparse.Namespace) -> None:
@@ -1122,18 +1142,27 @@ def _run_serve_agent(args: argparse.Namespace) -> None:
     except ValueError as exc:
         field, _, reason = str(exc).partition(" ")  # the field named as its flag
         raise UserError(f"--{field.replace('_', '-')} {reason}") from None
-    config = ServerConfig(**_server_base(args), hub=_hub_config(args))
+    try:
+        config = ServerConfig(
+            **_server_base(args), hub=_hub_config(args), cors_origins=tuple(args.cors_origin)
+        )
+    except ValueError as exc:
+        raise UserError(f"--cors-origin: {str(exc).partition(': ')[2]}") from None
     if args.topic is not None and config.hub is None:
         raise UserError("--topic needs a hub: --hub memory or --hub redis://...")
     a2a = _a2a_config(args)
+    if args.agui_port is not None and (
+        importlib.util.find_spec("ag_ui") is None or importlib.util.find_spec("hypercorn") is None
+    ):
+        raise UserError("--agui-port needs the agui extra: pip install 'agentscope-proto[agui]'")
     factory = _factory(args.factory)
-    ports = [args.port, *((a2a.port, a2a.grpc_port) if a2a is not None else ())]
+    ports = [args.port, args.agui_port, *((a2a.port, a2a.grpc_port) if a2a is not None else ())]
     for port in ports:
         if port is not None:
             _check_port(args.host, port)
     _configure_logging(args.log_level)
     try:
-        asyncio.run(_serve_agent(factory, args.factory, config, agent_config, a2a))
+        asyncio.run(_serve_agent(factory, args.factory, config, agent_config, a2a, args.agui_port))
     except HubUnavailableError as exc:
         raise UserError(f"--hub: {exc}", 1) from None
     except StateUnavailableError as exc:

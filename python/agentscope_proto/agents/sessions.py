@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
+from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from .._generated.agentscope.agent.v1 import state_pb2
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..errors import AgentReplyError, LimitExceededError, MessageFormatError, SessionStateError
@@ -470,6 +471,23 @@ class Sessions:
                 idle.append(session.id)
         for session_id in idle:
             del self._sessions[session_id]
+
+    async def question(self, session_id: str) -> events_pb.AgentEvent | None:
+        """What the session waits for its caller to answer (the event that
+        asked it), or None: read from its agent in the session's turn, on
+        any replica (for callers that do not keep the question, as AG-UI's
+        resumes do not). An unknown session is `SessionStateError`."""
+        async with self._line(session_id) as place:
+            await place.reached()
+            session = await self.open(session_id, create=False)
+            session.busy += 1
+            try:
+                place.leave()
+                async with session.lock, self.keeper.turn(session):
+                    return self.hosting.question(session.agent)
+            finally:
+                session.busy -= 1
+                self._touch(session)
 
     async def observe(self, session: Session, msgs: list[Any], place: _Place | None = None) -> None:
         """`msgs` observed by the session's agent in its turn (`place`: the

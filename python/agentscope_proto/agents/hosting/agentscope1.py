@@ -65,6 +65,9 @@ class AgentScope1:
     def check(self, agent: Any, inputs: ReplyInputs) -> None:
         return None
 
+    def question(self, agent: Any) -> None:
+        return None  # a 1.x reply never stops to ask its caller
+
     async def reply(self, agent: Any, session_id: str, inputs: ReplyInputs) -> AsyncIterator[Item]:
         printed: asyncio.Queue[Any] = asyncio.Queue()
         agent.set_msg_queue_enabled(True, printed)

@@ -167,6 +167,24 @@ class AgentScope2:
                     f"the session is not waiting on call {call_id!r}",
                 )
 
+    def question(self, agent: Any) -> pb.AgentEvent | None:
+        """The tool calls the agent's last message waits on: those asking a
+        confirmation first (2.x asks them before it hands any call over),
+        else those handed to the caller; under the reply's id (its message's)."""
+        state = getattr(agent, "state", None)
+        awaiting = getattr(state, "get_awaiting_tool_calls", None)
+        calls = awaiting(agent.name) if awaiting is not None else []
+        if state is None or not calls:
+            return None
+        asking = [call for call in calls if call.state == self._msg.ToolCallState.ASKING]
+        event = (
+            self._event.RequireUserConfirmEvent
+            if asking
+            else self._event.RequireExternalExecutionEvent
+        )
+        reply_id = state.context[-1].id
+        return interop.event_from_agentscope(event(reply_id=reply_id, tool_calls=asking or calls))
+
     def reply(
         self, agent: Any, session_id: str, inputs: ReplyInputs
     ) -> AsyncIterator[Item | Checkpoint]:

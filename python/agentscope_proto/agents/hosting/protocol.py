@@ -128,6 +128,12 @@ class Hosting(Protocol):
 
     def check(self, agent: Any, inputs: ReplyInputs) -> None: ...
 
+    def question(self, agent: Any) -> pb.AgentEvent | None:
+        """What the agent waits for its caller to answer, as the event that
+        asked it (`require_user_confirm`, `require_external_execution`),
+        rebuilt from its state; None if it waits for nothing."""
+        ...
+
     def reply(
         self, agent: Any, session_id: str, inputs: ReplyInputs
     ) -> AsyncIterator[Item | Checkpoint]: ...

@@ -1,0 +1,229 @@
+"""`serve-agent --agui-port`: a served agent as an AG-UI agent, over HTTP,
+from outside: a real `serve-agent` process (a real AgentScope 2.x agent
+whose tool asks for confirmation, its model the local replay), called with
+plain HTTP as a frontend calls it (AG-UI's RunAgentInput POSTed, the run's
+server-sent events read and parsed). Text, a tool call confirmed through an
+interrupt and its resume, a denial, a run sent again, a run stopped by its
+caller, and every refusal of bad input, the server unharmed after them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+
+from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
+from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
+from agentscope_proto._generated.agentscope.message.v1.message_pb2 import FinishedReason
+
+from agent_processes import HERE, AgentProcess, stop_all
+from hosted import SUNNY
+from replay_server import ReplayServer
+
+SCRIPT = {
+    "hi": ["stream_text_by3"],
+    "weather please": ["stream_text_then_tool_by4", "stream_text_by3"],
+    "wait": ["hold:stream_text_by3"],
+}
+TOKEN = "agui-test-token"
+PAGE = "http://page.example:8000"
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+
+class Served:
+    """One `serve-agent` process with its AG-UI port, and its replayed model."""
+
+    def __init__(self, replay: ReplayServer, tmp: Path) -> None:
+        self.replay = replay
+        self.runs = tmp / "runs"
+        env = {
+            **os.environ,
+            "FRIDAY_MODEL_URL": replay.base_url,
+            "TOOL_RUNS": str(self.runs),
+            "TOOL_HOLD": str(tmp / "hold"),
+            "AGUI_TOKEN": TOKEN,
+            "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
+        }
+        flags = ["--port", "0", "--agui-port", "0", "--auth-token-env", "AGUI_TOKEN"]
+        flags += ["--cors-origin", PAGE, "--max-message-mb", "1"]
+        self.process = AgentProcess(["counting_agents:friday_asks", *flags], env)
+        self.target = self.process.wait_listening()
+        line = next(line for line in self.process.log if "listening on" in line)
+        found = re.search(r"(http://\S+) \(AG-UI\)", line)
+        assert found, line
+        self.url = found.group(1)
+
+    def tool_runs(self) -> int:
+        return len(self.runs.read_text(encoding="utf-8").splitlines()) if self.runs.exists() else 0
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with ReplayServer(SCRIPT) as replay:
+        server = Served(replay, tmp_path_factory.mktemp("agui"))
+        try:
+            yield server
+        finally:
+            replay.release.set()
+            stop_all([server.process])
+
+
+def _input(thread: str, words: str = "", **fields: Any) -> dict[str, Any]:
+    messages = [{"id": uuid.uuid4().hex, "role": "user", "content": words}] if words else []
+    return {"threadId": thread, "runId": uuid.uuid4().hex, "messages": messages, **fields}
+
+
+def _run(served: Served, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run's events, parsed from its server-sent events."""
+    headers = {**AUTH, "accept": "text/event-stream"}
+    with httpx.stream("POST", served.url, json=body, headers=headers, timeout=60) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"] == "text/event-stream"
+        return [json.loads(line[5:]) for line in response.iter_lines() if line.startswith("data:")]
+
+
+def _types(events: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in events]
+
+
+def _text(events: list[dict[str, Any]]) -> str:
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def test_a_run_streams_the_reply_as_ag_ui_events(served: Served) -> None:
+    body = _input("t-text", "hi")
+    events = _run(served, body)
+    types = _types(events)
+    assert types[0] == "RUN_STARTED"
+    assert types[-1] == "RUN_FINISHED"
+    assert events[0]["threadId"] == "t-text"
+    assert events[0]["runId"] == body["runId"]
+    assert events[-1]["runId"] == body["runId"]
+    assert types.index("TEXT_MESSAGE_START") < types.index("TEXT_MESSAGE_END")
+    assert _text(events) == SUNNY
+
+
+def test_a_confirmation_is_an_interrupt_and_its_resume_runs_the_tool(served: Served) -> None:
+    before = served.tool_runs()
+    asked = _run(served, _input("t-confirm", "weather please"))
+    finished = asked[-1]
+    assert finished["type"] == "RUN_FINISHED"
+    assert finished["outcome"]["type"] == "interrupt"
+    (interrupt,) = finished["outcome"]["interrupts"]
+    assert interrupt["reason"] == "require_user_confirm"
+    assert any(e["type"] == "TOOL_CALL_START" for e in asked)
+    assert served.tool_runs() == before  # asked, not run
+
+    answer = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"confirmed": True}}
+    resumed = _run(served, _input("t-confirm", resume=[answer]))
+    types = _types(resumed)
+    assert types[0] == "RUN_STARTED"
+    assert types[-1] == "RUN_FINISHED"
+    assert "outcome" not in resumed[-1] or resumed[-1]["outcome"]["type"] == "success"
+    result = next(e for e in resumed if e["type"] == "TOOL_CALL_RESULT")
+    assert result["toolCallId"] == interrupt["toolCallId"]
+    assert "Sunny in" in result["content"]
+    assert _text(resumed) == SUNNY
+    assert served.tool_runs() == before + 1
+
+
+def test_a_denied_confirmation_runs_no_tool(served: Served) -> None:
+    before = served.tool_runs()
+    asked = _run(served, _input("t-deny", "weather please"))
+    (interrupt,) = asked[-1]["outcome"]["interrupts"]
+    answer = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"confirmed": False}}
+    resumed = _run(served, _input("t-deny", resume=[answer]))
+    assert _types(resumed)[-1] == "RUN_FINISHED"
+    assert served.tool_runs() == before
+
+
+def test_a_run_sent_again_is_read_not_run_again(served: Served) -> None:
+    body = _input("t-again", "hi")
+    first = _run(served, body)
+    asked = len(served.replay.requests)
+    again = _run(served, body)
+    assert len(served.replay.requests) == asked  # the model was not asked again
+    assert _types(again) == _types(first)
+    assert _text(again) == SUNNY
+
+
+def test_a_run_its_caller_stops_is_interrupted(served: Served) -> None:
+    body = _input("t-stop", "wait")
+    served.replay.release.clear()
+    headers = {**AUTH, "accept": "text/event-stream"}
+    with httpx.stream("POST", served.url, json=body, headers=headers, timeout=60) as response:
+        for line in response.iter_lines():
+            if "STEP_STARTED" in line:
+                break  # the model is called (and held): the frontend stops the run
+    # The reply (named by the run id) ended interrupted, as the AgentService
+    # sees it (its model still held: only the interrupt can end it).
+    with grpc.insecure_channel(served.target) as channel:
+        stub = pb_grpc.AgentServiceStub(channel)
+        request = pb.ResumeRequest(session_id="t-stop", reply_id=body["runId"])
+        metadata = (("authorization", f"Bearer {TOKEN}"),)
+        responses = list(stub.Resume(request, timeout=30, metadata=metadata))
+    served.replay.release.set()
+    end = next(r.event.reply_end for r in responses if r.event.HasField("reply_end"))
+    assert end.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
+    assert _text(_run(served, _input("t-stop", "hi"))) == SUNNY  # the thread goes on
+
+
+def _refused(response: httpx.Response, status: int, words: str) -> dict[str, Any]:
+    assert response.status_code == status, (response.status_code, response.text)
+    data = response.json()
+    assert words in data["error"], data
+    return dict(data)
+
+
+def test_bad_input_gets_a_clear_http_error_and_the_server_goes_on(served: Served) -> None:
+    url, sse = served.url, {**AUTH, "accept": "text/event-stream"}
+    post = httpx.post
+    _refused(post(url, content=b"{", headers={**sse, "content-type": "application/json"}), 400, "")
+    missing = post(url, json={"threadId": "t-bad", "messages": []}, headers=sse)
+    assert _refused(missing, 400, "AG-UI refuses")["field"] == "runId"
+    resume = [{"interruptId": "x", "status": "resolved"}]
+    assert _text(_run(served, _input("t-idle", "hi"))) == SUNNY
+    idle = post(url, json=_input("t-idle", resume=resume), headers=sse)
+    _refused(idle, 400, "nothing to resume")
+    unknown = post(url, json=_input("t-never", resume=resume), headers=sse)
+    _refused(unknown, 409, "no session 't-never'")
+    no_token = {"accept": "text/event-stream"}
+    _refused(post(url, json=_input("t-bad", "hi"), headers=no_token), 401, "token")
+    wrong = {"authorization": "Bearer nope", "accept": "text/event-stream"}
+    _refused(post(url, json=_input("t-bad", "hi"), headers=wrong), 401, "token")
+    big = _input("t-bad", "x" * (1 << 20))
+    _refused(post(url, json=big, headers=sse), 413, "at most")
+    _refused(post(url, content=b"hi", headers={**sse, "content-type": "text/plain"}), 415, "json")
+    _refused(httpx.get(url, headers=AUTH), 405, "POST")
+    proto = {**AUTH, "accept": "application/vnd.ag-ui.event+proto"}
+    _refused(post(url, json=_input("t-bad", "hi"), headers=proto), 406, "text/event-stream")
+    other = {**sse, "origin": "http://elsewhere.example"}
+    _refused(post(url, json=_input("t-bad", "hi"), headers=other), 403, "origin")
+    assert _text(_run(served, _input("t-after", "hi"))) == SUNNY
+
+
+def test_an_allowed_page_passes_its_preflight_and_reads_the_run(served: Served) -> None:
+    preflight = httpx.options(
+        served.url,
+        headers={
+            "origin": PAGE,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type",
+        },
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == PAGE
+    assert "POST" in preflight.headers["access-control-allow-methods"]
+    assert "authorization" in preflight.headers["access-control-allow-headers"]
+    headers = {**AUTH, "accept": "text/event-stream", "origin": PAGE}
+    response = httpx.post(served.url, json=_input("t-page", "hi"), headers=headers, timeout=60)
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == PAGE
