@@ -236,7 +236,8 @@ def _serve_agent_parser(sub: Any) -> None:
         "--lease-seconds",
         type=float,
         default=10.0,
-        help="how long a replica that stopped answering holds the sessions it was running",
+        help="how long a replica that stopped answering holds the sessions it was running "
+        "(and, with --topic, the topic it followed)",
     )
     p.add_argument(
         "--max-request-blocks",

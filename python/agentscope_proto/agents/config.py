@@ -66,7 +66,8 @@ class AgentConfig:
     # its own `maxmemory`).
     reply_log_mb: int = 256
     # How long a replica that stopped answering holds the sessions it was
-    # running calls on: the lease it renews while a call runs.
+    # running calls on: the lease it renews while a call runs (and, with a
+    # topic, shared by replicas, the lead of the topic: `topic.py`).
     lease_seconds: float = 10.0
     # A hub topic the agent takes part in (the server's hub, `ServerConfig.hub`):
     # it observes every message published there, in the session

@@ -50,6 +50,8 @@ class Session(Protocol):
     # Its context's messages as the store has them (its last save or load).
     context: list[bytes]
     publish: Any
+    # Kept in this process alone, even with a durable store (`sessions.Session`).
+    local: bool
     # The reply running in it on this replica, if one does (`replies.Reply`).
     reply: Any
 
@@ -93,8 +95,7 @@ class Keeper:
         """The call's turn on `session` (held under the session's lock);
         `save_by` makes the save at its end (a reply's: with the reply's
         last log entries, in one step) instead of the store alone."""
-        if not self.durable or session.publish is not None:
-            # A topic's session follows its topic on each replica: it stays local.
+        if not self.durable or session.local:
             yield
             return
         version = await self._lease(session.id)

@@ -88,6 +88,7 @@ class Session:
         "busy",
         "context",
         "id",
+        "local",
         "lock",
         "publish",
         "reply",
@@ -116,6 +117,9 @@ class Session:
         self.reply: Reply | None = None
         # A topic's session: where each reply it finishes goes (it is never dropped).
         self.publish: Callable[[Msg], Awaitable[None]] | None = None
+        # Kept in this process alone even with a durable store: a topic's
+        # session whose topic is this process's own (`topic.py`).
+        self.local = False
 
 
 async def new_agent(factory: AgentFactory) -> Any:
