@@ -109,14 +109,22 @@ def all_handled(redis_url: str, topic: str, names: Sequence[str], offset: str) -
     """Whether the agents `names` of `topic` (on a Redis hub) have each
     handled the message at `offset`: they record their progress after
     publishing what they answered, so nothing more comes from them for it."""
-    from redis import Redis
-
     from agentscope_proto.hub.store import parse_offset
 
-    with Redis.from_url(redis_url) as kept:
+    with redis_client(redis_url) as kept:
 
         def handled(name: str) -> bool:
             value = kept.get(f"agentscope:agent:{{{topic}}}:{name}")
             return value is not None and parse_offset(value.decode()) >= parse_offset(offset)
 
         return all(wait_until(lambda name=name: handled(name), 60) for name in names)
+
+
+def redis_client(url: str) -> Any:
+    """A blocking redis-py client of `url`: its cluster client when the node
+    is one of a Redis Cluster (each key read from its slot's node)."""
+    from redis import Redis, RedisCluster
+
+    with Redis.from_url(url) as node:
+        clustered = node.info("cluster").get("cluster_enabled") == 1
+    return RedisCluster.from_url(url) if clustered else Redis.from_url(url)

@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
-from redis import Redis
 
 import agentscope_proto
 from agentscope_proto import from_dict, get_text_content, new_msg
@@ -27,9 +26,9 @@ from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from agentscope_proto.hub import HubClient
 
-from agent_processes import HERE, AgentProcess, Listener, all_handled, stop_all
+from agent_processes import HERE, AgentProcess, Listener, all_handled, redis_client, stop_all
 from hosted import user
-from hub_fixtures import RedisServer
+from hub_fixtures import RedisCluster, RedisServer
 from replay_server import ReplayServer, saying, wait_until
 
 # The package these tests import (a checkout's), for a replica's process to serve.
@@ -48,7 +47,9 @@ class Replicas:
     """`count` replicas of topic_agents:friday on `topic`, hub and state on
     one Redis, with a lease of `lease` seconds."""
 
-    def __init__(self, redis: RedisServer, replay: ReplayServer, count: int, lease: str) -> None:
+    def __init__(
+        self, redis: RedisServer | RedisCluster, replay: ReplayServer, count: int, lease: str
+    ) -> None:
         self.redis_url = redis.url
         self.topic = f"room-{uuid.uuid4().hex}"
         env = {
@@ -86,7 +87,7 @@ class Replicas:
         return [other for other in self.processes if other is not process]
 
     def lease_holder(self) -> bytes | None:
-        with Redis.from_url(self.redis_url) as redis:
+        with redis_client(self.redis_url) as redis:
             value: bytes | None = redis.get(f"agentscope:follower:{{{self.topic}}}:Friday")
             return value
 
@@ -102,7 +103,7 @@ class Replicas:
 
 @contextlib.contextmanager
 def _replicas(
-    redis: RedisServer, count: int, lease: str
+    redis: RedisServer | RedisCluster, count: int, lease: str
 ) -> Iterator[tuple[Replicas, ReplayServer]]:
     with ReplayServer(SCRIPT, RECORDINGS) as replay:
         started = Replicas(redis, replay, count, lease)
@@ -166,6 +167,18 @@ def test_a_killed_follower_is_replaced_within_its_lease_and_the_agent_remembers(
 ) -> None:
     with _replicas(redis_server, 3, "1") as (replicas, replay):
         _replaced_after_a_kill(replicas, replay)
+
+
+def test_a_killed_follower_is_replaced_on_a_redis_cluster(tmp_path: Path) -> None:
+    """The same with the hub and the state on a 3-master Redis Cluster: the
+    follower lease and the progress on their topic's slot, the session's
+    keys on theirs."""
+    cluster = RedisCluster(tmp_path)
+    try:
+        with _replicas(cluster, 2, "1") as (replicas, replay):
+            _replaced_after_a_kill(replicas, replay)
+    finally:
+        cluster.stop()
 
 
 def _replaced_after_a_kill(replicas: Replicas, replay: ReplayServer) -> None:

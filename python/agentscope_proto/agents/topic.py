@@ -133,14 +133,27 @@ class _Unkept:
 class _RedisCursor:
     """A key beside the topic's stream, in the same slot (its hash tag)."""
 
-    def __init__(self, url: str, topic: str, name: str) -> None:
-        import redis.asyncio as aioredis
+    def __init__(self, client: Any, url: str, topic: str, name: str) -> None:
         from redis.exceptions import RedisError
 
-        self._client = aioredis.Redis.from_url(url, socket_connect_timeout=5)
+        self._client = client
         self._errors = (RedisError, OSError)
         self._url = redacted_url(url)
         self.key = f"agentscope:agent:{{{topic}}}:{name}"
+
+    @classmethod
+    async def connect(cls, url: str, *args: Any) -> Any:
+        """One on its own connection to the Redis `url` names (a Redis
+        Cluster's client when it is one: the keys are on their slot's node)."""
+        from redis.exceptions import RedisError
+
+        from .._redis import connect_redis
+
+        try:
+            client = await connect_redis(url)
+        except (RedisError, OSError) as exc:
+            raise HubUnavailableError(f"cannot reach {redacted_url(url)}: {exc}") from None
+        return cls(client, url, *args)
 
     async def _call(self, command: Any) -> Any:
         try:
@@ -198,8 +211,8 @@ class _RedisLead(_RedisCursor):
     follows the topic (a key in the same slot: the progress is saved by the
     lease's holder alone, in one script)."""
 
-    def __init__(self, url: str, topic: str, name: str, lease_seconds: float) -> None:
-        super().__init__(url, topic, name)
+    def __init__(self, client: Any, url: str, topic: str, name: str, lease_seconds: float) -> None:
+        super().__init__(client, url, topic, name)
         self.lease = f"agentscope:follower:{{{topic}}}:{name}"
         self._owner = uuid.uuid4().hex
         self._ttl_ms = round(lease_seconds * 1000)
@@ -221,8 +234,11 @@ class _RedisLead(_RedisCursor):
         return bool(await self._call(self._save([self.lease, self.key], [self._owner, offset])))
 
 
-def _open_cursor(config: HubConfig, topic: str, name: str) -> _Cursor:
-    return _Unkept() if config.url == "memory" else _RedisCursor(config.url, topic, name)
+async def _open_cursor(config: HubConfig, topic: str, name: str) -> _Cursor:
+    if config.url == "memory":
+        return _Unkept()
+    cursor: _Cursor = await _RedisCursor.connect(config.url, topic, name)
+    return cursor
 
 
 def _blocks_kept(msg: Msg, keep: Any) -> Msg:
@@ -627,9 +643,10 @@ async def join_topic(
     lead: _Lead | None = None
     cursor: _Cursor
     if hub.url != "memory" and sessions.keeper.durable:
-        cursor = lead = _RedisLead(hub.url, config.topic, name, config.lease_seconds)
+        lead = await _RedisLead.connect(hub.url, config.topic, name, config.lease_seconds)
+        cursor = lead
     else:
-        cursor = _open_cursor(hub, config.topic, name)
+        cursor = await _open_cursor(hub, config.topic, name)
     participant = TopicParticipant(
         sessions, name, store, config.topic, config.reply_to, cursor, lead
     )
