@@ -20,6 +20,11 @@ its own, one event loop each:
   adds is measured against these.
 - `a2a`: the bare JSON-RPC server on uvicorn, as a2a-sdk's examples run it
   (the AgentService's comparison since the benchmark began).
+- `agui_json`: the same command with `--agui-port`: the agent served over
+  AG-UI, a run POSTed as a `RunAgentInput` and its events read as
+  server-sent events (text, thinking none: RUN_STARTED, the text message's
+  start, content and end, RUN_FINISHED); the bytes of each run's answer are
+  counted (`wire_bytes_per_reply`).
 - `grpc_redis`: `serve-agent ... --state redis://` on a redis-server of its
   own (Debian's; skipped without one): each reply takes the session's
   lease, loads nothing (one replica), logs its responses and saves the
@@ -77,6 +82,7 @@ SIDES = (
     ("bare_jsonrpc", (16,)),
     ("a2a_grpc", (16,)),
     ("bare_grpc", (16,)),
+    ("agui_json", (16,)),
 )
 # The user's words: one paragraph, echoed back.
 TEXT = (
@@ -117,7 +123,7 @@ def _server(side: str, state: str | None = None) -> Iterator[tuple[dict[str, int
     """A running server for `side` (sessions in `state`, if given): its
     ports by binding, and its pid."""
     ports = {"grpc": free_port(), "http": free_port(), "a2a_grpc": free_port()}
-    if side.startswith(("grpc", "a2a_")):
+    if side.startswith(("grpc", "a2a_", "agui_")):
         command = [
             sys.executable,
             "-m",
@@ -133,6 +139,8 @@ def _server(side: str, state: str | None = None) -> Iterator[tuple[dict[str, int
         ]
         if state is not None:
             command += ["--state", state]
+        elif side.startswith("agui_"):
+            command += ["--agui-port", str(ports["http"])]
         elif side != "grpc":
             command += ["--a2a-port", str(ports["http"]), "--a2a-grpc-port", str(ports["a2a_grpc"])]
     else:
@@ -217,6 +225,55 @@ def _a2a_side(binding: str) -> Callable[[dict[str, int]], Awaitable[Side]]:
     return open_side
 
 
+def _agui_side(accept: str) -> Callable[[dict[str, int]], Awaitable[Side]]:
+    """A side of plain HTTP runs against `serve-agent --agui-port`, reading
+    the run in the encoding `accept` asks for; each run's answer bytes are
+    added to `wire_bytes`."""
+
+    async def open_side(ports: dict[str, int]) -> Side:
+        import httpx
+
+        client = httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{ports['http']}",
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
+            timeout=60,
+        )
+        turns: dict[int, int] = {}
+        headers = {"accept": accept, "content-type": "application/json"}
+
+        async def reply(conversation: int) -> str:
+            turn = turns[conversation] = turns.get(conversation, -1) + 1
+            run = {
+                "threadId": f"c{conversation}-{turn // TURNS}",
+                "runId": f"r{conversation}-{turn}-{time.monotonic_ns()}",
+                "messages": [{"id": f"m{conversation}-{turn}", "role": "user", "content": TEXT}],
+            }
+            body = b""
+            async with client.stream("POST", "/", json=run, headers=headers) as response:
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+            WIRE_BYTES.append(len(body))
+            return _AGUI_TEXT[accept](body)
+
+        return reply, client.aclose
+
+    return open_side
+
+
+def _sse_text(body: bytes) -> str:
+    """The text of a run's server-sent events (its TEXT_MESSAGE_CONTENT deltas)."""
+    import json
+
+    events = (json.loads(line[5:]) for line in body.splitlines() if line.startswith(b"data:"))
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+# How a run's answer is read, by the media type asked for.
+_AGUI_TEXT: dict[str, Callable[[bytes], str]] = {"text/event-stream": _sse_text}
+# The answer bytes of each AG-UI run of the side being measured.
+WIRE_BYTES: list[int] = []
+
+
 async def _connect(config: Any, port: int) -> Any:
     """a2a-sdk's client for the server's card, once the server answers."""
     from a2a.client import ClientFactory
@@ -258,6 +315,7 @@ async def _load(
 ) -> dict[str, Any]:
     reply, close = await open_side(ports)
     await _ready(reply)
+    WIRE_BYTES.clear()
     cpu_before, server_before = time.process_time(), cpu_seconds(pid)
     # Conversations are numbered from 1.
     latencies = await closed_loop(lambda i: reply(i + 1), concurrency, warmup, seconds)
@@ -265,7 +323,9 @@ async def _load(
     await close()
     count = len(latencies)
     total = count / seconds * (warmup + seconds)  # replies over warm-up and window
+    wire = {"wire_bytes_per_reply": sum(WIRE_BYTES) / len(WIRE_BYTES)} if WIRE_BYTES else {}
     return {
+        **wire,
         "concurrency": concurrency,
         "replies": count,
         "rps": count / seconds,
@@ -309,6 +369,7 @@ CLIENTS: dict[str, Callable[[dict[str, int]], Awaitable[Side]]] = {
     "bare_jsonrpc": _a2a_side("JSONRPC"),
     "a2a_grpc": _a2a_side("GRPC"),
     "bare_grpc": _a2a_side("GRPC"),
+    "agui_json": _agui_side("text/event-stream"),
 }
 
 
