@@ -287,6 +287,8 @@ class TopicParticipant:
         self.leading = lead is None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        # Whether a turn of the topic's messages runs (`_handle`).
+        self._turning = False
 
     async def start(self) -> None:
         """Open the topic's session and follow the topic after the offset
@@ -325,11 +327,15 @@ class TopicParticipant:
 
     async def close(self) -> None:
         """Stop following the topic: a reply running on the hub's initiative
-        is interrupted and not published, its turn left to the next run (or
-        the replica taking over: the lease is given up)."""
+        is interrupted and neither published nor saved, its turn left to the
+        next run (or the replica taking over: the lease is given up)."""
         if self._closed:
             return
         self._closed = True
+        if self._turning and self.session is not None and self.sessions.keeper.durable:
+            # The turn is left to the replica taking over, as the progress
+            # is: its agent, interrupted, must not be saved as the session's.
+            self.session.stored = -1
         if self._task is not None:
             # Again until it ends: redis-py can swallow a cancellation that
             # lands as a command starts (saving the progress, say), and the
@@ -471,6 +477,7 @@ class TopicParticipant:
         wait = _BACKOFF[0]
         while True:
             try:
+                self._turning = True
                 await self._turn(entries)
                 return
             except StateUnavailableError as exc:
@@ -478,6 +485,8 @@ class TopicParticipant:
             except Exception as exc:  # a bug: logged, and the topic goes on
                 log_failure(f"agent {self.name!r}'s turn on topic {self.topic!r}", exc)
                 return
+            finally:
+                self._turning = False
             await asyncio.sleep(wait)
             wait = min(wait * 2, _BACKOFF[1])
 
