@@ -227,3 +227,40 @@ def test_an_allowed_page_passes_its_preflight_and_reads_the_run(served: Served) 
     response = httpx.post(served.url, json=_input("t-page", "hi"), headers=headers, timeout=60)
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == PAGE
+
+
+def test_a_run_over_tls(factory: Any, tmp_path: Path) -> None:
+    """With the server's certificate (`--tls-cert`, `--tls-key`) the AG-UI
+    port is HTTPS too (in process: `serve` and `start_agui` on its loop)."""
+    import ssl
+
+    import trustme
+
+    from agentscope_proto.agui.server import start_agui
+    from agentscope_proto.service.config import ServerConfig
+
+    from hosted import serve
+
+    authority = trustme.CA()
+    certificate = authority.issue_cert("127.0.0.1")
+    cert, key = tmp_path / "server.pem", tmp_path / "server.key"
+    certificate.private_key_and_cert_chain_pem.write_to_path(str(cert))
+    certificate.private_key_pem.write_to_path(str(key))
+    server = serve(factory, config=ServerConfig(port=0, tls_cert=cert, tls_key=key))
+    agui = server.call(start_agui(server.servicer.sessions, 0, server.config))
+    try:
+        assert agui.url.startswith("https://127.0.0.1:")
+        context = ssl.create_default_context(cadata=authority.cert_pem.bytes().decode())
+        body = _input("t-tls", "hi")
+        headers = {"accept": "text/event-stream"}
+        with httpx.Client(verify=context) as client:
+            response = client.post(agui.url, json=body, headers=headers, timeout=60)
+        with pytest.raises(httpx.HTTPError):  # plain HTTP to the TLS port is not served
+            httpx.post(agui.url.replace("https", "http"), json=body, timeout=10)
+        events = [
+            json.loads(line[5:]) for line in response.text.splitlines() if line[:5] == "data:"
+        ]
+        assert _text(events) == SUNNY
+    finally:
+        server.call(agui.stop(0))
+        server.stop()
