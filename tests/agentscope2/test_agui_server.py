@@ -264,3 +264,72 @@ def test_a_run_over_tls(factory: Any, tmp_path: Path) -> None:
     finally:
         server.call(agui.stop(0))
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def in_process(factory: Any) -> Iterator[str]:
+    """The conftest's agent (its tools: one asks, one is the caller's to
+    run) served in process, its AG-UI port's URL."""
+    from agentscope_proto.agui.server import start_agui
+    from agentscope_proto.service.config import ServerConfig
+
+    from hosted import serve
+
+    server = serve(factory, config=ServerConfig(port=0))
+    agui = server.call(start_agui(server.servicer.sessions, 0, server.config))
+    yield agui.url
+    server.call(agui.stop(0))
+    server.stop()
+
+
+def _post(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    response = httpx.post(url, json=body, headers={"accept": "text/event-stream"}, timeout=60)
+    assert response.status_code == 200, response.text
+    return [json.loads(line[5:]) for line in response.text.splitlines() if line[:5] == "data:"]
+
+
+def _interrupts(events: list[dict[str, Any]], reason: str) -> list[dict[str, Any]]:
+    finished = events[-1]
+    assert finished["type"] == "RUN_FINISHED", finished
+    assert finished["outcome"]["type"] == "interrupt", finished
+    found = finished["outcome"]["interrupts"]
+    assert {item["reason"] for item in found} == {reason}
+    return list(found)
+
+
+@pytest.mark.parametrize("answered_by", ["resume", "tool_messages"])
+def test_calls_handed_to_the_frontend_are_answered_by_a_resume_or_its_tool_messages(
+    in_process: str, answered_by: str
+) -> None:
+    """Three tools: confirmed through one interrupt per call, then the one
+    the caller runs handed over as an interrupt of its own, answered by
+    resume entries or, as a frontend running its tools does, by AG-UI tool
+    messages; the run then completes."""
+    thread = f"t-handed-{answered_by}"
+    asked = _interrupts(_post(in_process, _input(thread, "three tools")), "require_user_confirm")
+    confirmed = [
+        {"interruptId": item["id"], "status": "resolved", "payload": {"confirmed": True}}
+        for item in asked
+    ]
+    handed = _interrupts(
+        _post(in_process, _input(thread, resume=confirmed)), "require_external_execution"
+    )
+    assert {item["metadata"]["tool_name"] for item in handed} == {"web_search"}
+    if answered_by == "resume":
+        answer = _input(
+            thread,
+            resume=[
+                {"interruptId": i["id"], "status": "resolved", "payload": {"output": "3 results"}}
+                for i in handed
+            ],
+        )
+    else:
+        tools = [
+            {"id": f"tm{n}", "role": "tool", "toolCallId": i["toolCallId"], "content": "3 results"}
+            for n, i in enumerate(handed)
+        ]
+        answer = {**_input(thread), "messages": tools}
+    done = _post(in_process, answer)
+    assert done[-1]["type"] == "RUN_FINISHED"
+    assert "outcome" not in done[-1] or done[-1]["outcome"]["type"] == "success"
+    assert _text(done) == SUNNY
