@@ -333,3 +333,13 @@ def test_calls_handed_to_the_frontend_are_answered_by_a_resume_or_its_tool_messa
     assert done[-1]["type"] == "RUN_FINISHED"
     assert "outcome" not in done[-1] or done[-1]["outcome"]["type"] == "success"
     assert _text(done) == SUNNY
+
+
+def test_a_reply_that_fails_ends_its_run_with_run_error(in_process: str) -> None:
+    """The model fails (HTTP 500) once the run started: the answer is still
+    200, and the run's last event is RUN_ERROR with the reply's error."""
+    events = _post(in_process, _input("t-fail", "fail"))
+    assert events[0]["type"] == "RUN_STARTED"
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert events[-1]["message"]
+    assert _text(_post(in_process, _input("t-fail", "hi"))) == SUNNY  # the thread goes on
