@@ -274,7 +274,29 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
             bare = by_agents.get((f"bare_{binding}", 16))
             if ours and bare:
                 rows.append(_a2a_overhead_row(label, ours, bare))
+        json_row, proto_row = by_agents.get(("agui_json", 16)), by_agents.get(("agui_proto", 16))
+        if json_row and proto_row and grpc_row:
+            rows.append(_agui_row(json_row, proto_row, grpc_row))
     return rows, facts
+
+
+def _agui_row(
+    json_row: dict[str, Any], proto_row: dict[str, Any], grpc_row: dict[str, Any]
+) -> list[str]:
+    """AG-UI runs in its two encodings, beside the AgentService's replies."""
+
+    def figures(row: dict[str, Any]) -> str:
+        return f"{row['rps']:,.0f} runs/s, p50 {row['p50_ms']:.1f} / p99 {row['p99_ms']:.1f} ms"
+
+    ratio = proto_row["rps"] / json_row["rps"]
+    return [
+        "AG-UI run of an echo agent, protobuf / JSON (server-sent events), concurrency 16",
+        "≥ 1.0× runs/s (protobuf no slower)",
+        f"{_x(ratio)}: protobuf {figures(proto_row)}, "
+        f"{proto_row['wire_bytes_per_reply']:,.0f} B a run; JSON {figures(json_row)}, "
+        f"{json_row['wire_bytes_per_reply']:,.0f} B a run; AgentService gRPC {figures(grpc_row)}",
+        _status(ratio >= 1.0),
+    ]
 
 
 def _state_row(memory: dict[str, Any], redis: dict[str, Any], resume: dict[str, Any]) -> list[str]:
