@@ -5,7 +5,7 @@ classes and turned into AG-UI's JSON form, is the event's JSON as the
 server-sent events carry it (parsed, not compared as text); the schema has an
 `Event` field for exactly the event types the server sends; and what the
 encoding cannot carry, or bytes that are not frames, get clear errors.
-tests/agentscope2/test_agui_proto_interop.py checks the same bytes against
+tests/agentscope2/test_agui_server.py checks a real server's bytes against
 AG-UI's own TypeScript decoder."""
 
 from __future__ import annotations

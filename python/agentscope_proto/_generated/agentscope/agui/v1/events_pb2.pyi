@@ -7,7 +7,7 @@ them to a client that asks for it (docs/agui.md).
 
 Written for this project from the wire format of AG-UI's TypeScript SDK
 1.0.0 (npm `@ag-ui/proto`: its encoder and type definitions), and checked
-against its decoder by tests/agentscope2/test_agui_proto_interop.py. Wire
+against its decoder by tests/agentscope2/test_agui_server.py. Wire
 compatibility rests on the field numbers and types only: the package
 and the names are ours (AG-UI's schema has no `google.protobuf.Any`, so no
 type URL carries a package name).
