@@ -4,15 +4,20 @@ whose tool asks for confirmation, its model the local replay), called with
 plain HTTP as a frontend calls it (AG-UI's RunAgentInput POSTed, the run's
 server-sent events read and parsed). Text, a tool call confirmed through an
 interrupt and its resume, a denial, a run sent again, a run stopped by its
-caller, and every refusal of bad input, the server unharmed after them."""
+caller, and every refusal of bad input, the server unharmed after them. The
+same runs asked for in AG-UI's protobuf encoding, read by AG-UI's own
+TypeScript decoder (npm `@ag-ui/proto` 1.0.0, agui_node/decode.mjs), are the
+same events."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
+import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +25,14 @@ import grpc
 import httpx
 import pytest
 
+import agentscope_proto
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as pb
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import FinishedReason
 
 from agent_processes import HERE, AgentProcess, stop_all
 from hosted import SUNNY
+from needs import require
 from replay_server import ReplayServer
 
 SCRIPT = {
@@ -33,7 +40,12 @@ SCRIPT = {
     "weather please": ["stream_text_then_tool_by4", "stream_text_by3"],
     "wait": ["hold:stream_text_by3"],
 }
+# AG-UI's TypeScript decoder, installed by `npm ci` into the ignored build/.
+NODE_SOURCES = HERE / "agui_node"
+NODE_DIR = HERE.parents[1] / "build" / "agui-node"
+PROTOBUF = "application/vnd.ag-ui.event+proto"
 TOKEN = "agui-test-token"
+_PACKAGE_ROOT = str(Path(agentscope_proto.__file__).resolve().parents[1])
 PAGE = "http://page.example:8000"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
@@ -50,7 +62,8 @@ class Served:
             "TOOL_RUNS": str(self.runs),
             "TOOL_HOLD": str(tmp / "hold"),
             "AGUI_TOKEN": TOKEN,
-            "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
+            # The process serves the package these tests import (a checkout's too).
+            "PYTHONPATH": os.pathsep.join([_PACKAGE_ROOT, str(HERE.parent), str(HERE)]),
         }
         flags = ["--port", "0", "--agui-port", "0", "--auth-token-env", "AGUI_TOKEN"]
         flags += ["--cors-origin", PAGE, "--max-message-mb", "1"]
@@ -203,8 +216,11 @@ def test_bad_input_gets_a_clear_http_error_and_the_server_goes_on(served: Served
     _refused(post(url, json=big, headers=sse), 413, "at most")
     _refused(post(url, content=b"hi", headers={**sse, "content-type": "text/plain"}), 415, "json")
     _refused(httpx.get(url, headers=AUTH), 405, "POST")
-    proto = {**AUTH, "accept": "application/vnd.ag-ui.event+proto"}
-    _refused(post(url, json=_input("t-bad", "hi"), headers=proto), 406, "text/event-stream")
+    neither = {**AUTH, "accept": "application/json, text/html;q=0.9"}
+    refused = _refused(post(url, json=_input("t-bad", "hi"), headers=neither), 406, PROTOBUF)
+    assert "text/event-stream" in refused["error"]
+    no_sse = {**AUTH, "accept": f"{PROTOBUF};q=0, text/event-stream;q=0"}
+    _refused(post(url, json=_input("t-bad", "hi"), headers=no_sse), 406, PROTOBUF)
     other = {**sse, "origin": "http://elsewhere.example"}
     _refused(post(url, json=_input("t-bad", "hi"), headers=other), 403, "origin")
     assert _text(_run(served, _input("t-after", "hi"))) == SUNNY
@@ -343,3 +359,91 @@ def test_a_reply_that_fails_ends_its_run_with_run_error(in_process: str) -> None
     assert events[-1]["type"] == "RUN_ERROR"
     assert events[-1]["message"]
     assert _text(_post(in_process, _input("t-fail", "hi"))) == SUNNY  # the thread goes on
+
+
+@pytest.mark.parametrize(
+    ("accept", "served_as"),
+    [
+        (PROTOBUF, PROTOBUF),
+        (f"{PROTOBUF}, text/event-stream", PROTOBUF),  # named first
+        (f"text/event-stream, {PROTOBUF}", "text/event-stream"),
+        (f"*/*, {PROTOBUF}", PROTOBUF),  # named exactly
+        (f"{PROTOBUF};q=0.5, text/event-stream", "text/event-stream"),
+        ("*/*", "text/event-stream"),
+    ],
+)
+def test_the_accept_header_chooses_the_encoding(
+    served: Served, accept: str, served_as: str
+) -> None:
+    body = _input("t-accept", "hi")
+    response = httpx.post(served.url, json=body, headers={**AUTH, "accept": accept}, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == served_as
+
+
+@pytest.fixture(scope="module")
+def ag_ui_decoder() -> Path:
+    """decode.mjs beside @ag-ui/proto, as agui_node/package-lock.json pins it
+    (`npm ci` once per lock; a missing node or npm, or npm failing, skips)."""
+    missing = [command for command in ("node", "npm") if shutil.which(command) is None]
+    require(not missing, f"no {' or '.join(missing)} for AG-UI's TypeScript decoder")
+    NODE_DIR.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json", "decode.mjs"):
+        shutil.copyfile(NODE_SOURCES / name, NODE_DIR / name)
+    lock = (NODE_SOURCES / "package-lock.json").read_bytes()
+    stamp = NODE_DIR / "node_modules" / ".installed-lock"
+    if not (stamp.is_file() and stamp.read_bytes() == lock):
+        # Their install scripts are not run: decoding needs only their JavaScript.
+        npm = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+        done = subprocess.run(npm, cwd=NODE_DIR, capture_output=True, text=True, timeout=600)
+        require(done.returncode == 0, f"npm ci of @ag-ui/proto failed: {done.stderr[-500:]}")
+        stamp.write_bytes(lock)
+    return NODE_DIR / "decode.mjs"
+
+
+def _run_protobuf(decoder: Path, served: Served, body: dict[str, Any]) -> dict[str, Any]:
+    """A run asked for as protobuf, read by AG-UI's decoder: {"bytes", "events"}."""
+    request = json.dumps({"url": served.url, "headers": AUTH, "body": body})
+    done = subprocess.run(
+        ["node", str(decoder)], input=request, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def test_ag_ui_s_own_decoder_reads_the_protobuf_runs_as_their_sse(
+    served: Served, ag_ui_decoder: Path
+) -> None:
+    # A run sent again is read from its log: the same run in both encodings.
+    text = _input("t-proto", "hi")
+    live = _run_protobuf(ag_ui_decoder, served, text)["events"]
+    assert live == _run(served, text)
+    assert _text(live) == SUNNY
+
+    ask = _input("t-proto-ask", "weather please")
+    asked = _run(served, ask)
+    assert _run_protobuf(ag_ui_decoder, served, ask)["events"] == asked
+    assert asked[-1]["outcome"]["type"] == "interrupt"
+    assert "TOOL_CALL_START" in _types(asked)
+
+    # A resume sent again finds nothing to resume (400): the same resume on a
+    # twin thread, as server-sent events, is the comparison (its ids differ).
+    resumed = _resume(served, ask, lambda run: _run_protobuf(ag_ui_decoder, served, run)["events"])
+    twin = _input("t-sse-twin", "weather please")
+    _run(served, twin)
+    expected = _resume(served, twin, lambda body: _run(served, body))
+    assert _types(resumed) == _types(expected)
+    assert _text(resumed) == _text(expected) == SUNNY
+    assert _results(resumed) == _results(expected)
+    assert _results(resumed)
+
+
+def _results(events: list[dict[str, Any]]) -> list[str]:
+    return [event["content"] for event in events if event["type"] == "TOOL_CALL_RESULT"]
+
+
+def _resume(served: Served, asked: dict[str, Any], run: Callable[[dict[str, Any]], Any]) -> Any:
+    """The run confirming what the asked run's thread waits for, read by `run`."""
+    (interrupt,) = _run(served, asked)[-1]["outcome"]["interrupts"]  # read again from its log
+    answer = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"confirmed": True}}
+    return run(_input(asked["threadId"], resume=[answer]))

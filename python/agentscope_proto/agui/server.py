@@ -2,9 +2,11 @@
 
 `POST /` with a `RunAgentInput` (JSON) runs it: the thread is the session,
 the run a reply named by its run id (a run sent again is read from the
-reply's log, not run twice), and the answer is the run's events as
-server-sent events (`text/event-stream`, ag-ui-protocol's JSON), as
-`RunStream` maps the reply's. A run that answers the session's question
+reply's log, not run twice), and the answer is the run's events, as
+`RunStream` maps the reply's: server-sent events (`text/event-stream`,
+ag-ui-protocol's JSON), or AG-UI's length-prefixed protobuf events
+(`application/vnd.ag-ui.event+proto`, agui/proto.py) when the request's
+`Accept` prefers them (`_negotiate`). A run that answers the session's question
 (`resume` entries, or tool messages for calls handed to the caller) gets the
 question from the session (`Sessions.question`, on any replica). A frontend
 stopping a run (closing its request) interrupts the reply, as a gRPC caller
@@ -35,6 +37,7 @@ from ..service.asgi import HttpServer, listen, start_asgi
 from ..service.config import ServerConfig, host_port
 from ..service.http_guard import HttpGuard, refuse
 from ..service.status import status_for
+from .proto import MEDIA_TYPE, frame
 from .requests import read_run_input, reply_request
 from .stream import RunStream, encode
 
@@ -43,8 +46,11 @@ __all__ = ["AGUIServer", "agui_app", "agui_listener", "start_agui"]
 logger = logging.getLogger("agentscope_proto.agui")
 
 SSE: Final = "text/event-stream"
-# AG-UI's protobuf encoding (@ag-ui/proto): not served yet.
-PROTOBUF: Final = "application/vnd.ag-ui.event+proto"
+PROTOBUF: Final = MEDIA_TYPE  # AG-UI's protobuf encoding
+
+Encoder = Callable[[BaseEvent], bytes]
+# How one event goes on the wire, by the response's media type.
+_ENCODERS: Final[dict[str, Encoder]] = {SSE: lambda event: encode(event).encode(), PROTOBUF: frame}
 
 # HTTP statuses of gRPC codes, as the Connect protocol maps them.
 _HTTP_STATUS: Final = {
@@ -85,14 +91,16 @@ class AGUIApp:
         if b"application/json" not in headers.get(b"content-type", b""):
             await refuse(send, 415, "a RunAgentInput is sent as application/json")
             return
-        if not _accepts_sse(headers.get(b"accept", b"*/*").decode("latin-1")):
-            await refuse(send, 406, f"the run's events are served as {SSE}", code="UNIMPLEMENTED")
+        media = _negotiate(headers.get(b"accept", b"").decode("latin-1"))
+        if media is None:
+            served = f"the run's events are served as {SSE} or {PROTOBUF}"
+            await refuse(send, 406, served, code="UNIMPLEMENTED")
             return
-        await self._run(await _body(receive), receive, send)
+        await self._run(await _body(receive), media, receive, send)
 
-    async def _run(self, body: bytes, receive: Any, send: Any) -> None:
+    async def _run(self, body: bytes, media: str, receive: Any, send: Any) -> None:
         """Start the run, answer with its events; stop it if the caller leaves."""
-        running = asyncio.ensure_future(self._stream(body, send))
+        running = asyncio.ensure_future(self._stream(body, media, send))
         leaving = asyncio.ensure_future(_disconnected(receive))
         try:
             await asyncio.wait({running, leaving}, return_when=asyncio.FIRST_COMPLETED)
@@ -103,7 +111,7 @@ class AGUIApp:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def _stream(self, body: bytes, send: Any) -> None:
+    async def _stream(self, body: bytes, media: str, send: Any) -> None:
         try:
             run = read_run_input(body)
             stream = RunStream(run.thread_id, run.run_id)
@@ -121,24 +129,27 @@ class AGUIApp:
                 "type": "http.response.start",
                 "status": 200,
                 "headers": [
-                    (b"content-type", SSE.encode()),
+                    (b"content-type", media.encode()),
                     (b"cache-control", b"no-cache"),
                     (b"x-accel-buffering", b"no"),  # proxies pass each event on at once
                 ],
             }
         )
+        encoder = _ENCODERS[media]
         try:
             if first is not None:
-                await _send_events(send, _events(stream, first))
+                await _send_events(send, encoder, _events(stream, first))
                 async for response in responses:
-                    await _send_events(send, _events(stream, response))
-            await _send_events(send, stream.finish())
+                    await _send_events(send, encoder, _events(stream, response))
+            await _send_events(send, encoder, stream.finish())
         except AgentScopeProtoError as exc:
             status = status_for(exc)
-            await _send_events(send, stream.fail(status.message, _code_name(status.code)))
+            failed = stream.fail(status.message, _code_name(status.code))
+            await _send_events(send, encoder, failed)
         except Exception:
             logger.exception("AG-UI run %r of thread %r failed", run.run_id, run.thread_id)
-            await _send_events(send, stream.fail("the server failed running this run", "INTERNAL"))
+            failed = stream.fail("the server failed running this run", "INTERNAL")
+            await _send_events(send, encoder, failed)
         await send({"type": "http.response.body", "body": b""})
 
     async def _begin(self, run: RunAgentInput) -> AsyncIterator[service_pb.ReplyResponse]:
@@ -155,9 +166,9 @@ def _events(stream: RunStream, response: service_pb.ReplyResponse) -> list[BaseE
     return stream.finish() if response.done else []
 
 
-async def _send_events(send: Any, events: list[BaseEvent]) -> None:
+async def _send_events(send: Any, encoder: Encoder, events: list[BaseEvent]) -> None:
     if events:
-        body = "".join(encode(event) for event in events).encode()
+        body = b"".join(encoder(event) for event in events)
         await send({"type": "http.response.body", "body": body, "more_body": True})
 
 
@@ -176,11 +187,52 @@ def _code_name(code: int) -> str:
     return str(code_pb2.Code.Name(code))
 
 
-def _accepts_sse(accept: str) -> bool:
-    """Whether the `Accept` header takes server-sent events (AG-UI's
-    HttpAgent asks for them; no header takes anything)."""
-    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    return bool(types & {SSE, "text/*", "*/*", ""})
+def _negotiate(accept: str) -> str | None:
+    """The media type to answer `accept` with: SSE or AG-UI's protobuf,
+    whichever the header rates higher; on a tie the one it names more
+    exactly, then the one it names first, then SSE (so no header, or `*/*`,
+    gets SSE, as AG-UI's HttpAgent asks). None if it takes neither."""
+    ranges = _media_ranges(accept) if accept.strip() else [("*", "*", 1.0)]
+    sse, proto = _preference(ranges, SSE), _preference(ranges, PROTOBUF)
+    if max(sse, proto)[0] <= 0:
+        return None
+    return PROTOBUF if proto > sse else SSE
+
+
+def _media_ranges(accept: str) -> list[tuple[str, str, float]]:
+    """The header's media ranges (type, subtype, quality), in its order; a
+    range with a quality that is not a number counts as not taken."""
+    ranges = []
+    for part in accept.split(","):
+        media, *params = (item.strip().lower() for item in part.split(";"))
+        kind, _, subtype = media.partition("/")
+        quality = next((p[2:] for p in params if p.startswith("q=")), "1")
+        try:
+            ranges.append((kind, subtype, float(quality)))
+        except ValueError:
+            ranges.append((kind, subtype, 0.0))
+    return ranges
+
+
+def _preference(ranges: list[tuple[str, str, float]], media: str) -> tuple[float, int, int]:
+    """How much `ranges` want `media`: (quality, exactness, -position) of the
+    most exact range that matches it (RFC 9110: the most specific decides)."""
+    kind, _, subtype = media.partition("/")
+    best = (0.0, -1, 0)
+    for position, (their_kind, their_subtype, quality) in enumerate(ranges):
+        exactness = _exactness(kind, subtype, their_kind, their_subtype)
+        if exactness > best[1]:
+            best = (quality, exactness, -position)
+    return best
+
+
+def _exactness(kind: str, subtype: str, their_kind: str, their_subtype: str) -> int:
+    """2 for the media type itself, 1 for its `type/*`, 0 for `*/*`, -1 for no match."""
+    if their_kind == "*" and their_subtype == "*":
+        return 0
+    if their_kind != kind:
+        return -1
+    return {subtype: 2, "*": 1}.get(their_subtype, -1)
 
 
 async def _body(receive: Any) -> bytes:

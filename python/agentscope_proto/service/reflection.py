@@ -5,8 +5,8 @@ grpcio-reflection serialises each file with `CopyToProto`, which drops its
 source info, so `grpcurl describe` and grpcui would show no documentation.
 This servicer answers from the descriptor set that `make generate` writes
 with `--include_source_info` (`_generated/descriptors.binpb`); files outside
-it (health, the error detail types, reflection itself) come from the default
-pool without comments.
+it (health, the error detail types, reflection itself, the well-known types
+the schema imports) come from their Python modules without comments.
 
 grpcio-reflection only ships `v1alpha`; newer tools ask `v1` first. `v1` is
 `v1alpha` promoted unchanged, message for message and field for field, so the
@@ -15,6 +15,7 @@ same servicer answers both, and `v1`'s schema is `v1alpha`'s under its package.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from importlib import resources
 from typing import Any
@@ -59,9 +60,12 @@ class DocumentedReflection:
         self._pool = descriptor_pool.DescriptorPool()
         # What each file is answered with: its serialized FileDescriptorProto.
         self._protos: dict[str, bytes] = {}
-        for file in extra_files:
+        documented = documented_files()
+        ours = {proto.name for proto in documented}
+        imported = {name for proto in documented for name in proto.dependency} - ours
+        for file in [*extra_files, *(_imported(name) for name in sorted(imported))]:
             self._add_plain(file)
-        for proto in [_v1_file(), *documented_files()]:
+        for proto in [_v1_file(), *documented]:
             self._add(proto)
 
     def _add(self, proto: descriptor_pb2.FileDescriptorProto) -> None:
@@ -134,6 +138,13 @@ def _error(
     response.error_response.error_code = number
     response.error_response.error_message = text
     return response
+
+
+def _imported(name: str) -> FileDescriptor:
+    """A file the schema imports from outside proto/ (`google/protobuf/struct.proto`),
+    from the Python module protobuf names after it (`google.protobuf.struct_pb2`)."""
+    module = importlib.import_module(name.removesuffix(".proto").replace("/", ".") + "_pb2")
+    return module.DESCRIPTOR  # type: ignore[no-any-return]
 
 
 def _v1_file() -> descriptor_pb2.FileDescriptorProto:

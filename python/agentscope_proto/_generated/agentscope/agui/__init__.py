@@ -1,0 +1,1 @@
+"""Generated from proto/. Do not edit; run `make generate`."""
