@@ -24,7 +24,8 @@ its own, one event loop each:
   AG-UI, a run POSTed as a `RunAgentInput` and its events read as
   server-sent events (text, thinking none: RUN_STARTED, the text message's
   start, content and end, RUN_FINISHED); the bytes of each run's answer are
-  counted (`wire_bytes_per_reply`).
+  counted (`wire_bytes_per_reply`); `agui_proto` the same runs in AG-UI's
+  protobuf encoding (length-prefixed events).
 - `grpc_redis`: `serve-agent ... --state redis://` on a redis-server of its
   own (Debian's; skipped without one): each reply takes the session's
   lease, loads nothing (one replica), logs its responses and saves the
@@ -83,6 +84,7 @@ SIDES = (
     ("a2a_grpc", (16,)),
     ("bare_grpc", (16,)),
     ("agui_json", (16,)),
+    ("agui_proto", (16,)),
 )
 # The user's words: one paragraph, echoed back.
 TEXT = (
@@ -268,8 +270,19 @@ def _sse_text(body: bytes) -> str:
     return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
 
 
+def _protobuf_text(body: bytes) -> str:
+    """The text of a run's protobuf events (AG-UI's framing, read by our schema)."""
+    from agentscope_proto.agui.proto import read_frames
+
+    events = (message.text_message_content for message in read_frames(body))
+    return "".join(event.delta for event in events if event.delta)
+
+
 # How a run's answer is read, by the media type asked for.
-_AGUI_TEXT: dict[str, Callable[[bytes], str]] = {"text/event-stream": _sse_text}
+_AGUI_TEXT: dict[str, Callable[[bytes], str]] = {
+    "text/event-stream": _sse_text,
+    "application/vnd.ag-ui.event+proto": _protobuf_text,
+}
 # The answer bytes of each AG-UI run of the side being measured.
 WIRE_BYTES: list[int] = []
 
@@ -370,6 +383,7 @@ CLIENTS: dict[str, Callable[[dict[str, int]], Awaitable[Side]]] = {
     "a2a_grpc": _a2a_side("GRPC"),
     "bare_grpc": _a2a_side("GRPC"),
     "agui_json": _agui_side("text/event-stream"),
+    "agui_proto": _agui_side("application/vnd.ag-ui.event+proto"),
 }
 
 
