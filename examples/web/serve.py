@@ -20,7 +20,7 @@ import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 HERE = Path(__file__).resolve().parent
 AGENT = HERE.parent / "agents" / "serve_replayed.py"
@@ -33,7 +33,10 @@ class Files(SimpleHTTPRequestHandler):
     its `.js` file, as Node resolves it: rxjs 7's ES modules (imported by
     @ag-ui/client) import each other that way, which browsers do not."""
 
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript"}
+    extensions_map: ClassVar[dict[str, str]] = {
+        **SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+    }
 
     def translate_path(self, path: str) -> str:
         local = super().translate_path(path)
