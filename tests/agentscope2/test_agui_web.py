@@ -29,9 +29,9 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 import pytest
@@ -77,13 +77,17 @@ class WebExample:
             line = lines.get(timeout=120)
         except queue.Empty:
             line = ""
-        assert line.startswith("page: "), "serve.py did not start:\n" + "".join(self.log)
+        if not line.startswith("page: "):
+            self.process.kill()  # never left behind
+            self.process.wait(30)
+            raise AssertionError("serve.py did not start:\n" + "".join(self.log))
         self.page = line.removeprefix("page: ").strip()
         self.agent = self.page.partition("?agent=")[2]
 
     @staticmethod
-    def _read(stream: Any, put: Any) -> None:
-        for line in stream:
+    def _read(stream: IO[str] | None, put: Callable[[str], object]) -> None:
+        """A pipe's lines as they come (a full pipe would stall the process)."""
+        for line in stream or ():
             put(line)
 
     def stop(self) -> None:
