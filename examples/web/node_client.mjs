@@ -5,6 +5,8 @@
 // tests/agentscope2/test_agui_web.py to compare with the same runs read by Python.
 //
 // Usage: node node_client.mjs AGENT_URL [--encoding json]
+import { randomUUID } from "node:crypto";
+
 import { HttpAgent } from "@ag-ui/client";
 
 const QUESTION = "Should I take an umbrella in Paris?";
@@ -28,7 +30,7 @@ class EncodedAgent extends HttpAgent {
 // One run: its ids and the events the client parsed, in order.
 async function run(agent, parameters) {
   const events = [];
-  const runId = crypto.randomUUID();
+  const runId = randomUUID();
   await agent.runAgent({ ...parameters, runId }, { onEvent: ({ event }) => events.push(event) });
   return { threadId: agent.threadId, runId, events };
 }
@@ -36,7 +38,7 @@ async function run(agent, parameters) {
 // The question, then its one confirmation answered with `confirmed`.
 async function conversation(url, accept, confirmed) {
   const agent = new EncodedAgent(url, accept);
-  agent.addMessage({ id: crypto.randomUUID(), role: "user", content: QUESTION });
+  agent.addMessage({ id: randomUUID(), role: "user", content: QUESTION });
   const asked = await run(agent, {});
   const resume = agent.pendingInterrupts.map((interrupt) => ({
     interruptId: interrupt.id,
