@@ -4,7 +4,7 @@
 // each run's input ids and its events as the client parsed them, for
 // tests/agentscope2/test_agui_web.py to compare with the same runs read by Python.
 //
-// Usage: node node_client.mjs AGENT_URL [--encoding json]
+// Usage: node node_client.mjs AGENT_URL [--encoding json|protobuf]
 import { randomUUID } from "node:crypto";
 
 import { HttpAgent } from "@ag-ui/client";
@@ -12,7 +12,7 @@ import { HttpAgent } from "@ag-ui/client";
 const QUESTION = "Should I take an umbrella in Paris?";
 // The encodings the client can ask for, each by its Accept header (the client
 // parses a response by its content type).
-const ACCEPT = { json: "text/event-stream" };
+const ACCEPT = { json: "text/event-stream", protobuf: "application/vnd.ag-ui.event+proto" };
 
 // HttpAgent asking for one encoding.
 class EncodedAgent extends HttpAgent {

@@ -47,11 +47,13 @@ ARTIFACTS = ROOT / "build" / "web"
 REPLAY = example_replay()
 QUESTION = "Should I take an umbrella in Paris?"
 # The encodings node_client.mjs asks for, by its Accept header.
-ENCODINGS = {"json": "text/event-stream"}
+ENCODINGS = {"json": "text/event-stream", "protobuf": "application/vnd.ag-ui.event+proto"}
 # What differs between two runs of one conversation: generated ids, and the
-# 2.x events' clock.
+# 2.x events' clock (their times, and the time a reminder names).
 GENERATED_ID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
 CLOCK = re.compile(r'"created_at": "[^"]*"')
+# 2.x's system reminder names the current time to the second.
+NOW = re.compile(r"<current-time>[^<]*</current-time>")
 
 
 class WebExample:
@@ -135,12 +137,14 @@ def _python_conversation(url: str, confirmed: bool) -> list[list[dict[str, Any]]
 
 
 def _ids_aside(runs: Any) -> Any:
-    """`runs` with each generated id named by its first appearance (the same
-    id the same name) and the clock's times alike."""
+    """`runs` with each generated id named by its first appearance in the
+    JSON with sorted keys (the same id the same name, whatever order a
+    decoder gives an object's keys) and the clock's times alike."""
     names: dict[str, str] = {}
     text = GENERATED_ID.sub(
-        lambda found: names.setdefault(found[0], f"<id {len(names)}>"), json.dumps(runs)
+        lambda found: names.setdefault(found[0], f"<id {len(names)}>"), json.dumps(runs, sort_keys=True)
     )
+    text = NOW.sub("<current-time>now</current-time>", text)
     return json.loads(CLOCK.sub('"created_at": "<time>"', text))
 
 
