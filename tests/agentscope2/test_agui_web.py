@@ -142,7 +142,8 @@ def _ids_aside(runs: Any) -> Any:
     decoder gives an object's keys) and the clock's times alike."""
     names: dict[str, str] = {}
     text = GENERATED_ID.sub(
-        lambda found: names.setdefault(found[0], f"<id {len(names)}>"), json.dumps(runs, sort_keys=True)
+        lambda found: names.setdefault(found[0], f"<id {len(names)}>"),
+        json.dumps(runs, sort_keys=True),
     )
     text = NOW.sub("<current-time>now</current-time>", text)
     return json.loads(CLOCK.sub('"created_at": "<time>"', text))
