@@ -32,7 +32,7 @@ web-install:
 web-check: $(AS2)/.installed ## The web example: @ag-ui/client in Node against the served agent, compared with Python, and the page in headless Chromium (installs Chromium and the npm packages)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)$(MAKE) --no-print-directory web-install
-	$(Q)$(TEST_ENV) $(AS2)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/web -m web tests/agentscope2/test_agui_web.py
+	$(Q)$(TEST_ENV) $(AS2)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/web -m web tests/agentscope2/test_agui_web.py tests/agentscope2/test_agui_server.py
 	@echo "web-check: OK in $$(( $$(date +%s) - $(STARTED) )) s (the screenshot: build/web/page.png)"
 
 .PHONY: web-example

@@ -411,6 +411,7 @@ def _run_protobuf(decoder: Path, served: Served, body: dict[str, Any]) -> dict[s
     return dict(json.loads(done.stdout))
 
 
+@pytest.mark.web  # Node and npm: `make web-check` installs them (in `make interop`)
 def test_ag_ui_s_own_decoder_reads_the_protobuf_runs_as_their_sse(
     served: Served, ag_ui_decoder: Path
 ) -> None:
