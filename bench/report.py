@@ -970,6 +970,8 @@ _AGENT_SIDES = {
     "bare_jsonrpc": "A2A JSON-RPC, a2a-sdk alone on hypercorn",
     "a2a_grpc": "A2A gRPC, `serve-agent --a2a-grpc-port`",
     "bare_grpc": "A2A gRPC, a2a-sdk alone",
+    "agui_json": "AG-UI JSON (server-sent events), `serve-agent --agui-port`",
+    "agui_proto": "AG-UI protobuf, `serve-agent --agui-port`",
 }
 
 
