@@ -484,28 +484,30 @@ class Sessions:
         async with self._line(session_id) as place:
             await place.reached()
             session = await self.open(session_id, create=False)
-            session.busy += 1
-            try:
-                place.leave()
-                async with session.lock, self.keeper.turn(session):
-                    return self.hosting.question(session.agent)
-            finally:
-                session.busy -= 1
-                self._touch(session)
+            async with self._turn(session, place):
+                return self.hosting.question(session.agent)
 
     async def observe(self, session: Session, msgs: list[Any], place: _Place | None = None) -> None:
         """`msgs` observed by the session's agent in its turn (`place`: the
         call's in the session's line, passed on once it queued for the turn)."""
-        session.busy += 1
         try:
-            if place is not None:
-                place.leave()  # the lock queues this call before anything awaits
-            async with session.lock, self.keeper.turn(session):
+            async with self._turn(session, place):
                 await self.hosting.observe(session.agent, msgs)
         except BaseException as exc:
             if not failures.by_agent(exc):
                 raise
             raise failures.contained(exc) from None
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, session: Session, place: _Place | None) -> AsyncIterator[None]:
+        """A call's turn on `session` (its lock, its lease and stored state),
+        busy meanwhile; `place` passed on once the call queued for the lock."""
+        session.busy += 1
+        try:
+            if place is not None:
+                place.leave()  # the lock queues this call before anything awaits
+            async with session.lock, self.keeper.turn(session):
+                yield
         finally:
             session.busy -= 1
             self._touch(session)

@@ -52,7 +52,8 @@ Encoder = Callable[[BaseEvent], bytes]
 # How one event goes on the wire, by the response's media type.
 _ENCODERS: Final[dict[str, Encoder]] = {SSE: lambda event: encode(event).encode(), PROTOBUF: frame}
 
-# HTTP statuses of gRPC codes, as the Connect protocol maps them.
+# HTTP statuses of gRPC codes, as the Connect protocol maps them, but for
+# FAILED_PRECONDITION (a thread waiting for an answer, or none such): 409.
 _HTTP_STATUS: Final = {
     code_pb2.INVALID_ARGUMENT: 400,
     code_pb2.FAILED_PRECONDITION: 409,
