@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ._core import Walked
 from ._engine.body import body_to_json
 from ._engine.entries import runs_key
 from ._engine.views import (
@@ -358,25 +359,40 @@ def format(
         # body takes from the messages' metadata.
         msgs = list(msgs)
     model = params.model if params is not None else None
-    views, turns = _views(msgs, impl.name, settings, cache, _wire, model)
-    given = views
-    multi_agent = settings.multi_agent and settings.agent_name is None
-    if settings.agent_name is not None:
-        # The named-turns style is a chat conversation seen from one agent.
-        views = _named_turns(views, settings.agent_name)
-    views = variant.arrange(views)
-    check_history_prompt(settings)
-    tool_list = check_tools(tools)
-    ctx = FormatContext(
-        settings=settings,
-        model=model,
-        media_root=Path(media_root) if media_root is not None else None,
-        allow_download=allow_download,
-        write_media=write_media,
-        # Chat turns only: a multi-agent history turns runs of messages into one.
-        turns=None if multi_agent else turns,
-    )
-    messages, count = _walk(variant, views, ctx, multi_agent)
+    walked = _compiled(impl, variant, settings, msgs, cache, _wire)
+    if walked is not None:
+        check_history_prompt(settings)
+        tool_list = check_tools(tools)
+        ctx = FormatContext(
+            settings=settings,
+            model=model,
+            media_root=Path(media_root) if media_root is not None else None,
+            allow_download=allow_download,
+            write_media=write_media,
+        )
+        for path, block_type, text in walked[1]:
+            ctx.warn_at(path, block_type, text)
+        messages, count, given, turns = walked[0], None, [], None
+    else:
+        views, turns = _views(msgs, impl.name, settings, cache, _wire, model)
+        given = views
+        multi_agent = settings.multi_agent and settings.agent_name is None
+        if settings.agent_name is not None:
+            # The named-turns style is a chat conversation seen from one agent.
+            views = _named_turns(views, settings.agent_name)
+        views = variant.arrange(views)
+        check_history_prompt(settings)
+        tool_list = check_tools(tools)
+        ctx = FormatContext(
+            settings=settings,
+            model=model,
+            media_root=Path(media_root) if media_root is not None else None,
+            allow_download=allow_download,
+            write_media=write_media,
+            # Chat turns only: a multi-agent history turns runs of messages into one.
+            turns=None if multi_agent else turns,
+        )
+        messages, count = _walk(variant, views, ctx, multi_agent)
     body = None
     if _wire is not None and turns is not None and settings.resumable:
         turns.keep_walk(_wire, messages, ctx.warnings, ctx.at_message, ctx.at_block)
@@ -472,6 +488,31 @@ def _views(
     else:
         views = [cached_view(msg, index, cache) for index, msg in enumerate(msgs)]
     return views, TurnCache(cache, scope)
+
+
+# Options that leave a chat walk as it is (they act on the body around it).
+_WALK_NEUTRAL = frozenset({"fidelity", "model", "response_schema", "response_schema_name"})
+
+
+def _compiled(
+    impl: Any,
+    variant: Variant,
+    settings: FormatSettings,
+    msgs: Sequence[Msg | Mapping[str, Any]],
+    cache: FormatCache | None,
+    wire: WireMessages | None,
+) -> Walked | None:
+    """The compiled core's walk of `msgs` (`_core`), where the provider has
+    one for this variant and the call is a cold chat walk it takes; else None
+    (the Python walk)."""
+    walk = impl.compiled
+    if walk is None or cache is not None or wire is not None:
+        return None
+    if variant is not impl.variants.get("agentscope"):
+        return None
+    plain = not settings.multi_agent and _given(settings) <= _WALK_NEUTRAL
+    walked: Walked | None = walk(impl.name, msgs, plain)
+    return walked
 
 
 def _walk(

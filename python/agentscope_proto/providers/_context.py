@@ -69,7 +69,10 @@ class FormatContext(MediaAccess):
         self, msg: MsgView | None, block_index: int | None, block_type: str, text: str
     ) -> None:
         """Record (and log) that a block was dropped."""
-        path = "" if msg is None else msg.path(block_index)
+        self.warn_at("" if msg is None else msg.path(block_index), block_type, text)
+
+    def warn_at(self, path: str, block_type: str, text: str) -> None:
+        """`warn`, the place given as its path."""
         self.warnings.append(FormatWarning(path=path, block_type=block_type, message=text))
         level = warning_level()
         if logger.isEnabledFor(level) and first_time(path, text):

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
 
+from .._core import Walked
 from .._engine.views import MsgView, message_metadata
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
@@ -41,6 +42,9 @@ __all__ = [
 ]
 
 Block = dict[str, Any]
+# A compiled chat walk (`_core.openai_chat`): (provider name, messages, whether
+# the call's options leave the walk plain) -> the walk, or None.
+CompiledWalk = Callable[[str, Sequence[Any], bool], Walked | None]
 
 # Block kinds AgentScope 1.0.21's formatters do not know, so they drop them
 # like any unknown kind: those only provider-fidelity parsing makes (server
@@ -352,6 +356,10 @@ class Provider:
     document_types: frozenset[str]
     agentscope: InitVar[type[Variant] | None]
     provider: InitVar[type[Variant]]
+    # Its chat walk in the compiled core (`_core`), for AgentScope's fidelity:
+    # the messages' list and warnings, or None where the core leaves the call
+    # to the Python walk. None: the provider has none.
+    compiled: CompiledWalk | None = None
     name: str = field(init=False)
     # The fidelity of a call that gives none: "agentscope" or "provider".
     default_fidelity: str = field(init=False)

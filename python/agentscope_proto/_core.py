@@ -1,0 +1,117 @@
+"""The compiled core of `format()` (`_ccore`, C, built with the package when
+a C compiler is there): a chat walk from the messages' wire bytes straight to
+the provider's message dicts, for the providers that declare one
+(`Provider.compiled`).
+
+The Python walk stays the reference and the fallback: the core takes a call
+only when every message is a `Msg` and every block one it knows exactly, and
+gives the whole call back otherwise (None), never half of it. Both paths give
+the same body and warnings (tests/test_core.py runs both).
+
+`AGENTSCOPE_PROTO_CORE` chooses, read at import: `auto` (the default: the
+core where it is built), `python` (never), `compiled` (the core must be
+built: importing the package fails without it). `forced(mode)` does the
+same for a block of code (tests, benchmarks). `counts()` says how many calls
+each path took, by provider and, for the Python path, why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from types import ModuleType
+from typing import Any
+
+from ._generated.agentscope.message.v1.message_pb2 import Msg
+
+__all__ = ["MODES", "Walked", "available", "counts", "forced", "mode", "openai_chat"]
+
+logger = logging.getLogger("agentscope_proto.core")
+
+MODES = ("auto", "python", "compiled")
+_VARIABLE = "AGENTSCOPE_PROTO_CORE"
+
+# A walk's messages and its warnings as (path, block type, text).
+Walked = tuple[list[dict[str, Any]], list[tuple[str, str, str]]]
+
+
+def _load() -> ModuleType | None:
+    try:
+        return importlib.import_module(f"{__package__}._ccore")
+    except ImportError as exc:
+        logger.debug("compiled core not built (%s): format() runs in Python", exc)
+        return None
+
+
+def _mode_of(value: str, where: str) -> str:
+    if value not in MODES:
+        raise ValueError(f"{where}: expected one of {', '.join(MODES)}, got {value!r}")
+    if value == "compiled" and _CCORE is None:
+        raise ImportError(
+            f"{where}=compiled, but the compiled core is not built "
+            "(a C compiler at install time builds it; see README, Installation)"
+        )
+    return value
+
+
+_CCORE = _load()
+_mode = _mode_of(os.environ.get(_VARIABLE, "auto"), _VARIABLE)
+_counts: Counter[tuple[str, str]] = Counter()
+
+
+def available() -> bool:
+    """Whether the compiled core is built (importable)."""
+    return _CCORE is not None
+
+
+def mode() -> str:
+    """The mode in force: `auto`, `python` or `compiled`."""
+    return _mode
+
+
+@contextlib.contextmanager
+def forced(value: str) -> Iterator[None]:
+    """Run the block in `value`'s mode (`python`: the reference path only)."""
+    global _mode
+    previous, _mode = _mode, _mode_of(value, "forced")
+    try:
+        yield
+    finally:
+        _mode = previous
+
+
+def counts() -> dict[str, int]:
+    """Calls per path since the process started (or `reset_counts`):
+    `<provider>:compiled`, and `<provider>:python:<why>` where a provider
+    with a core formatted in Python (`options`: an option the core does not
+    take; `input`: a message dict; `blocks`: a block or key it does not
+    know)."""
+    return {f"{provider}:{path}": n for (provider, path), n in sorted(_counts.items())}
+
+
+def reset_counts() -> None:
+    """Start `counts` again from zero."""
+    _counts.clear()
+
+
+def openai_chat(provider: str, msgs: Sequence[Any], plain: bool) -> Walked | None:
+    """OpenAI Chat Completions' chat walk (`ChatCompletionsParity` with
+    `_CHAT`) of `msgs` in the compiled core, or None: format in Python.
+    `plain`: the call's options leave the walk as it is (the caller knows)."""
+    if _CCORE is None or _mode == "python":
+        return None
+    if not plain:
+        _counts[provider, "python:options"] += 1
+        return None
+    walked: Walked | None = _CCORE.chat_walk(msgs, Msg)
+    if walked is not None:
+        _counts[provider, "compiled"] += 1
+    elif any(type(msg) is not Msg for msg in msgs):
+        _counts[provider, "python:input"] += 1
+    else:
+        _counts[provider, "python:blocks"] += 1
+    return walked
