@@ -9,6 +9,12 @@ as the gRPC service receives them; AgentScope: its `Msg` objects). AgentScope's
 on both sides. Ours returns the whole request body (messages plus the
 provider's other fields); AgentScope's formatter returns the message list.
 
+Ours is timed twice, side by side: as a caller gets it (`ours`: the compiled
+core where it takes the call) and on the Python path alone (`ours_python`,
+`AGENTSCOPE_PROTO_CORE=python` for the call); `path` records which path the
+first took (`_core.counts()`: `compiled`, or `python:<why>`), and the run
+prints the counts of the whole section.
+
 Before timing, the two outputs are compared (Anthropic: after AgentScope's
 model class would lift the system message into `system`); `same` records it.
 A conversation that either side refuses is not timed; `errors` says why.
@@ -17,6 +23,7 @@ A conversation that either side refuses is not timed; `errors` says why.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 import agentscope.formatter as as_formatters
@@ -35,7 +42,7 @@ from _common import (
 )
 from agentscope.message import Msg as AsMsg
 
-from agentscope_proto import from_dict
+from agentscope_proto import _core, from_dict
 from agentscope_proto.formatting import format as proto_format
 
 MODES = {"chat": False, "multi_agent": True}
@@ -69,6 +76,10 @@ def main() -> None:
                 ) -> Any:
                     return proto_format(provider, ours, multi_agent=multi_agent)
 
+                def run_python(run: Any = run_ours) -> Any:
+                    with _core.forced("python"):
+                        return run()
+
                 def run_theirs(formatter: Any = formatter, theirs: Any = theirs) -> Any:
                     return formatter.format(theirs)
 
@@ -79,8 +90,10 @@ def main() -> None:
                     "messages": len(dicts),
                 }
                 errors = {}
+                _core.reset_counts()
                 try:
                     ours_out = run_ours()
+                    row["path"] = ", ".join(_core.counts()) or "python"
                 except Exception as exc:
                     errors["ours"] = f"{type(exc).__name__}: {exc}"
                 try:
@@ -92,15 +105,20 @@ def main() -> None:
                     rows.append({**row, "same": len(errors) == 2, "errors": errors})
                     continue
                 row["same"] = _same(provider, ours_out, theirs_out)
-                row.update(
-                    compare(
-                        {"ours": sync_timer(run_ours), "agentscope": async_timer(loop, run_theirs)},
-                        budget,
-                    )
-                )
+                timers = {
+                    "ours": sync_timer(run_ours),
+                    "ours_python": sync_timer(run_python),
+                    "agentscope": async_timer(loop, run_theirs),
+                }
+                row.update(compare(timers, budget))
                 rows.append(row)
     loop.close()
-    write_json(args.json, {"rows": rows})
+    paths = Counter(row.get("path", "not timed") for row in rows)
+    print(
+        f"format: compiled core {'built' if _core.available() else 'not built'}; "
+        f"paths of the first call of each row: {dict(sorted(paths.items()))}"
+    )
+    write_json(args.json, {"rows": rows, "core": _core.available(), "paths": dict(paths)})
 
 
 if __name__ == "__main__":

@@ -785,11 +785,32 @@ def format_section(fmt: dict[str, Any]) -> str:
         parity += " Not timed, refused by a side: " + ", ".join(refused) + "."
     return (
         "Speedup = AgentScope's time / ours (above 1: ours is faster).\n\n"
+        + _core_text(fmt)
         + speed
         + "\n\n<details><summary>Median µs per call, ours / AgentScope</summary>\n\n"
         + detail
         + "\n\n</details>\n\n"
         + parity
+    )
+
+
+def _core_text(fmt: dict[str, Any]) -> str:
+    """Which path ours took (the compiled core or the Python walk), and the
+    core's gain over the Python path measured beside it, per provider."""
+    timed = [r for r in fmt["rows"] if "ours_python" in r]
+    if not timed:
+        return ""
+    gains = {
+        p: _geomean([r["ours_python"] / r["ours"] for r in timed if r["provider"] == p])
+        for p in _providers(timed)
+    }
+    paths = ", ".join(f"{path}: {n}" for path, n in sorted(fmt.get("paths", {}).items()))
+    built = "built" if fmt.get("core") else "**not built** (every call on the Python path)"
+    return (
+        f"Compiled core {built}; the path of each row's calls: {paths}. Its gain over the "
+        "Python path (timed beside it, geomean per provider): "
+        + ", ".join(f"{p} {_x(g)}" for p, g in gains.items())
+        + ".\n\n"
     )
 
 
