@@ -11,6 +11,10 @@ COPY pyproject.toml README.md LICENSE ./
 # The wheel carries proto/ too (agentscope_proto/proto/...).
 COPY proto ./proto
 COPY python ./python
+# The wheel's build hook and its compile of the compiled core of format(); the slim image has
+# no C compiler, so this one says so in a line and runs format() on the Python path.
+COPY hatch_build.py ./
+COPY scripts/build_core.py ./scripts/
 RUN pip install ".[http]" && useradd --system --uid 10001 --no-create-home formatter
 
 USER formatter

@@ -50,8 +50,20 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 .PHONY: setup
 setup: $(INSTALLED) ## Create .venv, install the package (dev extra)
 
+# The compiled core of format() (issue 30), in place for the venv's Python (the editable
+# install's .pth points at python/), rebuilt when _ccore.c changes: scripts/build_core.py,
+# which the wheel's build hook (hatch_build.py) runs too. A compiler error fails the target;
+# without a C compiler it says so in one line and format() runs in Python.
+CORE_PYTHON := $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+CORE := python/agentscope_proto/_ccore$(shell $(CORE_PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+$(CORE): python/agentscope_proto/_ccore.c scripts/build_core.py | $(INSTALLED)
+	$(Q)$(BIN)/python scripts/build_core.py --inplace $(VERBOSE_FLAG)
+
+.PHONY: core
+core: $(CORE) ## Build the compiled core of format() in place when _ccore.c changed (test, serve, test-load, fuzz and soak do it first)
+
 .PHONY: serve
-serve: $(INSTALLED) ## Install the package into .venv, then run the FormatterService (and the message hub) on 127.0.0.1:50051
+serve: $(INSTALLED) core ## Install the package into .venv, then run the FormatterService (and the message hub) on 127.0.0.1:50051
 	$(BIN)/agentscope-proto serve
 
 CODEGEN := .venv-codegen
@@ -79,8 +91,8 @@ check-generated: generate ## Fail if the committed generated code differs from a
 lint: $(INSTALLED) ## buf lint and format, ruff, mypy --strict
 	$(Q)buf lint
 	$(Q)buf format --diff --exit-code
-	$(Q)$(BIN)/ruff check --quiet python tests scripts bench
-	$(Q)$(BIN)/ruff format --check --quiet python tests scripts bench
+	$(Q)$(BIN)/ruff check --quiet python tests scripts bench hatch_build.py
+	$(Q)$(BIN)/ruff format --check --quiet python tests scripts bench hatch_build.py
 	$(Q)$(BIN)/mypy $(if $(Q),--no-error-summary,)
 	@echo "lint: OK (buf lint, buf format, ruff check, ruff format, mypy --strict)"
 
@@ -102,13 +114,13 @@ TEST_ENV := TMPDIR=$(CURDIR)/build/tmp
 SKIPPED := build/pytest/skipped.txt
 
 .PHONY: test
-test: $(INSTALLED) ## Run the test suite (pytest -q)
+test: $(INSTALLED) core ## Run the test suite (pytest -q)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)rm -f $(SKIPPED)
 	$(Q)$(TEST_ENV) AGENTSCOPE_PROTO_SKIP_SUMMARY=$(SKIPPED) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
 
 .PHONY: test-load
-test-load: $(INSTALLED) ## The load tests (`-m load`: the hub's 10 publishers x 1,000 messages through two servers on one Redis)
+test-load: $(INSTALLED) core ## The load tests (`-m load`: the hub's 10 publishers x 1,000 messages through two servers on one Redis)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/load -m load tests/hub
 
@@ -230,12 +242,12 @@ FUZZ := $(BIN)/python tests/fuzz/run.py $(VERBOSE_FLAG)
 SOAK := $(BIN)/python tests/soak/soak.py $(VERBOSE_FLAG) $(if $(Q),--server-log build/soak/server.log,)
 
 .PHONY: fuzz
-fuzz: $(INSTALLED) ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes, AgentService and HubService requests: FUZZ_SECONDS each
+fuzz: $(INSTALLED) core ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes, AgentService and HubService requests: FUZZ_SECONDS each
 	$(Q)for target in $(FUZZ_TARGETS); do \
 		$(FUZZ) $$target $(FUZZ_OPTIONS) -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
 .PHONY: fuzz-quick
-fuzz-quick: $(INSTALLED) ## Bounded fuzzing for CI: a fixed number of runs per target (about 15 s each)
+fuzz-quick: $(INSTALLED) core ## Bounded fuzzing for CI: a fixed number of runs per target (about 15 s each)
 	$(Q)$(FUZZ) from_dict $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
 	$(Q)$(FUZZ) parse $(FUZZ_OPTIONS) -runs=60000 -max_total_time=60
 	$(Q)$(FUZZ) stream $(FUZZ_OPTIONS) -runs=6000 -max_total_time=60
@@ -243,11 +255,11 @@ fuzz-quick: $(INSTALLED) ## Bounded fuzzing for CI: a fixed number of runs per t
 	$(Q)$(FUZZ) hub $(FUZZ_OPTIONS) -runs=15000 -max_total_time=60
 
 .PHONY: soak
-soak: $(INSTALLED) ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops): errors, RSS, p50/p99
+soak: $(INSTALLED) core ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops): errors, RSS, p50/p99
 	$(Q)$(SOAK) --seconds 60 --concurrency 64 --json build/soak/soak.json
 
 .PHONY: soak-quick
-soak-quick: $(INSTALLED) ## The soak for 10 s (CI, part of ci-extra)
+soak-quick: $(INSTALLED) core ## The soak for 10 s (CI, part of ci-extra)
 	$(Q)$(SOAK) --seconds 10 --warmup 3 --concurrency 64 --json build/soak/soak-quick.json
 
 include examples/interop.mk

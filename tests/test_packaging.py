@@ -51,7 +51,8 @@ def _build(kind: str, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = _build("wheel", tmp_path_factory.mktemp("wheel"))
-    assert path.name == f"agentscope_proto-{__version__}-py3-none-any.whl"
+    # Its tag: this platform's with the compiled core, else py3-none-any (tests/test_core_build.py).
+    assert path.name.startswith(f"agentscope_proto-{__version__}-"), path.name
     return path
 
 
@@ -87,16 +88,23 @@ def test_wheel_carries_types_generated_code_and_schema(wheel_names: set[str]) ->
         assert f"agentscope_proto/proto/{proto}" in wheel_names, proto
     dist_info = f"agentscope_proto-{__version__}.dist-info"
     assert any(n.startswith(f"{dist_info}/") and n.endswith("LICENSE") for n in wheel_names)
-    # Nothing from the repository around the package (tests, bench, build output).
+    # Nothing from the repository around the package (tests, bench, build output), nor the
+    # compiled core's C source (the sdist's).
     assert all(n.startswith(("agentscope_proto/", dist_info)) for n in wheel_names)
+    assert "agentscope_proto/_ccore.c" not in wheel_names
 
 
 def test_sdist_carries_sources_schema_and_licence(sdist_names: set[str]) -> None:
     for name in ("LICENSE", "README.md", "pyproject.toml", "python/agentscope_proto/py.typed"):
         assert name in sdist_names, name
+    # The compiled core's source, and the build hook and script that compile it.
+    for name in ("python/agentscope_proto/_ccore.c", "hatch_build.py", "scripts/build_core.py"):
+        assert name in sdist_names, name
     for proto in PROTOS:
         assert f"proto/{proto}" in sdist_names, proto
     assert not any(n.startswith(("tests/", "bench/", "build/", ".venv")) for n in sdist_names)
+    # Nor a module built in place (`make core`): it is this machine's.
+    assert not any(n.endswith((".so", ".pyd")) for n in sdist_names)
 
 
 def test_version_has_one_source() -> None:
@@ -128,7 +136,9 @@ def _install_block() -> list[list[str]]:
 
 def test_the_readme_install_commands_work_from_a_clone(tmp_path: Path) -> None:
     """Each `pip` command as written, run offline (no index, the installed build
-    backend, no dependencies: those are this venv's) against this checkout."""
+    backend, no dependencies: those are this venv's) against this checkout. The
+    wheel's name in the README is an example (its tag is the platform's where the
+    compiled core is built): the last command installs the wheel the one before built."""
     (tmp_path / "agentscope-proto").symlink_to(ROOT)
     commands = _install_block()
     assert [command[:2] for command in commands] == [
@@ -137,7 +147,13 @@ def test_the_readme_install_commands_work_from_a_clone(tmp_path: Path) -> None:
         ["pip", "install"],
     ]
     offline = ["--no-index", "--no-build-isolation", "--quiet", "--disable-pip-version-check"]
+    example = re.compile(rf"dist/agentscope_proto-{re.escape(__version__)}-[\w.-]+\.whl(\[.*\])")
     for index, command in enumerate(commands):
+        if command[:2] == ["pip", "install"] and index > 0:
+            (built,) = (tmp_path / "dist").glob("*.whl")
+            (named,) = (example.fullmatch(argument) for argument in command[2:])
+            assert named is not None, command
+            command = ["pip", "install", f"dist/{built.name}{named.group(1)}"]
         extra = (
             ["--no-deps", "--target", str(tmp_path / f"site{index}")]
             if command[1] == "install"
@@ -161,7 +177,7 @@ def test_the_readme_install_commands_work_from_a_clone(tmp_path: Path) -> None:
                 timeout=60,
             )
             assert shown.stdout.startswith(str(tmp_path / f"site{index}")), shown.stderr
-    assert (tmp_path / "dist" / f"agentscope_proto-{__version__}-py3-none-any.whl").is_file()
+    assert len(list((tmp_path / "dist").glob(f"agentscope_proto-{__version__}-*.whl"))) == 1
 
 
 # The extras' metadata: hatchling flattens an extra that names the package

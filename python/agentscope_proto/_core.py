@@ -53,7 +53,7 @@ def _mode_of(value: str, where: str) -> str:
     if value == "compiled" and _CCORE is None:
         raise ImportError(
             f"{where}=compiled, but the compiled core is not built "
-            "(a C compiler at install time builds it; see README, Installation)"
+            "(a C compiler at install time builds it: README, Installing the package elsewhere)"
         )
     return value
 
