@@ -51,12 +51,12 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 setup: $(INSTALLED) ## Create .venv, install the package (dev extra)
 
 # The compiled core of format() (issue 30), in place for the venv's Python (the editable
-# install's .pth points at python/), rebuilt when _ccore.c changes: scripts/build_core.py,
+# install's .pth points at python/), rebuilt when _ccore.c or a part of it (_ccore/*.h) changes: scripts/build_core.py,
 # which the wheel's build hook (hatch_build.py) runs too. A compiler error fails the target;
 # without a C compiler it says so in one line and format() runs in Python.
 CORE_PYTHON := $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
 CORE := python/agentscope_proto/_ccore$(shell $(CORE_PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
-$(CORE): python/agentscope_proto/_ccore.c scripts/build_core.py | $(INSTALLED)
+$(CORE): python/agentscope_proto/_ccore.c $(wildcard python/agentscope_proto/_ccore/*.h) scripts/build_core.py | $(INSTALLED)
 	$(Q)$(BIN)/python scripts/build_core.py --inplace $(VERBOSE_FLAG)
 
 .PHONY: core

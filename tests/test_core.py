@@ -152,6 +152,7 @@ def test_arguments_as_python_writes_them(value: Any, spell: Callable[[Any], str]
 )
 def test_arguments_edge_cases(text: str) -> None:
     assert _ccore.dumps_arguments(text) == _python_dumps(text)
+    assert repr(_ccore.loads(text)[0]) == repr(json.loads(text))
 
 
 @pytest.mark.parametrize(
@@ -176,6 +177,22 @@ def test_arguments_edge_cases(text: str) -> None:
 )
 def test_arguments_python_decides(text: str) -> None:
     assert _ccore.dumps_arguments(text) is None
+    # The reader has no cap on an object's keys (its duplicate check is a dict's).
+    if text.count('"k') > 64:
+        assert _ccore.loads(text) == (json.loads(text),)
+    else:
+        assert _ccore.loads(text) is None
+
+
+@given(json_values, spellings)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+def test_json_read_as_python_reads_it(value: Any, spell: Callable[[Any], str]) -> None:
+    text = spell(value)
+    got = _ccore.loads(text)
+    assert got is not None, text
+    expected = json.loads(text)
+    # Equal values of equal types, keys in the same order (-0.0 and 0.0 apart).
+    assert repr(got[0]) == repr(expected)
 
 
 # -- the walk: both paths the same ---------------------------------------------------

@@ -97,8 +97,18 @@ def test_wheel_carries_types_generated_code_and_schema(wheel_names: set[str]) ->
 def test_sdist_carries_sources_schema_and_licence(sdist_names: set[str]) -> None:
     for name in ("LICENSE", "README.md", "pyproject.toml", "python/agentscope_proto/py.typed"):
         assert name in sdist_names, name
-    # The compiled core's source, and the build hook and script that compile it.
-    for name in ("python/agentscope_proto/_ccore.c", "hatch_build.py", "scripts/build_core.py"):
+    # The compiled core's source (every part), and the build hook and script that compile it.
+    package = ROOT / "python"
+    parts = [
+        p.relative_to(ROOT).as_posix() for p in (package / "agentscope_proto").glob("_ccore/*.h")
+    ]
+    assert parts
+    for name in (
+        "python/agentscope_proto/_ccore.c",
+        *parts,
+        "hatch_build.py",
+        "scripts/build_core.py",
+    ):
         assert name in sdist_names, name
     for proto in PROTOS:
         assert f"proto/{proto}" in sdist_names, proto

@@ -28,7 +28,16 @@ from typing import Any
 
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 
-__all__ = ["MODES", "Walked", "available", "counts", "forced", "mode", "openai_chat"]
+__all__ = [
+    "MODES",
+    "OPENAI_CHAT",
+    "CompiledWalk",
+    "Walked",
+    "available",
+    "counts",
+    "forced",
+    "mode",
+]
 
 logger = logging.getLogger("agentscope_proto.core")
 
@@ -98,20 +107,36 @@ def reset_counts() -> None:
     _counts.clear()
 
 
-def openai_chat(provider: str, msgs: Sequence[Any], plain: bool) -> Walked | None:
-    """OpenAI Chat Completions' chat walk (`ChatCompletionsParity` with
-    `_CHAT`) of `msgs` in the compiled core, or None: format in Python.
-    `plain`: the call's options leave the walk as it is (the caller knows)."""
-    if _CCORE is None or _mode == "python":
-        return None
-    if not plain:
-        _counts[provider, "python:options"] += 1
-        return None
-    walked: Walked | None = _CCORE.chat_walk(msgs, Msg)
-    if walked is not None:
-        _counts[provider, "compiled"] += 1
-    elif any(type(msg) is not Msg for msg in msgs):
-        _counts[provider, "python:input"] += 1
-    else:
-        _counts[provider, "python:blocks"] += 1
-    return walked
+class CompiledWalk:
+    """One chat walk of the compiled core: the extension's function `name`
+    (`name(msgs, Msg) -> (messages, warnings) | None`), called as a provider
+    declares it (`Provider.compiled`): (provider name, messages, whether the
+    call's options leave the walk plain) -> the walk, or None: format in
+    Python (and why, counted)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"CompiledWalk({self.name!r})"
+
+    def __call__(self, provider: str, msgs: Sequence[Any], plain: bool) -> Walked | None:
+        if _CCORE is None or _mode == "python":
+            return None
+        if not plain:
+            _counts[provider, "python:options"] += 1
+            return None
+        walked: Walked | None = getattr(_CCORE, self.name)(msgs, Msg)
+        if walked is not None:
+            _counts[provider, "compiled"] += 1
+        elif any(type(msg) is not Msg for msg in msgs):
+            _counts[provider, "python:input"] += 1
+        else:
+            _counts[provider, "python:blocks"] += 1
+        return walked
+
+
+# OpenAI Chat Completions (`ChatCompletionsParity` with `_CHAT`): _ccore/openai.h.
+OPENAI_CHAT = CompiledWalk("openai_chat")

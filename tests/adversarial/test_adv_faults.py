@@ -19,7 +19,7 @@ from typing import Any
 import grpc
 import pytest
 
-from agentscope_proto import formatting, parsing
+from agentscope_proto import _core, formatting, parsing
 from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
@@ -244,6 +244,8 @@ def test_a_format_deadline_shorter_than_the_work_stops_it(
         return view(msg, index)
 
     monkeypatch.setattr(formatting, "_view", slow_view)
+    # The Python walk, whose views are slowed (the compiled core builds none).
+    monkeypatch.setattr(_core, "_mode", "python")
     msgs = [Msg(name="u", role=Role.ROLE_USER, text=str(i)) for i in range(2000)]  # ~4 s of work
     request = pb.FormatRequest(provider=pb.PROVIDER_OPENAI, messages=msgs)
     with grpc.insecure_channel(server.target) as channel:

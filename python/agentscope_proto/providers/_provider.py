@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
 
-from .._core import Walked
+from .._core import CompiledWalk
 from .._engine.views import MsgView, message_metadata
 from .._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
@@ -42,9 +42,6 @@ __all__ = [
 ]
 
 Block = dict[str, Any]
-# A compiled chat walk (`_core.openai_chat`): (provider name, messages, whether
-# the call's options leave the walk plain) -> the walk, or None.
-CompiledWalk = Callable[[str, Sequence[Any], bool], Walked | None]
 
 # Block kinds AgentScope 1.0.21's formatters do not know, so they drop them
 # like any unknown kind: those only provider-fidelity parsing makes (server

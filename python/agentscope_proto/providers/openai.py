@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._core import openai_chat
+from .._core import OPENAI_CHAT
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OPENAI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
@@ -1095,5 +1095,5 @@ PROVIDER = Provider(
     document_types=frozenset({"application/pdf"}),
     agentscope=ChatCompletionsParity,
     provider=ChatCompletions,
-    compiled=openai_chat,
+    compiled=OPENAI_CHAT,
 )
