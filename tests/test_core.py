@@ -8,6 +8,7 @@ AGENTSCOPE_PROTO_STRICT that is a failure (`.ci/run` builds it).
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -232,11 +233,14 @@ def test_golden_cases_on_both_paths(provider: str, case: dict[str, Any], fidelit
 
 
 @pytest.mark.parametrize("provider", COMPILED)
-@pytest.mark.parametrize("corpus", ["chat_200", "tools_200", "debate_200", "varied_200"])
-def test_bench_corpus_on_both_paths(provider: str, corpus: str) -> None:
+@pytest.mark.parametrize(
+    "corpus", ["chat_200", "tools_200", "debate_200", "media_20", "varied_200"]
+)
+@pytest.mark.parametrize("multi_agent", [False, True])
+def test_bench_corpus_on_both_paths(provider: str, corpus: str, multi_agent: bool) -> None:
     msgs = [from_dict(d) for d in json.loads((CORPUS / f"{corpus}.json").read_text())["messages"]]
     _core.reset_counts()
-    both(lambda: format(provider, msgs))
+    both(lambda: format(provider, msgs, multi_agent=multi_agent))
     counted = _core.counts()
     # The corpora of text and tool calls are the core's whole; varied_200's
     # extra keys are not (yet): the count says which path took each.
@@ -269,8 +273,15 @@ def _block(kind: str, draw: st.DrawFn) -> dict[str, Any]:
             | st.lists(st.builds(lambda t: {"type": "text", "text": t}, words), max_size=3)
         )
         return {"type": "tool_result", "id": "call_1", "name": "search", "output": output}
-    if kind == "image":
-        return {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    if kind in ("image", "audio", "video"):
+        media_type = draw(
+            st.sampled_from(["image/png", "audio/wav", "audio/mp3", "audio/ogg", "video/mp4"])
+        )
+        data = base64.b64encode(draw(st.binary(max_size=10))).decode()
+        source: dict[str, Any] = {"type": "base64", "media_type": media_type, "data": data}
+        if draw(st.integers(0, 9)) == 0:
+            source = {"type": "url", "url": "https://example.com/a.png"}
+        return {"type": kind, "source": source}
     return {"type": "text", "text": draw(words), "cache_control": {"type": "ephemeral"}}
 
 
@@ -282,8 +293,10 @@ def conversations(draw: st.DrawFn) -> list[Msg]:
         if draw(st.booleans()):
             content: Any = draw(words)
         else:
-            kinds = st.sampled_from(["text", "thinking", "tool_use", "tool_result"])
-            rare = st.sampled_from(["image", "extra"])
+            kinds = st.sampled_from(
+                ["text", "thinking", "tool_use", "tool_result", "image", "audio", "video"]
+            )
+            rare = st.sampled_from(["extra"])
             picked = draw(
                 st.lists(kinds | rare if draw(st.integers(0, 9)) == 0 else kinds, max_size=4)
             )
@@ -295,12 +308,17 @@ def conversations(draw: st.DrawFn) -> list[Msg]:
     return msgs
 
 
-@given(conversations(), st.sampled_from(COMPILED), st.sampled_from(["agentscope", "provider"]))
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    conversations(),
+    st.sampled_from(COMPILED),
+    st.sampled_from(["agentscope", "provider"]),
+    st.booleans(),
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_generated_conversations_on_both_paths(
-    msgs: list[Msg], provider: str, fidelity: str
+    msgs: list[Msg], provider: str, fidelity: str, multi_agent: bool
 ) -> None:
-    both(lambda: format(provider, msgs, fidelity=fidelity))
+    both(lambda: format(provider, msgs, fidelity=fidelity, multi_agent=multi_agent))
 
 
 def test_a_message_read_from_bytes_with_unknown_fields() -> None:
@@ -308,6 +326,28 @@ def test_a_message_read_from_bytes_with_unknown_fields() -> None:
     # An unknown field (number 99) beside the message's own: the core reads past it.
     data = msg.SerializeToString() + bytes([0x9A, 0x06, 0x01, 0x41])
     both(lambda: format("openai", [Msg.FromString(data)]))
+
+
+def test_inline_media_without_a_type_is_sniffed_in_python() -> None:
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(16)).decode()
+    msg = from_dict(
+        {
+            "name": "user",
+            "role": "user",
+            "content": [
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": png},
+                }
+            ],
+        }
+    )
+    msg.blocks.items[0].image.source.ClearField("media_type")
+    _core.reset_counts()
+    for multi_agent in (False, True):
+        kind, _ = both(lambda m=multi_agent: format("openai", [msg], multi_agent=m))
+        assert kind == "body"
+    assert _core.counts() == {"openai:python:blocks": 2}
 
 
 def test_errors_are_the_python_paths() -> None:
@@ -329,7 +369,7 @@ def test_errors_are_the_python_paths() -> None:
 def test_options_the_core_does_not_take_go_to_python() -> None:
     msgs = [from_dict({"name": "user", "role": "user", "content": "hi"})]
     _core.reset_counts()
-    both(lambda: format("openai", msgs, multi_agent=True))
+    both(lambda: format("openai", msgs, agent_name="user"))
     both(lambda: format("openai", msgs, max_tokens=100, token_counter="char"))
     both(lambda: format("openai", [{"name": "user", "role": "user", "content": "hi"}]))
     both(lambda: format("openai", msgs, response_schema={"type": "object"}))

@@ -66,6 +66,9 @@ static PyMethodDef methods[] = {
      "openai_chat(msgs, msg_type) -> (messages, warnings) | None: OpenAI Chat Completions' "
      "chat walk of the messages (each exactly a msg_type) from their serialized bytes; "
      "None: not one the core knows (format in Python)."},
+    {"openai_multi_agent", (PyCFunction)(void (*)(void))openai_multi_agent, METH_FASTCALL,
+     "openai_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "OpenAI's multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},

@@ -108,27 +108,35 @@ def reset_counts() -> None:
 
 
 class CompiledWalk:
-    """One chat walk of the compiled core: the extension's function `name`
-    (`name(msgs, Msg) -> (messages, warnings) | None`), called as a provider
-    declares it (`Provider.compiled`): (provider name, messages, whether the
-    call's options leave the walk plain) -> the walk, or None: format in
-    Python (and why, counted)."""
+    """A provider's walks in the compiled core: the extension's functions
+    `chat` (`chat(msgs, Msg)`) and `history` (its multi-agent formatter,
+    `history(msgs, Msg, prompt)`), each `-> (messages, warnings) | None`.
+    Called as a provider declares it (`Provider.compiled`): (provider name,
+    messages, whether the call's options leave the walk plain, the history
+    prompt of a multi-agent call or None for a chat) -> the walk, or None:
+    format in Python (and why, counted)."""
 
-    __slots__ = ("name",)
+    __slots__ = ("chat", "history")
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, chat: str, history: str) -> None:
+        self.chat = chat
+        self.history = history
 
     def __repr__(self) -> str:
-        return f"CompiledWalk({self.name!r})"
+        return f"CompiledWalk({self.chat!r}, {self.history!r})"
 
-    def __call__(self, provider: str, msgs: Sequence[Any], plain: bool) -> Walked | None:
+    def __call__(
+        self, provider: str, msgs: Sequence[Any], plain: bool, prompt: str | None
+    ) -> Walked | None:
         if _CCORE is None or _mode == "python":
             return None
         if not plain:
             _counts[provider, "python:options"] += 1
             return None
-        walked: Walked | None = getattr(_CCORE, self.name)(msgs, Msg)
+        if prompt is None:
+            walked: Walked | None = getattr(_CCORE, self.chat)(msgs, Msg)
+        else:
+            walked = getattr(_CCORE, self.history)(msgs, Msg, prompt)
         if walked is not None:
             _counts[provider, "compiled"] += 1
         elif any(type(msg) is not Msg for msg in msgs):
@@ -139,4 +147,4 @@ class CompiledWalk:
 
 
 # OpenAI Chat Completions (`ChatCompletionsParity` with `_CHAT`): _ccore/openai.h.
-OPENAI_CHAT = CompiledWalk("openai_chat")
+OPENAI_CHAT = CompiledWalk("openai_chat", "openai_multi_agent")

@@ -492,6 +492,8 @@ def _views(
 
 # Options that leave a chat walk as it is (they act on the body around it).
 _WALK_NEUTRAL = frozenset({"fidelity", "model", "response_schema", "response_schema_name"})
+# A multi-agent walk takes its history prompt (the core writes it as given).
+_HISTORY_NEUTRAL = _WALK_NEUTRAL | {"conversation_history_prompt"}
 
 
 def _compiled(
@@ -510,8 +512,11 @@ def _compiled(
         return None
     if variant is not impl.variants.get("agentscope"):
         return None
-    plain = not settings.multi_agent and _given(settings) <= _WALK_NEUTRAL
-    walked: Walked | None = walk(impl.name, msgs, plain)
+    if settings.multi_agent:
+        neutral, prompt = _HISTORY_NEUTRAL, settings.history_prompt
+    else:
+        neutral, prompt = _WALK_NEUTRAL, None
+    walked: Walked | None = walk(impl.name, msgs, _given(settings) <= neutral, prompt)
     return walked
 
 

@@ -219,4 +219,112 @@ done:
     return text;
 }
 
+/* -- media ------------------------------------------------------------------ */
+
+typedef struct {
+    Span url;        /* p NULL: not a URL */
+    Span data;       /* the bytes (p NULL: not inline bytes) */
+    Span b64;        /* base64 text kept as given (p NULL: not that) */
+    Span media_type; /* p NULL: none given */
+} Media;
+
+/* A media block's source (image, audio, video). Block ids, names and times
+ * are read by no walk in AgentScope's fidelity; extra keys are Python's. */
+static int read_media(Span block, Media *media) {
+    Reader r = {block.p, block.p + block.n};
+    Span source = {NULL, 0}, bytes;
+    uint32_t number;
+    uint64_t value;
+    int rc;
+    memset(media, 0, sizeof *media);
+    while ((rc = next_field(&r, &number, &bytes, &value)) == 1) {
+        if (number == MEDIA_SOURCE) {
+            if (source.p != NULL) return WALK_UNDECIDED;
+            source = bytes;
+        } else if (number == ANY_EXTRA_JSON || number == ANY_KEY_ORDER) {
+            return WALK_UNDECIDED;
+        }
+    }
+    if (rc < 0 || source.p == NULL) return WALK_UNDECIDED;
+    Reader s = {source.p, source.p + source.n};
+    int kinds = 0;
+    while ((rc = next_field(&s, &number, &bytes, &value)) == 1) {
+        switch (number) {
+        case SOURCE_URL: media->url = bytes; kinds++; break;
+        case SOURCE_DATA: media->data = bytes; kinds++; break;
+        case SOURCE_BASE64_TEXT: media->b64 = bytes; kinds++; break;
+        case SOURCE_MEDIA_TYPE:
+            if (media->media_type.p != NULL) return WALK_UNDECIDED;
+            media->media_type = bytes;
+            break;
+        default: return WALK_UNDECIDED;
+        }
+    }
+    return rc == 0 && kinds == 1 ? WALK_OK : WALK_UNDECIDED;
+}
+
+/* Inline media with its media type: what every walk here formats (a URL
+ * may need the caller's permission to read or download, and inline bytes
+ * without a type are sniffed: both Python's). */
+static int inline_media(const Media *media) {
+    return media->url.p == NULL && media->media_type.p != NULL && media->media_type.n > 0;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* `prefix` + the media's base64 text (its bytes encoded, or its kept text)
+ * + `suffix`, as one str; NULL with an exception; Py_None (borrowed) where a
+ * part is not ASCII (Python's to judge). */
+static PyObject *base64_text(Span prefix, const Media *media, Span suffix) {
+    Py_ssize_t encoded = media->b64.p != NULL ? media->b64.n : (media->data.n + 2) / 3 * 4;
+    PyObject *text = PyUnicode_New(prefix.n + encoded + suffix.n, 127);
+    if (text == NULL) return NULL;
+    uint8_t *out = PyUnicode_1BYTE_DATA(text);
+    for (Py_ssize_t i = 0; i < prefix.n; i++) {
+        if (prefix.p[i] >= 0x80) { /* a media type is ASCII, else Python's */
+            Py_DECREF(text);
+            return Py_None;
+        }
+    }
+    memcpy(out, prefix.p, prefix.n);
+    out += prefix.n;
+    if (media->b64.p != NULL) {
+        for (Py_ssize_t i = 0; i < media->b64.n; i++) {
+            if (media->b64.p[i] >= 0x80) {
+                Py_DECREF(text);
+                return Py_None;
+            }
+        }
+        memcpy(out, media->b64.p, media->b64.n);
+        out += media->b64.n;
+    } else {
+        const uint8_t *in = media->data.p;
+        Py_ssize_t n = media->data.n, i = 0;
+        for (; i + 2 < n; i += 3) {
+            uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+            out[0] = B64[v >> 18];
+            out[1] = B64[(v >> 12) & 63];
+            out[2] = B64[(v >> 6) & 63];
+            out[3] = B64[v & 63];
+            out += 4;
+        }
+        if (i < n) {
+            uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
+            out[0] = B64[v >> 18];
+            out[1] = B64[(v >> 12) & 63];
+            out[2] = i + 1 < n ? B64[(v >> 6) & 63] : '=';
+            out[3] = '=';
+            out += 4;
+        }
+    }
+    for (Py_ssize_t i = 0; i < suffix.n; i++) {
+        if (suffix.p[i] >= 0x80) {
+            Py_DECREF(text);
+            return Py_None;
+        }
+    }
+    memcpy(out, suffix.p, suffix.n);
+    return text;
+}
+
 #endif

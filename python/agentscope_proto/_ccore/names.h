@@ -20,7 +20,9 @@
     NAME(s_thinking, "thinking")                                                           \
     NAME(s_empty, "")                                                                      \
     NAME(s_serialize, "SerializeToString")                                                 \
-    NAME(s_skipped_thinking, "Unsupported block type thinking in the message, skipped.")
+    NAME(s_video, "video")                                                                 \
+    NAME(s_skipped_thinking, "Unsupported block type thinking in the message, skipped.")    \
+    NAME(s_skipped_video, "Unsupported block type video in the message, skipped.")
 
 #define DECLARE_NAME(variable, text) static PyObject *variable;
 #define INTERN_NAME(variable, text)                                                        \

@@ -25,6 +25,9 @@ enum {
     /* Every block's extra keys and key order: a block with either is not
      * the plain block this file writes. */
     ANY_EXTRA_JSON = 14, ANY_KEY_ORDER = 15,
+    BLOCK_IMAGE = 5, BLOCK_AUDIO = 6, BLOCK_VIDEO = 7,
+    MEDIA_SOURCE = 1, /* ImageBlock, AudioBlock, VideoBlock */
+    SOURCE_URL = 1, SOURCE_DATA = 2, SOURCE_MEDIA_TYPE = 3, SOURCE_BASE64_TEXT = 4,
     ROLE_USER = 1, ROLE_ASSISTANT = 2, ROLE_SYSTEM = 3, ROLE_TOOL = 4,
 };
 
@@ -59,6 +62,10 @@ static int read_varint(Reader *r, uint64_t *out) {
  * (varint) value. Returns 1 for a field, 0 at the end, -1 on anything else
  * (fixed-width and group fields never occur where this file reads). */
 static int next_field(Reader *r, uint32_t *number, Span *bytes, uint64_t *value) {
+    *number = 0;
+    *value = 0;
+    bytes->p = NULL;
+    bytes->n = 0;
     if (r->p >= r->end) return 0;
     uint64_t tag;
     if (read_varint(r, &tag) < 0) return -1;

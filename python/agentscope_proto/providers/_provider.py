@@ -353,9 +353,10 @@ class Provider:
     document_types: frozenset[str]
     agentscope: InitVar[type[Variant] | None]
     provider: InitVar[type[Variant]]
-    # Its chat walk in the compiled core (`_core`), for AgentScope's fidelity:
-    # the messages' list and warnings, or None where the core leaves the call
-    # to the Python walk. None: the provider has none.
+    # Its walks in the compiled core (`_core.CompiledWalk`: chat and
+    # multi-agent), for AgentScope's fidelity: the messages' list and warnings,
+    # or None where the core leaves the call to the Python walk. None: the
+    # provider has none.
     compiled: CompiledWalk | None = None
     name: str = field(init=False)
     # The fidelity of a call that gives none: "agentscope" or "provider".
