@@ -410,3 +410,11 @@ def test_the_variable_is_read_and_checked_at_import() -> None:
     )
     assert bad.returncode != 0
     assert "AGENTSCOPE_PROTO_CORE: expected one of auto, python, compiled, got 'fast'" in bad.stderr
+
+
+@given(st.binary(max_size=300) | st.sampled_from([bytes(range(256)) * 40, b"\xff" * 1001]))
+@settings(max_examples=300)
+def test_base64_as_python_writes_it(data: bytes) -> None:
+    # Both encoders: AVX2 where the CPU has it (else the same portable one), and the portable.
+    assert _ccore.b64encode(data, True) == base64.b64encode(data)
+    assert _ccore.b64encode(data, False) == base64.b64encode(data)
