@@ -13,6 +13,7 @@
  */
 #include "_ccore/walk.h"
 #include "_ccore/openai.h"
+#include "_ccore/responses.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -92,6 +93,13 @@ static PyMethodDef methods[] = {
     {"openai_multi_agent", (PyCFunction)(void (*)(void))openai_multi_agent, METH_FASTCALL,
      "openai_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "OpenAI's multi-agent walk (history runs behind `prompt`)."},
+    {"responses_chat", (PyCFunction)(void (*)(void))responses_chat, METH_FASTCALL,
+     "responses_chat(msgs, msg_type) -> (messages, warnings) | None: OpenAI Responses' "
+     "chat walk of the messages (each exactly a msg_type); None: format in Python."},
+    {"responses_multi_agent", (PyCFunction)(void (*)(void))responses_multi_agent,
+     METH_FASTCALL,
+     "responses_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "OpenAI Responses' multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -113,6 +121,7 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__ccore(void) {
     init_base64();
-    if (init_shared_names() < 0 || init_openai_names() < 0) return NULL;
+    if (init_shared_names() < 0 || init_openai_names() < 0 || init_responses_names() < 0)
+        return NULL;
     return PyModule_Create(&module_def);
 }

@@ -31,6 +31,7 @@ from ._generated.agentscope.message.v1.message_pb2 import Msg
 __all__ = [
     "MODES",
     "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
     "CompiledWalk",
     "Walked",
     "available",
@@ -148,3 +149,6 @@ class CompiledWalk:
 
 # OpenAI Chat Completions (`ChatCompletionsParity` with `_CHAT`): _ccore/openai.h.
 OPENAI_CHAT = CompiledWalk("openai_chat", "openai_multi_agent")
+
+# OpenAI Responses (`ResponsesParity` with `_CHAT`): _ccore/responses.h.
+OPENAI_RESPONSES = CompiledWalk("responses_chat", "responses_multi_agent")

@@ -91,6 +91,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core import OPENAI_RESPONSES
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
     PROVIDER_OPENAI_RESPONSES,
@@ -1401,4 +1402,5 @@ PROVIDER = Provider(
     document_types=frozenset({"application/pdf"}),
     agentscope=ResponsesParity,
     provider=Responses,
+    compiled=OPENAI_RESPONSES,
 )
