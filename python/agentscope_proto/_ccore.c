@@ -14,6 +14,7 @@
 #include "_ccore/walk.h"
 #include "_ccore/openai.h"
 #include "_ccore/responses.h"
+#include "_ccore/deepseek.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -100,6 +101,12 @@ static PyMethodDef methods[] = {
      METH_FASTCALL,
      "responses_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "OpenAI Responses' multi-agent walk (history runs behind `prompt`)."},
+    {"deepseek_chat", (PyCFunction)(void (*)(void))deepseek_chat, METH_FASTCALL,
+     "deepseek_chat(msgs, msg_type) -> (messages, warnings) | None: DeepSeek's chat walk "
+     "(one string of content per message, reasoning_content)."},
+    {"deepseek_multi_agent", (PyCFunction)(void (*)(void))deepseek_multi_agent, METH_FASTCALL,
+     "deepseek_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "DeepSeek's multi-agent walk (history runs as one string behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -121,7 +128,8 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__ccore(void) {
     init_base64();
-    if (init_shared_names() < 0 || init_openai_names() < 0 || init_responses_names() < 0)
+    if (init_shared_names() < 0 || init_openai_names() < 0 || init_responses_names() < 0 ||
+        init_deepseek_names() < 0)
         return NULL;
     return PyModule_Create(&module_def);
 }

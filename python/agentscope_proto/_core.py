@@ -29,6 +29,7 @@ from typing import Any
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 
 __all__ = [
+    "DEEPSEEK",
     "MODES",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
@@ -152,3 +153,6 @@ OPENAI_CHAT = CompiledWalk("openai_chat", "openai_multi_agent")
 
 # OpenAI Responses (`ResponsesParity` with `_CHAT`): _ccore/responses.h.
 OPENAI_RESPONSES = CompiledWalk("responses_chat", "responses_multi_agent")
+
+# DeepSeek (`DeepSeekParity`: one string of content, reasoning_content): _ccore/deepseek.h.
+DEEPSEEK = CompiledWalk("deepseek_chat", "deepseek_multi_agent")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._core import DEEPSEEK
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DEEPSEEK
 from ..request import RequestFields
@@ -120,4 +121,5 @@ PROVIDER = Provider(
     document_types=frozenset(),
     agentscope=DeepSeekParity,
     provider=DeepSeek,
+    compiled=DEEPSEEK,
 )
