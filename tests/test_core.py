@@ -43,6 +43,14 @@ def _built() -> None:
     require(_core.available(), "the compiled core is not built (no C compiler; make core)")
 
 
+def _bytes(value: Any) -> Any:
+    """Bytes in a body (Gemini's thought signatures) as JSON, apart from text
+    (json, not orjson: Gemini's `args` keep integers past 64 bits)."""
+    if isinstance(value, bytes):
+        return {"bytes": base64.b64encode(value).decode()}
+    raise TypeError(type(value).__name__)
+
+
 def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
     """What a call gave: its body's JSON and warnings, or its error."""
     try:
@@ -50,7 +58,7 @@ def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
     except AgentScopeProtoError as exc:
         return "error", (type(exc).__name__, str(exc))
     warnings = [(w.path, w.block_type, w.message) for w in body.warnings]
-    return "body", (orjson.dumps(dict(body)), warnings, tuple(body)[2:])
+    return "body", (json.dumps(dict(body), default=_bytes), warnings, tuple(body)[2:])
 
 
 def both(call: Callable[[], Any]) -> tuple[str, Any]:

@@ -15,6 +15,7 @@
 #include "_ccore/openai.h"
 #include "_ccore/responses.h"
 #include "_ccore/deepseek.h"
+#include "_ccore/gemini.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -66,7 +67,7 @@ static PyObject *b64encode(PyObject *module, PyObject *const *args, Py_ssize_t n
 static PyObject *field_numbers(PyObject *module, PyObject *unused) {
     return Py_BuildValue(
         "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,"
-        "s:i,s:i,s:i}",
+        "s:i,s:i,s:i,s:i}",
         "Msg.name", MSG_NAME, "Msg.role", MSG_ROLE, "Msg.text", MSG_TEXT, "Msg.blocks",
         MSG_BLOCKS, "ContentBlocks.items", BLOCKS_ITEMS, "ContentBlock.text", BLOCK_TEXT,
         "ContentBlock.thinking", BLOCK_THINKING, "ContentBlock.tool_use", BLOCK_TOOL_USE,
@@ -75,7 +76,8 @@ static PyObject *field_numbers(PyObject *module, PyObject *unused) {
         "ThinkingBlock.thinking", THINKING_THINKING, "ThinkingBlock.extra_json",
         ANY_EXTRA_JSON, "ToolUseBlock.id", TOOL_USE_ID, "ToolUseBlock.name", TOOL_USE_NAME,
         "ToolUseBlock.input_json", TOOL_USE_INPUT_JSON, "ToolUseBlock.suggested_rules",
-        TOOL_USE_SUGGESTED_RULES, "ToolResultBlock.id", TOOL_RESULT_ID, "ToolResultBlock.name",
+        TOOL_USE_SUGGESTED_RULES, "ToolUseBlock.thought_signature",
+        GEMINI_TOOL_USE_THOUGHT_SIGNATURE, "ToolResultBlock.id", TOOL_RESULT_ID, "ToolResultBlock.name",
         TOOL_RESULT_NAME, "ToolResultBlock.text", TOOL_RESULT_TEXT, "ToolResultBlock.blocks",
         TOOL_RESULT_BLOCKS, "ToolResultBlock.metadata_json", TOOL_RESULT_METADATA_JSON,
         "ToolResultBlock.key_order", ANY_KEY_ORDER);
@@ -107,6 +109,12 @@ static PyMethodDef methods[] = {
     {"deepseek_multi_agent", (PyCFunction)(void (*)(void))deepseek_multi_agent, METH_FASTCALL,
      "deepseek_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "DeepSeek's multi-agent walk (history runs as one string behind `prompt`)."},
+    {"gemini_chat", (PyCFunction)(void (*)(void))gemini_chat, METH_FASTCALL,
+     "gemini_chat(msgs, msg_type) -> (messages, warnings) | None: Gemini generateContent's "
+     "chat walk (AgentScope's fidelity); None: format in Python."},
+    {"gemini_multi_agent", (PyCFunction)(void (*)(void))gemini_multi_agent, METH_FASTCALL,
+     "gemini_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "Gemini's multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -126,10 +134,19 @@ static struct PyModuleDef module_def = {
     methods, NULL, NULL, NULL, NULL,
 };
 
+/* Each part's interned names, made once at import. */
+static int (*const NAME_INITS[])(void) = {
+    init_shared_names,
+    init_openai_names,
+    init_responses_names,
+    init_deepseek_names,
+    init_gemini_names,
+};
+
 PyMODINIT_FUNC PyInit__ccore(void) {
     init_base64();
-    if (init_shared_names() < 0 || init_openai_names() < 0 || init_responses_names() < 0 ||
-        init_deepseek_names() < 0)
-        return NULL;
+    for (size_t i = 0; i < sizeof NAME_INITS / sizeof NAME_INITS[0]; i++) {
+        if (NAME_INITS[i]() < 0) return NULL;
+    }
     return PyModule_Create(&module_def);
 }

@@ -30,6 +30,7 @@ from ._generated.agentscope.message.v1.message_pb2 import Msg
 
 __all__ = [
     "DEEPSEEK",
+    "GEMINI",
     "MODES",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
@@ -156,3 +157,6 @@ OPENAI_RESPONSES = CompiledWalk("responses_chat", "responses_multi_agent")
 
 # DeepSeek (`DeepSeekParity`: one string of content, reasoning_content): _ccore/deepseek.h.
 DEEPSEEK = CompiledWalk("deepseek_chat", "deepseek_multi_agent")
+
+# Gemini generateContent (`GeminiParity` with `_CHAT`): _ccore/gemini.h.
+GEMINI = CompiledWalk("gemini_chat", "gemini_multi_agent")

@@ -71,6 +71,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .._core import GEMINI
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_GEMINI
 from ..errors import FormatError, ParseError, UnsupportedMediaError
@@ -1220,4 +1221,5 @@ PROVIDER = Provider(
     ),
     agentscope=GeminiParity,
     provider=Gemini,
+    compiled=GEMINI,
 )
