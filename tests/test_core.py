@@ -50,7 +50,9 @@ def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
     except AgentScopeProtoError as exc:
         return "error", (type(exc).__name__, str(exc))
     warnings = [(w.path, w.block_type, w.message) for w in body.warnings]
-    return "body", (orjson.dumps(dict(body)), warnings, tuple(body)[2:])
+    # json, not orjson: a body may carry tool arguments as objects (Ollama's),
+    # with integers past 64 bits.
+    return "body", (json.dumps(dict(body), ensure_ascii=False), warnings, tuple(body)[2:])
 
 
 def both(call: Callable[[], Any]) -> tuple[str, Any]:

@@ -30,6 +30,7 @@ from ._generated.agentscope.message.v1.message_pb2 import Msg
 
 __all__ = [
     "MODES",
+    "OLLAMA",
     "OPENAI_CHAT",
     "CompiledWalk",
     "Walked",
@@ -148,3 +149,6 @@ class CompiledWalk:
 
 # OpenAI Chat Completions (`ChatCompletionsParity` with `_CHAT`): _ccore/openai.h.
 OPENAI_CHAT = CompiledWalk("openai_chat", "openai_multi_agent")
+
+# Ollama /api/chat (`OllamaParity` with `_CHAT`, `_format_history`): _ccore/ollama.h.
+OLLAMA = CompiledWalk("ollama_chat", "ollama_multi_agent")
