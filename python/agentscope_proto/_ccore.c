@@ -16,6 +16,7 @@
 #include "_ccore/responses.h"
 #include "_ccore/deepseek.h"
 #include "_ccore/gemini.h"
+#include "_ccore/ollama.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -115,6 +116,12 @@ static PyMethodDef methods[] = {
     {"gemini_multi_agent", (PyCFunction)(void (*)(void))gemini_multi_agent, METH_FASTCALL,
      "gemini_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "Gemini's multi-agent walk (history runs behind `prompt`)."},
+    {"ollama_chat", (PyCFunction)(void (*)(void))ollama_chat, METH_FASTCALL,
+     "ollama_chat(msgs, msg_type) -> (messages, warnings) | None: Ollama /api/chat's chat "
+     "walk (AgentScope's OllamaChatFormatter); None: format in Python."},
+    {"ollama_multi_agent", (PyCFunction)(void (*)(void))ollama_multi_agent, METH_FASTCALL,
+     "ollama_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "Ollama's multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -141,6 +148,7 @@ static int (*const NAME_INITS[])(void) = {
     init_responses_names,
     init_deepseek_names,
     init_gemini_names,
+    init_ollama_names,
 };
 
 PyMODINIT_FUNC PyInit__ccore(void) {

@@ -32,6 +32,7 @@ __all__ = [
     "DEEPSEEK",
     "GEMINI",
     "MODES",
+    "OLLAMA",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
     "CompiledWalk",
@@ -160,3 +161,6 @@ DEEPSEEK = CompiledWalk("deepseek_chat", "deepseek_multi_agent")
 
 # Gemini generateContent (`GeminiParity` with `_CHAT`): _ccore/gemini.h.
 GEMINI = CompiledWalk("gemini_chat", "gemini_multi_agent")
+
+# Ollama /api/chat (`OllamaParity` with `_CHAT`, `_format_history`): _ccore/ollama.h.
+OLLAMA = CompiledWalk("ollama_chat", "ollama_multi_agent")

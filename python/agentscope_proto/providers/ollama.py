@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .._core import OLLAMA
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_OLLAMA
 from ..errors import FormatError, ParseError
@@ -432,4 +433,5 @@ PROVIDER = Provider(
     document_types=frozenset(),
     agentscope=OllamaParity,
     provider=Ollama,
+    compiled=OLLAMA,
 )
