@@ -13,6 +13,7 @@
  */
 #include "_ccore/walk.h"
 #include "_ccore/openai.h"
+#include "_ccore/anthropic.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -69,6 +70,13 @@ static PyMethodDef methods[] = {
     {"openai_multi_agent", (PyCFunction)(void (*)(void))openai_multi_agent, METH_FASTCALL,
      "openai_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "OpenAI's multi-agent walk (history runs behind `prompt`)."},
+    {"anthropic_chat", (PyCFunction)(void (*)(void))anthropic_chat, METH_FASTCALL,
+     "anthropic_chat(msgs, msg_type) -> (messages, warnings) | None: Anthropic Messages' "
+     "chat walk of the messages (each exactly a msg_type) from their serialized bytes; "
+     "None: not one the core knows (format in Python)."},
+    {"anthropic_multi_agent", (PyCFunction)(void (*)(void))anthropic_multi_agent, METH_FASTCALL,
+     "anthropic_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "Anthropic's multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -86,6 +94,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__ccore(void) {
-    if (init_shared_names() < 0 || init_openai_names() < 0) return NULL;
+    if (init_shared_names() < 0 || init_openai_names() < 0 || init_anthropic_names() < 0)
+        return NULL;
     return PyModule_Create(&module_def);
 }

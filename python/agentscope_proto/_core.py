@@ -29,6 +29,7 @@ from typing import Any
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 
 __all__ = [
+    "ANTHROPIC",
     "MODES",
     "OPENAI_CHAT",
     "CompiledWalk",
@@ -148,3 +149,6 @@ class CompiledWalk:
 
 # OpenAI Chat Completions (`ChatCompletionsParity` with `_CHAT`): _ccore/openai.h.
 OPENAI_CHAT = CompiledWalk("openai_chat", "openai_multi_agent")
+
+# Anthropic Messages (`AnthropicParity`, `_CHAT`): _ccore/anthropic.h.
+ANTHROPIC = CompiledWalk("anthropic_chat", "anthropic_multi_agent")
