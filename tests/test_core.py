@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentscope_proto import _core, from_dict
+from agentscope_proto._engine.body import body_to_json
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from agentscope_proto.errors import AgentScopeProtoError
 from agentscope_proto.formatting import format
@@ -43,14 +44,6 @@ def _built() -> None:
     require(_core.available(), "the compiled core is not built (no C compiler; make core)")
 
 
-def _bytes(value: Any) -> Any:
-    """Bytes in a body (Gemini's thought signatures) as JSON, apart from text
-    (json, not orjson: Gemini's `args` keep integers past 64 bits)."""
-    if isinstance(value, bytes):
-        return {"bytes": base64.b64encode(value).decode()}
-    raise TypeError(type(value).__name__)
-
-
 def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
     """What a call gave: its body's JSON and warnings, or its error."""
     try:
@@ -58,7 +51,8 @@ def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
     except AgentScopeProtoError as exc:
         return "error", (type(exc).__name__, str(exc))
     warnings = [(w.path, w.block_type, w.message) for w in body.warnings]
-    return "body", (json.dumps(dict(body), default=_bytes), warnings, tuple(body)[2:])
+    # The project's writer: it takes integers past 64 bits (a tool call's input).
+    return "body", (body_to_json(dict(body)), warnings, tuple(body)[2:])
 
 
 def both(call: Callable[[], Any]) -> tuple[str, Any]:
@@ -356,6 +350,31 @@ def test_inline_media_without_a_type_is_sniffed_in_python() -> None:
         kind, _ = both(lambda m=multi_agent: format("openai", [msg], multi_agent=m))
         assert kind == "body"
     assert _core.counts() == {"openai:python:blocks": 2}
+
+
+def test_anthropic_images_where_they_stand_are_the_cores() -> None:
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(16)).decode()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    call = {"type": "tool_use", "id": "c1", "name": "look", "input": {"at": [1, 2.5, None]}}
+    result = {
+        "type": "tool_result",
+        "id": "c1",
+        "name": "look",
+        "output": [{"type": "text", "text": "seen"}, image],
+    }
+    msgs = [
+        from_dict(msg)
+        for msg in (
+            {"name": "user", "role": "user", "content": [image, {"type": "text", "text": "what?"}]},
+            {"name": "Bob", "role": "assistant", "content": [{"type": "text", "text": "a"}, image]},
+            {"name": "Bob", "role": "assistant", "content": [call]},
+            {"name": "system", "role": "system", "content": [result]},
+        )
+    ]
+    _core.reset_counts()
+    for multi_agent in (False, True):
+        both(lambda m=multi_agent: format("anthropic", msgs, multi_agent=m))
+    assert _core.counts() == {"anthropic:compiled": 2}
 
 
 def test_errors_are_the_python_paths() -> None:

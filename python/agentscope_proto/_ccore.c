@@ -17,6 +17,7 @@
 #include "_ccore/deepseek.h"
 #include "_ccore/gemini.h"
 #include "_ccore/ollama.h"
+#include "_ccore/anthropic.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -122,6 +123,13 @@ static PyMethodDef methods[] = {
     {"ollama_multi_agent", (PyCFunction)(void (*)(void))ollama_multi_agent, METH_FASTCALL,
      "ollama_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "Ollama's multi-agent walk (history runs behind `prompt`)."},
+    {"anthropic_chat", (PyCFunction)(void (*)(void))anthropic_chat, METH_FASTCALL,
+     "anthropic_chat(msgs, msg_type) -> (messages, warnings) | None: Anthropic Messages' "
+     "chat walk of the messages (each exactly a msg_type) from their serialized bytes; "
+     "None: not one the core knows (format in Python)."},
+    {"anthropic_multi_agent", (PyCFunction)(void (*)(void))anthropic_multi_agent, METH_FASTCALL,
+     "anthropic_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "Anthropic's multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -149,6 +157,7 @@ static int (*const NAME_INITS[])(void) = {
     init_deepseek_names,
     init_gemini_names,
     init_ollama_names,
+    init_anthropic_names,
 };
 
 PyMODINIT_FUNC PyInit__ccore(void) {

@@ -29,6 +29,7 @@ from typing import Any
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 
 __all__ = [
+    "ANTHROPIC",
     "DEEPSEEK",
     "GEMINI",
     "MODES",
@@ -164,3 +165,6 @@ GEMINI = CompiledWalk("gemini_chat", "gemini_multi_agent")
 
 # Ollama /api/chat (`OllamaParity` with `_CHAT`, `_format_history`): _ccore/ollama.h.
 OLLAMA = CompiledWalk("ollama_chat", "ollama_multi_agent")
+
+# Anthropic Messages (`AnthropicParity`, `_CHAT`): _ccore/anthropic.h.
+ANTHROPIC = CompiledWalk("anthropic_chat", "anthropic_multi_agent")

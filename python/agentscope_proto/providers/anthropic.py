@@ -57,6 +57,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, cast
 
+from .._core import ANTHROPIC
 from .._engine.body import without_first
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import (
@@ -1414,4 +1415,5 @@ PROVIDER = Provider(
     document_types=frozenset({"application/pdf", "text/plain"}),
     agentscope=AnthropicParity,
     provider=Anthropic,
+    compiled=ANTHROPIC,
 )
