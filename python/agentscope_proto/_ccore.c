@@ -13,6 +13,7 @@
  */
 #include "_ccore/walk.h"
 #include "_ccore/openai.h"
+#include "_ccore/dashscope.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -69,6 +70,12 @@ static PyMethodDef methods[] = {
     {"openai_multi_agent", (PyCFunction)(void (*)(void))openai_multi_agent, METH_FASTCALL,
      "openai_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "OpenAI's multi-agent walk (history runs behind `prompt`)."},
+    {"dashscope_chat", (PyCFunction)(void (*)(void))dashscope_chat, METH_FASTCALL,
+     "dashscope_chat(msgs, msg_type) -> (messages, warnings) | None: DashScope's chat walk "
+     "(MultiModalConversation messages); None: format in Python."},
+    {"dashscope_multi_agent", (PyCFunction)(void (*)(void))dashscope_multi_agent, METH_FASTCALL,
+     "dashscope_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "DashScope's multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -86,6 +93,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__ccore(void) {
-    if (init_shared_names() < 0 || init_openai_names() < 0) return NULL;
+    if (init_shared_names() < 0 || init_openai_names() < 0 ||
+        init_dashscope_names() < 0) return NULL;
     return PyModule_Create(&module_def);
 }

@@ -29,6 +29,7 @@ from typing import Any
 from ._generated.agentscope.message.v1.message_pb2 import Msg
 
 __all__ = [
+    "DASHSCOPE",
     "MODES",
     "OPENAI_CHAT",
     "CompiledWalk",
@@ -148,3 +149,6 @@ class CompiledWalk:
 
 # OpenAI Chat Completions (`ChatCompletionsParity` with `_CHAT`): _ccore/openai.h.
 OPENAI_CHAT = CompiledWalk("openai_chat", "openai_multi_agent")
+
+# DashScope (`DashScopeParity`): _ccore/dashscope.h.
+DASHSCOPE = CompiledWalk("dashscope_chat", "dashscope_multi_agent")
