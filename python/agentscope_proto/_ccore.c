@@ -18,6 +18,7 @@
 #include "_ccore/gemini.h"
 #include "_ccore/ollama.h"
 #include "_ccore/anthropic.h"
+#include "_ccore/dashscope.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -130,6 +131,12 @@ static PyMethodDef methods[] = {
     {"anthropic_multi_agent", (PyCFunction)(void (*)(void))anthropic_multi_agent, METH_FASTCALL,
      "anthropic_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
      "Anthropic's multi-agent walk (history runs behind `prompt`)."},
+    {"dashscope_chat", (PyCFunction)(void (*)(void))dashscope_chat, METH_FASTCALL,
+     "dashscope_chat(msgs, msg_type) -> (messages, warnings) | None: DashScope's chat walk "
+     "(MultiModalConversation messages); None: format in Python."},
+    {"dashscope_multi_agent", (PyCFunction)(void (*)(void))dashscope_multi_agent, METH_FASTCALL,
+     "dashscope_multi_agent(msgs, msg_type, prompt) -> (messages, warnings) | None: "
+     "DashScope's multi-agent walk (history runs behind `prompt`)."},
     {"dumps_arguments", dumps_arguments, METH_O,
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
@@ -158,6 +165,7 @@ static int (*const NAME_INITS[])(void) = {
     init_gemini_names,
     init_ollama_names,
     init_anthropic_names,
+    init_dashscope_names,
 };
 
 PyMODINIT_FUNC PyInit__ccore(void) {

@@ -30,6 +30,7 @@ from ._generated.agentscope.message.v1.message_pb2 import Msg
 
 __all__ = [
     "ANTHROPIC",
+    "DASHSCOPE",
     "DEEPSEEK",
     "GEMINI",
     "MODES",
@@ -168,3 +169,5 @@ OLLAMA = CompiledWalk("ollama_chat", "ollama_multi_agent")
 
 # Anthropic Messages (`AnthropicParity`, `_CHAT`): _ccore/anthropic.h.
 ANTHROPIC = CompiledWalk("anthropic_chat", "anthropic_multi_agent")
+# DashScope (`DashScopeParity`): _ccore/dashscope.h.
+DASHSCOPE = CompiledWalk("dashscope_chat", "dashscope_multi_agent")

@@ -395,4 +395,21 @@ static PyObject *base64_text(Span prefix, const Media *media, Span suffix) {
     return text;
 }
 
+/* `data:<type>;base64,<data>`, the data URL of inline media; NULL with an
+ * exception, Py_None (borrowed) where a part is not ASCII. */
+static PyObject *data_url(const Media *media) {
+    Buffer prefix;
+    buffer_init(&prefix);
+    PyObject *url = NULL;
+    if (buffer_put(&prefix, "data:", 5) == 0 &&
+        buffer_put(&prefix, media->media_type.p, media->media_type.n) == 0 &&
+        buffer_put(&prefix, ";base64,", 8) == 0)
+        url = base64_text((Span){(const uint8_t *)prefix.data, prefix.len}, media,
+                          (Span){NULL, 0});
+    else
+        PyErr_NoMemory();
+    buffer_free(&prefix);
+    return url;
+}
+
 #endif

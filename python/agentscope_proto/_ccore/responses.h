@@ -44,18 +44,7 @@ static PyObject *responses_text_kind(uint64_t role) {
 static int responses_image_part(Span block, PyObject *parts) {
     Media media;
     if (read_media(block, &media) != WALK_OK || !inline_media(&media)) return WALK_UNDECIDED;
-    Buffer prefix;
-    buffer_init(&prefix);
-    PyObject *url = NULL;
-    if (buffer_put(&prefix, "data:", 5) == 0 &&
-        buffer_put(&prefix, media.media_type.p, media.media_type.n) == 0 &&
-        buffer_put(&prefix, ";base64,", 8) == 0) {
-        url = base64_text((Span){(const uint8_t *)prefix.data, prefix.len}, &media,
-                          (Span){NULL, 0});
-    } else {
-        PyErr_NoMemory();
-    }
-    buffer_free(&prefix);
+    PyObject *url = data_url(&media);
     if (url == NULL) return WALK_ERROR;
     if (url == Py_None) return WALK_UNDECIDED;
     PyObject *keys[] = {k_type, k_image_url};

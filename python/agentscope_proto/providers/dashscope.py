@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core import DASHSCOPE
 from .._engine.views import MsgView
 from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_DASHSCOPE
 from ..errors import FormatError, ParseError, ProviderError
@@ -672,4 +673,5 @@ PROVIDER = Provider(
     document_types=frozenset(),
     agentscope=DashScopeParity,
     provider=DashScope,
+    compiled=DASHSCOPE,
 )
