@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentscope_proto import _core, from_dict
+from agentscope_proto import _core, _json, from_dict
 from agentscope_proto._engine.body import body_to_json
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg, Role
-from agentscope_proto.errors import AgentScopeProtoError
+from agentscope_proto.errors import AgentScopeProtoError, MessageFormatError
 from agentscope_proto.formatting import format
 from agentscope_proto.providers import PROVIDERS
 
@@ -445,3 +445,27 @@ def test_base64_as_python_writes_it(data: bytes) -> None:
     # Both encoders: AVX2 where the CPU has it (else the same portable one), and the portable.
     assert _ccore.b64encode(data, True) == base64.b64encode(data)
     assert _ccore.b64encode(data, False) == base64.b64encode(data)
+
+
+@given(json_values, spellings)
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+def test_json_loads_takes_the_core_and_gives_the_same(
+    value: Any, spell: Callable[[Any], str]
+) -> None:
+    text = spell(value)
+    with _core.forced("python"):
+        reference = _json.loads(text)
+    assert _core.loads(text) is not None  # plain JSON: the core's
+    assert repr(_json.loads(text)) == repr(reference)
+    assert repr(_json.loads(text.encode())) == repr(reference)
+
+
+@pytest.mark.parametrize(
+    "text", [b'{"a": 1, "a": 2}', b"NaN", b'"\\ud800"', b'"\xff"', b"[" * 130 + b"]" * 130, b""]
+)
+def test_json_loads_errors_are_the_strict_readers(text: bytes) -> None:
+    with _core.forced("python"), pytest.raises(MessageFormatError) as reference:
+        _json.loads(text, "x")
+    with pytest.raises(MessageFormatError) as compiled:
+        _json.loads(text, "x")
+    assert str(compiled.value) == str(reference.value)

@@ -30,14 +30,32 @@ static PyObject *dumps_arguments(PyObject *module, PyObject *text) {
     return result == Py_None ? Py_NewRef(Py_None) : result;
 }
 
-/* The JSON reader, for the tests: a 1-tuple of the value, or None where
- * Python's json decides. */
+/* `json.loads` of JSON text (str or UTF-8 bytes), as `_json.loads` takes it:
+ * a 1-tuple of the value, or None where Python's json decides (and says
+ * why: NaN, a duplicate key, a lone surrogate, invalid UTF-8, depth...). */
 static PyObject *loads(PyObject *module, PyObject *text) {
-    Py_ssize_t n;
-    const char *p = PyUnicode_AsUTF8AndSize(text, &n);
-    if (p == NULL) return NULL;
-    PyObject *value = json_value_of((Span){(const uint8_t *)p, n});
-    if (value == NULL) return NULL;
+    Py_buffer view = {0};
+    Span span;
+    if (PyUnicode_Check(text)) {
+        Py_ssize_t n;
+        const char *p = PyUnicode_AsUTF8AndSize(text, &n);
+        if (p == NULL) { /* a lone surrogate in the str itself */
+            PyErr_Clear();
+            return Py_NewRef(Py_None);
+        }
+        span = (Span){(const uint8_t *)p, n};
+    } else if (PyObject_GetBuffer(text, &view, PyBUF_SIMPLE) == 0) {
+        span = (Span){view.buf, view.len};
+    } else {
+        return NULL;
+    }
+    PyObject *value = json_value_of(span);
+    PyBuffer_Release(&view);
+    if (value == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError)) return NULL; /* memory */
+        PyErr_Clear(); /* invalid UTF-8 in a string: Python's error to word */
+        return Py_NewRef(Py_None);
+    }
     if (value == JSON_PYTHON_DECIDES) return Py_NewRef(Py_None);
     PyObject *result = PyTuple_Pack(1, value);
     Py_DECREF(value);
@@ -141,8 +159,8 @@ static PyMethodDef methods[] = {
      "dumps_arguments(text) -> str | None: json.dumps(json.loads(text), "
      "ensure_ascii=False), or None where Python's json decides."},
     {"loads", loads, METH_O,
-     "loads(text) -> (value,) | None: json.loads(text), or None where Python's json "
-     "decides."},
+     "loads(text) -> (value,) | None: json.loads(text) of str or UTF-8 bytes, or None "
+     "where Python's json decides."},
     {"b64encode", (PyCFunction)(void (*)(void))b64encode, METH_FASTCALL,
      "b64encode(data, avx2) -> bytes: base64 as the core writes it (avx2: where the CPU has "
      "it)."},

@@ -42,6 +42,7 @@ __all__ = [
     "available",
     "counts",
     "forced",
+    "loads",
     "mode",
 ]
 
@@ -111,6 +112,16 @@ def counts() -> dict[str, int]:
 def reset_counts() -> None:
     """Start `counts` again from zero."""
     _counts.clear()
+
+
+def loads(text: str | bytes) -> tuple[Any] | None:
+    """`json.loads(text)` by the core's reader, as a 1-tuple, where it
+    decides exactly as Python's strict reader would; None: not built, forced
+    to Python, or a text Python's reader must judge (`_json.loads`)."""
+    if _CCORE is None or _mode == "python":
+        return None
+    decided: tuple[Any] | None = _CCORE.loads(text)
+    return decided
 
 
 class CompiledWalk:

@@ -17,8 +17,9 @@ enum { JSON_OK = 0, JSON_UNDECIDED = 1, JSON_NOMEM = -1 };
 
 /* Deeper input goes to Python, whose reader refuses past its own cap. */
 #define JSON_MAX_DEPTH 100
-/* Python's int() refuses more digits (sys.int_info.str_digits_check_threshold). */
-#define JSON_MAX_INT_DIGITS 4300
+/* Longer integers are Python's: int() refuses more digits than its limit,
+ * which a program may lower to 640 (sys.int_info.str_digits_check_threshold). */
+#define JSON_MAX_INT_DIGITS 640
 /* Objects with more keys go to Python (the duplicate check is quadratic). */
 #define JSON_MAX_KEYS 64
 
