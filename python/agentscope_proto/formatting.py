@@ -360,39 +360,33 @@ def format(
         msgs = list(msgs)
     model = params.model if params is not None else None
     walked = _compiled(impl, variant, settings, msgs, cache, _wire)
-    if walked is not None:
-        check_history_prompt(settings)
-        tool_list = check_tools(tools)
-        ctx = FormatContext(
-            settings=settings,
-            model=model,
-            media_root=Path(media_root) if media_root is not None else None,
-            allow_download=allow_download,
-            write_media=write_media,
-        )
+    views: list[MsgView] = []
+    turns = None
+    if walked is None:
+        views, turns = _views(msgs, impl.name, settings, cache, _wire, model)
+    given = views
+    multi_agent = settings.multi_agent and settings.agent_name is None
+    if settings.agent_name is not None:
+        # The named-turns style is a chat conversation seen from one agent.
+        views = _named_turns(views, settings.agent_name)
+    views = variant.arrange(views)
+    check_history_prompt(settings)
+    tool_list = check_tools(tools)
+    ctx = FormatContext(
+        settings=settings,
+        model=model,
+        media_root=Path(media_root) if media_root is not None else None,
+        allow_download=allow_download,
+        write_media=write_media,
+        # Chat turns only: a multi-agent history turns runs of messages into one.
+        turns=None if multi_agent else turns,
+    )
+    if walked is None:
+        messages, count = _walk(variant, views, ctx, multi_agent)
+    else:
+        messages, count = walked[0], None
         for path, block_type, text in walked[1]:
             ctx.warn_at(path, block_type, text)
-        messages, count, given, turns = walked[0], None, [], None
-    else:
-        views, turns = _views(msgs, impl.name, settings, cache, _wire, model)
-        given = views
-        multi_agent = settings.multi_agent and settings.agent_name is None
-        if settings.agent_name is not None:
-            # The named-turns style is a chat conversation seen from one agent.
-            views = _named_turns(views, settings.agent_name)
-        views = variant.arrange(views)
-        check_history_prompt(settings)
-        tool_list = check_tools(tools)
-        ctx = FormatContext(
-            settings=settings,
-            model=model,
-            media_root=Path(media_root) if media_root is not None else None,
-            allow_download=allow_download,
-            write_media=write_media,
-            # Chat turns only: a multi-agent history turns runs of messages into one.
-            turns=None if multi_agent else turns,
-        )
-        messages, count = _walk(variant, views, ctx, multi_agent)
     body = None
     if _wire is not None and turns is not None and settings.resumable:
         turns.keep_walk(_wire, messages, ctx.warnings, ctx.at_message, ctx.at_block)

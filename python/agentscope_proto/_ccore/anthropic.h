@@ -298,15 +298,6 @@ static int anthropic_system(Walk *walk, const Head *head, Py_ssize_t index) {
     return status;
 }
 
-/* One history line, `name: text`, after the run's lines so far. */
-static int anthropic_line(Buffer *lines, const Head *head, Span text) {
-    if (lines->len > 0 && buffer_put(lines, "\n", 1) < 0) return -1;
-    if (buffer_put(lines, head->name.p, head->name.n) < 0 || buffer_put(lines, ": ", 2) < 0 ||
-        buffer_put(lines, text.p, text.n) < 0)
-        return -1;
-    return 0;
-}
-
 /* The lines so far as one text part, `{"text", "type": "text"}` (the order
  * `_format_history` writes), with the history's opening (the first part) and
  * closing (the last); the lines start again. */
@@ -365,7 +356,7 @@ static int anthropic_agents(Walk *walk, const Head *heads, const Py_ssize_t *ind
     for (Py_ssize_t m = 0; m < n && status == WALK_OK; m++) {
         const Head *head = &heads[m];
         if (head->text.p != NULL) {
-            if (anthropic_line(&lines, head, head->text) < 0) goto nomem;
+            if (history_line(&lines, head, head->text) < 0) goto nomem;
             continue;
         }
         if (head->blocks.p == NULL) continue;
@@ -377,7 +368,7 @@ static int anthropic_agents(Walk *walk, const Head *heads, const Py_ssize_t *ind
             switch (kind) {
             case BLOCK_TEXT:
                 if (read_text(body, &text) != WALK_OK) status = WALK_UNDECIDED;
-                else if (anthropic_line(&lines, head, text) < 0) goto nomem;
+                else if (history_line(&lines, head, text) < 0) goto nomem;
                 break;
             case BLOCK_IMAGE:
                 status = anthropic_history_image(body, &lines, blocks, prompt);

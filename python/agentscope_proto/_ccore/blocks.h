@@ -412,4 +412,51 @@ static PyObject *data_url(const Media *media) {
     return url;
 }
 
+/* Whether a block a walk passes by unread is one Python's views read as the
+ * core does: plain thinking, and (`media`) inline typed media; any other is
+ * Python's to judge. */
+static int passed_by(uint32_t kind, Span body, int media) {
+    Span text;
+    Media found;
+    switch (kind) {
+    case BLOCK_THINKING: return read_thinking(body, &text) == WALK_OK;
+    case BLOCK_IMAGE:
+    case BLOCK_AUDIO:
+    case BLOCK_VIDEO: return media && read_media(body, &found) == WALK_OK && inline_media(&found);
+    default: return 0;
+    }
+}
+
+/* AgentScope's `Msg.get_text_content()`: the string content, or the text
+ * blocks joined by newlines, None without any (a new reference); the other
+ * blocks must be `passed_by` (`media` as there), else Py_NotImplemented
+ * (borrowed: Python's); NULL with an exception. */
+static PyObject *text_content(const Head *head, int media) {
+    if (head->text.p != NULL) return text_of(head->text);
+    if (head->blocks.p == NULL) return Py_NewRef(Py_None);
+    Reader items = {head->blocks.p, head->blocks.p + head->blocks.n};
+    Span body, text = {NULL, 0};
+    uint32_t kind;
+    int rc, count = 0;
+    Buffer joined;
+    buffer_init(&joined);
+    PyObject *content = Py_NotImplemented;
+    while ((rc = next_block(&items, &kind, &body)) == 1) {
+        if (kind == BLOCK_TEXT && read_text(body, &text) == WALK_OK) {
+            if ((count++ && buffer_put(&joined, "\n", 1) < 0) ||
+                buffer_put(&joined, text.p, text.n) < 0) {
+                content = PyErr_NoMemory();
+                goto done;
+            }
+        } else if (!passed_by(kind, body, media)) {
+            goto done;
+        }
+    }
+    if (rc == 0)
+        content = count ? PyUnicode_DecodeUTF8(joined.data, joined.len, NULL) : Py_NewRef(Py_None);
+done:
+    buffer_free(&joined);
+    return content;
+}
+
 #endif

@@ -161,37 +161,9 @@ static PyObject *dashscope_chat(PyObject *module, PyObject *const *args, Py_ssiz
 /* The leading system message, its text as one string (`system_text`: the
  * text blocks joined, None without any). */
 static int dashscope_system(Walk *walk, const Head *head, Py_ssize_t index) {
-    PyObject *content = NULL;
-    if (head->text.p != NULL) {
-        content = text_of(head->text);
-    } else {
-        Buffer texts;
-        buffer_init(&texts);
-        Py_ssize_t count = 0;
-        int status = WALK_OK, rc = 0;
-        if (head->blocks.p != NULL) {
-            Reader items = {head->blocks.p, head->blocks.p + head->blocks.n};
-            Span body, text = {NULL, 0};
-            uint32_t kind;
-            while (status == WALK_OK && (rc = next_block(&items, &kind, &body)) == 1) {
-                if (kind == BLOCK_TEXT && read_text(body, &text) == WALK_OK) {
-                    if ((count++ && buffer_put(&texts, "\n", 1) < 0) ||
-                        buffer_put(&texts, text.p, text.n) < 0) {
-                        PyErr_NoMemory();
-                        status = WALK_ERROR;
-                    }
-                } else if (kind != BLOCK_THINKING || read_thinking(body, &text) != WALK_OK) {
-                    status = WALK_UNDECIDED;
-                }
-            }
-            if (status == WALK_OK && rc < 0) status = WALK_UNDECIDED;
-        }
-        if (status == WALK_OK)
-            content = count ? PyUnicode_DecodeUTF8(texts.data, texts.len, NULL)
-                            : Py_NewRef(Py_None);
-        buffer_free(&texts);
-        if (status != WALK_OK) return status;
-    }
+    PyObject *content = text_content(head, 0);
+    if (content == NULL) return WALK_ERROR;
+    if (content == Py_NotImplemented) return WALK_UNDECIDED;
     PyObject *keys[] = {k_role, k_content};
     PyObject *values[] = {Py_NewRef(s_system), content};
     return append_new(walk->out, dict_of(2, keys, values));
@@ -238,10 +210,7 @@ static int agents_media(Agents *run, uint32_t kind, Span body) {
 }
 
 static int agents_line(Agents *run, const Head *head, Span text) {
-    Buffer *lines = &run->lines;
-    if ((lines->len > 0 && buffer_put(lines, "\n", 1) < 0) ||
-        buffer_put(lines, head->name.p, head->name.n) < 0 || buffer_put(lines, ": ", 2) < 0 ||
-        buffer_put(lines, text.p, text.n) < 0) {
+    if (history_line(&run->lines, head, text) < 0) {
         PyErr_NoMemory();
         return WALK_ERROR;
     }

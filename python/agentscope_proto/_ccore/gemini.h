@@ -161,57 +161,12 @@ static PyObject *gemini_chat(PyObject *module, PyObject *const *args, Py_ssize_t
 
 /* -- GeminiMultiAgentFormatter ---------------------------------------------------- */
 
-/* Whether a block of a message the multi-agent walk reads only the text of
- * (the system message, an agent's) is one Python reads as the core does:
- * thinking and inline media pass (their views are plain), anything else
- * is Python's. */
-static int gemini_passed_by(uint32_t kind, Span body) {
-    Span text;
-    Media media;
-    switch (kind) {
-    case BLOCK_THINKING: return read_thinking(body, &text) == WALK_OK;
-    case BLOCK_IMAGE:
-    case BLOCK_AUDIO:
-    case BLOCK_VIDEO: return read_media(body, &media) == WALK_OK && inline_media(&media);
-    default: return 0;
-    }
-}
-
 /* The leading system message as a user turn of its text, its text blocks
  * joined by newlines, None without any (`_system_turn`). */
 static int gemini_system(Walk *walk, const Head *head, Py_ssize_t index) {
-    PyObject *text = NULL;
-    if (head->text.p != NULL) {
-        text = text_of(head->text);
-    } else if (head->blocks.p != NULL) {
-        Reader items = {head->blocks.p, head->blocks.p + head->blocks.n};
-        Span body, words = {NULL, 0};
-        uint32_t kind;
-        int rc, texts = 0;
-        Buffer joined;
-        buffer_init(&joined);
-        while ((rc = next_block(&items, &kind, &body)) == 1) {
-            if (kind == BLOCK_TEXT && read_text(body, &words) == WALK_OK) {
-                if ((texts++ && buffer_put(&joined, "\n", 1) < 0) ||
-                    buffer_put(&joined, words.p, words.n) < 0) {
-                    buffer_free(&joined);
-                    PyErr_NoMemory();
-                    return WALK_ERROR;
-                }
-            } else if (!gemini_passed_by(kind, body)) {
-                rc = -1;
-                break;
-            }
-        }
-        if (rc < 0) {
-            buffer_free(&joined);
-            return WALK_UNDECIDED;
-        }
-        text = texts ? PyUnicode_DecodeUTF8(joined.data, joined.len, NULL) : Py_NewRef(Py_None);
-        buffer_free(&joined);
-    } else {
-        text = Py_NewRef(Py_None); /* no content: no text blocks */
-    }
+    PyObject *text = text_content(head, 1);
+    if (text == NULL) return WALK_ERROR;
+    if (text == Py_NotImplemented) return WALK_UNDECIDED;
     PyObject *parts = PyList_New(0);
     if (parts == NULL) {
         Py_XDECREF(text);
@@ -224,16 +179,6 @@ static int gemini_system(Walk *walk, const Head *head, Py_ssize_t index) {
     PyObject *keys[] = {k_role, k_parts};
     PyObject *values[] = {Py_NewRef(s_user), parts};
     return append_new(walk->out, dict_of(2, keys, values));
-}
-
-/* One history line, `name: text` (openai.h's `history_line`, kept here so
- * that this file needs no other provider's). */
-static int gemini_line(Buffer *lines, const Head *head, Span text) {
-    if (lines->len > 0 && buffer_put(lines, "\n", 1) < 0) return -1;
-    if (buffer_put(lines, head->name.p, head->name.n) < 0 || buffer_put(lines, ": ", 2) < 0 ||
-        buffer_put(lines, text.p, text.n) < 0)
-        return -1;
-    return 0;
 }
 
 /* The history lines so far as one text part (the first part of the turn
@@ -271,7 +216,7 @@ static int gemini_agents(Walk *walk, const Head *heads, const Py_ssize_t *indexe
     for (Py_ssize_t m = 0; m < n && status == WALK_OK; m++) {
         const Head *head = &heads[m];
         if (head->text.p != NULL) {
-            if (gemini_line(&lines, head, head->text) < 0) goto nomem;
+            if (history_line(&lines, head, head->text) < 0) goto nomem;
             continue;
         }
         if (head->blocks.p == NULL) continue;
@@ -283,7 +228,7 @@ static int gemini_agents(Walk *walk, const Head *heads, const Py_ssize_t *indexe
             switch (kind) {
             case BLOCK_TEXT:
                 if (read_text(body, &text) != WALK_OK) status = WALK_UNDECIDED;
-                else if (gemini_line(&lines, head, text) < 0) goto nomem;
+                else if (history_line(&lines, head, text) < 0) goto nomem;
                 break;
             case BLOCK_IMAGE:
             case BLOCK_AUDIO:
@@ -296,7 +241,7 @@ static int gemini_agents(Walk *walk, const Head *heads, const Py_ssize_t *indexe
                     status = gemini_lines_part(&lines, prompt, 1, 0, parts);
                 if (status == WALK_OK) status = gemini_media_part(body, parts);
                 break;
-            default: status = gemini_passed_by(kind, body) ? WALK_OK : WALK_UNDECIDED; break;
+            default: status = passed_by(kind, body, 1) ? WALK_OK : WALK_UNDECIDED; break;
             }
         }
         if (status == WALK_OK && rc < 0) status = WALK_UNDECIDED;

@@ -20,6 +20,15 @@ typedef struct {
                   PyObject *prompt);
 } History;
 
+/* One history line, `name: text`, after the lines before it (0; -1: no memory). */
+static int history_line(Buffer *lines, const Head *head, Span text) {
+    if (lines->len > 0 && buffer_put(lines, "\n", 1) < 0) return -1;
+    if (buffer_put(lines, head->name.p, head->name.n) < 0 || buffer_put(lines, ": ", 2) < 0 ||
+        buffer_put(lines, text.p, text.n) < 0)
+        return -1;
+    return 0;
+}
+
 /* Whether a message holds a tool call or result (`has_tool_blocks`); -1 for
  * blocks the walk cannot read. */
 static int has_tool_blocks(const Head *head) {

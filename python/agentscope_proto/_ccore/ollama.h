@@ -158,41 +158,9 @@ static PyObject *ollama_chat(PyObject *module, PyObject *const *args, Py_ssize_t
  * joined, None without any); its thinking and inline media are read by
  * nothing, anything else is Python's. */
 static int ollama_system(Walk *walk, const Head *head, Py_ssize_t index) {
-    Buffer texts;
-    buffer_init(&texts);
-    Py_ssize_t count = 0;
-    int status = WALK_OK;
-    PyObject *content = NULL;
-    if (head->text.p != NULL) {
-        content = text_of(head->text);
-    } else if (head->blocks.p != NULL) {
-        Reader items = {head->blocks.p, head->blocks.p + head->blocks.n};
-        Span body, text = {NULL, 0};
-        uint32_t kind;
-        int rc = 0;
-        while (status == WALK_OK && (rc = next_block(&items, &kind, &body)) == 1) {
-            if (kind == BLOCK_TEXT && read_text(body, &text) == WALK_OK) {
-                if (ollama_text(&texts, &count, text) < 0) {
-                    PyErr_NoMemory();
-                    status = WALK_ERROR;
-                }
-            } else if (kind == BLOCK_THINKING) {
-                status = read_thinking(body, &text) == WALK_OK ? WALK_OK : WALK_UNDECIDED;
-            } else if (kind == BLOCK_IMAGE || kind == BLOCK_AUDIO || kind == BLOCK_VIDEO) {
-                status = ollama_droppable_media(body);
-            } else {
-                status = WALK_UNDECIDED;
-            }
-        }
-        if (status == WALK_OK && rc < 0) status = WALK_UNDECIDED;
-        if (status == WALK_OK)
-            content = count ? PyUnicode_DecodeUTF8(texts.data, texts.len, NULL)
-                            : Py_NewRef(Py_None);
-    } else {
-        content = Py_NewRef(Py_None); /* no content: no blocks, no text */
-    }
-    buffer_free(&texts);
-    if (status != WALK_OK) return status;
+    PyObject *content = text_content(head, 1);
+    if (content == NULL) return WALK_ERROR;
+    if (content == Py_NotImplemented) return WALK_UNDECIDED;
     PyObject *keys[] = {k_role, k_content};
     PyObject *values[] = {Py_NewRef(s_system), content};
     return append_new(walk->out, dict_of(2, keys, values));

@@ -209,15 +209,6 @@ static int openai_system(Walk *walk, const Head *head, Py_ssize_t index) {
     return status;
 }
 
-/* One history line, `name: text`. */
-static int history_line(Buffer *lines, const Head *head, Span text) {
-    if (lines->len > 0 && buffer_put(lines, "\n", 1) < 0) return -1;
-    if (buffer_put(lines, head->name.p, head->name.n) < 0 || buffer_put(lines, ": ", 2) < 0 ||
-        buffer_put(lines, text.p, text.n) < 0)
-        return -1;
-    return 0;
-}
-
 /* A run of agent messages as one user message (`_format_agent_message`): the
  * `name: text` lines in `<history>` tags behind the prompt, then the run's
  * images, then its audio (an assistant's left out); other kinds skipped. */
