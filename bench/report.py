@@ -25,8 +25,9 @@ TARGETS = {
     # Issue 14: the agent loop, ours (with its cache) vs AgentScope, every provider
     # (issue 24: the providers 1.0.21 lacks too, vs AgentScope 2.x's formatters).
     "loop": 3.0,
-    # Issue 14: Format RPC / Echo at concurrency 16, cold requests and agent loop.
-    "echo_cold": 0.50,
+    # Issue 14: Format RPC / Echo at concurrency 16, cold requests and agent loop;
+    # issue 30 (the compiled core) raised the cold one from 50 %.
+    "echo_cold": 0.70,
     "echo_loop": 0.70,
     "scaling": 1.6,
     # Issue 21: the hub on Redis vs AgentScope 2.x's RedisMessageBus replay log.
