@@ -235,14 +235,14 @@ bench-quick: $(BENCH)/.installed $(AS2)/.bench-installed ## Smoke run of every b
 # Fuzzing and soak (tests/fuzz/run.py, tests/soak/soak.py): loopback only,
 # bounded in runs and seconds, one summary line each (VERBOSE=1: full logs).
 # Logs, corpora and crash inputs go to build/fuzz/, reports to build/soak/.
-FUZZ_TARGETS := from_dict parse stream agent hub
+FUZZ_TARGETS := from_dict parse stream agent hub format
 FUZZ_OPTIONS := -seed=1 -max_len=65536 -timeout=10 -rss_limit_mb=2048
 FUZZ_SECONDS ?= 300
 FUZZ := $(BIN)/python tests/fuzz/run.py $(VERBOSE_FLAG)
 SOAK := $(BIN)/python tests/soak/soak.py $(VERBOSE_FLAG) $(if $(Q),--server-log build/soak/server.log,)
 
 .PHONY: fuzz
-fuzz: $(INSTALLED) core ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes, AgentService and HubService requests: FUZZ_SECONDS each
+fuzz: $(INSTALLED) core ## Coverage-guided fuzzing (atheris) of from_dict, parse, StreamParser.feed_bytes, AgentService and HubService requests, and format() on both paths (the compiled core against the Python walk): FUZZ_SECONDS each
 	$(Q)for target in $(FUZZ_TARGETS); do \
 		$(FUZZ) $$target $(FUZZ_OPTIONS) -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
@@ -253,6 +253,7 @@ fuzz-quick: $(INSTALLED) core ## Bounded fuzzing for CI: a fixed number of runs 
 	$(Q)$(FUZZ) stream $(FUZZ_OPTIONS) -runs=6000 -max_total_time=60
 	$(Q)$(FUZZ) agent $(FUZZ_OPTIONS) -runs=200000 -max_total_time=60
 	$(Q)$(FUZZ) hub $(FUZZ_OPTIONS) -runs=15000 -max_total_time=60
+	$(Q)$(FUZZ) format $(FUZZ_OPTIONS) -runs=3000 -max_total_time=60
 
 .PHONY: soak
 soak: $(INSTALLED) core ## 60 s at 64 concurrent calls (Format, Parse, ParseStream, cancels, drops): errors, RSS, p50/p99

@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 OUT = ROOT / "build" / "fuzz"
-TARGETS = ("from_dict", "parse", "stream", "agent", "hub")
+TARGETS = ("from_dict", "parse", "stream", "agent", "hub", "format")
 TAIL = 40
 
 DONE = re.compile(r"^#(\d+)\s+DONE\s+cov: (\d+) ft: (\d+) corp: (\d+)/", re.MULTILINE)

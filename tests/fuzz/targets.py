@@ -16,6 +16,10 @@ libFuzzer's progress output in a log and prints one summary line. TARGET is one 
   and the hosting's reading that needs no AgentScope (each message as the
   1.x and 2.x dialects write it, an answer as 2.x's event, the schema).
   What 2.x's pydantic models then check is AgentScope's, not fuzzed here.
+- `format`: a provider-and-mode byte, then the bytes of a `FormatRequest`
+  whose messages are formatted on both paths, the compiled core and the
+  Python walk (`_core.forced`): the same body, warnings and error, or a crash
+  (the core reads the messages' wire bytes itself, so this is its fuzzing).
 - `hub`: a kind byte, then the bytes of a HubService `PublishRequest`,
   `PublishStreamRequest`, `SubscribeRequest`, `SubscribeBatchesRequest` or
   `AckRequest`, through the servicer's checks onto one memory store kept for
@@ -49,9 +53,12 @@ sys.path[:0] = [str(TESTS), str(TESTS / "adversarial")]
 with atheris.instrument_imports():
     import json_repair  # noqa: F401  (instrumented too: tool arguments go through it)
 
+    from agentscope_proto import _core
+    from agentscope_proto._engine.body import body_to_json
     from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as agent_pb
     from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events_pb
     from agentscope_proto._generated.agentscope.agent.v1 import hub_service_pb2 as hub_pb
+    from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as fmt_pb
     from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg
     from agentscope_proto._wire import field_bytes
     from agentscope_proto.agents.hosting.agentscope2 import _with_defaults
@@ -60,6 +67,7 @@ with atheris.instrument_imports():
     from agentscope_proto.dialects import detect_dialect, from_dict, to_dict
     from agentscope_proto.errors import AgentScopeProtoError
     from agentscope_proto.events import event_from_dict, event_to_dict
+    from agentscope_proto.formatting import format as format_body
     from agentscope_proto.hub.memory import MemoryHubStore
     from agentscope_proto.hub.servicer import HubServicer, acknowledge, checked_subscription
     from agentscope_proto.hub.store import HubConfig
@@ -132,6 +140,34 @@ def fuzz_stream(data: bytes) -> None:
         parser.finish()
     except Exception as exc:
         _tolerate(exc)
+
+
+COMPILED = sorted(name for name, provider in REGISTRY.items() if provider.compiled is not None)
+
+
+def _formatted(provider: str, msgs: list[Msg], multi_agent: bool) -> Any:
+    """A call's outcome: its body as the server writes it and warnings, or its error."""
+    try:
+        body = format_body(provider, msgs, multi_agent=multi_agent)
+    except AgentScopeProtoError as exc:
+        return type(exc).__name__, str(exc)
+    return body_to_json(body), list(body.warnings)
+
+
+def fuzz_format(data: bytes) -> None:
+    if not data:
+        return
+    provider = COMPILED[data[0] % len(COMPILED)]
+    try:
+        msgs = list(fmt_pb.FormatRequest.FromString(data[1:]).messages)
+    except Exception:  # not a FormatRequest: nothing to format
+        return
+    multi_agent = bool(data[0] & 0x80)
+    with _core.forced("python"):
+        reference = _formatted(provider, msgs, multi_agent)
+    compiled = _formatted(provider, msgs, multi_agent)
+    if compiled != reference:
+        raise AssertionError(f"{provider}: the compiled core and the Python walk differ")
 
 
 AGENT_REQUESTS = [agent_pb.ReplyRequest, agent_pb.ObserveRequest]
@@ -222,6 +258,7 @@ TARGETS = {
     "stream": fuzz_stream,
     "agent": fuzz_agent,
     "hub": fuzz_hub,
+    "format": fuzz_format,
 }
 
 
@@ -298,8 +335,24 @@ def _hub_seeds() -> list[bytes]:
     return out
 
 
+def _format_seeds() -> list[bytes]:
+    """The golden messages and the bench corpora, each provider in both modes."""
+    conversations = [_golden_msgs()]
+    for path in sorted((TESTS.parent / "bench" / "corpus").glob("*_20.json")):
+        messages = json.loads(path.read_text(encoding="utf-8"))["messages"]
+        conversations.append([from_dict(m) for m in messages])
+    out = []
+    for msgs in conversations:
+        request = fmt_pb.FormatRequest(messages=msgs).SerializeToString()
+        for number in range(len(COMPILED)):
+            out += [bytes([number]) + request, bytes([number | 0x80]) + request]
+    return out
+
+
 def seeds(target: str) -> list[bytes]:
     """The starting corpus: golden inputs in the target's byte layout."""
+    if target == "format":
+        return _format_seeds()
     if target == "agent":
         return _agent_seeds()
     if target == "hub":
