@@ -34,12 +34,18 @@ __all__ = [
 ]
 
 
+_DEFAULT_SETTINGS = ParseSettings()
+
+
 def _response_json(response: Any, path: str = "response") -> dict[str, Any]:
     if isinstance(response, (str, bytes, bytearray)):
         try:
             response = _json.loads(bytes(response) if isinstance(response, bytearray) else response)
         except ValueError as exc:
             raise ParseError(path, str(exc).split(": ", 1)[-1]) from None
+        if type(response) is dict:
+            # Read here, so nobody else holds it: no copy needed.
+            return response
     if not isinstance(response, Mapping):
         raise ParseError(path, f"expected a JSON object, got {type(response).__name__}")
     return dict(response)
@@ -72,7 +78,12 @@ def parse(
         ParseError: the response is not valid JSON or has the wrong shape.
     """
     impl = get_provider(provider)
-    if settings is None:
+    defaults = (split_think_tags, structured_output, audio_format, fidelity)
+    if settings is None and defaults == (False, False, None, None):
+        # Settings are frozen: the default one is shared (its construction and
+        # check were a tenth of a small response's parse).
+        settings = _DEFAULT_SETTINGS
+    elif settings is None:
         settings = ParseSettings(
             split_think_tags=split_think_tags,
             structured_output=structured_output,

@@ -312,6 +312,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def copy_json(value: Any) -> Any:
     """A deep copy of JSON-shaped data (dicts, lists and immutable leaves).
 
@@ -320,11 +323,13 @@ def copy_json(value: Any) -> Any:
     copy every snapshot.
     """
     kind = type(value)
+    # Leaves are tested inline: most of a snapshot's values are strings, and a
+    # call per leaf was most of the copy's cost.
     if kind is dict:
-        return {key: copy_json(item) for key, item in value.items()}
+        return {k: v if type(v) in _LEAVES else copy_json(v) for k, v in value.items()}
     if kind is list:
-        return [copy_json(item) for item in value]
-    if kind in (str, int, float, bool) or value is None:
+        return [v if type(v) in _LEAVES else copy_json(v) for v in value]
+    if kind in _LEAVES:
         return value
     # A body's cached messages and runs (`EncodedMessage`, `JsonRun`) copy as
     # the plain dicts and lists they are: their JSON would not follow a change.

@@ -84,14 +84,7 @@ def _check_depth(text: str) -> None:
 def loads_with_repair(text: str) -> dict[str, Any]:
     """AgentScope's `_json_loads_with_repair`: a dict, or `{}` when none can be had."""
     _check_depth(text)
-    try:
-        result = json.loads(repair_json(text, stream_stable=True))
-    except Exception:  # json_repair raises assorted errors on odd input
-        result = None
-    if isinstance(result, dict):
-        return result
-    logger.warning("failed to load a JSON object from %.100r; using {}", text)
-    return {}
+    return _as_object(_repaired(text, _untried(text)), text)
 
 
 def loads_streaming(text: str, last: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -99,17 +92,113 @@ def loads_streaming(text: str, last: dict[str, Any] | None = None) -> dict[str, 
     without letting the result shrink below `last`."""
     text = text or "{}"
     _check_depth(text)
-    try:
-        result = json.loads(text)
-    except ValueError:
-        result = None
+    result = _untried(text)
     if isinstance(result, dict):
         return result
-    repaired = loads_with_repair(text)
+    repaired = _as_object(_repaired(text, result), text)
     last = last or {}
     if len(json.dumps(last)) > len(json.dumps(repaired)):
         return last
     return repaired
+
+
+def _as_object(value: Any, text: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    logger.warning("failed to load a JSON object from %.100r; using {}", text)
+    return {}
+
+
+# `json.loads` failed (or was not tried: the text is no str).
+_UNREAD: Any = object()
+
+
+def _untried(text: Any) -> Any:
+    """`json.loads(text)`, or `_UNREAD`."""
+    if type(text) is not str:
+        return _UNREAD
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _UNREAD
+
+
+def _repaired(text: Any, loaded: Any) -> Any:
+    """What `json.loads(repair_json(text, stream_stable=True))` gives (None where
+    that raises), given `loaded = _untried(text)`.
+
+    Valid JSON comes back from json_repair as `json.dumps(json.loads(text))`,
+    which reads back equal. A partial object of plain members (`_partial`) is
+    completed here as json_repair completes it, without its character-by-
+    character parser (half of a stream's parse time otherwise)."""
+    if loaded is not _UNREAD:
+        return loaded
+    if type(text) is str:
+        partial = _partial(text)
+        if partial is not _UNREAD:
+            return partial
+    try:
+        return json.loads(repair_json(text, stream_stable=True))
+    except Exception:  # json_repair raises assorted errors on odd input
+        return None
+
+
+# A partial argument object as models stream it: members whose keys are plain
+# text and whose values are numbers, literals and strings with the escapes
+# json_repair keeps as JSON does, then what the stream cut off. Anything else
+# (nesting, brackets or commas in a finished string, `\\` or `\/`, ...) meets
+# a json_repair heuristic and goes to json_repair itself.
+# tests/providers/test_parse_partial.py holds this to json_repair's results.
+_WS = r"[ \t\n\r]*"
+_KEY = r'"[^"\\\x00-\x1f]*"'
+_PLAIN_STRING = r'"(?:[^"\\\x00-\x1f{}\[\],]|\\["bfnrt]|\\u[0-9a-fA-F]{4})*"'
+_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_MEMBER = rf"{_KEY}{_WS}:{_WS}(?:{_PLAIN_STRING}|{_NUMBER}|true|false|null){_WS}"
+_MEMBERS = re.compile(rf"\{{{_WS}({_MEMBER}(?:,{_WS}{_MEMBER})*)?")
+# What follows the last comma: part of a key (dropped), or a key, its colon,
+# then part of a string, an integer, a literal's first letters or a lone minus.
+_CUT = re.compile(
+    rf'(?:"[^"\\\x00-\x1f:]*|"([^"\\\x00-\x1f]*)"{_WS}(?:(:){_WS}(?:"([^"\\\x00-\x1f{{}}\[\]]*)'
+    rf"|(-?(?:0|[1-9][0-9]*))|(t|tr|tru|f|fa|fal|fals|n|nu|nul|-))?)?)?"
+)
+# The first key cut off (`{"ci`, `{"city"`): json_repair reads a list of it.
+_FIRST_KEY = re.compile(rf'"([^"\\\x00-\x1f:{{}}\[\]]+)"?{_WS}')
+
+
+def _partial(text: str) -> Any:
+    """json_repair's value for a cut-off object of plain members, else `_UNREAD`."""
+    head = _MEMBERS.match(text)
+    if head is None:
+        return _UNREAD
+    rest = text[head.end() :]
+    members = head.group(1) is not None
+    if members and rest:
+        if rest[0] != ",":
+            return _UNREAD
+        rest = rest[1:].lstrip(" \t\n\r")
+    elif not members and (first := _FIRST_KEY.fullmatch(rest)):
+        return [first.group(1)]
+    cut = _CUT.fullmatch(rest)
+    if cut is None:
+        return _UNREAD
+    try:
+        value = json.loads(head.group() + "}")
+    except ValueError:  # an integer past Python's digit limit
+        return _UNREAD
+    key, colon, string, number, letters = cut.groups()
+    if colon is None:
+        # Nothing after the comma, or a key without its colon: dropped.
+        return value if members or not rest else _UNREAD
+    value[key] = (
+        string
+        if string is not None
+        else int(number)
+        if number is not None
+        else letters
+        if letters not in (None, "-")
+        else ""
+    )
+    return value
 
 
 # -- streamed tool calls -------------------------------------------------------------------

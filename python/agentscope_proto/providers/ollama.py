@@ -22,7 +22,7 @@ from .._generated.agentscope.formatter.v1.formatter_service_pb2 import PROVIDER_
 from ..errors import FormatError, ParseError
 from ..options import ParseSettings
 from ..request import RequestFields
-from ..results import ParsedResponse, copy_json
+from ..results import ParsedResponse, TokenUsage, copy_json
 from ._adapt import Json, Notes, prune, wrap_bare_tools
 from ._context import FormatContext
 from ._history import format_multi_agent, history_prompt, system_text, wrap_history
@@ -201,6 +201,68 @@ class _Chunk:
 
 
 def _read_chunk(data: dict[str, Any], path: str) -> _Chunk:
+    # Almost every line is well typed: `_plain_chunk` reads it without the
+    # per-field paths (a third of a small response's parse); anything it does
+    # not take goes through the checked read, which names what is wrong.
+    plain = _plain_chunk(data)
+    return _checked_chunk(data, path) if plain is None else plain
+
+
+_PLAIN = (str, type(None))
+
+
+def _plain_chunk(data: dict[str, Any]) -> _Chunk | None:
+    """`_checked_chunk`'s result where every field has its plain type, else None."""
+    get = data.get
+    message = get("message")
+    if (
+        get("error") is not None
+        or type(message) is not dict
+        or type(message.get("role")) is not str
+        or type(get("done")) not in (bool, type(None))
+    ):
+        return None
+    for name in _STR_FIELDS:
+        if type(get(name)) not in _PLAIN:
+            return None
+    for name in _INT_FIELDS:
+        if type(get(name)) not in (int, type(None)):
+            return None
+    thinking, text = message.get("thinking"), message.get("content")
+    if type(thinking) not in _PLAIN or type(text) not in _PLAIN:
+        return None
+    calls = _plain_calls(message.get("tool_calls"))
+    if calls is None:
+        return None
+    return _Chunk(
+        thinking=thinking or "",
+        text=text or "",
+        calls=calls,
+        done=bool(get("done")),
+        done_reason=get("done_reason") or "",
+        prompt_eval_count=get("prompt_eval_count"),
+        eval_count=get("eval_count"),
+    )
+
+
+def _plain_calls(raw: Any) -> list[tuple[str, dict[str, Any]]] | None:
+    if raw is None:
+        return []
+    if type(raw) is not list:
+        return None
+    calls = []
+    for call in raw:
+        function = call.get("function") if type(call) is dict else None
+        if type(function) is not dict:
+            return None
+        name, arguments = function.get("name"), function.get("arguments")
+        if type(name) is not str or type(arguments) is not dict:
+            return None
+        calls.append((name, arguments))
+    return calls
+
+
+def _checked_chunk(data: dict[str, Any], path: str) -> _Chunk:
     raise_for_error_body("ollama", data)
     for name in _STR_FIELDS:
         _opt_str(data.get(name), f"{path}.{name}")
@@ -272,10 +334,10 @@ class _Stream:
         self._last = ParsedResponse(
             content=content,
             # Every line counts, with missing counts as 0.
-            usage={
-                "input_tokens": chunk.prompt_eval_count or 0,
-                "output_tokens": chunk.eval_count or 0,
-            },
+            usage=TokenUsage(
+                input_tokens=chunk.prompt_eval_count or 0,
+                output_tokens=chunk.eval_count or 0,
+            ),
             response_id="",
             raw_finish_reason=self._finish_reason,
             structured_output=self._metadata,
@@ -365,10 +427,10 @@ class OllamaParity(Variant):
                     "raw_input": json.dumps(arguments),
                 }
             )
-        usage: dict[str, Any] | None = None
+        usage: TokenUsage | None = None
         # Usage only when both counts are present, even if null (then None).
         if "prompt_eval_count" in response and "eval_count" in response:
-            usage = {"input_tokens": chunk.prompt_eval_count, "output_tokens": chunk.eval_count}
+            usage = TokenUsage(input_tokens=chunk.prompt_eval_count, output_tokens=chunk.eval_count)
         # Ollama sends no response id; AgentScope invents one.
         return ParsedResponse(
             content=content,
