@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
@@ -26,6 +27,7 @@ from agentscope_proto._engine.body import body_to_json
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from agentscope_proto.errors import AgentScopeProtoError, MessageFormatError
 from agentscope_proto.formatting import format
+from agentscope_proto.message import helpers
 from agentscope_proto.providers import PROVIDERS
 
 from golden_data import GOLDEN, formatter_cases
@@ -469,3 +471,13 @@ def test_json_loads_errors_are_the_strict_readers(text: bytes) -> None:
     with pytest.raises(MessageFormatError) as compiled:
         _json.loads(text, "x")
     assert str(compiled.value) == str(reference.value)
+
+
+@given(st.binary(min_size=16, max_size=16) | st.sampled_from([bytes(16), b"\xff" * 16]))
+@settings(max_examples=300)
+def test_message_ids_are_pythons(random: bytes) -> None:
+    with mock.patch.object(helpers.os, "urandom", return_value=random):
+        with _core.forced("python"):
+            reference = helpers.new_id()
+        assert _core.shortuuid(random) == reference
+        assert helpers.new_id() == reference

@@ -85,6 +85,36 @@ static PyObject *b64encode(PyObject *module, PyObject *const *args, Py_ssize_t n
     return text;
 }
 
+/* `shortuuid.uuid()` of 16 random bytes, as `message.helpers.new_id` makes
+ * it: the bytes as a UUID4 (version and variant bits set), then 22 base-57
+ * digits, most significant first. */
+static PyObject *shortuuid(PyObject *module, PyObject *random) {
+    static const char ALPHABET[] = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    if (!PyBytes_CheckExact(random) || PyBytes_GET_SIZE(random) != 16) {
+        PyErr_SetString(PyExc_TypeError, "shortuuid: expected 16 bytes");
+        return NULL;
+    }
+    uint8_t b[16];
+    memcpy(b, PyBytes_AS_STRING(random), 16);
+    b[6] = (uint8_t)((b[6] & 0x0F) | 0x40);
+    b[8] = (uint8_t)((b[8] & 0x3F) | 0x80);
+    uint32_t limbs[4]; /* most significant first */
+    for (int i = 0; i < 4; i++)
+        limbs[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 |
+                   (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+    char digits[22];
+    for (int d = 21; d >= 0; d--) { /* long division by 57, least significant digit first */
+        uint64_t rest = 0;
+        for (int i = 0; i < 4; i++) {
+            uint64_t part = rest << 32 | limbs[i];
+            limbs[i] = (uint32_t)(part / 57);
+            rest = part % 57;
+        }
+        digits[d] = ALPHABET[rest];
+    }
+    return PyUnicode_FromStringAndSize(digits, 22);
+}
+
 static PyObject *field_numbers(PyObject *module, PyObject *unused) {
     return Py_BuildValue(
         "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,"
@@ -164,6 +194,9 @@ static PyMethodDef methods[] = {
     {"b64encode", (PyCFunction)(void (*)(void))b64encode, METH_FASTCALL,
      "b64encode(data, avx2) -> bytes: base64 as the core writes it (avx2: where the CPU has "
      "it)."},
+    {"shortuuid", shortuuid, METH_O,
+     "shortuuid(random16) -> str: a message id in AgentScope's form (shortuuid's UUID4 in "
+     "base 57) from 16 random bytes."},
     {"field_numbers", field_numbers, METH_NOARGS, "The field numbers the core reads."},
     {"role_numbers", role_numbers, METH_NOARGS, "The Role values the core reads."},
     {NULL, NULL, 0, NULL},

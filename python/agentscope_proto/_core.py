@@ -44,6 +44,7 @@ __all__ = [
     "forced",
     "loads",
     "mode",
+    "shortuuid",
 ]
 
 logger = logging.getLogger("agentscope_proto.core")
@@ -122,6 +123,15 @@ def loads(text: str | bytes) -> tuple[Any] | None:
         return None
     decided: tuple[Any] | None = _CCORE.loads(text)
     return decided
+
+
+def shortuuid(random: bytes) -> str | None:
+    """The message id `message.helpers.new_id` makes of 16 random bytes, by
+    the core; None: not built or forced to Python."""
+    if _CCORE is None or _mode == "python":
+        return None
+    made: str = _CCORE.shortuuid(random)
+    return made
 
 
 class CompiledWalk:

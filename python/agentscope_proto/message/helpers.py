@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from .. import _json
+from .. import _core, _json
 from .._generated.agentscope.message.v1.message_pb2 import (
     AudioBlock,
     ContentBlock,
@@ -91,7 +91,11 @@ def new_id() -> str:
     What `shortuuid.uuid()` returns: a random UUID4 as 22 base-57 digits, most
     significant first, computed here four digits per big-integer division.
     """
-    number = int.from_bytes(os.urandom(16), "big") & _UUID4_CLEAR | _UUID4_SET
+    random = os.urandom(16)
+    made = _core.shortuuid(random)  # the same digits, a quarter of the time
+    if made is not None:
+        return made
+    number = int.from_bytes(random, "big") & _UUID4_CLEAR | _UUID4_SET
     parts = []
     # 57**22 > 2**128: five groups of four digits, then the last two.
     for _ in range(5):
