@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentscope_proto import _core, _json, from_dict
+from agentscope_proto import _core, _json, from_dict, parsing
 from agentscope_proto._engine.body import body_to_json
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg, Role
 from agentscope_proto.errors import AgentScopeProtoError, MessageFormatError
@@ -481,3 +481,38 @@ def test_message_ids_are_pythons(random: bytes) -> None:
             reference = helpers.new_id()
         assert _core.shortuuid(random) == reference
         assert helpers.new_id() == reference
+
+
+def _snapshot_blocks() -> st.SearchStrategy[list[dict[str, Any]]]:
+    texts = st.sampled_from(["", "a", "ab", "abc", "b"])
+    values = texts | st.none() | st.sampled_from([0, 5, [], ["x"], {"k": 1}])
+    kinds = st.sampled_from(["text", "thinking", "tool_use", "image", 7]) | st.none()
+
+    @st.composite
+    def block(draw: st.DrawFn) -> dict[str, Any]:
+        made: dict[str, Any] = {}
+        kind = draw(kinds)
+        if kind is not None or draw(st.booleans()):
+            made["type"] = kind
+        for key in ("text", "thinking", "raw_input", "id"):
+            if draw(st.booleans()):
+                made[key] = draw(values)
+        return made
+
+    return st.lists(block(), max_size=4)
+
+
+@given(_snapshot_blocks(), _snapshot_blocks())
+@settings(max_examples=500)
+def test_stream_deltas_are_pythons(
+    before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> None:
+    def outcome() -> Any:
+        try:
+            return [(d.index, d.block) for d in parsing._delta(before, after)]
+        except Exception as exc:  # what Python raises on odd blocks, the core leaves to it
+            return type(exc).__name__
+
+    with _core.forced("python"):
+        reference = outcome()
+    assert outcome() == reference

@@ -85,6 +85,139 @@ static PyObject *b64encode(PyObject *module, PyObject *const *args, Py_ssize_t n
     return text;
 }
 
+/* `results.copy_json`: dicts and lists copied, str, int, float, bool and None
+ * shared (immutable); any other value (a dict or list subclass, anything
+ * else) copied by `fallback`, the Python function, so the two agree. */
+static PyObject *copy_value(PyObject *value, PyObject *fallback) {
+    PyTypeObject *type = Py_TYPE(value);
+    if (type == &PyUnicode_Type || type == &PyLong_Type || type == &PyFloat_Type ||
+        type == &PyBool_Type || value == Py_None)
+        return Py_NewRef(value);
+    if (type != &PyDict_Type && type != &PyList_Type) return PyObject_CallOneArg(fallback, value);
+    if (Py_EnterRecursiveCall(" in copy_json")) return NULL;
+    PyObject *copy;
+    if (type == &PyList_Type) {
+        Py_ssize_t n = PyList_GET_SIZE(value);
+        copy = PyList_New(n);
+        for (Py_ssize_t i = 0; copy != NULL && i < n; i++) {
+            PyObject *item = copy_value(PyList_GET_ITEM(value, i), fallback);
+            if (item == NULL) Py_CLEAR(copy);
+            else PyList_SET_ITEM(copy, i, item);
+        }
+    } else {
+        copy = PyDict_New();
+        PyObject *key, *item;
+        Py_ssize_t at = 0;
+        while (copy != NULL && PyDict_Next(value, &at, &key, &item)) {
+            PyObject *copied = copy_value(item, fallback);
+            if (copied == NULL || PyDict_SetItem(copy, key, copied) < 0) Py_CLEAR(copy);
+            Py_XDECREF(copied);
+        }
+    }
+    Py_LeaveRecursiveCall();
+    return copy;
+}
+
+static PyObject *copy_json(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "copy_json(value, fallback)");
+        return NULL;
+    }
+    return copy_value(args[0], args[1]);
+}
+
+/* A text for `_delta`'s prefix test: an exact str, or (a tool call's
+ * raw_input, `or ""`) "" for an absent or None one; NULL: Python's to judge. */
+static PyObject *delta_text(PyObject *value, int tool) {
+    if (value != NULL && PyUnicode_CheckExact(value)) return value;
+    return tool && (value == NULL || value == Py_None) ? s_empty : NULL;
+}
+
+/* `parsing._delta` of one block that changed (`old` and `block` dicts of the
+ * same `kind`): the grown part of a text, thinking or tool call, else the
+ * block; NULL with an exception, Py_NotImplemented (borrowed) where Python
+ * must decide (a value not a str, a key missing). */
+static PyObject *grown_block(PyObject *old, PyObject *block, PyObject *kind) {
+    int text = PyUnicode_CompareWithASCIIString(kind, "text") == 0 ||
+               PyUnicode_CompareWithASCIIString(kind, "thinking") == 0;
+    int tool = !text && PyUnicode_CompareWithASCIIString(kind, "tool_use") == 0;
+    if (!text && !tool) return Py_NewRef(block);
+    PyObject *key = text ? kind : s_raw_input;
+    PyObject *now = PyDict_GetItemWithError(block, key);
+    PyObject *then = now == NULL && PyErr_Occurred() ? NULL : PyDict_GetItemWithError(old, key);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *now_text = delta_text(now, tool), *then_text = delta_text(then, tool);
+    if (now_text == NULL || then_text == NULL) return Py_NotImplemented;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(then_text);
+    Py_ssize_t grown = PyUnicode_Tailmatch(now_text, then_text, 0, PY_SSIZE_T_MAX, -1);
+    if (grown < 0) return NULL;
+    if (!grown) return Py_NewRef(block);
+    PyObject *copy = PyDict_Copy(block);
+    if (copy == NULL || now == NULL || now == Py_None) return copy; /* nothing to cut */
+    PyObject *rest = PyUnicode_Substring(now_text, n, PyUnicode_GET_LENGTH(now_text));
+    if (rest == NULL || PyDict_SetItem(copy, key, rest) < 0) Py_CLEAR(copy);
+    Py_XDECREF(rest);
+    return copy;
+}
+
+/* `parsing._delta(before, after)` with `make(index, block)` the delta's
+ * constructor: a list, or None where Python must decide. */
+static PyObject *deltas(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "deltas(before, after, make)");
+        return NULL;
+    }
+    if (!PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1])) return Py_NewRef(Py_None);
+    PyObject *before = args[0], *after = args[1], *make = args[2];
+    PyObject *out = PyList_New(0);
+    Py_ssize_t known = PyList_GET_SIZE(before);
+    for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(after); i++) {
+        PyObject *block = PyList_GET_ITEM(after, i);
+        PyObject *old = i < known ? PyList_GET_ITEM(before, i) : NULL;
+        if (!PyDict_CheckExact(block) || (old != NULL && !PyDict_CheckExact(old))) {
+            Py_DECREF(out);
+            return Py_NewRef(Py_None);
+        }
+        PyObject *delta = NULL;
+        if (old != NULL) {
+            int same = PyObject_RichCompareBool(old, block, Py_EQ);
+            if (same < 0) goto fail;
+            if (same) continue;
+            PyObject *kind = PyDict_GetItemWithError(block, k_type);
+            PyObject *was = PyDict_GetItemWithError(old, k_type);
+            if (PyErr_Occurred()) goto fail;
+            /* `old.get("type") != block.get("type")`: an absent type is None. */
+            int same_kind = PyObject_RichCompareBool(was ? was : Py_None, kind ? kind : Py_None,
+                                                     Py_EQ);
+            if (same_kind < 0) goto fail;
+            if (same_kind && (kind == NULL || !PyUnicode_Check(kind))) {
+                /* No type (Python's KeyError), or one no delta is cut for. */
+                if (kind == NULL) {
+                    Py_DECREF(out);
+                    return Py_NewRef(Py_None);
+                }
+            } else if (same_kind) {
+                delta = grown_block(old, block, kind);
+                if (delta == Py_NotImplemented) {
+                    Py_DECREF(out);
+                    return Py_NewRef(Py_None);
+                }
+                if (delta == NULL) goto fail;
+            }
+        }
+        if (delta == NULL) delta = Py_NewRef(block);
+        PyObject *index = PyLong_FromSsize_t(i);
+        PyObject *made = index == NULL ? NULL : PyObject_CallFunctionObjArgs(make, index, delta, NULL);
+        Py_XDECREF(index);
+        Py_DECREF(delta);
+        if (made == NULL || append_new(out, made) != WALK_OK) goto fail;
+    }
+    return out;
+fail:
+    Py_XDECREF(out);
+    return NULL;
+}
+
 /* `shortuuid.uuid()` of 16 random bytes, as `message.helpers.new_id` makes
  * it: the bytes as a UUID4 (version and variant bits set), then 22 base-57
  * digits, most significant first. */
@@ -194,6 +327,12 @@ static PyMethodDef methods[] = {
     {"b64encode", (PyCFunction)(void (*)(void))b64encode, METH_FASTCALL,
      "b64encode(data, avx2) -> bytes: base64 as the core writes it (avx2: where the CPU has "
      "it)."},
+    {"copy_json", (PyCFunction)(void (*)(void))copy_json, METH_FASTCALL,
+     "copy_json(value, fallback) -> a copy of JSON-shaped data (dicts and lists new, leaves "
+     "shared; any other value copied by fallback)."},
+    {"deltas", (PyCFunction)(void (*)(void))deltas, METH_FASTCALL,
+     "deltas(before, after, make) -> list | None: what changed between two stream "
+     "snapshots (parsing._delta), None where Python decides."},
     {"shortuuid", shortuuid, METH_O,
      "shortuuid(random16) -> str: a message id in AgentScope's form (shortuuid's UUID4 in "
      "base 57) from 16 random bytes."},

@@ -22,7 +22,7 @@ import importlib
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -41,7 +41,9 @@ __all__ = [
     "Walked",
     "available",
     "counts",
+    "deltas",
     "forced",
+    "json_copier",
     "loads",
     "mode",
     "shortuuid",
@@ -123,6 +125,24 @@ def loads(text: str | bytes) -> tuple[Any] | None:
         return None
     decided: tuple[Any] | None = _CCORE.loads(text)
     return decided
+
+
+def json_copier() -> Callable[[Any, Callable[[Any], Any]], Any] | None:
+    """The core's `copy_json(value, fallback)` (`results.copy_json`); None: not
+    built or forced to Python."""
+    if _CCORE is None or _mode == "python":
+        return None
+    copier: Callable[[Any, Callable[[Any], Any]], Any] = _CCORE.copy_json
+    return copier
+
+
+def deltas(before: Any, after: Any, make: Callable[[int, Any], Any]) -> list[Any] | None:
+    """`parsing._delta` by the core (`make(index, block)` each delta); None:
+    not built, forced to Python, or a snapshot Python must judge."""
+    if _CCORE is None or _mode == "python":
+        return None
+    made: list[Any] | None = _CCORE.deltas(before, after, make)
+    return made
 
 
 def shortuuid(random: bytes) -> str | None:

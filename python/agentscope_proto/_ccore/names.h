@@ -20,6 +20,7 @@
     NAME(s_thinking, "thinking")                                                           \
     NAME(s_empty, "")                                                                      \
     NAME(s_serialize, "SerializeToString")                                                 \
+    NAME(s_raw_input, "raw_input")                                                         \
     NAME(s_video, "video")                                                                 \
     NAME(s_skipped_thinking, "Unsupported block type thinking in the message, skipped.")    \
     NAME(s_skipped_video, "Unsupported block type video in the message, skipped.")
