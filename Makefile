@@ -59,6 +59,20 @@ CORE := python/agentscope_proto/_ccore$(shell $(CORE_PYTHON) -c 'import sysconfi
 $(CORE): python/agentscope_proto/_ccore.c $(wildcard python/agentscope_proto/_ccore/*.h) scripts/build_core.py | $(INSTALLED)
 	$(Q)$(BIN)/python scripts/build_core.py --inplace $(VERBOSE_FLAG)
 
+# The compiled core under AddressSanitizer, in a copy of the package (the tree's own module
+# stays as it is): its tests and the golden format cases on both paths. `ci-extra` runs it.
+SANITIZED := build/sanitized
+.PHONY: core-sanitized
+core-sanitized: $(INSTALLED) ## The compiled core built with AddressSanitizer, its tests run against that build (build/sanitized)
+	$(Q)rm -rf $(SANITIZED) && mkdir -p $(SANITIZED)
+	$(Q)cp -r python/agentscope_proto $(SANITIZED)/
+	$(Q)rm -f $(SANITIZED)/agentscope_proto/_ccore.*.so
+	$(Q)CFLAGS="-fsanitize=address -fno-omit-frame-pointer" $(BIN)/python scripts/build_core.py --out-dir $(SANITIZED)/agentscope_proto $(VERBOSE_FLAG)
+	$(Q)PYTHONPATH=$(SANITIZED) LD_PRELOAD=$$($${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+		$(BIN)/python -m pytest -q -p no:cacheprovider --basetemp=$(PYTEST_TMP)/sanitized \
+		tests/test_core.py tests/providers/test_format_golden.py -k "not variable_is_read"
+	@echo "core-sanitized: OK (the core's tests under AddressSanitizer)"
+
 .PHONY: core
 core: $(CORE) ## Build the compiled core of format() in place when _ccore.c changed (test, serve, test-load, fuzz and soak do it first)
 
@@ -142,7 +156,7 @@ check: check-generated lint breaking test ## The test command: generated code, l
 
 # What CI runs after `check` (.ci/run): slower, and each prints one summary line.
 .PHONY: ci-extra
-ci-extra: test-oldest test-load test-packaging test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick ## The suite on the oldest runtimes, the load tests, the extras' resolution on PyPI, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs
+ci-extra: test-oldest test-load test-packaging test-schemas test-agentscope2 bench-quick fuzz-quick soak-quick core-sanitized ## The suite on the oldest runtimes, the load tests, the extras' resolution on PyPI, the body validator, the AgentScope 2.x tests, bench, fuzz and soak smoke runs, the compiled core under AddressSanitizer
 	@echo "ci-extra: OK in $$(( $$(date +%s) - $(STARTED) )) s"
 
 # AgentScope 2.x (its own venv, never a dependency): the tests that need the
