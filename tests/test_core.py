@@ -54,7 +54,7 @@ def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
         return "error", (type(exc).__name__, str(exc))
     warnings = [(w.path, w.block_type, w.message) for w in body.warnings]
     # The project's writer: it takes integers past 64 bits (a tool call's input).
-    return "body", (body_to_json(dict(body)), warnings, tuple(body)[2:])
+    return "body", (body_to_json(dict(body)), warnings, body.token_count)
 
 
 def both(call: Callable[[], Any]) -> tuple[str, Any]:
@@ -399,13 +399,39 @@ def test_options_the_core_does_not_take_go_to_python() -> None:
     msgs = [from_dict({"name": "user", "role": "user", "content": "hi"})]
     _core.reset_counts()
     both(lambda: format("openai", msgs, agent_name="user"))
-    both(lambda: format("openai", msgs, max_tokens=100, token_counter="char"))
+    both(lambda: format("openai", msgs, prompt_cache="auto"))
     both(lambda: format("openai", [{"name": "user", "role": "user", "content": "hi"}]))
     both(lambda: format("openai", msgs, response_schema={"type": "object"}))
     assert _core.counts() == {
         "openai:python:options": 2,
         "openai:python:input": 1,
         "openai:compiled": 1,
+    }
+
+
+def test_a_token_budget_is_counted_after_the_walk_and_truncation_is_pythons() -> None:
+    msgs = [
+        from_dict({"name": "system", "role": "system", "content": "Be brief."}),
+        *(from_dict({"name": "user", "role": "user", "content": "word " * 20}) for _ in range(4)),
+    ]
+    _core.reset_counts()
+    for provider in COMPILED:
+        for multi_agent in (False, True):
+            kind, (_, _, count) = both(
+                lambda p=provider, m=multi_agent: format(
+                    p, msgs, multi_agent=m, max_tokens=10_000, token_counter="char"
+                )
+            )
+            assert kind == "body"
+            assert count is not None  # the body's token count, the same on both paths
+            both(
+                lambda p=provider, m=multi_agent: format(
+                    p, msgs, multi_agent=m, max_tokens=60, token_counter="char"
+                )
+            )
+    assert _core.counts() == {
+        **{f"{p}:compiled": 2 for p in COMPILED},
+        **{f"{p}:python:truncated": 2 for p in COMPILED},
     }
 
 

@@ -192,6 +192,12 @@ class CompiledWalk:
             _counts[provider, "python:blocks"] += 1
         return walked
 
+    def give_back(self, provider: str, why: str) -> None:
+        """Count a walk the caller could not use (`why`: what the Python walk
+        does with the call that the core does not) as a Python call."""
+        _counts[provider, "compiled"] -= 1
+        _counts[provider, f"python:{why}"] += 1
+
 
 # OpenAI Chat Completions (`ChatCompletionsParity` with `_CHAT`): _ccore/openai.h.
 OPENAI_CHAT = CompiledWalk("openai_chat", "openai_multi_agent")

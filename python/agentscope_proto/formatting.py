@@ -384,7 +384,7 @@ def format(
     if walked is None:
         messages, count = _walk(variant, views, ctx, multi_agent)
     else:
-        messages, count = walked[0], None
+        messages, count = walked[0], walked[2]
         for path, block_type, text in walked[1]:
             ctx.warn_at(path, block_type, text)
     body = None
@@ -485,7 +485,21 @@ def _views(
 
 
 # Options that leave a chat walk as it is (they act on the body around it).
-_WALK_NEUTRAL = frozenset({"fidelity", "model", "response_schema", "response_schema_name"})
+_WALK_NEUTRAL = frozenset(
+    {
+        "fidelity",
+        "model",
+        "response_schema",
+        "response_schema_name",
+        # Counted after the walk; a walk over the budget goes to Python (`_compiled`).
+        "max_tokens",
+        "token_counter",
+        # Promotion acts on media in tool results, which every core walk leaves to Python.
+        "promote_tool_result_images",
+        "promote_tool_result_audios",
+        "promote_tool_result_videos",
+    }
+)
 # A multi-agent walk takes its history prompt (the core writes it as given).
 _HISTORY_NEUTRAL = _WALK_NEUTRAL | {"conversation_history_prompt"}
 
@@ -497,10 +511,11 @@ def _compiled(
     msgs: Sequence[Msg | Mapping[str, Any]],
     cache: FormatCache | None,
     wire: WireMessages | None,
-) -> Walked | None:
-    """The compiled core's walk of `msgs` (`_core`), where the provider has
-    one for this variant and the call is a cold chat walk it takes; else None
-    (the Python walk)."""
+) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]], int | None] | None:
+    """The compiled core's walk of `msgs` (`_core`) and its token count, where
+    the provider has one for this variant and the call is a cold walk it
+    takes; else None (the Python walk). A walk over the token budget is given
+    back: truncating re-walks the views, the Python walk's own loop."""
     walk = impl.compiled
     if walk is None or cache is not None or wire is not None:
         return None
@@ -511,7 +526,14 @@ def _compiled(
     else:
         neutral, prompt = _WALK_NEUTRAL, None
     walked: Walked | None = walk(impl.name, msgs, _given(settings) <= neutral, prompt)
-    return walked
+    if walked is None:
+        return None
+    counter = counter_for(settings, variant)
+    count = counter(walked[0]) if counter else None
+    if count is not None and settings.max_tokens is not None and count > settings.max_tokens:
+        walk.give_back(impl.name, "truncated")
+        return None
+    return walked[0], walked[1], count
 
 
 def _walk(
