@@ -20,11 +20,8 @@
     NAME(ant_k_tool_use_id, "tool_use_id")                                                 \
     NAME(ant_s_tool_use, "tool_use")                                                       \
     NAME(ant_s_tool_result, "tool_result")                                                 \
-    NAME(ant_s_image, "image")                                                             \
-    NAME(ant_s_audio, "audio")                                                             \
     NAME(ant_s_base64, "base64")                                                           \
-    NAME(ant_s_closing, "</history>")                                                      \
-    NAME(ant_s_skipped_audio, "Unsupported block type audio in the message, skipped.")
+    NAME(ant_s_closing, "</history>")
 
 ANTHROPIC_NAMES(DECLARE_NAME)
 
@@ -143,8 +140,8 @@ static int anthropic_result_content(const ToolResult *result, PyObject *content)
             status = read_text(body, &text) == WALK_OK ? anthropic_text_part(text, content)
                                                        : WALK_UNDECIDED;
             break;
-        case BLOCK_IMAGE: status = anthropic_media_part(body, ant_s_image, content); break;
-        case BLOCK_AUDIO: status = anthropic_media_part(body, ant_s_audio, content); break;
+        case BLOCK_IMAGE: status = anthropic_media_part(body, s_image, content); break;
+        case BLOCK_AUDIO: status = anthropic_media_part(body, s_audio, content); break;
         case BLOCK_VIDEO: status = anthropic_media_part(body, s_video, content); break;
         default: status = WALK_UNDECIDED; break;
         }
@@ -192,15 +189,9 @@ static int anthropic_block(Walk *walk, Py_ssize_t index, Py_ssize_t at, uint32_t
     case BLOCK_THINKING: return anthropic_thinking(body, parts);
     case BLOCK_TOOL_USE: return anthropic_tool_use(body, parts);
     case BLOCK_TOOL_RESULT: return anthropic_tool_result(body, walk->out);
-    case BLOCK_IMAGE: return anthropic_media_part(body, ant_s_image, parts);
+    case BLOCK_IMAGE: return anthropic_media_part(body, s_image, parts);
     case BLOCK_AUDIO:
-        return anthropic_plain_media(body) == WALK_OK
-                   ? warn_at(walk, index, at, ant_s_audio, ant_s_skipped_audio)
-                   : WALK_UNDECIDED;
-    case BLOCK_VIDEO:
-        return anthropic_plain_media(body) == WALK_OK
-                   ? warn_at(walk, index, at, s_video, s_skipped_video)
-                   : WALK_UNDECIDED;
+    case BLOCK_VIDEO: return skip_block(walk, index, at, kind, body);
     default: return WALK_UNDECIDED; /* hints, data, provider blocks: Python's */
     }
 }
@@ -330,7 +321,7 @@ static int anthropic_lines_part(Buffer *lines, PyObject *blocks, PyObject *promp
  * (or the history's opening, when nothing does). */
 static int anthropic_history_image(Span body, Buffer *lines, PyObject *blocks, PyObject *prompt) {
     PyObject *image = NULL;
-    int status = anthropic_media(body, ant_s_image, &image);
+    int status = anthropic_media(body, s_image, &image);
     if (status != WALK_OK) return status;
     if (lines->len > 0) {
         status = anthropic_lines_part(lines, blocks, prompt, 0);

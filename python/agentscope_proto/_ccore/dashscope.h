@@ -12,9 +12,6 @@
 #include "openai.h"
 
 #define DASHSCOPE_NAMES(NAME)                                                              \
-    NAME(ds_image, "image")                                                                \
-    NAME(ds_audio, "audio")                                                                \
-    NAME(ds_video, "video")                                                                \
     NAME(ds_history_end, "</history>")                                                     \
     NAME(ds_newline, "\n")
 
@@ -46,7 +43,7 @@ static int dashscope_media(PyObject *kind, Span block, PyObject *items) {
 }
 
 static PyObject *dashscope_media_kind(uint32_t kind) {
-    return kind == BLOCK_IMAGE ? ds_image : kind == BLOCK_AUDIO ? ds_audio : ds_video;
+    return kind == BLOCK_IMAGE ? s_image : kind == BLOCK_AUDIO ? s_audio : s_video;
 }
 
 /* A chat turn's parts: media items as they go out, texts as str until the
@@ -76,10 +73,7 @@ static int dashscope_block(Walk *walk, Py_ssize_t index, Py_ssize_t at, uint32_t
     case BLOCK_VIDEO:
         turn->media++;
         return dashscope_media(dashscope_media_kind(kind), body, turn->parts);
-    case BLOCK_THINKING:
-        return read_thinking(body, &text) == WALK_OK
-                   ? warn_at(walk, index, at, s_thinking, s_skipped_thinking)
-                   : WALK_UNDECIDED;
+    case BLOCK_THINKING: return skip_block(walk, index, at, kind, body);
     default: return WALK_UNDECIDED; /* hints, data, provider blocks: Python's */
     }
 }

@@ -10,11 +10,7 @@
 #include "openai.h"
 
 #define DEEPSEEK_NAMES(NAME)                                                               \
-    NAME(ds_reasoning_content, "reasoning_content")                                        \
-    NAME(ds_image, "image")                                                                \
-    NAME(ds_audio, "audio")                                                                \
-    NAME(ds_skipped_image, "Unsupported block type image in the message, skipped.")        \
-    NAME(ds_skipped_audio, "Unsupported block type audio in the message, skipped.")
+    NAME(ds_reasoning_content, "reasoning_content")
 
 DEEPSEEK_NAMES(DECLARE_NAME)
 
@@ -56,18 +52,6 @@ static PyObject *joined_text(const Joined *joined) {
     return PyUnicode_DecodeUTF8(joined->rest.data, joined->rest.len, NULL);
 }
 
-/* A media block AgentScope's DeepSeek formatter skips: inline media with its
- * type (anything else is Python's: its view may sniff, read or refuse). */
-static int deepseek_media_known(Span body) {
-    Media media;
-    return read_media(body, &media) == WALK_OK && inline_media(&media);
-}
-
-static int deepseek_skip(Walk *walk, Py_ssize_t index, Py_ssize_t at, Span body, PyObject *kind,
-                         PyObject *text) {
-    return deepseek_media_known(body) ? warn_at(walk, index, at, kind, text) : WALK_UNDECIDED;
-}
-
 static int deepseek_block(Walk *walk, Py_ssize_t index, Py_ssize_t at, uint32_t kind, Span body,
                           Joined *texts, Joined *reasoning, PyObject *calls) {
     Span text = {NULL, 0};
@@ -82,9 +66,9 @@ static int deepseek_block(Walk *walk, Py_ssize_t index, Py_ssize_t at, uint32_t 
     /* Media in a result would leave their saved path in the text: Python's
      * (`result_text` answers None for them). */
     case BLOCK_TOOL_RESULT: return openai_tool_message(body, walk->out);
-    case BLOCK_IMAGE: return deepseek_skip(walk, index, at, body, ds_image, ds_skipped_image);
-    case BLOCK_AUDIO: return deepseek_skip(walk, index, at, body, ds_audio, ds_skipped_audio);
-    case BLOCK_VIDEO: return deepseek_skip(walk, index, at, body, s_video, s_skipped_video);
+    case BLOCK_IMAGE:
+    case BLOCK_AUDIO:
+    case BLOCK_VIDEO: return skip_block(walk, index, at, kind, body);
     default: return WALK_UNDECIDED; /* hints, data, provider blocks: Python's */
     }
 }
@@ -168,7 +152,7 @@ static int deepseek_history_block(Buffer *lines, const Head *head, uint32_t kind
     case BLOCK_THINKING: return read_thinking(body, &text) == WALK_OK ? WALK_OK : WALK_UNDECIDED;
     case BLOCK_IMAGE:
     case BLOCK_AUDIO:
-    case BLOCK_VIDEO: return deepseek_media_known(body) ? WALK_OK : WALK_UNDECIDED;
+    case BLOCK_VIDEO: return passed_by(kind, body, 1) ? WALK_OK : WALK_UNDECIDED;
     default: return WALK_UNDECIDED;
     }
 }

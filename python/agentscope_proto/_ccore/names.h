@@ -21,8 +21,12 @@
     NAME(s_empty, "")                                                                      \
     NAME(s_serialize, "SerializeToString")                                                 \
     NAME(s_raw_input, "raw_input")                                                         \
+    NAME(s_image, "image")                                                                 \
+    NAME(s_audio, "audio")                                                                 \
     NAME(s_video, "video")                                                                 \
     NAME(s_skipped_thinking, "Unsupported block type thinking in the message, skipped.")    \
+    NAME(s_skipped_image, "Unsupported block type image in the message, skipped.")        \
+    NAME(s_skipped_audio, "Unsupported block type audio in the message, skipped.")        \
     NAME(s_skipped_video, "Unsupported block type video in the message, skipped.")
 
 #define DECLARE_NAME(variable, text) static PyObject *variable;

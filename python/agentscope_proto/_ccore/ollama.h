@@ -12,9 +12,7 @@
 #include "openai.h"
 
 #define OLLAMA_NAMES(NAME)                                                                 \
-    NAME(k_images, "images")                                                               \
-    NAME(s_audio, "audio")                                                                 \
-    NAME(s_skipped_audio, "Unsupported block type audio in the message, skipped.")
+    NAME(k_images, "images")
 
 OLLAMA_NAMES(DECLARE_NAME)
 
@@ -77,17 +75,8 @@ static int ollama_block(Walk *walk, Py_ssize_t index, Py_ssize_t at, uint32_t ki
     case BLOCK_TOOL_RESULT: return openai_tool_message(body, walk->out);
     case BLOCK_IMAGE: return ollama_image(body, images);
     case BLOCK_THINKING:
-        return read_thinking(body, &text) == WALK_OK
-                   ? warn_at(walk, index, at, s_thinking, s_skipped_thinking)
-                   : WALK_UNDECIDED;
     case BLOCK_AUDIO:
-        return ollama_droppable_media(body) == WALK_OK
-                   ? warn_at(walk, index, at, s_audio, s_skipped_audio)
-                   : WALK_UNDECIDED;
-    case BLOCK_VIDEO:
-        return ollama_droppable_media(body) == WALK_OK
-                   ? warn_at(walk, index, at, s_video, s_skipped_video)
-                   : WALK_UNDECIDED;
+    case BLOCK_VIDEO: return skip_block(walk, index, at, kind, body);
     default: return WALK_UNDECIDED; /* hints, data, provider blocks: Python's */
     }
 }

@@ -116,7 +116,6 @@ static int openai_audio(Span block, uint64_t role, PyObject *parts) {
 static int openai_block(Walk *walk, const Head *head, Py_ssize_t index, Py_ssize_t at,
                         uint32_t kind, Span body, PyObject *parts, PyObject *calls) {
     Span text = {NULL, 0};
-    Media media;
     switch (kind) {
     case BLOCK_TEXT:
         return read_text(body, &text) == WALK_OK ? openai_text_part(text, parts) : WALK_UNDECIDED;
@@ -125,13 +124,7 @@ static int openai_block(Walk *walk, const Head *head, Py_ssize_t index, Py_ssize
     case BLOCK_IMAGE: return openai_image_part(body, parts);
     case BLOCK_AUDIO: return openai_audio(body, head->role, parts);
     case BLOCK_THINKING:
-        return read_thinking(body, &text) == WALK_OK
-                   ? warn_at(walk, index, at, s_thinking, s_skipped_thinking)
-                   : WALK_UNDECIDED;
-    case BLOCK_VIDEO:
-        return read_media(body, &media) == WALK_OK && inline_media(&media)
-                   ? warn_at(walk, index, at, s_video, s_skipped_video)
-                   : WALK_UNDECIDED;
+    case BLOCK_VIDEO: return skip_block(walk, index, at, kind, body);
     default: return WALK_UNDECIDED; /* hints, data, provider blocks: Python's */
     }
 }

@@ -81,7 +81,6 @@ static int responses_call_output(Span block, PyObject *trailing) {
 static int responses_block(Walk *walk, const Head *head, Py_ssize_t index, Py_ssize_t at,
                            uint32_t kind, Span body, PyObject *parts, PyObject *trailing) {
     Span text = {NULL, 0};
-    Media media;
     switch (kind) {
     case BLOCK_TEXT:
         return read_text(body, &text) == WALK_OK
@@ -92,13 +91,7 @@ static int responses_block(Walk *walk, const Head *head, Py_ssize_t index, Py_ss
     case BLOCK_IMAGE: return responses_image_part(body, parts);
     case BLOCK_AUDIO: return openai_audio(body, head->role, parts);
     case BLOCK_THINKING:
-        return read_thinking(body, &text) == WALK_OK
-                   ? warn_at(walk, index, at, s_thinking, s_skipped_thinking)
-                   : WALK_UNDECIDED;
-    case BLOCK_VIDEO:
-        return read_media(body, &media) == WALK_OK && inline_media(&media)
-                   ? warn_at(walk, index, at, s_video, s_skipped_video)
-                   : WALK_UNDECIDED;
+    case BLOCK_VIDEO: return skip_block(walk, index, at, kind, body);
     default: return WALK_UNDECIDED; /* hints, data, provider blocks: Python's */
     }
 }

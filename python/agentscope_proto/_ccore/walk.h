@@ -53,6 +53,22 @@ static int warn_at(Walk *walk, Py_ssize_t message, Py_ssize_t block, PyObject *k
     return append_new(walk->warnings, warning);
 }
 
+/* A block a chat walk drops with AgentScope's warning (`skipped_block`):
+ * plain thinking or inline typed media (`passed_by`); any other is Python's. */
+static int skip_block(Walk *walk, Py_ssize_t index, Py_ssize_t at, uint32_t kind, Span body) {
+    PyObject *name = kind == BLOCK_THINKING ? s_thinking
+                     : kind == BLOCK_IMAGE  ? s_image
+                     : kind == BLOCK_AUDIO  ? s_audio
+                     : kind == BLOCK_VIDEO  ? s_video
+                                            : NULL;
+    PyObject *text = kind == BLOCK_THINKING ? s_skipped_thinking
+                     : kind == BLOCK_IMAGE  ? s_skipped_image
+                     : kind == BLOCK_AUDIO  ? s_skipped_audio
+                                            : s_skipped_video;
+    if (name == NULL || !passed_by(kind, body, 1)) return WALK_UNDECIDED;
+    return warn_at(walk, index, at, name, text);
+}
+
 /* `name(msgs, msg_type) -> (messages, warnings) | None`: the walk of `turn`
  * over the messages, each exactly a `msg_type`; None: Python formats it. */
 static PyObject *run_walk(const char *name, Turn turn, PyObject *const *args, Py_ssize_t nargs) {
