@@ -103,14 +103,6 @@ static int anthropic_media_part(Span block, PyObject *kind, PyObject *parts) {
     return status == WALK_OK ? append_new(parts, dict) : status;
 }
 
-/* Audio or video, dropped unread: only a block whose view is made without
- * Python's judgement (inline media with its type; a URL is Python's). */
-static int anthropic_plain_media(Span block) {
-    Media media;
-    return read_media(block, &media) == WALK_OK && inline_media(&media) ? WALK_OK
-                                                                        : WALK_UNDECIDED;
-}
-
 /* `{"id", "type": "tool_use", "name", "input"}`, the input as JSON values. */
 static int anthropic_tool_use(Span block, PyObject *parts) {
     ToolUse use;
@@ -274,7 +266,7 @@ static int anthropic_system(Walk *walk, const Head *head, Py_ssize_t index) {
             case BLOCK_THINKING: status = anthropic_thinking(body, NULL); break;
             case BLOCK_IMAGE:
             case BLOCK_AUDIO:
-            case BLOCK_VIDEO: status = anthropic_plain_media(body); break;
+            case BLOCK_VIDEO: status = (passed_by(kind, body, 1) ? WALK_OK : WALK_UNDECIDED); break;
             default: status = WALK_UNDECIDED; break;
             }
         }
@@ -366,7 +358,7 @@ static int anthropic_agents(Walk *walk, const Head *heads, const Py_ssize_t *ind
                 break;
             case BLOCK_THINKING: status = anthropic_thinking(body, NULL); break;
             case BLOCK_AUDIO:
-            case BLOCK_VIDEO: status = anthropic_plain_media(body); break;
+            case BLOCK_VIDEO: status = (passed_by(kind, body, 1) ? WALK_OK : WALK_UNDECIDED); break;
             default: status = WALK_UNDECIDED; break;
             }
         }

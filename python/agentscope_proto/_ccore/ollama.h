@@ -32,14 +32,6 @@ static int ollama_image(Span block, PyObject *images) {
     return append_new(images, data);
 }
 
-/* Media the walk drops (audio, video): the block must be one Python reads
- * as it is (inline, typed), or the call is Python's. */
-static int ollama_droppable_media(Span block) {
-    Media media;
-    return read_media(block, &media) == WALK_OK && inline_media(&media) ? WALK_OK
-                                                                        : WALK_UNDECIDED;
-}
-
 /* A `tool_calls` entry: the arguments as the object the input holds. */
 static int ollama_tool_call(Span block, PyObject *calls) {
     ToolUse use;
@@ -235,7 +227,7 @@ static int ollama_agents(Walk *walk, const Head *heads, const Py_ssize_t *indexe
                 status = read_thinking(body, &text) == WALK_OK ? WALK_OK : WALK_UNDECIDED;
                 break;
             case BLOCK_AUDIO:
-            case BLOCK_VIDEO: status = ollama_droppable_media(body); break;
+            case BLOCK_VIDEO: status = (passed_by(kind, body, 1) ? WALK_OK : WALK_UNDECIDED); break;
             default: status = WALK_UNDECIDED; break;
             }
         }
