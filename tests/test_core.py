@@ -451,7 +451,12 @@ def test_a_mode_not_known_is_refused() -> None:
 def test_the_variable_is_read_and_checked_at_import() -> None:
     script = "from agentscope_proto import _core; print(_core.mode())"
     run = [sys.executable, "-c", script]
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "python")}
+    # No bytecode written into the source tree (test_generated reads every file there).
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT / "python"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     out = subprocess.run(
         run,
         env={**env, "AGENTSCOPE_PROTO_CORE": "python"},
