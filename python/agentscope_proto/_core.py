@@ -82,6 +82,11 @@ _mode = _mode_of(os.environ.get(_VARIABLE, "auto"), _VARIABLE)
 _counts: Counter[tuple[str, str]] = Counter()
 
 
+def _engaged() -> Any:
+    """The extension where it is built and the mode lets it run, else None."""
+    return None if _mode == "python" else _CCORE
+
+
 def available() -> bool:
     """Whether the compiled core is built (importable)."""
     return _CCORE is not None
@@ -121,36 +126,40 @@ def loads(text: str | bytes) -> tuple[Any] | None:
     """`json.loads(text)` by the core's reader, as a 1-tuple, where it
     decides exactly as Python's strict reader would; None: not built, forced
     to Python, or a text Python's reader must judge (`_json.loads`)."""
-    if _CCORE is None or _mode == "python":
+    core = _engaged()
+    if core is None:
         return None
-    decided: tuple[Any] | None = _CCORE.loads(text)
+    decided: tuple[Any] | None = core.loads(text)
     return decided
 
 
 def json_copier() -> Callable[[Any, Callable[[Any], Any]], Any] | None:
     """The core's `copy_json(value, fallback)` (`results.copy_json`); None: not
     built or forced to Python."""
-    if _CCORE is None or _mode == "python":
+    core = _engaged()
+    if core is None:
         return None
-    copier: Callable[[Any, Callable[[Any], Any]], Any] = _CCORE.copy_json
+    copier: Callable[[Any, Callable[[Any], Any]], Any] = core.copy_json
     return copier
 
 
 def deltas(before: Any, after: Any, make: Callable[[int, Any], Any]) -> list[Any] | None:
     """`parsing._delta` by the core (`make(index, block)` each delta); None:
     not built, forced to Python, or a snapshot Python must judge."""
-    if _CCORE is None or _mode == "python":
+    core = _engaged()
+    if core is None:
         return None
-    made: list[Any] | None = _CCORE.deltas(before, after, make)
+    made: list[Any] | None = core.deltas(before, after, make)
     return made
 
 
 def shortuuid(random: bytes) -> str | None:
     """The message id `message.helpers.new_id` makes of 16 random bytes, by
     the core; None: not built or forced to Python."""
-    if _CCORE is None or _mode == "python":
+    core = _engaged()
+    if core is None:
         return None
-    made: str = _CCORE.shortuuid(random)
+    made: str = core.shortuuid(random)
     return made
 
 
@@ -175,15 +184,16 @@ class CompiledWalk:
     def __call__(
         self, provider: str, msgs: Sequence[Any], plain: bool, prompt: str | None
     ) -> Walked | None:
-        if _CCORE is None or _mode == "python":
+        core = _engaged()
+        if core is None:
             return None
         if not plain:
             _counts[provider, "python:options"] += 1
             return None
         if prompt is None:
-            walked: Walked | None = getattr(_CCORE, self.chat)(msgs, Msg)
+            walked: Walked | None = getattr(core, self.chat)(msgs, Msg)
         else:
-            walked = getattr(_CCORE, self.history)(msgs, Msg, prompt)
+            walked = getattr(core, self.history)(msgs, Msg, prompt)
         if walked is not None:
             _counts[provider, "compiled"] += 1
         elif any(type(msg) is not Msg for msg in msgs):
