@@ -9,16 +9,24 @@ unacknowledged for `DEAD_S` is taken as dead (TCP keepalive and user
 timeout): a Redis that crashed, rebooted or dropped off the network fails
 the calls on it within about that long; a Redis process stopped but still
 reachable (SIGSTOP) is waited for.
+
+Script calls go through `ScriptCalls`: those made while a batch is on its way
+go together in the next (group commit), so that under concurrent callers a
+call costs a share of one round trip, not one of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
+from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
-__all__ = ["DEAD_S", "connect_redis"]
+__all__ = ["DEAD_S", "ScriptCalls", "connect_redis"]
 
 DEAD_S = 15
 
@@ -53,3 +61,121 @@ async def connect_redis(url: str) -> Any:
         await client.aclose()
         raise
     return client
+
+
+class _Call:
+    """A script call waiting for its batch, and where its reply goes."""
+
+    __slots__ = ("args", "future", "keys", "loaded", "script")
+
+    def __init__(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> None:
+        self.script, self.keys, self.args = script, keys, args
+        self.future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.loaded = False  # sent again once its script was loaded
+
+    def command(self) -> tuple[Any, ...]:
+        return ("EVALSHA", self.script.sha, len(self.keys), *self.keys, *self.args)
+
+    def settle(self, reply: Any) -> None:
+        if self.future.done():
+            return  # its caller is gone
+        if isinstance(reply, Exception):
+            self.future.set_exception(reply)
+        else:
+            self.future.set_result(reply)
+
+
+class ScriptCalls:
+    """Script calls (redis-py's registered `Script`s) on one client, sent
+    together: the calls made while a batch is on its way go in the next, in
+    one write on a connection of the batches' own, their replies read back
+    in order. Under concurrent callers a call so costs a share of one round
+    trip, of its system calls and of Redis's own wake-up; alone it goes at
+    once (the batch leaves in the loop's next step). Nothing is sent twice
+    but a call Redis refused unrun (its script unknown: Redis restarted),
+    once the script is loaded; a batch whose connection fails fails each
+    call not answered (a script may have run). A Redis Cluster's calls go
+    one by one, each to its slot's node, as redis-py sends them."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._clustered = isinstance(client, aioredis.RedisCluster)
+        self._pending: list[_Call] = []
+        self._sender: asyncio.Task[None] | None = None
+        self._connection: Any = None
+
+    async def run(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        """The script's reply; redis-py's `RedisError` if it failed (an error
+        reply, or the connection)."""
+        if self._clustered:
+            return await script(keys=keys, args=args)
+        call = _Call(script, keys, args)
+        self._pending.append(call)
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send_all())
+        return await call.future
+
+    async def _send_all(self) -> None:
+        batch: list[_Call] = []
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                await self._send(batch)
+        except BaseException as exc:  # the batches' task cancelled (closing)
+            for call in [*batch, *self._pending]:
+                call.settle(RedisConnectionError(f"not sent: {exc!r}"))
+            self._pending = []
+            raise
+        finally:
+            self._sender = None
+
+    async def _send(self, batch: list[_Call]) -> None:
+        if self._connection is None:
+            self._connection = self._client.connection_pool.make_connection()
+        connection = self._connection
+        replies: list[Any] = []
+        try:
+            commands = connection.pack_commands([call.command() for call in batch])
+            await connection.send_packed_command(commands, False)
+            for _ in batch:
+                try:
+                    replies.append(await connection.read_response())
+                except ResponseError as exc:  # this call's error reply, read whole
+                    replies.append(exc)
+            unknown = [
+                c for c, r in zip(batch, replies, strict=True) if isinstance(r, NoScriptError)
+            ]
+            await self._load(connection, unknown)
+        except BaseException as exc:
+            # Replies left unread would answer the next batch: a new connection.
+            self._connection = None
+            await connection.disconnect()
+            if not isinstance(exc, (RedisError, OSError)):
+                raise
+            for call in batch[len(replies) :]:
+                call.settle(RedisConnectionError(f"{type(exc).__name__}: {exc}"))
+        for call, reply in zip(batch, replies, strict=False):
+            if not (isinstance(reply, NoScriptError) and call.loaded):
+                call.settle(reply)
+
+    async def _load(self, connection: Any, unknown: list[_Call]) -> None:
+        """Load the scripts of the calls Redis did not know (it restarted),
+        and send those calls first in the next batch (once)."""
+        again = [call for call in unknown if not call.loaded]
+        scripts = {call.script.sha: call.script for call in again}
+        for script in scripts.values():
+            await connection.send_packed_command(
+                connection.pack_command("SCRIPT", "LOAD", script.script), False
+            )
+            await connection.read_response()
+        for call in again:
+            call.loaded = True
+        self._pending[:0] = again
+
+    async def close(self) -> None:
+        """Stop sending (calls still waiting fail) and close the batches'
+        connection."""
+        if self._sender is not None:
+            self._sender.cancel()
+        if self._connection is not None:
+            await self._connection.disconnect()

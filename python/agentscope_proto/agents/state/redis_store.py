@@ -36,7 +36,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..._redis import connect_redis
+from ..._redis import ScriptCalls, connect_redis
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
 from .store import Entry, Renewed, Save, StateStore, Stored
@@ -178,6 +178,8 @@ class RedisStateStore(StateStore):
         self._save = client.register_script(_SAVE)
         self._load = client.register_script(_LOAD)
         self._append = client.register_script(_SAVE_FUNCTION + _APPEND)
+        # Concurrent sessions' script calls go together (group commit).
+        self._calls = ScriptCalls(client)
 
     @classmethod
     async def connect(cls, url: str, agent: str) -> RedisStateStore:
@@ -206,7 +208,7 @@ class RedisStateStore(StateStore):
 
     async def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         try:
-            return await script(keys=keys, args=args)
+            return await self._calls.run(script, keys, args)
         except RedisError as exc:
             raise unavailable(exc) from None
 
@@ -316,4 +318,5 @@ class RedisStateStore(StateStore):
             raise unavailable(exc) from None
 
     async def close(self) -> None:
+        await self._calls.close()
         await self.client.aclose()

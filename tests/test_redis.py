@@ -1,0 +1,115 @@
+"""`_redis.ScriptCalls` on a real redis-server: concurrent calls go together
+and each gets its own reply, in order; an error reply fails its call alone;
+scripts Redis lost are loaded again; a batch on a dropped connection fails
+its calls (none is sent twice) and the next one reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from agentscope_proto._redis import ScriptCalls, connect_redis
+
+from hub_fixtures import RedisServer
+
+# Appends ARGV[1] to the list KEYS[1]; its new length.
+_PUSH = "return redis.call('RPUSH', KEYS[1], ARGV[1])"
+_FAIL = "return redis.error_reply('refused ' .. ARGV[1])"
+
+
+def _run(url: str, body: Any) -> Any:
+    async def main() -> Any:
+        client = await connect_redis(url)
+        calls = ScriptCalls(client)
+        try:
+            return await body(client, calls)
+        finally:
+            await calls.close()
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+def test_concurrent_calls_share_round_trips_and_keep_their_order(
+    redis_server: RedisServer,
+) -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push = client.register_script(_PUSH)
+        await client.delete("calls:order", "calls:warm")
+        await calls.run(push, ["calls:warm"], ["loaded"])  # the script known to Redis
+        sent = []
+        original = type(calls)._send
+
+        async def counting(self: ScriptCalls, batch: list[Any]) -> None:
+            sent.append(len(batch))
+            await original(self, batch)
+
+        calls._send = counting.__get__(calls)  # type: ignore[method-assign]
+        lengths = await asyncio.gather(
+            *(calls.run(push, ["calls:order"], [str(i)]) for i in range(200))
+        )
+        assert sorted(lengths) == list(range(1, 201))
+        # Redis ran them in the order they were made.
+        assert lengths == list(range(1, 201))
+        assert await client.lrange("calls:order", 0, -1) == [str(i).encode() for i in range(200)]
+        assert sum(sent) == 200
+        assert len(sent) < 200, sent
+        # Alone, a call goes at once, in a batch of its own.
+        assert await calls.run(push, ["calls:order"], ["last"]) == 201
+        assert sent[-1] == 1
+
+    _run(redis_server.url, body)
+
+
+def test_an_error_reply_fails_its_call_alone(redis_server: RedisServer) -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push, fail = client.register_script(_PUSH), client.register_script(_FAIL)
+        await client.delete("calls:errors")
+        outcomes = await asyncio.gather(
+            calls.run(push, ["calls:errors"], ["a"]),
+            calls.run(fail, ["calls:errors"], ["b"]),
+            calls.run(push, ["calls:errors"], ["c"]),
+            return_exceptions=True,
+        )
+        assert outcomes[0::2] == [1, 2]
+        assert isinstance(outcomes[1], ResponseError)
+        assert "refused b" in str(outcomes[1])
+
+    _run(redis_server.url, body)
+
+
+def test_scripts_redis_lost_are_loaded_again(redis_server: RedisServer) -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push = client.register_script(_PUSH)
+        await client.delete("calls:flushed")
+        await client.script_flush()
+        assert await asyncio.gather(
+            calls.run(push, ["calls:flushed"], ["a"]), calls.run(push, ["calls:flushed"], ["b"])
+        ) == [1, 2]
+
+    _run(redis_server.url, body)
+
+
+def test_a_dropped_connection_fails_its_batch_once_and_the_next_reconnects(
+    tmp_path: Any,
+) -> None:
+    server = RedisServer(tmp_path)
+    try:
+
+        async def body(client: Any, calls: ScriptCalls) -> None:
+            push = client.register_script(_PUSH)
+            assert await calls.run(push, ["calls:drop"], ["a"]) == 1
+            server.restart()  # nothing persisted: the list is gone too
+            with pytest.raises(RedisConnectionError):
+                await calls.run(push, ["calls:drop"], ["b"])
+            # Not sent again by anyone: the new Redis has only what follows.
+            assert await calls.run(push, ["calls:drop"], ["c"]) == 1
+            assert await client.lrange("calls:drop", 0, -1) == [b"c"]
+
+        _run(server.url, body)
+    finally:
+        server.stop()
