@@ -51,9 +51,11 @@ class AgentServer(RunningServer):
     servicer: AgentServicer
 
     def stop(self, grace: float = 0) -> None:
-        """Stop as `serve_agent` does: the server, then the sessions' store."""
+        """Stop as `serve_agent` does: the server, the sessions (their leases
+        given up), then their store."""
         if self._thread.is_alive() and self._server is not None:
             self.call(self._server.stop(grace))
+            self.call(self.servicer.sessions.hand_over())
             self.call(self.servicer.sessions.keeper.store.close())
         super().stop(grace)
 

@@ -127,13 +127,58 @@ def test_a_session_held_by_a_dead_replica_is_free_after_its_lease(
     """A lease left behind (its replica died mid-call) holds the session's
     next call until it runs out, then the call goes on."""
     server = replicas()
-    _reply(server, "held", "hi")
     store = redis.Redis.from_url(redis_server.url)
-    (lease,) = store.keys("agentscope:session:{Friday/held}:lease") or [None]
-    assert lease is None  # given up after the call
-    store.set("agentscope:session:{Friday/held}:lease", "a-dead-replica", px=1500)
+    key = "agentscope:session:{Friday/held}:lease"
+    store.set(key, "a-dead-replica", px=1500)
     assert get_text_content(_reply(server, "held", "hi")[-1])
-    assert store.get("agentscope:session:{Friday/held}:lease") is None
+    assert store.get(key) != b"a-dead-replica"
+
+
+def test_a_replica_holds_a_sessions_lease_idle_and_gives_it_up_to_another_at_once(
+    factory: Callable[[], Any], redis_server: RedisServer, replay: ReplayServer
+) -> None:
+    """After a call its replica keeps the session's lease, idle (the session
+    is not busy), for the conversation's next call; a call on another
+    replica has it at once, not after the hold (12 s here, past the call's
+    deadline), and each replica's agent has what the other saved."""
+    a, b = (serve(factory, AgentConfig(state=redis_server.url, lease_seconds=60)) for _ in "ab")
+    store = redis.Redis.from_url(redis_server.url)
+    key = "agentscope:session:{Friday/wanted}:lease"
+    holders = []
+    try:
+        for turn, server in enumerate([a, a, b, a], start=1):
+            with AgentClient(server.target) as client:
+                list(client.reply_stream(user("hi"), session_id="wanted", timeout=8))
+            assert _user_turns(replay) == turn
+            holders.append(store.get(key))
+        assert all(holder.endswith(b":idle") for holder in holders)
+        assert holders[0] == holders[1] == holders[3] != holders[2]
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_replica_that_stops_gives_the_leases_it_holds_idle_up(
+    factory: Callable[[], Any], redis_server: RedisServer, replay: ReplayServer
+) -> None:
+    """Stopping, a replica frees the sessions it held idle at once: the next
+    call on another replica does not wait out the hold (60 s here)."""
+    store = redis.Redis.from_url(redis_server.url)
+    key = "agentscope:session:{Friday/stopped}:lease"
+    a = serve(factory, AgentConfig(state=redis_server.url, lease_seconds=60))
+    try:
+        _reply(a, "stopped", "hi")
+        assert store.get(key) is not None
+    finally:
+        a.stop()
+    assert store.get(key) is None
+    b = serve(factory, AgentConfig(state=redis_server.url, lease_seconds=60))
+    try:
+        with AgentClient(b.target) as client:
+            list(client.reply_stream(user("hi"), session_id="stopped", timeout=8))
+        assert _user_turns(replay) == 2
+    finally:
+        b.stop()
 
 
 def test_a_stored_state_that_cannot_be_read_is_refused_and_kept(

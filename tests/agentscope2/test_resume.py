@@ -141,10 +141,12 @@ def test_another_replica_resumes_a_reply_in_flight(
     assert rest[-1].done
 
 
-def _assert_interrupted_through(running: AgentServer, asked: AgentServer, session: str) -> None:
+def _assert_interrupted_through(
+    running: AgentServer, asked: AgentServer, session: str, timeout: float = 60
+) -> None:
     """A kept reply whose model never answers runs on `running`, its caller
-    gone; a `user_interrupt` sent to `asked` ends it: a resume sees it end
-    interrupted."""
+    gone; a `user_interrupt` sent to `asked` ends it, and its own turn
+    there, within `timeout`: a resume sees it end interrupted."""
     from agentscope_proto._generated.agentscope.agent.v1 import events_pb2 as events
 
     first = _read_then_drop(running.target, _request("wait", session), 2)
@@ -152,7 +154,7 @@ def _assert_interrupted_through(running: AgentServer, asked: AgentServer, sessio
         session_id=session, user_interrupt=events.UserInterruptEvent(reply_id=_reply_id(first))
     )
     with grpc.insecure_channel(asked.target) as channel:
-        list(pb_grpc.AgentServiceStub(channel).Reply(interrupt, timeout=60))
+        list(pb_grpc.AgentServiceStub(channel).Reply(interrupt, timeout=timeout))
     rest = _resume(asked.target, session, _reply_id(first), first[-1].cursor)
     assert rest[-1].done
     assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
@@ -299,6 +301,20 @@ def test_a_kept_reply_is_interrupted_from_another_replica(
     a = started(state=redis_server.url, lease_seconds=1)
     b = started(state=redis_server.url, lease_seconds=1)
     _assert_interrupted_through(a, b, "x1")
+
+
+def test_a_kept_reply_on_a_lease_held_since_the_last_call_is_interrupted_from_another_replica(
+    started: Callable[..., AgentServer], redis_server: RedisServer
+) -> None:
+    """A's reply goes on the lease A held idle since the session's last call
+    (it renews it 20 s in, with these 60 s leases): B's `user_interrupt`
+    reaches it through A's notices, not at that renewal, and B then has the
+    session's turn (A gives it up as the reply ends): all within 10 s."""
+    a = started(state=redis_server.url, lease_seconds=60)
+    b = started(state=redis_server.url, lease_seconds=60)
+    with grpc.insecure_channel(a.target) as channel:
+        assert list(pb_grpc.AgentServiceStub(channel).Reply(_request("hi", "x2"), timeout=60))
+    _assert_interrupted_through(a, b, "x2", timeout=10)
 
 
 def _named(words: str, session: str, reply_id: str) -> pb.ReplyRequest:

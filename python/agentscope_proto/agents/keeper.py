@@ -8,11 +8,17 @@ another replica runs a call on it: calls queue, across replicas as within
 one, within their deadline), renew it while the call runs, load the stored
 state into the session's agent if another replica saved a newer one since
 this replica's agent last saw it, then after the call (a reply that ended,
-asked, failed or was interrupted alike) save the agent's state and give the
-lease up. A replica that dies holds its leases no longer than
-`AgentConfig.lease_seconds`. A stored state this server cannot read is
-refused (`StoredStateError`, DATA_LOSS) and left as it is: never replaced
-by a new session's.
+asked, failed or was interrupted alike) save the agent's state and, in the
+same step, hold the lease idle for a lease's time: a conversation's next
+call, which comes to this replica, goes on that lease within the first third
+of it (with the margin a fresh lease has at its first renewal), taking no
+step to take it or to load the state (nobody else can have saved). Another
+replica wanting the session says so (`Notice.WANTED`): the lease is given up
+at once, or at the end of the call running here. A replica that dies holds
+its leases, idle or not, no longer than `AgentConfig.lease_seconds`; one
+stopping (`drain`) gives its idle ones up at once. A stored state this
+server cannot read is refused (`StoredStateError`, DATA_LOSS) and left as it
+is: never replaced by a new session's.
 
 With the `memory` store a turn is the lock alone, as it always was.
 """
@@ -35,7 +41,7 @@ from ..errors import AgentScopeProtoError, StoredStateError
 from .config import AgentConfig
 from .hosting import Hosting, encoded
 from .state import StateStore
-from .state.store import Renewed, Save
+from .state.store import Notice, Renewed, Save
 
 
 class Session(Protocol):
@@ -60,8 +66,11 @@ __all__ = ["Keeper"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
-# The first and the longest wait between two tries for a busy session's lease.
-_FIRST_TRY_S, _LAST_TRY_S = 0.005, 0.2
+# The first and the longest wait between two tries for a busy session's
+# lease (its holder, told, gives an idle one up in about a round trip).
+_FIRST_TRY_S, _LAST_TRY_S = 0.001, 0.2
+# The first and the longest wait before listening again to the store's notices.
+_FIRST_LISTEN_S, _LAST_LISTEN_S = 0.1, 5.0
 
 
 class Keeper:
@@ -73,10 +82,26 @@ class Keeper:
         # This replica's token: leases name who holds them.
         self._owner = uuid.uuid4().hex
         self._lease_ms = round(config.lease_seconds * 1000)
+        # A lease held idle lasts as long as a call's; a call within its
+        # first third goes on it with the margin a fresh lease has at its
+        # first renewal (two thirds of it for the loop's stalls).
+        self._hold_ms = self._lease_ms
         self._idle_ms = round(config.session_idle_seconds * 1000)
         # Set as the server stops with replies running (`Sessions.hand_over`):
         # calls end without saving, their replies left to other replicas.
         self.handing_over = False
+        # Leases held idle here: session id -> (until when, on this
+        # process's clock, the state version saved with it).
+        self._held: dict[str, tuple[float, int]] = {}
+        # Sessions in a call's turn here, and those of them another wants.
+        self._turns: dict[str, Session] = {}
+        self._wanted: set[str] = set()
+        # Leases are held idle only while this replica hears its notices
+        # (else another would wait out the hold), and until it stops.
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = False
+        self._holding = True
+        self._giving_up: set[asyncio.Task[None]] = set()
 
     @property
     def durable(self) -> bool:
@@ -98,20 +123,103 @@ class Keeper:
         if not self.durable or session.local:
             yield
             return
-        version = await self._lease(session.id)
-        renewing = _Renewing(self._renew(session), self._lease_ms / 3000)
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen())
+        held = self._take_held(session)
+        self._turns[session.id] = session
         released = False
         try:
-            await self._refresh(session, version)
+            if held is None:
+                await self._refresh(session, await self._lease(session.id))
+                first_renewal = self._lease_ms / 3000
+            else:  # held idle since this replica's last save: the state is its own
+                first_renewal = held - self._lease_ms * 2 / 3000
+            renewing = _Renewing(self._renew(session), first_renewal)
             try:
                 yield
             finally:
                 renewing.cancel()  # before the save gives the lease up
                 released = await self._save(session, save_by)
         finally:
-            renewing.cancel()
+            del self._turns[session.id]
+            self._wanted.discard(session.id)
             if not released:
                 await self.store.release(session.id, self._owner)
+
+    def _take_held(self, session: Session) -> float | None:
+        """The time left (s) on the lease this replica holds idle on
+        `session`, if its call can go on it (two thirds of a lease left, and
+        its agent holds the state saved with it); else None (the lease must
+        be taken: `acquire` takes an idle one of this replica's back)."""
+        held = self._held.pop(session.id, None)
+        if held is None:
+            return None
+        until, version = held
+        left = until - time.monotonic()
+        if version != session.stored or left < self._lease_ms * 2 / 3000:
+            return None
+        return left
+
+    async def _listen(self) -> None:
+        """Hear the store's notices about this replica's sessions, again
+        after a failure, for as long as the keeper runs."""
+        wait = _FIRST_LISTEN_S
+        while True:
+            try:
+                async for notice, session_id in self.store.notices(self._owner):
+                    self._heard(notice, session_id)
+                    wait = _FIRST_LISTEN_S
+            except AgentScopeProtoError as exc:
+                logger.warning("the state store's notices stopped: %s", exc)
+            finally:
+                self._listening = False
+                self._give_up_held()  # nobody could tell this replica they wait
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _LAST_LISTEN_S)
+
+    def _heard(self, notice: Notice, session_id: str) -> None:
+        if notice is Notice.LISTENING:
+            self._listening = True
+        elif session_id in self._turns:
+            if notice is Notice.WANTED:
+                self._wanted.add(session_id)  # given up as the call ends
+            elif (reply := self._turns[session_id].reply) is not None:
+                reply.interrupt()
+        elif notice is Notice.WANTED and self._held.pop(session_id, None) is not None:
+            self._give_up(session_id)
+
+    def _give_up(self, session_id: str) -> None:
+        """Give the idle lease on `session_id` up (it is no longer in `_held`:
+        a call beginning meanwhile takes the lease as any other would)."""
+
+        async def give_up() -> None:
+            try:
+                await self.store.release(session_id, self._owner, held=True)
+            except AgentScopeProtoError as exc:  # it runs out within its hold
+                logger.warning("session %r: giving its lease up failed: %s", session_id, exc)
+
+        task = asyncio.create_task(give_up())
+        self._giving_up.add(task)
+        task.add_done_callback(self._giving_up.discard)
+
+    def _give_up_held(self) -> None:
+        held, self._held = self._held, {}
+        for session_id in held:
+            self._give_up(session_id)
+
+    async def drain(self) -> None:
+        """Hold no lease idle from now on, and give those held up (the
+        server stops: other replicas take its sessions at once)."""
+        self._holding = False
+        self._give_up_held()
+        await asyncio.gather(*self._giving_up, return_exceptions=True)
+
+    async def close(self) -> None:
+        """`drain`, and stop hearing the store's notices."""
+        await self.drain()
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
 
     async def _lease(self, session_id: str) -> int:
         """Take the session's lease (waiting while another holds it); the
@@ -182,15 +290,17 @@ class Keeper:
             return False  # the agent keeps nothing between calls
         saved.rest.saved_at_ms = time.time_ns() // 1_000_000
         kept = _same_start(session.context, saved.context)
+        hold = self._listening and self._holding and session.id not in self._wanted
         save = Save(
             self._owner,
             saved.rest.SerializeToString(),
             self._idle_ms,
-            True,
+            self._hold_ms if hold else 0,
             kept,
             saved.context[kept:],
         )
         save_to = save_by or partial(self.store.save, session.id)
+        sent = time.monotonic()  # the hold ends after this, in the store
         version = await save_to(save)
         if version is None:
             logger.warning(
@@ -199,6 +309,10 @@ class Keeper:
             session.stored = -1
             return False
         session.stored, session.context = version, saved.context
+        if save.hold_ms and session.id in self._wanted:
+            self._give_up(session.id)  # asked for while the save was on its way
+        elif save.hold_ms:
+            self._held[session.id] = (sent + save.hold_ms / 1000, version)
         return True
 
 

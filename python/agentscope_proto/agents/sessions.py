@@ -212,10 +212,11 @@ class Sessions:
         return len(self._sessions)
 
     async def drain(self) -> None:
-        """As the server begins to stop: with a durable store, every reply
-        running here goes on when its call ends (the server ends the calls
-        after their grace), to be handed over rather than interrupted
-        (`hand_over`)."""
+        """As the server begins to stop: the leases held idle are given up
+        (`Keeper.drain`), and with a durable store every reply running here
+        goes on when its call ends (the server ends the calls after their
+        grace), to be handed over rather than interrupted (`hand_over`)."""
+        await self.keeper.drain()
         if self.keeper.durable:
             for session in self._sessions.values():
                 if session.reply is not None:
@@ -235,6 +236,7 @@ class Sessions:
         for task in self.running:
             task.cancel()
         await asyncio.gather(*self.running, *self._recorders, return_exceptions=True)
+        await self.keeper.close()
 
     @property
     def config(self) -> AgentConfig:
@@ -253,9 +255,10 @@ class Sessions:
                         "reply_id", "an answer goes on with the reply that asked, and its id"
                     )
             inputs = await self.read_inputs(request)
-            if request.WhichOneof("answer") == "user_interrupt":
+            if request.WhichOneof("answer") == "user_interrupt" and not self._interrupt(
+                request.session_id
+            ):
                 # Before its place (it waits for nothing): here, or where it runs.
-                self._interrupt(request.session_id)
                 await self.keeper.interrupt(request.session_id)
             await place.reached()
             session = await self.open(request.session_id, create=inputs.answer is None)
@@ -287,12 +290,15 @@ class Sessions:
         reply.read_from(self._read(session.id, reply_id, "", started=True))
         return reply
 
-    def _interrupt(self, session_id: str) -> None:
+    def _interrupt(self, session_id: str) -> bool:
         """Interrupt the reply running in the session on this replica, if
-        one does (a reply kept running after its caller left ends so)."""
+        one does (a reply kept running after its caller left ends so):
+        whether one did."""
         session = self._sessions.get(session_id)
-        if session is not None and session.reply is not None:
-            session.reply.interrupt()
+        if session is None or session.reply is None:
+            return False
+        session.reply.interrupt()
+        return True
 
     async def resume(
         self, request: service_pb.ResumeRequest
@@ -312,10 +318,12 @@ class Sessions:
         may not be there yet)."""
 
         async def running() -> bool:
-            if self.keeper.durable:
-                return await self.keeper.store.leased(session_id)
+            # A call here (running, or waiting for the session's lease), or
+            # on another replica.
             session = self._sessions.get(session_id)
-            return session is not None and session.busy > 0
+            if session is not None and session.busy > 0:
+                return True
+            return self.keeper.durable and await self.keeper.store.leased(session_id)
 
         async def take_over() -> bool:
             return await self._take_over(session_id, reply_id)

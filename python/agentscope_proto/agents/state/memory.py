@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import AsyncIterator
 
-from .store import Entry, Renewed, Save, StateStore, Stored
+from .store import Entry, Notice, Renewed, Save, StateStore, Stored
 
 __all__ = ["MemoryStateStore"]
 
@@ -52,8 +53,13 @@ class MemoryStateStore(StateStore):
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
         return None  # the process's own replies are interrupted directly (`Sessions`)
 
-    async def release(self, session_id: str, owner: str) -> None:
+    async def release(self, session_id: str, owner: str, *, held: bool = False) -> None:
         return None
+
+    async def notices(self, owner: str) -> AsyncIterator[tuple[Notice, str]]:
+        # No other replica: nobody to want a session, or to interrupt from afar.
+        yield Notice.LISTENING, ""
+        await asyncio.Event().wait()
 
     async def version(self, session_id: str) -> int:
         return 0

@@ -6,21 +6,23 @@ Each session has the keys `agentscope:session:{<agent>/<session>}:state:v2`
 version under `v`), `...:context:v2` (a list: the context's `Msg` bytes,
 oldest first; a save trims it to what it kept and pushes the new messages,
 so a turn sends its own messages, not the whole conversation again),
-`...:lease` (the holder's token, with a time to live), `...:interrupt` (a
-caller's request to interrupt the reply running there, on whichever replica
-runs it), and a stream per reply, `...:reply:<reply id>` (an entry's bytes
-under `d`; the entry id is its position), which expires a while after its
-last entry. A session saved by an earlier version (`state:v1`: the whole
-`SessionState` under `s`) is read as it is, and written as v2 by its next
-save. The braces make the
-agent and session a hash tag, so a session's keys share one slot of a Redis
-Cluster and each script below touches one slot. `<agent>` is the served
-agent's name: agents served on one Redis keep their sessions apart. The
-encoding's version is in the key: a later encoding is stored beside it.
+`...:lease` (the holder's token, with a time to live; `<token>:idle` for a
+lease held idle after a call), `...:interrupt` (a caller's request to
+interrupt the reply running there, on whichever replica runs it), and a
+stream per reply, `...:reply:<reply id>` (an entry's bytes under `d`; the
+entry id is its position), which expires a while after its last entry. A
+session saved by an earlier version (`state:v1`: the whole `SessionState`
+under `s`) is read as it is, and written as v2 by its next save. The braces
+make the agent and session a hash tag, so a session's keys share one slot of
+a Redis Cluster and each script below touches one slot. `<agent>` is the
+served agent's name: agents served on one Redis keep their sessions apart.
+The encoding's version is in the key: a later encoding is stored beside it.
 
 Every step that must see and change a key at once is one Lua script (Redis
 runs each alone): a save checks the lease and writes in one step, so a
-replica whose lease ran out cannot overwrite its successor's state.
+replica whose lease ran out cannot overwrite its successor's state. A
+replica hears about the sessions it holds on its pub/sub channel
+`agentscope:replica:<token>`, which the scripts publish to.
 
 The URL may name any node of a Redis Cluster: the store asks the server
 whether it is one (`INFO cluster`) and then talks to the whole cluster,
@@ -29,7 +31,9 @@ each session's keys on the node of their slot.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -39,28 +43,52 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..._redis import ScriptCalls, connect_redis
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
-from .store import Entry, Renewed, Save, StateStore, Stored
+from .store import Entry, Notice, Renewed, Save, StateStore, Stored
 
 __all__ = ["RedisStateStore", "unavailable"]
 
 logger = logging.getLogger("agentscope_proto.agents")
 
-# KEYS: lease, state (v2), interrupt, state v1. ARGV: owner, ttl ms. The lease
-# taken if free (or already the caller's): the stored state's version (0:
-# none); else -1.
-_ACQUIRE = """
-local holder = redis.call('GET', KEYS[1])
-if holder == false then
+# Each replica's notices (`StateStore.notices`), by its token: a session it
+# holds the lease of is wanted (`w<session>`), or its call to be interrupted
+# (`i<session>`). Pub/sub: a cluster's nodes pass each message to all.
+_CHANNEL = "agentscope:replica:"
+# A lease is its holder's token: `<owner>` held for a call, `<owner>:idle`
+# held idle after one (`Save.hold_ms`). `_HOLDER` (Lua) gives a lease's
+# owner and whether it is held idle.
+_HOLDER = """
+local function holder(lease)
+  if lease == false then
+    return false, false
+  end
+  if string.sub(lease, -5) == ':idle' then
+    return string.sub(lease, 1, -6), true
+  end
+  return lease, false
+end
+"""
+# KEYS: lease, state (v2), interrupt, state v1. ARGV: owner, ttl ms, the
+# session's id. The lease taken if free or the caller's: the stored
+# state's version (0: none); else -1, and its holder told it is wanted.
+_ACQUIRE = (
+    _HOLDER
+    + """
+local owner, idle = holder(redis.call('GET', KEYS[1]))
+if owner == false or (owner == ARGV[1] and idle) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   -- A new call's turn: an interrupt asked for before it is void.
   redis.call('DEL', KEYS[3])
-elseif holder == ARGV[1] then
+elseif owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 else
+  redis.call('PUBLISH', '"""
+    + _CHANNEL
+    + """' .. owner, 'w' .. ARGV[3])
   return -1
 end
 return tonumber(redis.call('HGET', KEYS[2], 'v') or redis.call('HGET', KEYS[4], 'v') or 0)
 """
+)
 # KEYS: state (v2), context, state v1. {version, rest or whole state, 1 if
 # whole (v1), the context's messages...}; {} if none.
 _LOAD = """
@@ -79,31 +107,59 @@ end
 return {}
 """
 # KEYS: lease, interrupt. ARGV: owner, ttl ms. 0: the lease is lost; 1:
-# renewed; 2: renewed, and a caller asked to interrupt the call (taken).
-_RENEW = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+# renewed (held for a call from now on); 2: renewed, and a caller asked to
+# interrupt the call (taken).
+_RENEW = (
+    _HOLDER
+    + """
+if holder(redis.call('GET', KEYS[1])) ~= ARGV[1] then
   return 0
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if redis.call('DEL', KEYS[2]) == 1 then
   return 2
 end
 return 1
 """
+)
+# KEYS: lease. ARGV: the lease's exact token (held for a call, or idle).
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0
 """
+# KEYS: lease, interrupt. ARGV: ttl ms, the session's id. A call's holder
+# takes the request at its next renewal; an idle holder is told (the call
+# may have begun there before its first renewal).
+_INTERRUPT = (
+    _HOLDER
+    + """
+local owner, idle = holder(redis.call('GET', KEYS[1]))
+if owner == false then
+  return 0
+end
+if idle then
+  redis.call('PUBLISH', '"""
+    + _CHANNEL
+    + """' .. owner, 'i' .. ARGV[2])
+else
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[1])
+end
+return 1
+"""
+)
 # A session's save (a Lua function: `_SAVE` runs it alone, `_APPEND` after a
 # reply's last entries). K: the lease, the state (v2), its context, the
-# state v1; ARGV from `at`: owner, state bytes, idle ms, whether to give the
-# lease up, how many stored messages to keep, then the new ones. The new
-# version, or -1 when the lease is not the owner's.
-_SAVE_FUNCTION = """
+# state v1, the interrupt; ARGV from `at`: owner, state bytes, idle ms, how
+# long to hold the lease idle (0: give it up), how many stored messages to
+# keep, then the new ones. The new version, or -1 when the lease is not
+# the owner's.
+_SAVE_FUNCTION = (
+    _HOLDER
+    + """
 local function save(K, at)
-if redis.call('GET', K[1]) ~= ARGV[at] then
+if holder(redis.call('GET', K[1])) ~= ARGV[at] then
   return -1
 end
 local version = tonumber(redis.call('HGET', K[2], 'v') or redis.call('HGET', K[4], 'v') or 0)
@@ -121,12 +177,17 @@ for first = at + 5, #ARGV, 1000 do
 end
 redis.call('PEXPIRE', K[2], ARGV[at + 2])
 redis.call('PEXPIRE', K[3], ARGV[at + 2])
-if ARGV[at + 3] == '1' then
+if ARGV[at + 3] == '0' then
   redis.call('DEL', K[1])
+else
+  redis.call('SET', K[1], ARGV[at] .. ':idle', 'PX', ARGV[at + 3])
 end
+-- The call ended: an interrupt asked for it is void.
+redis.call('DEL', K[5])
 return version + 1
 end
 """
+)
 _SAVE = _SAVE_FUNCTION + "return save(KEYS, 1)\n"
 # KEYS: the reply's stream, then (with a save) the save's. ARGV: keep ms, how
 # many entries, the entries, then (with a save) the save's. The save's
@@ -139,7 +200,7 @@ for i = 3, 2 + count do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 if #KEYS > 1 then
-  out[1] = save({KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, 3 + count)
+  out[1] = save({KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]}, 3 + count)
 end
 return out
 """
@@ -175,6 +236,7 @@ class RedisStateStore(StateStore):
         self._acquire = client.register_script(_ACQUIRE)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
+        self._interrupt = client.register_script(_INTERRUPT)
         self._save = client.register_script(_SAVE)
         self._load = client.register_script(_LOAD)
         self._append = client.register_script(_SAVE_FUNCTION + _APPEND)
@@ -215,7 +277,7 @@ class RedisStateStore(StateStore):
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
         lease, state = self._keys(session_id)
         keys = [lease, state, self._interrupt_key(session_id), self._state_keys(session_id)[2]]
-        version = int(await self._run(self._acquire, keys, [owner, ttl_ms]))
+        version = int(await self._run(self._acquire, keys, [owner, ttl_ms, session_id]))
         return None if version < 0 else version
 
     async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
@@ -224,14 +286,28 @@ class RedisStateStore(StateStore):
         return Renewed(int(await self._run(self._renew, keys, [owner, ttl_ms])))
 
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
+        lease, _ = self._keys(session_id)
+        keys = [lease, self._interrupt_key(session_id)]
+        await self._run(self._interrupt, keys, [ttl_ms, session_id])
+
+    async def release(self, session_id: str, owner: str, *, held: bool = False) -> None:
+        lease, _ = self._keys(session_id)
+        await self._run(self._release, [lease], [f"{owner}:idle" if held else owner])
+
+    async def notices(self, owner: str) -> AsyncIterator[tuple[Notice, str]]:
+        pubsub = self.client.pubsub()
         try:
-            await self.client.set(self._interrupt_key(session_id), b"1", px=ttl_ms)
+            await pubsub.subscribe(f"{_CHANNEL}{owner}")
+            yield Notice.LISTENING, ""
+            async for message in pubsub.listen():
+                if message.get("type") == "message":
+                    data = _text(message["data"])
+                    with contextlib.suppress(ValueError):
+                        yield Notice(data[:1]), data[1:]
         except RedisError as exc:
             raise unavailable(exc) from None
-
-    async def release(self, session_id: str, owner: str) -> None:
-        lease, _ = self._keys(session_id)
-        await self._run(self._release, [lease], [owner])
+        finally:
+            await pubsub.aclose()
 
     async def version(self, session_id: str) -> int:
         state, _, earlier = self._state_keys(session_id)
@@ -258,12 +334,11 @@ class RedisStateStore(StateStore):
 
     def _save_keys(self, session_id: str) -> list[str]:
         lease, _ = self._keys(session_id)
-        return [lease, *self._state_keys(session_id)]
+        return [lease, *self._state_keys(session_id), self._interrupt_key(session_id)]
 
     @staticmethod
     def _save_args(save: Save) -> list[Any]:
-        release = "1" if save.release else "0"
-        return [save.owner, save.state, save.idle_ms, release, save.kept, *save.context]
+        return [save.owner, save.state, save.idle_ms, save.hold_ms, save.kept, *save.context]
 
     async def append(
         self,
@@ -313,9 +388,10 @@ class RedisStateStore(StateStore):
     async def leased(self, session_id: str) -> bool:
         lease, _ = self._keys(session_id)
         try:
-            return bool(await self.client.exists(lease))
+            token = await self.client.get(lease)
         except RedisError as exc:
             raise unavailable(exc) from None
+        return token is not None and not _text(token).endswith(":idle")
 
     async def close(self) -> None:
         await self._calls.close()

@@ -9,6 +9,14 @@ session at once, and a replica that dies frees its sessions within the
 lease's time. A save is fenced by the lease: a replica that lost its lease
 (paused past it) cannot overwrite what the next one wrote.
 
+A replica may keep a session's lease a while after its call (`Save.hold_ms`:
+held idle), so that the session's next call there takes no step to take it
+(a conversation's calls come to one replica, one after the other). Another
+replica wanting it asks the holder (`acquire` does, through the holder's
+notices), which gives it up at once, or at the end of the call it runs; a
+holder that died frees it within the hold. Only a lease held for a call
+makes the session busy (`leased`).
+
 It also holds each reply's log: the reply's responses (and its error, if it
 failed), appended as the reply produces them whether anyone reads them or
 not, each at a position (`Entry.position`: opaque, increasing), kept for a
@@ -25,10 +33,10 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Entry", "Renewed", "Save", "StateStore", "Stored"]
+__all__ = ["Entry", "Notice", "Renewed", "Save", "StateStore", "Stored"]
 
 
 @dataclass(frozen=True)
@@ -51,15 +59,29 @@ class Renewed(enum.IntEnum):
     INTERRUPT = 2
 
 
+class Notice(enum.Enum):
+    """What a replica hears from the store about a session whose lease it
+    holds (`StateStore.notices`)."""
+
+    # Its notices are being listened to (the first notice, and after a reconnection).
+    LISTENING = "listening"
+    # Another replica waits for the lease.
+    WANTED = "w"
+    # A caller asked to interrupt the call running in the session (asked
+    # while the lease was held idle: the call may have begun since).
+    INTERRUPT = "i"
+
+
 @dataclass(frozen=True)
 class Save:
     """A save of a session's state (`StateStore.save`), alone or with a
-    reply's last log entries in one step (`StateStore.append`)."""
+    reply's last log entries in one step (`StateStore.append`): kept
+    `idle_ms` after it; the lease given up, or kept `hold_ms` (held idle)."""
 
     owner: str
     state: bytes
     idle_ms: int
-    release: bool
+    hold_ms: int
     kept: int
     context: Sequence[bytes]
 
@@ -80,21 +102,31 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
-        """Take the session's lease for `owner` unless another holds it (None);
-        the version of its stored state (0: none), read in the same step."""
+        """Take the session's lease for `owner` (also from its own idle hold)
+        unless another holds it (None: that one is told it is wanted); the
+        version of its stored state (0: none), read in the same step."""
 
     @abc.abstractmethod
     async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
-        """Extend `owner`'s lease, and take a pending interrupt request."""
+        """Extend `owner`'s lease (held for a call from now on, if it was
+        held idle), and take a pending interrupt request."""
 
     @abc.abstractmethod
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
         """Ask whichever replica runs a call in the session to interrupt it
-        (at its next renewal); void once a new call takes the session."""
+        (at its next renewal; a lease held idle: its holder is told, and
+        interrupts the call it may have begun); void once the call ends."""
 
     @abc.abstractmethod
-    async def release(self, session_id: str, owner: str) -> None:
-        """Give the lease up, if `owner` still holds it."""
+    async def release(self, session_id: str, owner: str, *, held: bool = False) -> None:
+        """Give the lease up, if `owner` still holds it for a call (`held`:
+        holds it idle)."""
+
+    @abc.abstractmethod
+    def notices(self, owner: str) -> AsyncIterator[tuple[Notice, str]]:
+        """What the store tells `owner` about sessions whose lease it holds,
+        each with the session's id: `Notice.LISTENING` first (with no id),
+        then as they come, until the store fails (raised)."""
 
     @abc.abstractmethod
     async def version(self, session_id: str) -> int:
@@ -111,7 +143,8 @@ class StateStore(abc.ABC):
         `save.state` (its `SessionState` without context), and its context:
         the first `save.kept` messages stored (the owner's last save or load
         had them), then `save.context`'s; kept `save.idle_ms` after this
-        save, the lease given up if `save.release`. The new version, or None
+        save, the lease given up or held idle (`save.hold_ms`); an interrupt
+        asked for meanwhile void (the call ended). The new version, or None
         if the lease was lost."""
 
     @abc.abstractmethod
@@ -141,7 +174,8 @@ class StateStore(abc.ABC):
 
     @abc.abstractmethod
     async def leased(self, session_id: str) -> bool:
-        """Whether a replica holds the session's lease (runs a call in it)."""
+        """Whether a replica holds the session's lease for a call (runs a
+        call in it; not a lease held idle)."""
 
     @abc.abstractmethod
     async def close(self) -> None:
