@@ -302,9 +302,9 @@ class RedisHubStore(HubStore):
         return outcome
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
-        # One script call per topic (a topic's key is one Cluster slot), made
-        # together (one batch of `ScriptCalls`); each message's result goes
-        # back to its place.
+        # One script call per topic (a topic's key is one Cluster slot), sent
+        # together (`run_all`: one batch); each message's result goes back to
+        # its place.
         groups: dict[str, list[int]] = {}
         for index, (topic, _) in enumerate(messages):
             groups.setdefault(topic, []).append(index)
@@ -326,9 +326,8 @@ class RedisHubStore(HubStore):
             except RedisError as exc:
                 raise _unavailable(exc) from None
         else:
-            replies = await asyncio.gather(
-                *(self.run(self._publish, keys, args) for keys, args in calls),
-                return_exceptions=True,
+            replies = await self._calls.run_all(
+                [(self._publish, keys, args) for keys, args in calls]
             )
         results: list[Published] = [""] * len(messages)
         for indexes, reply in zip(groups.values(), replies, strict=True):
@@ -463,7 +462,7 @@ def _outcomes(reply: Any, count: int) -> list[Published]:
     """The `count` results of one `_PUBLISH` call from its reply (or error)."""
     if isinstance(reply, RedisError):
         return [_unavailable(reply)] * count
-    if isinstance(reply, BaseException):  # not the store's (gathered as it is)
+    if isinstance(reply, BaseException):  # not the store's (a cluster's call, gathered)
         raise reply
     epoch: str = reply[0].decode()
     ids: list[bytes] = reply[1]
