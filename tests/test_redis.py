@@ -113,3 +113,59 @@ def test_a_dropped_connection_fails_its_batch_once_and_the_next_reconnects(
         _run(server.url, body)
     finally:
         server.stop()
+
+
+def test_run_all_sends_a_callers_calls_in_one_batch_each_reply_in_its_place(
+    redis_server: RedisServer,
+) -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push, fail = client.register_script(_PUSH), client.register_script(_FAIL)
+        await client.delete("calls:all")
+        await calls.run(push, ["calls:warm"], ["loaded"])  # both scripts known to Redis
+        with pytest.raises(ResponseError):
+            await calls.run(fail, ["calls:all"], ["warm"])
+        sent = []
+        original = type(calls)._send
+
+        async def counting(self: ScriptCalls, batch: list[Any]) -> None:
+            sent.append(len(batch))
+            await original(self, batch)
+
+        calls._send = counting.__get__(calls)  # type: ignore[method-assign]
+        replies = await calls.run_all(
+            [
+                (push, ["calls:all"], ["a"]),
+                (fail, ["calls:all"], ["b"]),
+                (push, ["calls:all"], ["c"]),
+            ]
+        )
+        assert sent == [3]
+        assert replies[0::2] == [1, 2]
+        assert isinstance(replies[1], ResponseError)
+        assert "refused b" in str(replies[1])
+
+    _run(redis_server.url, body)
+
+
+def test_closing_fails_a_call_on_its_way_without_cancelling_its_caller(
+    redis_server: RedisServer,
+) -> None:
+    """A call sent from its caller's task: `close()` fails it with a
+    connection error (the caller is not cancelled, nothing hangs)."""
+    # Busy for 0.3 s (a script cannot sleep), then answers.
+    slow = (
+        "local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end "
+        "local stop = now() + 300000 while now() < stop do end return 1"
+    )
+
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        script = client.register_script(slow)
+        await client.script_load(slow)
+        call = asyncio.ensure_future(calls.run(script, ["calls:slow"], []))
+        await asyncio.sleep(0.05)  # sent (at once, from the caller's task)
+        await calls.close()
+        with pytest.raises(RedisConnectionError):
+            await call
+        assert not call.cancelled()
+
+    _run(redis_server.url, body)

@@ -90,8 +90,11 @@ class ScriptCalls:
     together: the calls made while a batch is on its way go in the next, in
     one write on a connection of the batches' own, their replies read back
     in order. Under concurrent callers a call so costs a share of one round
-    trip, of its system calls and of Redis's own wake-up; alone it goes at
-    once (the batch leaves in the loop's next step). Nothing is sent twice
+    trip, of its system calls and of Redis's own wake-up; made when nothing
+    is on its way, it goes at once from its caller's task (no task to start,
+    no step of the loop to wait for: a caller that waits for each reply, as
+    the hub's publishers do, pays nothing for the batching). `run_all`
+    sends one caller's several calls in one batch. Nothing is sent twice
     but a call Redis refused unrun (its script unknown: Redis restarted),
     once the script is loaded; a batch whose connection fails fails each
     call not answered (a script may have run). A Redis Cluster's calls go
@@ -101,6 +104,8 @@ class ScriptCalls:
         self._client = client
         self._clustered = isinstance(client, aioredis.RedisCluster)
         self._pending: list[_Call] = []
+        # Whether a batch is on its way (sent by its caller, or by `_sender`).
+        self._busy = False
         self._sender: asyncio.Task[None] | None = None
         self._connection: Any = None
 
@@ -109,11 +114,45 @@ class ScriptCalls:
         reply, or the connection)."""
         if self._clustered:
             return await script(keys=keys, args=args)
-        call = _Call(script, keys, args)
-        self._pending.append(call)
-        if self._sender is None:
-            self._sender = asyncio.create_task(self._send_all())
-        return await call.future
+        (reply,) = await self._made([_Call(script, keys, args)])
+        if isinstance(reply, RedisError):
+            raise reply
+        return reply
+
+    async def run_all(self, calls: Sequence[tuple[Any, Sequence[Any], Sequence[Any]]]) -> list[Any]:
+        """The reply of each `(script, keys, args)`, or the `RedisError` it
+        failed with, in order; sent together."""
+        if self._clustered:
+            replies = await asyncio.gather(
+                *(script(keys=keys, args=args) for script, keys, args in calls),
+                return_exceptions=True,
+            )
+            return list(replies)
+        return await self._made([_Call(*call) for call in calls])
+
+    async def _made(self, made: list[_Call]) -> list[Any]:
+        self._pending += made
+        if not self._busy:
+            await self._send_now()
+        replies: list[Any] = []
+        for call in made:
+            try:
+                replies.append(await call.future)
+            except RedisError as exc:
+                replies.append(exc)
+        return replies
+
+    async def _send_now(self) -> None:
+        """Send what is pending (the caller's calls) from the caller's task;
+        what is made meanwhile goes next, from a task of its own."""
+        self._busy = True
+        batch, self._pending = self._pending, []
+        try:
+            await self._send(batch)
+        finally:
+            self._busy = bool(self._pending)
+            if self._busy:
+                self._sender = asyncio.create_task(self._send_all())
 
     async def _send_all(self) -> None:
         batch: list[_Call] = []
@@ -127,6 +166,7 @@ class ScriptCalls:
             self._pending = []
             raise
         finally:
+            self._busy = False
             self._sender = None
 
     async def _send(self, batch: list[_Call]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,6 +74,73 @@ def test_redis_publish_many_fails_per_topic(redis_server: RedisServer) -> None:
     for failed in (results[1], results[3]):
         assert isinstance(failed, HubUnavailableError)
         assert "WRONGTYPE" in failed.reason
+
+
+def _count_batches(hub: HubStore) -> list[int]:
+    """The sizes of the batches of script calls `hub` (a `RedisHubStore`)
+    sends from now on, one round trip each."""
+    calls: Any = getattr(hub, "_calls")  # noqa: B009 (the store's own, private)
+    sizes: list[int] = []
+    send = calls._send
+
+    async def counting(batch: list[Any]) -> None:
+        sizes.append(len(batch))
+        await send(batch)
+
+    calls._send = counting
+    return sizes
+
+
+def test_redis_concurrent_publishes_share_round_trips_each_its_own_offset(
+    redis_server: RedisServer,
+) -> None:
+    topic, other = f"t/{uuid.uuid4().hex}", f"t/{uuid.uuid4().hex}"
+
+    async def body(hub: HubStore) -> None:
+        live = await hub.subscribe(topic, "")
+        sizes = _count_batches(hub)
+        offsets = await asyncio.gather(*(hub.publish(topic, str(i).encode()) for i in range(40)))
+        assert len(sizes) < 40, sizes  # several publishers' calls in one round trip
+        assert [o.decode() for o, _ in await _take(live, 40)] == offsets  # stored as made
+        # Several topics in one publish_many: their calls in one batch too
+        # (no pipeline, no SCRIPT EXISTS before it).
+        sizes.clear()
+        mixed = await hub.publish_many([(topic, b"a"), (other, b"b"), (topic, b"c")])
+        assert sizes == [2]
+        assert [o.decode() for o, _ in await _take(live, 2)] == [mixed[0], mixed[2]]
+        live.close()
+
+    _run(redis_server.url, body)
+
+
+def test_redis_publishes_of_a_batch_whose_connection_fails_fail_unavailable(
+    tmp_path: Path,
+) -> None:
+    """Redis gone under a batch (three topics' calls): each of its messages
+    fails with the hub's error (none is sent again), and the next publish
+    reconnects."""
+    server = RedisServer(tmp_path)
+    topics = [f"t/{uuid.uuid4().hex}" for _ in range(3)]
+
+    async def body(hub: HubStore) -> None:
+        assert await hub.publish(topics[0], b"before")
+        sizes = _count_batches(hub)
+        server.restart()  # nothing persisted: the topics are gone too
+        outcomes = await hub.publish_many([(topic, b"lost") for topic in topics])
+        assert sizes == [3]
+        for outcome in outcomes:
+            assert isinstance(outcome, HubUnavailableError), outcome
+            assert outcome.reason.startswith("the hub store failed: ConnectionError")
+            assert "127.0.0.1" not in outcome.reason  # the address stays in the log
+        after = await hub.publish(topics[0], b"after")
+        live = await hub.subscribe(topics[0], "0-0")
+        assert await _take(live, 1) == [(after.encode(), b"after")]
+        live.close()
+
+    try:
+        _run(server.url, body)
+    finally:
+        server.stop()
 
 
 def test_redis_subscriptions_share_a_read_and_each_gets_its_own_sequence(

@@ -15,7 +15,10 @@ both OUT_OF_RANGE (`lost`), never skipping past the loss in silence.
 `XADD ... MAXLEN ~ retention` trims a topic as it grows (never below
 `retention` entries), and with `retention_seconds`, `XTRIM ... MINID ~`
 its entries older than that (never a newer one); publishes are one script
-call per topic, its XADDs in order.
+call per topic, its XADDs in order. Every script call goes through one
+`ScriptCalls`: those made while a batch is on its way (concurrent
+publishes, acks, group reads) go together in the next, one write and one
+round trip; blocked reads have connections of their own (redis-py's pool).
 
 Subscriptions read with `XREAD BLOCK` from their last offset: on their own
 until they have caught up with their topic's `_Tail` (the one blocked read
@@ -49,12 +52,11 @@ from collections import deque
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .._redis import connect_redis
+from .._redis import ScriptCalls, connect_redis
 from ..errors import HubUnavailableError, LimitExceededError, OffsetOutOfRangeError
 from .store import (
     MAX_GROUPS,
@@ -261,9 +263,7 @@ class RedisHubStore(HubStore):
     def __init__(self, client: Any, config: HubConfig) -> None:
         # redis-py's `Redis`, or its `RedisCluster` (the same commands).
         self._client = client
-        # A cluster's topics live on several nodes: a batch of topics goes
-        # as concurrent script calls, not one pipeline.
-        self._clustered = isinstance(client, aioredis.RedisCluster)
+        self._calls = ScriptCalls(client)
         self._retention = str(config.retention)
         self._age_ms = str(config.retention_seconds * 1000)
         self._batch = min(_BATCH, config.retention)
@@ -291,8 +291,8 @@ class RedisHubStore(HubStore):
 
     async def publish(self, topic: str, msg: bytes) -> str:
         try:
-            reply = await self._publish(
-                [_key(topic)], [self._retention, _new_epoch(), self._age_ms, msg]
+            reply = await self.run(
+                self._publish, [_key(topic)], [self._retention, _new_epoch(), self._age_ms, msg]
             )
         except RedisError as exc:
             raise _unavailable(exc) from None
@@ -302,8 +302,9 @@ class RedisHubStore(HubStore):
         return outcome
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[Published]:
-        # One script call per topic (a topic's key is one Cluster slot), all
-        # in one pipeline; each message's result goes back to its place.
+        # One script call per topic (a topic's key is one Cluster slot), sent
+        # together (`run_all`: one batch); each message's result goes back to
+        # its place.
         groups: dict[str, list[int]] = {}
         for index, (topic, _) in enumerate(messages):
             groups.setdefault(topic, []).append(index)
@@ -319,20 +320,15 @@ class RedisHubStore(HubStore):
             )
             for topic, indexes in groups.items()
         ]
-        try:
-            if len(calls) == 1:
-                replies: list[Any] = [await self._publish(*calls[0])]
-            elif self._clustered:
-                replies = await asyncio.gather(
-                    *(self._publish(keys, args) for keys, args in calls), return_exceptions=True
-                )
-            else:
-                pipeline = self._client.pipeline(transaction=False)
-                for keys, args in calls:
-                    await self._publish(keys, args, client=pipeline)
-                replies = await pipeline.execute(raise_on_error=False)
-        except RedisError as exc:
-            raise _unavailable(exc) from None
+        if len(calls) == 1:
+            try:
+                replies: list[Any] = [await self.run(self._publish, *calls[0])]
+            except RedisError as exc:
+                raise _unavailable(exc) from None
+        else:
+            replies = await self._calls.run_all(
+                [(self._publish, keys, args) for keys, args in calls]
+            )
         results: list[Published] = [""] * len(messages)
         for indexes, reply in zip(groups.values(), replies, strict=True):
             for index, outcome in zip(indexes, _outcomes(reply, len(indexes)), strict=True):
@@ -343,7 +339,7 @@ class RedisHubStore(HubStore):
         """The stream's last offset, its oldest retained one, whether it was
         ever trimmed, its epoch."""
         try:
-            reply: Any = await self._state(keys=[key])
+            reply: Any = await self.run(self._state, [key], [])
         except RedisError as exc:
             raise _unavailable(exc) from None
         if reply is None:
@@ -365,8 +361,8 @@ class RedisHubStore(HubStore):
     async def join(self, topic: str, group: Group) -> Subscription:
         key = _key(topic)
         try:
-            made = await self._create_group(
-                [key], [group.name, "0" if group.earliest else "$", MAX_GROUPS]
+            made = await self.run(
+                self._create_group, [key], [group.name, "0" if group.earliest else "$", MAX_GROUPS]
             )
         except RedisError as exc:
             raise _unavailable(exc) from None
@@ -376,7 +372,7 @@ class RedisHubStore(HubStore):
 
     async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
         try:
-            failed = int(await self._ack([_key(topic)], [group, member, *offsets]))
+            failed = int(await self.run(self._ack, [_key(topic)], [group, member, *offsets]))
         except ResponseError as exc:
             if "NOGROUP" in str(exc) or "no such key" in str(exc):
                 raise unknown_group(group) from None
@@ -388,6 +384,11 @@ class RedisHubStore(HubStore):
         self.acked.set()
         self.acked = asyncio.Event()
         return -failed
+
+    def run(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Awaitable[Any]:
+        """`script`'s reply (redis-py's `RedisError` as it is), sent with
+        the other script calls of the moment."""
+        return self._calls.run(script, keys, args)
 
     async def read(self, key: str, cursor: str) -> list[Entry]:
         """Up to a batch of entries after `cursor` (none after `_BLOCK_MS`)."""
@@ -411,6 +412,7 @@ class RedisHubStore(HubStore):
         return self._batch
 
     async def close(self) -> None:
+        await self._calls.close()
         await self._client.aclose()
 
 
@@ -460,6 +462,8 @@ def _outcomes(reply: Any, count: int) -> list[Published]:
     """The `count` results of one `_PUBLISH` call from its reply (or error)."""
     if isinstance(reply, RedisError):
         return [_unavailable(reply)] * count
+    if isinstance(reply, BaseException):  # not the store's (a cluster's call, gathered)
+        raise reply
     epoch: str = reply[0].decode()
     ids: list[bytes] = reply[1]
     results: list[Published] = [f"{offset.decode()}.{epoch}" for offset in ids]
@@ -705,7 +709,8 @@ class _RedisMember(Subscription):
         while True:
             try:
                 room, entries, *last = await _left_to_finish(
-                    self._store.group_read([self._key], [*args, self._own]), stop=False
+                    self._store.run(self._store.group_read, [self._key], [*args, self._own]),
+                    stop=False,
                 )
             except ResponseError as exc:
                 if "NOGROUP" in str(exc):
