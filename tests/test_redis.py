@@ -169,3 +169,18 @@ def test_closing_fails_a_call_on_its_way_without_cancelling_its_caller(
         assert not call.cancelled()
 
     _run(redis_server.url, body)
+
+
+def test_commands_are_packed_as_redis_py_packs_them() -> None:
+    """hiredis's packer (when installed) writes what redis-py's would: the
+    state store's and the hub's arguments (bytes, text, integers)."""
+    import redis.asyncio as aioredis
+
+    from agentscope_proto._redis import _packed
+
+    connection = aioredis.Redis().connection_pool.make_connection()
+    commands = [
+        ("EVALSHA", "f" * 40, 2, "agentscope:session:{a/é}:lease", "k", 600_000, b"\x00\xff", "ü"),
+        ("EVALSHA", "0" * 40, 0, -1, b"", ""),
+    ]
+    assert _packed(connection, commands) == b"".join(connection.pack_commands(commands))

@@ -26,6 +26,13 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+# The `redis` extra's C packer: a fifth of redis-py's time a script call.
+_hiredis_pack: Any
+try:
+    from hiredis import pack_command as _hiredis_pack
+except ImportError:  # pragma: no cover - redis-py without hiredis
+    _hiredis_pack = None
+
 __all__ = ["DEAD_S", "ScriptCalls", "connect_redis"]
 
 DEAD_S = 15
@@ -61,6 +68,18 @@ async def connect_redis(url: str) -> Any:
         await client.aclose()
         raise
     return client
+
+
+def _packed(connection: Any, commands: list[tuple[Any, ...]]) -> Any:
+    """The commands in Redis's protocol: by hiredis where it is installed and
+    takes every argument (the same bytes as redis-py's packer), else by
+    redis-py's."""
+    if _hiredis_pack is not None:
+        try:
+            return b"".join(map(_hiredis_pack, commands))
+        except TypeError:
+            pass
+    return connection.pack_commands(commands)
 
 
 class _Call:
@@ -175,7 +194,7 @@ class ScriptCalls:
         connection = self._connection
         replies: list[Any] = []
         try:
-            commands = connection.pack_commands([call.command() for call in batch])
+            commands = _packed(connection, [call.command() for call in batch])
             await connection.send_packed_command(commands, False)
             for _ in batch:
                 try:

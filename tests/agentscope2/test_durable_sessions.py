@@ -277,21 +277,39 @@ def test_sessions_and_reply_logs_on_a_redis_cluster(
         cluster.stop()
 
 
+def _stored_as_dumped(agent: Any) -> tuple[Any, list[bytes]]:
+    """What a save must store, made the plain way: the whole state dumped by
+    2.x, each context message converted from its dump."""
+    from agentscope_proto import from_dict
+
+    dump = agent.state.model_dump(mode="json")
+    context = [from_dict(m, "agentscope2").SerializeToString() for m in dump.pop("context")]
+    return dump, context
+
+
 def test_the_saves_conversion_cache_never_changes_what_is_stored(
     factory: Callable[[], Any],
 ) -> None:
-    """A save reuses the last save's `Msg` of a context message that dumps
-    the same; after messages are added, changed in place and dropped, what
-    it stores is byte for byte what a save without the cache stores."""
+    """A save reuses the last save's `Msg` of a context message that
+    serializes the same; after messages are added, changed in place (an
+    integer made the equal float too) and dropped, what it stores is byte
+    for byte what a save without the cache stores, and what the state's own
+    dump converts to."""
     from agentscope.message import AssistantMsg, TextBlock, UserMsg
 
+    from agentscope_proto import _json
     from agentscope_proto.agents.hosting import AgentScope2
 
     hosting, agent, known = AgentScope2(), factory(), {}
     agent.state.context += [UserMsg("user", "hi"), AssistantMsg("Friday", "hello")]
+    agent.state.context[0].metadata["n"] = 1
     steps = [
         lambda: agent.state.context.append(UserMsg("user", "more")),
         lambda: agent.state.context[1].content.append(TextBlock(text=" again")),
+        lambda: agent.state.context[0].metadata.update(n=1.0),
+        lambda: agent.state.context[0].metadata.update(x=float("inf")),
+        lambda: agent.state.context[0].metadata.update(big=2**70),  # past orjson: no cache
+        lambda: agent.state.context[0].metadata.update(big=2**70 + 1),
         lambda: agent.state.context.pop(0),
     ]
     for step in steps:
@@ -302,7 +320,29 @@ def test_the_saves_conversion_cache_never_changes_what_is_stored(
         assert cached is not None
         assert fresh is not None
         assert cached.encoded() == fresh.encoded()
+        rest, context = _stored_as_dumped(agent)
+        assert cached.context == context
+        assert _json.loads(cached.rest.rest_json) == rest
     assert set(known) == {message.id for message in agent.state.context}
+
+
+def test_a_context_message_of_a_subclass_is_stored_as_the_states_dump_has_it(
+    factory: Callable[[], Any],
+) -> None:
+    """A message of a `Msg` subclass in the context (its own fields, which
+    the state's dump leaves out) is stored as the state's dump has it."""
+    from agentscope.message import Msg, UserMsg
+
+    from agentscope_proto.agents.hosting import AgentScope2
+
+    class Tagged(Msg):
+        tag: str = "extra"
+
+    agent = factory()
+    agent.state.context += [UserMsg("user", "hi"), Tagged(name="n", role="user", content=[])]
+    saved = AgentScope2().save_state(agent, {})
+    assert saved is not None
+    assert saved.context == _stored_as_dumped(agent)[1]
 
 
 def test_a2a_tasks_answer_on_every_replica(

@@ -19,6 +19,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import orjson
+
 from ... import _json, interop
 from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from ..._generated.agentscope.agent.v1 import events_pb2 as pb
@@ -351,9 +353,9 @@ class AgentScope2:
         """The agent's `AgentState` as stored: its context as `Msg`s (the
         2.x dialect, exact), the rest as 2.x dumps it; None for an agent
         without one (it keeps nothing between calls). `known` holds the
-        messages the last save converted, by id, with their dumps: one that
-        dumps the same is not converted again (a context grows at its end),
-        and it is left holding this save's."""
+        messages the last save converted, by id, with their dumps' JSON: one
+        that dumps the same is not converted again (a context grows at its
+        end), and it is left holding this save's."""
         dump_state = getattr(getattr(agent, "state", None), "model_dump", None)
         if not callable(dump_state):
             return None
@@ -417,15 +419,26 @@ def _tool(schema: Mapping[str, Any]) -> service_pb.AgentTool:
 
 
 def _converted(dumped: dict[str, Any], known: dict[str, tuple[Any, bytes]]) -> bytes:
-    """A context message's `Msg` bytes: the last save's if it dumps the same."""
+    """A context message's `Msg` bytes: the last save's if it dumps the same.
+    The same is the same JSON (orjson's): `==` on the dumps would take an
+    integer made the equal float (or a bool the equal integer) for no change;
+    a dump orjson cannot write (an integer past 64 bits) is converted anew."""
     key = dumped.get("id")
+    text = _fingerprint(dumped) if isinstance(key, str) else None
     seen = known.get(key) if isinstance(key, str) else None
-    if seen is not None and seen[0] == dumped:
+    if seen is not None and text is not None and seen[0] == text:
         return seen[1]
     msg = from_dict(dumped, dialect="agentscope2").SerializeToString()
-    if isinstance(key, str):
-        known[key] = (dumped, msg)
+    if isinstance(key, str) and text is not None:
+        known[key] = (text, msg)
     return msg
+
+
+def _fingerprint(dumped: dict[str, Any]) -> bytes | None:
+    try:
+        return orjson.dumps(dumped)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 def _assign(target: Any, source: Any) -> None:
