@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format, struct_pb2
+from hypothesis import given, settings
 
 from agentscope_proto import MessageFormatError, ToolUseBlock, _json
+
+from event_strategies import JSON
 
 SAMPLE: dict[str, Any] = {
     "zeta": 1,
@@ -98,3 +101,24 @@ def test_non_finite_numbers_are_rejected_with_the_path() -> None:
 def test_invalid_utf8_is_a_clear_error() -> None:
     with pytest.raises(MessageFormatError, match="invalid UTF-8"):
         _json.loads(b'{"x": "\xff"}', "response_json")
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_stored_text_reads_back_as_the_strict_writers(value: Any) -> None:
+    """`dumps_stored` (orjson's spelling where it writes one) reads back as
+    `dumps`'s text does: every value, integers past 64 bits included."""
+    assert _same(_json.loads(_json.dumps_stored(value)), _json.loads(_json.dumps(value)))
+
+
+def test_stored_text_refuses_what_the_strict_writer_refuses() -> None:
+    deep: Any = []
+    for _ in range(_json.MAX_DEPTH):
+        deep = [deep]
+    for bad in (deep, {"text": "\ud800"}):
+        with pytest.raises(MessageFormatError) as strict:
+            _json.dumps(bad, "rest_json")
+        with pytest.raises(MessageFormatError) as stored:
+            _json.dumps_stored(bad, "rest_json")
+        assert str(stored.value) == str(strict.value)
+    assert _json.loads(_json.dumps_stored(SAMPLE)) == _json.loads(_json.dumps(SAMPLE))

@@ -21,7 +21,7 @@ import orjson
 from . import _core
 from .errors import MessageFormatError
 
-__all__ = ["MAX_DEPTH", "check_depth", "dumps", "invalid_json", "loads"]
+__all__ = ["MAX_DEPTH", "check_depth", "dumps", "dumps_stored", "invalid_json", "loads"]
 
 # Arrays and objects nested deeper than this are refused, in both directions.
 # Untrusted JSON reaches code that walks it recursively (copy.deepcopy of stream
@@ -107,6 +107,21 @@ def dumps(value: Any, path: str = "$") -> str:
         raise MessageFormatError(path, f"not JSON-serializable: {exc}") from None
     _check_text(text, value, path)
     _check_unicode(text, path)
+    return text
+
+
+def dumps_stored(value: Any, path: str = "$") -> str:
+    """`dumps` for text only this package reads back (`loads`), where any
+    spelling of the value will do: orjson's where it writes one (a tenth of
+    the time), `dumps`'s otherwise (an integer past 64 bits, a key that is no
+    string) and its refusals (too deep, a lone surrogate). A NaN or infinity
+    is written null: the value must have none (a pydantic JSON-mode dump has
+    none: it writes them null itself)."""
+    try:
+        text = orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return dumps(value, path)
+    _check_text(text, value, path)
     return text
 
 

@@ -365,7 +365,7 @@ class AgentScope2:
         kept = {msg.get("id") for msg in messages}
         for stale in [key for key in known if key not in kept]:
             del known[stale]
-        rest = state_pb2.SessionState(framework_major=2, rest_json=_json.dumps(dump))
+        rest = state_pb2.SessionState(framework_major=2, rest_json=_json.dumps_stored(dump))
         return SavedState(rest, context)
 
     def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None:
