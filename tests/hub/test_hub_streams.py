@@ -397,9 +397,11 @@ def test_closing_the_async_client_settles_every_publish(server: RunningServer, t
 
 
 class _OldServer:
-    """A HubService with only Publish and Subscribe, as the first release served it."""
+    """A HubService with only Publish and Subscribe, as the first release
+    served it; `most_at_once`: the most Publish calls it ran at a time."""
 
     def __init__(self) -> None:
+        self.running = self.most_at_once = 0
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -407,15 +409,24 @@ class _OldServer:
             10
         )
 
-    @staticmethod
-    async def _start() -> tuple[grpc.aio.Server, int]:
+    async def _start(self) -> tuple[grpc.aio.Server, int]:
         from agentscope_proto.hub import HubServicer, MemoryHubStore
 
         hub = HubServicer(MemoryHubStore())
         server = grpc.aio.server()
+
+        async def publish(request: pb.PublishRequest, context: Any) -> Any:
+            self.running += 1
+            self.most_at_once = max(self.most_at_once, self.running)
+            try:
+                await asyncio.sleep(0.001)  # calls sent together would meet here
+                return await hub.Publish(request, context)
+            finally:
+                self.running -= 1
+
         methods = {
             "Publish": grpc.unary_unary_rpc_method_handler(
-                hub.Publish,
+                publish,
                 request_deserializer=pb.PublishRequest.FromString,
                 response_serializer=pb.PublishResponse.SerializeToString,
             ),
@@ -449,11 +460,14 @@ def test_clients_fall_back_to_publish_and_subscribe_on_an_older_server() -> None
                 offsets = list(
                     await asyncio.gather(*(hub.publish("room", msg(str(i))) for i in range(5)))
                 )
-                offsets += await hub.publish_many("room", [msg("5"), msg("6")])
+                # Unary publishes, one after another: stored in the list's order.
+                old.most_at_once = 0
+                offsets += await hub.publish_many("room", [msg(str(i)) for i in range(5, 45)])
+                assert old.most_at_once == 1
                 got = []
                 async for event in subscription:
                     got.append(event.offset)
-                    if len(got) == 7:
+                    if len(got) == 45:
                         break
                 await subscription.close()
                 return offsets, got

@@ -606,13 +606,18 @@ class _Publisher:
         self._call = self._sender = self._receiver = None
         if error is not None and not answered and _unimplemented(error):
             self.unary = True
-            task = asyncio.ensure_future(self._client._publish_unary_all(pending))
-            self._fallbacks.add(task)
-            task.add_done_callback(self._fallbacks.discard)
+            self.one_by_one(pending)
             return
         for _, future in pending:
             if not future.done():
                 future.set_exception(self._failure(error))
+
+    def one_by_one(self, pending: list[tuple[bytes, asyncio.Future[str]]]) -> None:
+        """`pending` as unary `Publish`es, one after another, in order (sent
+        at once, they could be stored in any order)."""
+        task = asyncio.ensure_future(self._client._publish_unary_all(pending))
+        self._fallbacks.add(task)
+        task.add_done_callback(self._fallbacks.discard)
 
     def _failure(self, error: grpc.aio.AioRpcError | None) -> Exception:
         if error is not None:
@@ -674,14 +679,31 @@ class AsyncHubClient(AsyncChannelClient):
     ) -> list[str]:
         """`HubClient.publish_many`, awaited (over the client's PublishStream)."""
         entries = [_publish_bytes(topic, _msg(msg)) for msg in msgs]
-        gathered = asyncio.gather(
-            *(self._submit(entry, timeout) for entry in entries), return_exceptions=True
-        )
+        gathered = asyncio.gather(*self._submit_all(entries, timeout), return_exceptions=True)
         try:
             outcomes = await asyncio.wait_for(gathered, timeout)
         except asyncio.TimeoutError:
             raise _late(timeout) from None
         return _offsets(outcomes)
+
+    def _submit_all(self, entries: list[bytes], timeout: float | None) -> list[asyncio.Future[str]]:
+        """`_submit` of each entry, stored in their order: on the stream, or,
+        on a server without it, one `Publish` after another."""
+        if not self._publisher.unary:
+            return [self._submit(entry, timeout) for entry in entries]
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[str]] = []
+        pending = []
+        for entry in entries:
+            future: asyncio.Future[str] = loop.create_future()
+            refused = _too_large(entry, self._max_send)
+            if refused is not None:
+                future.set_exception(refused)
+            else:
+                pending.append((entry, future))
+            futures.append(future)
+        self._publisher.one_by_one(pending)
+        return futures
 
     def _submit(self, entry: bytes, timeout: float | None) -> asyncio.Future[str]:
         """`entry` on its way: on the PublishStream, or as a unary `Publish`
