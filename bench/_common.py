@@ -326,7 +326,8 @@ async def closed_loop(
 
 
 def latency_ms(latencies: list[float]) -> dict[str, float]:
-    """The median and 99th percentile of sorted latencies, in milliseconds."""
+    """The median and 99th percentile of latencies, in milliseconds."""
+    latencies = sorted(latencies)
     return {
         "p50_ms": statistics.median(latencies) * 1e3,
         "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3,

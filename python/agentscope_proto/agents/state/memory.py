@@ -53,7 +53,7 @@ class MemoryStateStore(StateStore):
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
         return None  # the process's own replies are interrupted directly (`Sessions`)
 
-    async def release(self, session_id: str, owner: str, *, held: bool = False) -> None:
+    async def release(self, session_id: str, owner: str, *, only_idle: bool = False) -> None:
         return None
 
     async def notices(self, owner: str) -> AsyncIterator[tuple[Notice, str]]:

@@ -122,13 +122,18 @@ end
 return 1
 """
 )
-# KEYS: lease. ARGV: the lease's exact token (held for a call, or idle).
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+# KEYS: lease. ARGV: owner, 1 to give it up only if held idle (not if a
+# call took it back meanwhile).
+_RELEASE = (
+    _HOLDER
+    + """
+local owner, idle = holder(redis.call('GET', KEYS[1]))
+if owner == ARGV[1] and (idle or ARGV[2] == '0') then
   return redis.call('DEL', KEYS[1])
 end
 return 0
 """
+)
 # KEYS: lease, interrupt. ARGV: ttl ms, the session's id. A call's holder
 # takes the request at its next renewal; an idle holder is told (the call
 # may have begun there before its first renewal).
@@ -290,9 +295,9 @@ class RedisStateStore(StateStore):
         keys = [lease, self._interrupt_key(session_id)]
         await self._run(self._interrupt, keys, [ttl_ms, session_id])
 
-    async def release(self, session_id: str, owner: str, *, held: bool = False) -> None:
+    async def release(self, session_id: str, owner: str, *, only_idle: bool = False) -> None:
         lease, _ = self._keys(session_id)
-        await self._run(self._release, [lease], [f"{owner}:idle" if held else owner])
+        await self._run(self._release, [lease], [owner, "1" if only_idle else "0"])
 
     async def notices(self, owner: str) -> AsyncIterator[tuple[Notice, str]]:
         pubsub = self.client.pubsub()

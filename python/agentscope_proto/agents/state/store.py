@@ -118,9 +118,9 @@ class StateStore(abc.ABC):
         interrupts the call it may have begun); void once the call ends."""
 
     @abc.abstractmethod
-    async def release(self, session_id: str, owner: str, *, held: bool = False) -> None:
-        """Give the lease up, if `owner` still holds it for a call (`held`:
-        holds it idle)."""
+    async def release(self, session_id: str, owner: str, *, only_idle: bool = False) -> None:
+        """Give the lease up if `owner` still holds it (`only_idle`: if it
+        holds it idle, not if a call of its own took it back meanwhile)."""
 
     @abc.abstractmethod
     def notices(self, owner: str) -> AsyncIterator[tuple[Notice, str]]:
