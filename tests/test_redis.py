@@ -6,6 +6,7 @@ its calls (none is sent twice) and the next one reconnects."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import pytest
@@ -186,19 +187,28 @@ def test_commands_are_packed_as_redis_py_packs_them() -> None:
     assert _packed(connection, commands) == b"".join(connection.pack_commands(commands))
 
 
+@pytest.mark.parametrize("where", ["node", "cluster"])
 def test_a_lease_held_idle_is_asked_for_taken_back_and_given_up(
-    redis_server: RedisServer,
+    where: str, redis_server: RedisServer, tmp_path: Any
 ) -> None:
     """The state store's leases (`RedisStateStore`): held for a call (the
     session busy) or idle after its save; another replica's try tells the
     holder it is wanted, an interrupt asked while idle is told too; giving
     an idle lease up leaves one a call took back; a save voids an interrupt
-    asked for the call that saved."""
+    asked for the call that saved. On one node and on a 3-master Redis
+    Cluster (whose nodes pass each published notice to all)."""
     from agentscope_proto.agents.state.redis_store import RedisStateStore
     from agentscope_proto.agents.state.store import Notice, Renewed, Save
 
+    from hub_fixtures import RedisCluster
+
+    cluster = RedisCluster(tmp_path) if where == "cluster" else None
+    url = cluster.url if cluster is not None else redis_server.url
+
+    s = uuid.uuid4().hex
+
     async def body() -> None:
-        store = await RedisStateStore.connect(redis_server.url, "leases")
+        store = await RedisStateStore.connect(url, "leases")
         heard: asyncio.Queue[tuple[Notice, str]] = asyncio.Queue()
 
         async def listen() -> None:
@@ -208,27 +218,31 @@ def test_a_lease_held_idle_is_asked_for_taken_back_and_given_up(
         listener = asyncio.create_task(listen())
         try:
             assert await heard.get() == (Notice.LISTENING, "")
-            assert await store.acquire("s", "a", 60_000) == 0
-            assert await store.leased("s")
-            assert await store.save("s", Save("a", b"", 60_000, 60_000, 0, [])) == 1
-            assert not await store.leased("s")  # held idle: no call runs
-            assert await store.acquire("s", "b", 60_000) is None
-            assert await heard.get() == (Notice.WANTED, "s")
-            await store.request_interrupt("s", 60_000)
-            assert await heard.get() == (Notice.INTERRUPT, "s")
-            assert await store.acquire("s", "a", 60_000) == 1  # taken back for a call
-            await store.release("s", "a", only_idle=True)
-            assert await store.leased("s")
-            await store.request_interrupt("s", 60_000)
-            assert await store.renew("s", "a", 60_000) is Renewed.INTERRUPT
-            await store.request_interrupt("s", 60_000)
-            assert await store.save("s", Save("a", b"", 60_000, 60_000, 0, [])) == 2
-            assert await store.renew("s", "a", 60_000) is Renewed.HELD  # the save voided it
-            await store.release("s", "a")
-            assert await store.acquire("s", "b", 60_000) == 2
+            assert await store.acquire(s, "a", 60_000) == 0
+            assert await store.leased(s)
+            assert await store.save(s, Save("a", b"", 60_000, 60_000, 0, [])) == 1
+            assert not await store.leased(s)  # held idle: no call runs
+            assert await store.acquire(s, "b", 60_000) is None
+            assert await heard.get() == (Notice.WANTED, s)
+            await store.request_interrupt(s, 60_000)
+            assert await heard.get() == (Notice.INTERRUPT, s)
+            assert await store.acquire(s, "a", 60_000) == 1  # taken back for a call
+            await store.release(s, "a", only_idle=True)
+            assert await store.leased(s)
+            await store.request_interrupt(s, 60_000)
+            assert await store.renew(s, "a", 60_000) is Renewed.INTERRUPT
+            await store.request_interrupt(s, 60_000)
+            assert await store.save(s, Save("a", b"", 60_000, 60_000, 0, [])) == 2
+            assert await store.renew(s, "a", 60_000) is Renewed.HELD  # the save voided it
+            await store.release(s, "a")
+            assert await store.acquire(s, "b", 60_000) == 2
             assert heard.empty()
         finally:
             listener.cancel()
             await store.close()
 
-    asyncio.run(body())
+    try:
+        asyncio.run(body())
+    finally:
+        if cluster is not None:
+            cluster.stop()
