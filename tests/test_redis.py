@@ -35,6 +35,19 @@ def _run(url: str, body: Any) -> Any:
     return asyncio.run(main())
 
 
+def _batch_sizes(calls: ScriptCalls) -> list[int]:
+    """The size of each batch `calls` sends from now on, as it sends it."""
+    sent: list[int] = []
+    original = type(calls)._send
+
+    async def counting(self: ScriptCalls, batch: list[Any]) -> None:
+        sent.append(len(batch))
+        await original(self, batch)
+
+    calls._send = counting.__get__(calls)  # type: ignore[method-assign]
+    return sent
+
+
 def test_concurrent_calls_share_round_trips_and_keep_their_order(
     redis_server: RedisServer,
 ) -> None:
@@ -42,14 +55,7 @@ def test_concurrent_calls_share_round_trips_and_keep_their_order(
         push = client.register_script(_PUSH)
         await client.delete("calls:order", "calls:warm")
         await calls.run(push, ["calls:warm"], ["loaded"])  # the script known to Redis
-        sent = []
-        original = type(calls)._send
-
-        async def counting(self: ScriptCalls, batch: list[Any]) -> None:
-            sent.append(len(batch))
-            await original(self, batch)
-
-        calls._send = counting.__get__(calls)  # type: ignore[method-assign]
+        sent = _batch_sizes(calls)
         lengths = await asyncio.gather(
             *(calls.run(push, ["calls:order"], [str(i)]) for i in range(200))
         )
@@ -125,14 +131,7 @@ def test_run_all_sends_a_callers_calls_in_one_batch_each_reply_in_its_place(
         await calls.run(push, ["calls:warm"], ["loaded"])  # both scripts known to Redis
         with pytest.raises(ResponseError):
             await calls.run(fail, ["calls:all"], ["warm"])
-        sent = []
-        original = type(calls)._send
-
-        async def counting(self: ScriptCalls, batch: list[Any]) -> None:
-            sent.append(len(batch))
-            await original(self, batch)
-
-        calls._send = counting.__get__(calls)  # type: ignore[method-assign]
+        sent = _batch_sizes(calls)
         replies = await calls.run_all(
             [
                 (push, ["calls:all"], ["a"]),
