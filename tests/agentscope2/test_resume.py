@@ -99,7 +99,9 @@ def test_a_reply_not_kept_running_is_interrupted_when_its_caller_drops(
     started: Callable[..., AgentServer],
 ) -> None:
     server = started()
-    first = _read_then_drop(server.target, _request("weather?", "s3", keep_running=False), 2)
+    # Its model never answers: the reply still runs when its caller drops
+    # (a reply that finished first, as "weather?" could, has nothing to interrupt).
+    first = _read_then_drop(server.target, _request("wait", "s3", keep_running=False), 2)
     rest = _resume(server.target, "s3", _reply_id(first), first[-1].cursor)
     assert rest[-1].done
     assert rest[-1].msg.finished_reason == FinishedReason.FINISHED_REASON_INTERRUPTED
