@@ -197,7 +197,7 @@ def test_a_lease_held_idle_is_asked_for_taken_back_and_given_up(
     asked for the call that saved. On one node and on a 3-master Redis
     Cluster (whose nodes pass each published notice to all)."""
     from agentscope_proto.agents.state.redis_store import RedisStateStore
-    from agentscope_proto.agents.state.store import Notice, Renewed, Save
+    from agentscope_proto.agents.state.store import Holder, Notice, Renewed, Save
 
     from hub_fixtures import RedisCluster
 
@@ -219,7 +219,7 @@ def test_a_lease_held_idle_is_asked_for_taken_back_and_given_up(
             assert await heard.get() == (Notice.LISTENING, "")
             assert await store.acquire(s, "a", 60_000) == 0
             assert await store.leased(s)
-            assert await store.save(s, Save("a", b"", 60_000, 60_000, 0, [])) == 1
+            assert await store.save(s, Save(Holder("a", 0), b"", 60_000, 60_000, 0, [])) == 1
             assert not await store.leased(s)  # held idle: no call runs
             assert await store.acquire(s, "b", 60_000) is None
             assert await heard.get() == (Notice.WANTED, s)
@@ -229,10 +229,10 @@ def test_a_lease_held_idle_is_asked_for_taken_back_and_given_up(
             await store.release(s, "a", only_idle=True)
             assert await store.leased(s)
             await store.request_interrupt(s, 60_000)
-            assert await store.renew(s, "a", 60_000) is Renewed.INTERRUPT
+            assert await store.renew(s, Holder("a", 1), 60_000) is Renewed.INTERRUPT
             await store.request_interrupt(s, 60_000)
-            assert await store.save(s, Save("a", b"", 60_000, 60_000, 0, [])) == 2
-            assert await store.renew(s, "a", 60_000) is Renewed.HELD  # the save voided it
+            assert await store.save(s, Save(Holder("a", 1), b"", 60_000, 60_000, 0, [])) == 2
+            assert await store.renew(s, Holder("a", 2), 60_000) is Renewed.HELD  # voided
             await store.release(s, "a")
             assert await store.acquire(s, "b", 60_000) == 2
             assert heard.empty()
@@ -245,3 +245,73 @@ def test_a_lease_held_idle_is_asked_for_taken_back_and_given_up(
     finally:
         if cluster is not None:
             cluster.stop()
+
+
+def test_a_call_whose_lease_ran_out_writes_only_while_nobody_took_its_session(
+    redis_server: RedisServer,
+) -> None:
+    """A call's writes are fenced by its `Holder`: its lease run out (a stall
+    past it) with nobody taking the session since, it renews (taking the
+    lease back), logs and saves; once another replica took the session, or
+    saved it since, its renewal finds the lease lost and its log entries and
+    save are refused whole (`LeaseLost`: nothing of them written)."""
+    from agentscope_proto.agents.state.redis_store import RedisStateStore
+    from agentscope_proto.agents.state.store import Holder, LeaseLost, Renewed, Save
+
+    s = uuid.uuid4().hex
+
+    def save(owner: str, base: int) -> Save:
+        return Save(Holder(owner, base), b"state", 60_000, 0, 0, [b"msg"])
+
+    async def run_out(ttl_ms: int) -> None:
+        await asyncio.sleep(ttl_ms / 1000 + 0.05)
+        assert not await store.leased(s)
+
+    async def logged(reply: str) -> list[bytes]:
+        return [entry.data for entry in await store.read(s, reply, "", 0) or []]
+
+    async def body() -> None:
+        nonlocal store
+        store = await RedisStateStore.connect(redis_server.url, "fences")
+        try:
+            a = Holder("a", 0)
+            assert await store.acquire(s, "a", 50) == 0
+            await run_out(50)
+            assert await store.renew(s, a, 60_000) is Renewed.HELD  # taken back
+            assert await store.leased(s)
+            await store.release(s, "a")
+            assert await store.acquire(s, "a", 50) == 0
+            await run_out(50)
+            await store.append(s, "r1", [b"1"], 60_000, a)  # nobody took it: logged
+            positions, version = await store.append(s, "r1", [b"2"], 60_000, a, save("a", 0))
+            assert version == 1
+            assert len(positions) == 1
+            assert await logged("r1") == [b"1", b"2"]
+            # Its lease run out, another replica took the session.
+            assert await store.acquire(s, "a", 50) == 1
+            await run_out(50)
+            assert await store.acquire(s, "b", 60_000) == 1
+            a = Holder("a", 1)
+            assert await store.renew(s, a, 60_000) is Renewed.LOST
+            with pytest.raises(LeaseLost):
+                await store.append(s, "r2", [b"3"], 60_000, a)
+            with pytest.raises(LeaseLost):
+                await store.append(s, "r2", [b"4"], 60_000, a, save("a", 1))
+            with pytest.raises(LeaseLost):
+                await store.save(s, save("a", 1))
+            assert await logged("r2") == []
+            # The other saved and gave the lease up: the state moved on from 1.
+            assert await store.save(s, save("b", 1)) == 2
+            assert not await store.leased(s)
+            assert await store.renew(s, a, 60_000) is Renewed.LOST
+            with pytest.raises(LeaseLost):
+                await store.save(s, save("a", 1))
+            stored = await store.load(s)
+            assert stored is not None
+            assert stored.version == 2
+            assert await store.append(s, "r2", [b"5"], 60_000) is not None  # not fenced
+        finally:
+            await store.close()
+
+    store: Any = None
+    asyncio.run(body())

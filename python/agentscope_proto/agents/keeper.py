@@ -41,7 +41,7 @@ from ..errors import AgentScopeProtoError, StoredStateError
 from .config import AgentConfig
 from .hosting import Hosting, encoded
 from .state import StateStore
-from .state.store import Notice, Renewed, Save
+from .state.store import Holder, LeaseLost, Notice, Renewed, Save
 
 
 class Session(Protocol):
@@ -107,6 +107,13 @@ class Keeper:
     def durable(self) -> bool:
         """Whether sessions live in the store (else in this process alone)."""
         return self.store.durable
+
+    def holder(self, session: Session) -> Holder | None:
+        """Who writes for the call in `session`'s turn here (None: none is,
+        or sessions do not live in the store): its writes are fenced by it."""
+        if self._turns.get(session.id) is not session:
+            return None
+        return Holder(self._owner, session.stored)
 
     async def exists(self, session_id: str) -> bool:
         """Whether the store holds the session: a replica saved it, or runs
@@ -234,19 +241,22 @@ class Keeper:
         return version
 
     async def _renew(self, session: Session) -> None:
+        holder = Holder(self._owner, session.stored)
         while True:
             try:
-                renewed = await self.store.renew(session.id, self._owner, self._lease_ms)
+                renewed = await self.store.renew(session.id, holder, self._lease_ms)
             except AgentScopeProtoError as exc:
                 logger.warning("session %r: renewing its lease failed: %s", session.id, exc)
                 await asyncio.sleep(self._lease_ms / 3000)
                 continue
-            if renewed is Renewed.INTERRUPT and session.reply is not None:
-                session.reply.interrupt()  # asked on another replica
+            if renewed is not Renewed.HELD and session.reply is not None:
+                # Asked on another replica; or the call can no longer write
+                # anything (its reply goes on from its log: resumed, taken over).
+                session.reply.interrupt()
             if renewed is Renewed.LOST:
                 logger.warning(
-                    "session %r: its lease ran out while a call ran; its state will not be "
-                    "saved over the next holder's",
+                    "session %r: its lease ran out while a call ran, and another replica "
+                    "took the session; this call writes nothing more",
                     session.id,
                 )
                 return
@@ -293,7 +303,7 @@ class Keeper:
         kept = _same_start(session.context, saved.context)
         hold = self._listening and self._holding and session.id not in self._wanted
         save = Save(
-            self._owner,
+            Holder(self._owner, session.stored),
             saved.rest.SerializeToString(),
             self._idle_ms,
             self._hold_ms if hold else 0,
@@ -302,10 +312,15 @@ class Keeper:
         )
         save_to = save_by or partial(self.store.save, session.id)
         sent = time.monotonic()  # the hold ends after this, in the store
-        version = await save_to(save)
+        try:
+            version = await save_to(save)
+        except LeaseLost:
+            version = None
         if version is None:
             logger.warning(
-                "session %r: its lease was lost; this call's state is not saved", session.id
+                "session %r: this call's state is not saved (its lease was lost, or the store "
+                "failed while its reply ran)",
+                session.id,
             )
             session.stored = -1
             return False

@@ -37,11 +37,12 @@ from ..errors import (
     AgentScopeProtoError,
     MessageFormatError,
     ReplyNotFoundError,
+    StateUnavailableError,
 )
 from ..events import ASKING_EVENTS, event_reply_id
 from .hosting import Taken, failures
 from .state import StateStore
-from .state.store import Entry, Save
+from .state.store import Entry, Holder, LeaseLost, Save
 
 __all__ = ["ASKS", "END", "QUIET", "Failed", "Mark", "Reply", "ReplyLog", "record", "reply_id_of"]
 
@@ -81,7 +82,8 @@ class Mark:
     could not be): what the reply task waits for before it lets the agent
     go on. A mark with a `save` (the session's, at the end of the reply's
     turn) has it made with the batch, in one step, and `written` gives the
-    save's version (None: the lease was lost)."""
+    save's version (None: not made, the log having failed before;
+    `LeaseLost`: another replica took the session)."""
 
     __slots__ = ("data", "kind", "save", "written")
 
@@ -126,10 +128,12 @@ class ReplyLog:
         reply_id: str,
         batch: list[service_pb.ReplyResponse | Mark],
         error: Exception | None,
+        holder: Holder | None = None,
         save: Save | None = None,
     ) -> int | None:
-        """Append `batch` (and the reply's error) to the reply's log, each
-        response's cursor set, and make `save` with it: its version."""
+        """Append `batch` (and the reply's error) to the reply's log, fenced by
+        `holder`, each response's cursor set, and make `save` with it: its
+        version (`LeaseLost`: nothing written)."""
         logged: list[service_pb.ReplyResponse | Mark] = []
         entries = []
         for item in batch:
@@ -143,14 +147,14 @@ class ReplyLog:
         if error is not None:
             entries.append(_ERROR + _error_entry(error))
         positions, version = await self._store.append(
-            session_id, reply_id, entries, self._keep_ms, save
+            session_id, reply_id, entries, self._keep_ms, holder, save
         )
         for item, position in zip(logged, positions, strict=False):
             if isinstance(item, service_pb.ReplyResponse):
                 item.cursor = self.cursor(reply_id, position)
         return version
 
-    async def save(self, session_id: str, save: Save) -> int | None:
+    async def save(self, session_id: str, save: Save) -> int:
         """Make `save` alone (a reply with nothing more to log)."""
         return await self._store.save(session_id, save)
 
@@ -323,13 +327,23 @@ async def record(
     log: ReplyLog | None,
     session_id: str,
     reply_id: str = "",
+    holder: Callable[[], Holder | None] = lambda: None,
 ) -> None:
     """Turn the reply task's items into responses, batch by batch (what
     came while the last batch was logged), log each batch and hand its
     responses to `out`, then the end (or the error). A `Mark` is logged in
-    its place once the reply's id is known (its first event names it)."""
+    its place once the reply's id is known (its first event names it).
+
+    The writes are fenced by `holder` (the reply's call's, while its turn
+    lasts): the `done` response waits for the turn's save and goes with it
+    in one step (a caller never hears of a reply's end whose state was not
+    saved); a write refused (`LeaseLost`: another replica took the session)
+    ends the caller's reply with UNAVAILABLE, to resume from the log, and
+    nothing more is logged or handed on."""
     ending = _Ending()
     held: list[service_pb.ReplyResponse | Mark] = []  # marks before the reply's id
+    waiting: list[service_pb.ReplyResponse | Mark] = []  # the end, until the save
+    lost = False
     while True:
         batch, last = _batch(await items.get(), items, ending)
         error = last.error if isinstance(last, Failed) else None
@@ -337,12 +351,21 @@ async def record(
         saving = next((i for i in batch if isinstance(i, Mark) and i.save is not None), None)
         if held and (reply_id or last is not None or saving is not None):
             batch, held = [*held, *batch], []
+        batch, waiting = [*waiting, *batch], []
+        writer = holder()
+        if writer is not None and saving is None and last is None:
+            batch, waiting = _until_saved(batch)
         version: int | None = None
         try:
-            if reply_id and log is not None and (batch or error is not None):
+            if lost:
+                if saving is not None:
+                    raise LeaseLost(session_id)
+            elif reply_id and log is not None and (batch or error is not None):
                 try:
                     save = saving.save if saving is not None else None
-                    version = await log.write(session_id, reply_id, batch, error, save)
+                    version = await log.write(session_id, reply_id, batch, error, writer, save)
+                except LeaseLost:
+                    raise
                 except AgentScopeProtoError as exc:
                     logger.warning("reply %r: its log could not be written: %s", reply_id, exc)
                     log = None  # the caller still gets it, live
@@ -352,6 +375,12 @@ async def record(
                 version = await log.save(session_id, saving.save)
             elif not reply_id and last is None:
                 held.extend(item for item in batch if isinstance(item, Mark))
+        except LeaseLost as exc:
+            if saving is not None:
+                saving.written.set_exception(exc)
+            if not lost:
+                lost = True
+                out.put_nowait(Failed(_lost(session_id)))
         except AgentScopeProtoError as exc:
             if saving is not None:  # the turn's save failed: its keeper says so
                 saving.written.set_exception(exc)
@@ -362,11 +391,29 @@ async def record(
                     item.done(version if item is saving else None)
             else:
                 responses.append(item)
-        if responses:
+        if responses and not lost:
             out.put_nowait(responses)
         if last is not None:
-            out.put_nowait(last)
+            if not lost:
+                out.put_nowait(last)
             return
+
+
+def _until_saved(
+    batch: list[service_pb.ReplyResponse | Mark],
+) -> tuple[list[service_pb.ReplyResponse | Mark], list[service_pb.ReplyResponse | Mark]]:
+    """`batch` up to its `done` response, and from it on (held for the save)."""
+    for at, item in enumerate(batch):
+        if not isinstance(item, Mark) and item.done:
+            return batch[:at], batch[at:]
+    return batch, []
+
+
+def _lost(session_id: str) -> StateUnavailableError:
+    return StateUnavailableError(
+        f"session {session_id!r}: the replica running this reply lost the session's lease "
+        "to another; resume the reply (its log goes on there)"
+    )
 
 
 def _batch(

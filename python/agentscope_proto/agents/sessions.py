@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import threading
@@ -569,7 +570,8 @@ class Sessions:
         # The recorder's end comes once the task is done, even one cancelled
         # before its first step (a named reply its reader had read whole).
         task.add_done_callback(lambda _: items.put_nowait(END))
-        recorder = asyncio.create_task(record(items, out, self.log, session.id, reply_id))
+        holder = functools.partial(self.keeper.holder, session)
+        recorder = asyncio.create_task(record(items, out, self.log, session.id, reply_id, holder))
         self.running.add(task)
         task.add_done_callback(self.running.discard)
         self._recorders.add(recorder)

@@ -16,7 +16,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
-from .store import Entry, Notice, Renewed, Save, StateStore, Stored
+from .store import Entry, Holder, Notice, Renewed, Save, StateStore, Stored
 
 __all__ = ["MemoryStateStore"]
 
@@ -47,7 +47,7 @@ class MemoryStateStore(StateStore):
     async def acquire(self, session_id: str, owner: str, ttl_ms: int) -> int | None:
         return 0
 
-    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
+    async def renew(self, session_id: str, holder: Holder, ttl_ms: int) -> Renewed:
         return Renewed.HELD
 
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
@@ -67,7 +67,7 @@ class MemoryStateStore(StateStore):
     async def load(self, session_id: str) -> Stored | None:
         return None
 
-    async def save(self, session_id: str, save: Save) -> int | None:
+    async def save(self, session_id: str, save: Save) -> int:
         return 0
 
     def _expire(self) -> None:
@@ -91,6 +91,7 @@ class MemoryStateStore(StateStore):
         reply_id: str,
         entries: list[bytes],
         keep_ms: int,
+        holder: Holder | None = None,
         save: Save | None = None,
     ) -> tuple[list[str], int | None]:
         log = self._logs.pop((session_id, reply_id), None) or _Log()

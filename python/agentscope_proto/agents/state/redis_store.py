@@ -43,7 +43,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..._redis import ScriptCalls, connect_redis
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
-from .store import Entry, Notice, Renewed, Save, StateStore, Stored
+from .store import Entry, Holder, LeaseLost, Notice, Renewed, Save, StateStore, Stored
 
 __all__ = ["RedisStateStore", "unavailable"]
 
@@ -65,6 +65,16 @@ local function holder(lease)
     return string.sub(lease, 1, -6), true
   end
   return lease, false
+end
+-- Whether a call's holder (`Holder`: owner, base version) is fenced out:
+-- another holds the lease, or none does and the state moved on from base.
+local function fenced(lease_key, state_key, v1_key, owner, base)
+  local lease = redis.call('GET', lease_key)
+  if lease then
+    return holder(lease) ~= owner
+  end
+  local version = redis.call('HGET', state_key, 'v') or redis.call('HGET', v1_key, 'v') or 0
+  return tonumber(version) ~= tonumber(base)
 end
 """
 # KEYS: lease, state (v2), interrupt, state v1. ARGV: owner, ttl ms, the
@@ -106,13 +116,14 @@ if rest then
 end
 return {}
 """
-# KEYS: lease, interrupt. ARGV: owner, ttl ms. 0: the lease is lost; 1:
-# renewed (held for a call from now on); 2: renewed, and a caller asked to
+# KEYS: lease, interrupt, state (v2), state v1. ARGV: owner, ttl ms, base
+# version. 0: the lease is lost (fenced); 1: renewed (held for a call from
+# now on, taken back if it had run out); 2: renewed, and a caller asked to
 # interrupt the call (taken).
 _RENEW = (
     _HOLDER
     + """
-if holder(redis.call('GET', KEYS[1])) ~= ARGV[1] then
+if fenced(KEYS[1], KEYS[3], KEYS[4], ARGV[1], ARGV[3]) then
   return 0
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -154,19 +165,20 @@ end
 return 1
 """
 )
-# A session's save (a Lua function: `_SAVE` runs it alone, `_APPEND` after a
+# A session's save (a Lua function: `_SAVE` runs it alone, `_APPEND` with a
 # reply's last entries). K: the lease, the state (v2), its context, the
-# state v1, the interrupt; ARGV from `at`: owner, state bytes, idle ms, how
-# long to hold the lease idle (0: give it up), how many stored messages to
-# keep, then the new ones. The new version, or -1 when the lease is not
-# the owner's.
+# state v1, the interrupt; ARGV from `at`: owner, base version, state bytes,
+# idle ms, how long to hold the lease idle (0: give it up), how many stored
+# messages to keep, then the new ones. The new version, or -1 when the
+# holder is fenced out.
 _SAVE_FUNCTION = (
     _HOLDER
     + """
 local function save(K, at)
-if holder(redis.call('GET', K[1])) ~= ARGV[at] then
+if fenced(K[1], K[2], K[4], ARGV[at], ARGV[at + 1]) then
   return -1
 end
+at = at + 1
 local version = tonumber(redis.call('HGET', K[2], 'v') or redis.call('HGET', K[4], 'v') or 0)
 redis.call('DEL', K[4])
 redis.call('HSET', K[2], 's', ARGV[at + 1], 'v', version + 1)
@@ -185,7 +197,7 @@ redis.call('PEXPIRE', K[3], ARGV[at + 2])
 if ARGV[at + 3] == '0' then
   redis.call('DEL', K[1])
 else
-  redis.call('SET', K[1], ARGV[at] .. ':idle', 'PX', ARGV[at + 3])
+  redis.call('SET', K[1], ARGV[at - 1] .. ':idle', 'PX', ARGV[at + 3])
 end
 -- The call ended: an interrupt asked for it is void.
 redis.call('DEL', K[5])
@@ -194,19 +206,25 @@ end
 """
 )
 _SAVE = _SAVE_FUNCTION + "return save(KEYS, 1)\n"
-# KEYS: the reply's stream, then (with a save) the save's. ARGV: keep ms, how
-# many entries, the entries, then (with a save) the save's. The save's
-# version (0: no save; -1: the lease is not the owner's), then the entries' ids.
+# KEYS: the reply's stream, then (fenced) the save's. ARGV: keep ms, how many
+# entries, the entries, then (fenced) the holder's owner and base version,
+# then (with a save) the rest of the save's. The save's version (0: no save;
+# -1: the holder is fenced out, nothing written), then the entries' ids.
 _APPEND = """
 local count = tonumber(ARGV[2])
 local out = {0}
+if #ARGV > 4 + count then
+  out[1] = save({KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]}, 3 + count)
+  if out[1] < 0 then
+    return out
+  end
+elseif #KEYS > 1 and fenced(KEYS[2], KEYS[3], KEYS[5], ARGV[3 + count], ARGV[4 + count]) then
+  return {-1}
+end
 for i = 3, 2 + count do
   out[#out + 1] = redis.call('XADD', KEYS[1], '*', 'd', ARGV[i])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
-if #KEYS > 1 then
-  out[1] = save({KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]}, 3 + count)
-end
 return out
 """
 
@@ -285,10 +303,11 @@ class RedisStateStore(StateStore):
         version = int(await self._run(self._acquire, keys, [owner, ttl_ms, session_id]))
         return None if version < 0 else version
 
-    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
-        lease, _ = self._keys(session_id)
-        keys = [lease, self._interrupt_key(session_id)]
-        return Renewed(int(await self._run(self._renew, keys, [owner, ttl_ms])))
+    async def renew(self, session_id: str, holder: Holder, ttl_ms: int) -> Renewed:
+        lease, state = self._keys(session_id)
+        keys = [lease, self._interrupt_key(session_id), state, self._state_keys(session_id)[2]]
+        args = [holder.owner, ttl_ms, holder.base]
+        return Renewed(int(await self._run(self._renew, keys, args)))
 
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
         lease, _ = self._keys(session_id)
@@ -331,11 +350,13 @@ class RedisStateStore(StateStore):
             return Stored(_bytes(state), int(version or 0))  # v1: context inside
         return Stored(_bytes(state), int(version or 0), tuple(map(_bytes, context)))
 
-    async def save(self, session_id: str, save: Save) -> int | None:
+    async def save(self, session_id: str, save: Save) -> int:
         version = int(
             await self._run(self._save, self._save_keys(session_id), self._save_args(save))
         )
-        return None if version < 0 else version
+        if version < 0:
+            raise LeaseLost(session_id)
+        return version
 
     def _save_keys(self, session_id: str) -> list[str]:
         lease, _ = self._keys(session_id)
@@ -343,7 +364,9 @@ class RedisStateStore(StateStore):
 
     @staticmethod
     def _save_args(save: Save) -> list[Any]:
-        return [save.owner, save.state, save.idle_ms, save.hold_ms, save.kept, *save.context]
+        holder = save.holder
+        args = [holder.owner, holder.base, save.state, save.idle_ms, save.hold_ms, save.kept]
+        return [*args, *save.context]
 
     async def append(
         self,
@@ -351,6 +374,7 @@ class RedisStateStore(StateStore):
         reply_id: str,
         entries: list[bytes],
         keep_ms: int,
+        holder: Holder | None = None,
         save: Save | None = None,
     ) -> tuple[list[str], int | None]:
         keys = [f"{self._base(session_id)}:reply:{reply_id}"]
@@ -358,9 +382,13 @@ class RedisStateStore(StateStore):
         if save is not None:
             keys += self._save_keys(session_id)
             args += self._save_args(save)
+        elif holder is not None:
+            keys += self._save_keys(session_id)
+            args += [holder.owner, holder.base]
         version, *positions = await self._run(self._append, keys, args)
-        saved = None if save is None or int(version) < 0 else int(version)
-        return [_text(position) for position in positions], saved
+        if int(version) < 0:
+            raise LeaseLost(session_id)
+        return [_text(position) for position in positions], int(version) if save else None
 
     async def read(
         self, session_id: str, reply_id: str, after: str, wait_ms: int

@@ -6,8 +6,10 @@ session's last call, with a version that every save increments, and a lease:
 the replica running a call on the session holds it (a token with a time to
 live, renewed while the call runs), so that two replicas never run the same
 session at once, and a replica that dies frees its sessions within the
-lease's time. A save is fenced by the lease: a replica that lost its lease
-(paused past it) cannot overwrite what the next one wrote.
+lease's time. A call's writes (its save, its reply's log) are fenced by the
+lease (`Holder`): a replica that lost its lease to another (paused past it)
+cannot write over what that one writes; one whose lease ran out with nobody
+taking the session since goes on, its lease taken back.
 
 A replica may keep a session's lease a while after its call (`Save.hold_ms`:
 held idle), so that the session's next call there takes no step to take it
@@ -36,7 +38,7 @@ import enum
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Entry", "Notice", "Renewed", "Save", "StateStore", "Stored"]
+__all__ = ["Entry", "Holder", "LeaseLost", "Notice", "Renewed", "Save", "StateStore", "Stored"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Stored:
 class Renewed(enum.IntEnum):
     """What renewing a lease found."""
 
-    LOST = 0  # another holds it, or none: the call's state is not saved
+    LOST = 0  # another took the session: the call's writes are refused
     HELD = 1
     # Held, and a caller asked (on any replica) to interrupt the call.
     INTERRUPT = 2
@@ -73,12 +75,29 @@ class Notice(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Holder:
+    """Who writes for a call: the replica's token, and the version of the
+    stored state the call began from. Its writes are taken while it holds
+    the session's lease, or while nobody does and the state is still at
+    `base` (its lease ran out in a stall, and nobody took the session
+    since: nothing it was fenced against happened); else `LeaseLost`."""
+
+    owner: str
+    base: int
+
+
+class LeaseLost(Exception):
+    """The call's replica no longer holds the session's lease (another took
+    the session): nothing of the write was made."""
+
+
+@dataclass(frozen=True)
 class Save:
     """A save of a session's state (`StateStore.save`), alone or with a
     reply's last log entries in one step (`StateStore.append`): kept
     `idle_ms` after it; the lease given up, or kept `hold_ms` (held idle)."""
 
-    owner: str
+    holder: Holder
     state: bytes
     idle_ms: int
     hold_ms: int
@@ -107,9 +126,10 @@ class StateStore(abc.ABC):
         version of its stored state (0: none), read in the same step."""
 
     @abc.abstractmethod
-    async def renew(self, session_id: str, owner: str, ttl_ms: int) -> Renewed:
-        """Extend `owner`'s lease (held for a call from now on, if it was
-        held idle), and take a pending interrupt request."""
+    async def renew(self, session_id: str, holder: Holder, ttl_ms: int) -> Renewed:
+        """Extend `holder`'s lease (held for a call from now on, if it was
+        held idle; taken back if it ran out and nobody took the session
+        since), and take a pending interrupt request."""
 
     @abc.abstractmethod
     async def request_interrupt(self, session_id: str, ttl_ms: int) -> None:
@@ -138,14 +158,14 @@ class StateStore(abc.ABC):
         expired)."""
 
     @abc.abstractmethod
-    async def save(self, session_id: str, save: Save) -> int | None:
-        """Store the session's state if `save.owner` holds its lease:
+    async def save(self, session_id: str, save: Save) -> int:
+        """Store the session's state, fenced by `save.holder`:
         `save.state` (its `SessionState` without context), and its context:
-        the first `save.kept` messages stored (the owner's last save or load
+        the first `save.kept` messages stored (the holder's last save or load
         had them), then `save.context`'s; kept `save.idle_ms` after this
         save, the lease given up or held idle (`save.hold_ms`); an interrupt
-        asked for meanwhile void (the call ended). The new version, or None
-        if the lease was lost."""
+        asked for meanwhile void (the call ended). The new version;
+        `LeaseLost` if the holder lost the lease."""
 
     @abc.abstractmethod
     async def append(
@@ -154,11 +174,14 @@ class StateStore(abc.ABC):
         reply_id: str,
         entries: list[bytes],
         keep_ms: int,
+        holder: Holder | None = None,
         save: Save | None = None,
     ) -> tuple[list[str], int | None]:
-        """Append to the reply's log, kept `keep_ms` after this, and make
-        `save` (the session's) in the same step: the entries' positions, and
-        the save's new version (None: no save, or its lease was lost)."""
+        """Append to the reply's log, kept `keep_ms` after this, fenced by
+        `holder` (the reply's call's; None: not fenced) and make `save` (the
+        session's) in the same step: the entries' positions, and the save's
+        new version (None: no save); `LeaseLost`, and nothing written, if
+        the holder lost the lease."""
 
     @abc.abstractmethod
     async def read(
