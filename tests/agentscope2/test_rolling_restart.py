@@ -47,10 +47,13 @@ class _Replica:
         self._flags = ["--port", str(self.port), "--state", redis.url, "--lease-seconds", "1"]
         self._flags += ["--grace", str(_GRACE_S)]
         self._env = env
+        # Every process's log, the stopped ones' too (shown on a failure).
+        self.logs: list[list[str]] = []
         self.process = self._start()
 
     def _start(self) -> AgentProcess:
         process = AgentProcess(["topic_agents:friday", *self._flags], self._env)
+        self.logs.append(process.log)
         process.wait_listening()
         return process
 
@@ -130,11 +133,29 @@ def test_a_rolling_restart_loses_and_repeats_no_turn(
             thread.join(180)
     finally:
         stop_all([replica.process for replica in replicas])
-    # Replies were in flight as replicas stopped: their rest was run again.
-    assert len(replay.requests) > SESSIONS * TURNS
+    try:
+        _check(results, replay)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\nthe replicas' warnings:\n{_warnings(replicas)}") from None
+
+
+def _warnings(replicas: list[_Replica]) -> str:
+    return "".join(
+        line
+        for replica in replicas
+        for log in replica.logs
+        for line in log
+        if " WARNING " in line or " ERROR " in line
+    )
+
+
+def _check(results: dict[int, Any], replay: ReplayServer) -> None:
+    """Every session's turns answered, once each, and remembered."""
     failed = {s: r for s, r in results.items() if isinstance(r, Exception)}
     assert not failed, failed
     assert sorted(results) == list(range(SESSIONS))
+    # Replies were in flight as replicas stopped: their rest was run again.
+    assert len(replay.requests) > SESSIONS * TURNS
     for session, answers in results.items():
         assert answers == [SUNNY] * TURNS, session
         last = [

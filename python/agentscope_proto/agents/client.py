@@ -163,9 +163,11 @@ class _Taking:
             self._asked.pop(self.session_id, None)
 
     def wait(self, error: grpc.RpcError) -> float | None:
-        """How long to wait before resuming after `error`; None: give up."""
-        if self.done or error.code() != grpc.StatusCode.UNAVAILABLE:
-            return None  # the reply ended (a failed one's status follows its end)
+        """How long to wait before resuming after `error`; None: give up.
+        A connection that drops after the reply's end is taken up too: a
+        failed reply's status follows its end."""
+        if error.code() != grpc.StatusCode.UNAVAILABLE:
+            return None
         if not self.reply_id or _from_server(error):
             return None
         self._tries += 1

@@ -213,14 +213,23 @@ class ReplyLog:
         if started:
             await self._until_logged(session_id, reply_id, running)
         idle = 0
+        # A caller that had the end (its connection dropped after it) hears
+        # at once that nothing follows, or the reply's error.
+        wait_ms = 0 if position else _WAIT_MS
         while True:
-            entries = await self._store.read(session_id, reply_id, position, _WAIT_MS)
+            entries = await self._store.read(session_id, reply_id, position, wait_ms)
             if entries is None:
                 raise ReplyNotFoundError(
                     "reply_id",
                     f"no reply {reply_id!r} in session {session_id!r} "
                     "(it never ran, or its log expired)",
                 )
+            if not entries and not wait_ms:
+                wait_ms = _WAIT_MS
+                if await self._ended(session_id, reply_id):
+                    return
+                continue
+            wait_ms = _WAIT_MS
             if not entries:
                 idle = 0 if await running() else idle + 1
                 if idle and await self._ended(session_id, reply_id):
