@@ -307,12 +307,10 @@ void Reply(agent::AgentService::Stub* stub, agent::ReplyRequest request, Place* 
   auto context = Context();
   auto stream = stub->Reply(context.get(), request);
   int tries = 0;
-  bool done = false;
   for (;;) {
     agent::ReplyResponse response;
     while (stream->Read(&response)) {
       tries = 0;
-      done = response.done();
       if (response.event().has_reply_start()) {
         at->session = response.event().reply_start().session_id();
         at->reply_id = response.event().reply_start().reply_id();
@@ -322,7 +320,7 @@ void Reply(agent::AgentService::Stub* stub, agent::ReplyRequest request, Place* 
     }
     grpc::Status status = stream->Finish();
     if (status.ok()) return;
-    if (done || !Dropped(status, *at)) Check(status);  // the reply ended (a failed one's status follows)
+    if (!Dropped(status, *at)) Check(status);  // the server's status (a drop after the end: taken up)
     if (++tries > attempts) {
       std::cerr << "the connection dropped during reply " << at->reply_id << " and " << attempts
                 << " attempts to take it up failed (last: " << status.error_message() << ")" << std::endl;

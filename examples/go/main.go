@@ -274,7 +274,7 @@ func (at *place) dropped(err error) bool {
 // with a growing wait, until the reply ends or the attempts run out (then it exits).
 func reply(ctx context.Context, agent agentv1.AgentServiceClient, request *agentv1.ReplyRequest,
 	at *place, handle func(*agentv1.ReplyResponse)) {
-	attempts, tries, done := resumeAttempts(), 0, false
+	attempts, tries := resumeAttempts(), 0
 	request.KeepRunning = attempts > 0 // the reply goes on while this client is away
 	stream, err := agent.Reply(ctx, request)
 	for {
@@ -285,7 +285,7 @@ func reply(ctx context.Context, agent agentv1.AgentServiceClient, request *agent
 			}
 		}
 		if err == nil {
-			tries, done = 0, response.Done
+			tries = 0
 			if start := response.GetEvent().GetReplyStart(); start != nil {
 				at.session, at.replyID = start.SessionId, start.ReplyId
 			}
@@ -295,7 +295,7 @@ func reply(ctx context.Context, agent agentv1.AgentServiceClient, request *agent
 			handle(response)
 			continue
 		}
-		if done || !at.dropped(err) { // the reply ended (a failed one's status follows its end)
+		if !at.dropped(err) { // a status the server sent; a drop, even after the end, is taken up
 			log.Fatal(err)
 		}
 		if tries++; tries > attempts {

@@ -271,7 +271,6 @@ public final class Client {
     private final Place at;
     private Iterator<ReplyResponse> responses;
     private int tries;
-    private boolean done;
 
     ResumingReply(AgentServiceGrpc.AgentServiceBlockingStub agent, ReplyRequest request, Place at) {
       this.agent = agent;
@@ -298,8 +297,8 @@ public final class Client {
         try {
           return responses.hasNext();
         } catch (StatusRuntimeException error) {
-          if (done || !dropped(error)) {
-            throw error; // the reply ended (a failed one's status follows its end)
+          if (!dropped(error)) {
+            throw error; // the server's status (a drop, even after the end, is taken up)
           }
           if (++tries > RESUME_ATTEMPTS) {
             throw Status.UNAVAILABLE.withDescription(String.format(
@@ -320,7 +319,6 @@ public final class Client {
     public ReplyResponse next() {
       ReplyResponse response = responses.next();
       tries = 0;
-      done = response.getDone();
       if (response.getEvent().hasReplyStart()) {
         at.session = response.getEvent().getReplyStart().getSessionId();
         at.replyId = response.getEvent().getReplyStart().getReplyId();

@@ -260,12 +260,10 @@ async function* streamReply(agent: Client<typeof AgentService>, request: ReplyRe
   request.keepRunning = RESUME_ATTEMPTS > 0; // the reply goes on while this client is away
   let responses: AsyncIterable<ReplyResponse> = agent.reply(request, { timeoutMs: 30_000 });
   let tries = 0;
-  let done = false;
   for (;;) {
     try {
       for await (const response of responses) {
         tries = 0;
-        done = response.done;
         if (response.event?.event.case === "replyStart") {
           ({ sessionId: at.session, replyId: at.replyId } = response.event.event.value);
         }
@@ -274,7 +272,7 @@ async function* streamReply(agent: Client<typeof AgentService>, request: ReplyRe
       }
       return;
     } catch (err) {
-      if (done || !dropped(err, at)) throw err; // the reply ended (a failed one's status follows its end)
+      if (!dropped(err, at)) throw err; // the server's status (a drop, even after the end, is taken up)
       if (++tries > RESUME_ATTEMPTS) {
         throw new Error(
           `the connection dropped during reply ${at.replyId} and ${RESUME_ATTEMPTS} attempts to take it up ` +
