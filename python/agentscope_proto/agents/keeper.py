@@ -16,7 +16,11 @@ step to take it or to load the state (nobody else can have saved). Another
 replica wanting the session says so (`Notice.WANTED`): the lease is given up
 at once, or at the end of the call running here. A replica that dies holds
 its leases, idle or not, no longer than `AgentConfig.lease_seconds`; one
-stopping (`drain`) gives its idle ones up at once. A stored state this
+stopping (`drain`) gives its idle ones up at once. A call's writes are
+fenced by its `holder` (its lease, and the state's version it began from):
+a replica stalled past its lease goes on while nobody took the session
+(its renewal takes the lease back), and writes nothing once another did
+(its reply is interrupted there). A stored state this
 server cannot read is refused (`StoredStateError`, DATA_LOSS) and left as it
 is: never replaced by a new session's.
 
