@@ -183,10 +183,16 @@ def test_a_replica_that_stops_gives_the_leases_it_holds_idle_up(
 
 
 @pytest.fixture
-def held_replay() -> Iterator[ReplayServer]:
-    """A model whose answer to "held" waits for the test's `release`."""
-    with ReplayServer({"held": ["hold:stream_text_by3"], "hi": ["stream_text_by3"]}) as server:
-        yield server
+def held(redis_server: RedisServer) -> Iterator[tuple[AgentServer, ReplayServer]]:
+    """A replica whose model's answer to "held" waits for the test's
+    `release`; its model."""
+    with ReplayServer({"held": ["hold:stream_text_by3"], "hi": ["stream_text_by3"]}) as replay:
+        config = AgentConfig(state=redis_server.url, lease_seconds=1)
+        server = serve(lambda: make_agent(replay.base_url), config)
+        try:
+            yield server, replay
+        finally:
+            server.stop()
 
 
 def _held_reply(client: AgentClient, replay: ReplayServer, session: str) -> Iterator[Any]:
@@ -199,50 +205,42 @@ def _held_reply(client: AgentClient, replay: ReplayServer, session: str) -> Iter
 
 
 def test_a_reply_whose_lease_ran_out_while_nobody_took_its_session_is_saved(
-    redis_server: RedisServer, held_replay: ReplayServer
+    held: tuple[AgentServer, ReplayServer], redis_server: RedisServer
 ) -> None:
     """A replica stalled past its lease (its key gone, as when it runs out)
     while nobody took the session: its next renewal takes the lease back,
     the reply ends, and its save is made (the next turn remembers it)."""
-    config = AgentConfig(state=redis_server.url, lease_seconds=1)
-    server = serve(lambda: make_agent(held_replay.base_url), config)
+    server, replay = held
     store = redis.Redis.from_url(redis_server.url)
     key = "agentscope:session:{Friday/lapsed}:lease"
-    try:
-        with AgentClient(server.target) as client:
-            items = _held_reply(client, held_replay, "lapsed")
-            store.delete(key)
-            assert wait_until(lambda: store.get(key) is not None, 5)  # taken back
-            held_replay.release.set()
-            assert get_text_content(list(items)[-1])
-        _reply(server, "lapsed", "hi")
-        assert _user_turns(held_replay) == 2
-    finally:
-        server.stop()
+    with AgentClient(server.target) as client:
+        items = _held_reply(client, replay, "lapsed")
+        store.delete(key)
+        assert wait_until(lambda: store.get(key) is not None, 5)  # taken back
+        replay.release.set()
+        assert get_text_content(list(items)[-1])
+    _reply(server, "lapsed", "hi")
+    assert _user_turns(replay) == 2
 
 
 def test_a_reply_whose_session_another_replica_took_never_ends_unsaved(
-    redis_server: RedisServer, held_replay: ReplayServer
+    held: tuple[AgentServer, ReplayServer], redis_server: RedisServer
 ) -> None:
     """Once another replica holds the session (this one stalled past its
     lease), the reply writes nothing more: no end is logged or heard without
     its state saved; its caller gets UNAVAILABLE (to resume it from its
     log), and the stored state stays as it was."""
-    config = AgentConfig(state=redis_server.url, lease_seconds=1)
-    server = serve(lambda: make_agent(held_replay.base_url), config)
+    server, replay = held
     store = redis.Redis.from_url(redis_server.url)
     key = "agentscope:session:{Friday/taken}:lease"
-    try:
-        with AgentClient(server.target) as client:
-            items = _held_reply(client, held_replay, "taken")
-            store.set(key, "another-replica", px=60_000)
-            held_replay.release.set()
-            with pytest.raises(StateUnavailableError, match="lost the session's lease"):
-                list(items)
-        assert store.get(key) == b"another-replica"
-        assert store.hget("agentscope:session:{Friday/taken}:state:v2", "v") is None
-    finally:
-        server.stop()
+    with AgentClient(server.target) as client:
+        items = _held_reply(client, replay, "taken")
+        store.set(key, "another-replica", px=60_000)
+        replay.release.set()
+        with pytest.raises(StateUnavailableError, match="lost the session's lease"):
+            list(items)
+    assert store.get(key) == b"another-replica"
+    assert store.hget("agentscope:session:{Friday/taken}:state:v2", "v") is None
 
 
 def test_a_stored_state_that_cannot_be_read_is_refused_and_kept(
