@@ -270,10 +270,10 @@ class Servers:
         """Return once every port accepts; exit if a server died or 60 s passed."""
         deadline = time.monotonic() + 60
         for target, log_name in [
-            (self.target, "server.log"),
-            (self.http_target, "server.log"),
-            (self.agent_target, "agent.log"),
-            (self.held_target, "agent-held.log"),
+            (self.target, _LOG_NAMES[0]),
+            (self.http_target, _LOG_NAMES[0]),
+            (self.agent_target, _LOG_NAMES[1]),
+            (self.held_target, _LOG_NAMES[2]),
         ]:
             while not accepts(int(target.rpartition(":")[2])):
                 if time.monotonic() > deadline or any(p.poll() is not None for p in self.processes):
@@ -286,10 +286,27 @@ class Servers:
         self.processes[-1].send_signal(signal.SIGUSR1)
 
     def stop(self) -> None:
+        """SIGTERM to each (the agents' wrappers pass it on to their
+        serve-agent, which drains); one still running 30 s later is killed
+        and named, with the end of its log."""
         for process in self.processes:
             process.terminate()
-        for process in self.processes:
-            process.wait(30)
+        stuck = []
+        for process, log_name in zip(self.processes, _LOG_NAMES, strict=True):
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+                tail = (LOGS / log_name).read_text(errors="replace").splitlines()[-15:]
+                stuck.append(f"{log_name}: still running 30 s after SIGTERM; its log ends:")
+                stuck += [f"  {line}" for line in tail]
+        if stuck:
+            raise SystemExit("\n".join(stuck))
+
+
+# The servers' logs, in the order `start_servers` starts them.
+_LOG_NAMES = ("server.log", "agent.log", "agent-held.log")
 
 
 def start_servers() -> Servers:
@@ -302,9 +319,9 @@ def start_servers() -> Servers:
     agent = [str(AGENT_PYTHON), str(AGENT_SERVER), "--port"]
     return Servers(
         [
-            spawn([*serve, "--http-port", str(http_port)], "server.log"),
-            spawn([*agent, str(agent_port)], "agent.log"),
-            spawn([*agent, str(held_port), "--hold"], "agent-held.log"),
+            spawn([*serve, "--http-port", str(http_port)], _LOG_NAMES[0]),
+            spawn([*agent, str(agent_port)], _LOG_NAMES[1]),
+            spawn([*agent, str(held_port), "--hold"], _LOG_NAMES[2]),
         ],
         f"127.0.0.1:{port}",
         f"127.0.0.1:{http_port}",
