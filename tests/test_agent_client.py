@@ -1,6 +1,8 @@
-"""When `AgentClient` takes a reply up (`_Taking`): on a dropped connection,
-also after the reply's end (a failed reply's status follows its end, and a
-drop there would lose it); never on a status the server sent."""
+"""When `AgentClient` takes a reply up (`_Taking`): on a call cut off (a
+dropped connection, or a server stopped with the call running: UNAVAILABLE
+or CANCELLED, with no status of the server's), also after the reply's end
+(a failed reply's status follows its end, and a cut there would lose it);
+never on a status the server sent."""
 
 from __future__ import annotations
 
@@ -57,6 +59,7 @@ def test_a_status_the_server_sent_or_another_code_is_not_taken_up() -> None:
     assert taking.wait(_sent_by_server()) is None
     assert taking.wait(_Error(grpc.StatusCode.DEADLINE_EXCEEDED)) is None
     assert taking.wait(_Error(grpc.StatusCode.UNAVAILABLE)) is not None
+    assert taking.wait(_Error(grpc.StatusCode.CANCELLED)) is not None  # its server stopped
 
 
 class _Stub:

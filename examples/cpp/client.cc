@@ -289,11 +289,14 @@ struct Place {
   std::string session, reply_id, cursor;
 };
 
-// Whether a call ended as a dropped connection does, after which the reply, kept running on the
-// server, can be taken up: UNAVAILABLE with no details (a status the server sends, such as a
-// failed reply's, carries them), once the reply's id and a cursor are known.
+// Whether a call was cut off, after which the reply, kept running on the server, can be taken
+// up: UNAVAILABLE (a dropped connection) or CANCELLED (a server stopped with the call running)
+// with no details (a status the server sends, such as a failed reply's, carries them), once the
+// reply's id and a cursor are known.
 bool Dropped(const grpc::Status& status, const Place& at) {
-  return status.error_code() == grpc::StatusCode::UNAVAILABLE && status.error_details().empty() &&
+  const bool cut = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                   status.error_code() == grpc::StatusCode::CANCELLED;
+  return cut && status.error_details().empty() &&
          !at.reply_id.empty() && !at.cursor.empty();
 }
 

@@ -260,12 +260,14 @@ func resumeAttempts() int {
 // The rest of a reply after an answer has the same id, and its log goes on after that cursor.
 type place struct{ session, replyID, cursor string }
 
-// dropped says whether err is a dropped connection, after which the reply, kept running on
-// the server, can be taken up: UNAVAILABLE with no details (a status the server sends, such
-// as a failed reply's, carries them), once the reply's id and a cursor are known.
+// dropped says whether err is a call cut off, after which the reply, kept running on the
+// server, can be taken up: UNAVAILABLE (a dropped connection) or CANCELLED (a server stopped
+// with the call running) with no details (a status the server sends, such as a failed reply's,
+// carries them), once the reply's id and a cursor are known.
 func (at *place) dropped(err error) bool {
 	st := status.Convert(err)
-	return st.Code() == codes.Unavailable && len(st.Proto().GetDetails()) == 0 &&
+	cut := st.Code() == codes.Unavailable || st.Code() == codes.Canceled
+	return cut && len(st.Proto().GetDetails()) == 0 &&
 		at.replyID != "" && at.cursor != ""
 }
 

@@ -280,13 +280,15 @@ public final class Client {
     }
 
     /**
-     * Whether the call failed as a dropped connection does, after which the reply, kept running on
-     * the server, can be taken up: UNAVAILABLE with no details (a status the server sends, such as
-     * a failed reply's, carries them), once the reply's id and a cursor are known.
+     * Whether the call was cut off, after which the reply, kept running on the server, can be
+     * taken up: UNAVAILABLE (a dropped connection) or CANCELLED (a server stopped with the call
+     * running) with no details (a status the server sends, such as a failed reply's, carries
+     * them), once the reply's id and a cursor are known.
      */
     private boolean dropped(StatusRuntimeException error) {
       com.google.rpc.Status details = StatusProto.fromThrowable(error); // null or bare: none sent
-      return error.getStatus().getCode() == Status.Code.UNAVAILABLE
+      Status.Code code = error.getStatus().getCode();
+      return (code == Status.Code.UNAVAILABLE || code == Status.Code.CANCELLED)
           && (details == null || details.getDetailsCount() == 0)
           && !at.replyId.isEmpty() && !at.cursor.isEmpty();
     }

@@ -240,10 +240,10 @@ interface Place {
 
 /**
  * Whether `err` is a dropped connection, after which the reply, kept running on the server, can be
- * taken up: UNAVAILABLE with no details (a status the server sends, such as a failed reply's,
- * carries them), once the reply's id and a cursor are known. Node's http2 ends the streams of a
- * connection that closed with RST_STREAM CANCEL, which Connect-ES reports as CANCELED: this client
- * never cancels a reply, so that is a dropped connection too.
+ * taken up: UNAVAILABLE or CANCELED with no details (a status the server sends, such as a failed
+ * reply's, carries them), once the reply's id and a cursor are known. Node's http2 ends the streams
+ * of a connection that closed with RST_STREAM CANCEL, and a server stopped with the call running
+ * cancels it, which Connect-ES reports as CANCELED: this client never cancels a reply itself.
  */
 function dropped(err: unknown, at: Place): boolean {
   const error = ConnectError.from(err);

@@ -164,9 +164,10 @@ class _Taking:
 
     def wait(self, error: grpc.RpcError) -> float | None:
         """How long to wait before resuming after `error`; None: give up.
-        A connection that drops after the reply's end is taken up too: a
-        failed reply's status follows its end."""
-        if error.code() != grpc.StatusCode.UNAVAILABLE:
+        A call cut off (UNAVAILABLE, or CANCELLED by a server that stopped
+        after its grace) with no status of the server's is taken up, also
+        after the reply's end: a failed reply's status follows its end."""
+        if error.code() not in _CUT:
             return None
         if not self.reply_id or _from_server(error):
             return None
@@ -213,6 +214,12 @@ class _Taking:
         request = pb.ReplyRequest(session_id=self.session_id)
         request.user_interrupt.reply_id = self.reply_id
         return request
+
+
+# How a call cut off ends: the connection dropped (UNAVAILABLE), or the
+# server stopped with the call running (grpc's cancellation of its calls
+# reaches the client as either).
+_CUT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 
 
 def _name_reply(request: pb.ReplyRequest, resume_attempts: int) -> None:
