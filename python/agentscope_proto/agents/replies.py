@@ -373,9 +373,7 @@ async def record(
                 try:
                     save = saving.save if saving is not None else None
                     version = await log.write(session_id, reply_id, batch, error, writer, save)
-                except LeaseLost:
-                    raise
-                except AgentScopeProtoError as exc:
+                except AgentScopeProtoError as exc:  # (not `LeaseLost`: handled below)
                     logger.warning("reply %r: its log could not be written: %s", reply_id, exc)
                     log = None  # the caller still gets it, live
                     if saving is not None:
