@@ -547,3 +547,108 @@ def test_stream_deltas_are_pythons(
     with _core.forced("python"):
         reference = outcome()
     assert outcome() == reference
+
+
+# -- what a model's dump reads (refs, same_refs: agents/hosting/context.py) ------
+
+
+class _Model:
+    """A model as the walk sees one: its fields in `__dict__`, extras beside."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+class _Other(_Model):
+    pass
+
+
+_MODELS: dict[type, bool] = {_Model: True, _Other: True}
+
+
+def _tree() -> _Model:
+    return _Model(
+        name="alpha",
+        content=[_Model(type="text", text="hi " * 3, n=1.5)],
+        metadata={"k": [1, True, None, b"x"], "t": (2,)},
+        usage=None,
+    )
+
+
+def test_refs_hold_what_a_dump_reads() -> None:
+    tree = _tree()
+    refs = _ccore.refs(tree, _MODELS)
+    assert isinstance(refs, tuple)
+    shape, *objects = refs
+    assert len(shape) == len(objects)
+    assert objects[0] is _Model  # a marker
+    assert objects[-1] is Ellipsis  # the end of it
+    assert shape[0] == shape[-1] == 1
+    assert tree.content[0].text in refs  # leaves themselves, held
+    assert _ccore.same_refs(tree, refs, _MODELS)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: setattr(t, "name", "b"),
+        lambda t: setattr(t, "name", "".join(["al", "pha"])),  # equal, not the same: dumped again
+        lambda t: t.content.append(_Model(type="text", text="")),
+        lambda t: t.content.pop(),
+        lambda t: setattr(t.content[0], "text", "other"),
+        lambda t: setattr(t.content[0], "n", -1.5),
+        lambda t: t.metadata["k"].append(2),
+        lambda t: t.metadata.update(z=0),
+        lambda t: t.metadata.pop("t"),
+        lambda t: setattr(t, "metadata", {"t": (2,), "k": t.metadata["k"]}),  # key order
+        lambda t: setattr(t, "usage", 0),
+        lambda t: setattr(t, "extra", None),
+        lambda t: setattr(t, "__pydantic_extra__", {"x": 1}),
+        lambda t: setattr(t.content[0], "__class__", _Other),
+        lambda t: setattr(t, "content", tuple(t.content)),
+    ],
+)
+def test_same_refs_sees_every_change(change: Callable[[Any], None]) -> None:
+    tree = _tree()
+    refs = _ccore.refs(tree, _MODELS)
+    change(tree)
+    assert not _ccore.same_refs(tree, refs, _MODELS)
+    assert _ccore.same_refs(tree, _ccore.refs(tree, _MODELS), _MODELS)
+
+
+def test_same_refs_take_no_value_for_a_marker_where_it_stands() -> None:
+    # {"x": [1]} lists (dict, "x", list, 1, END, END); {"x": list, 1: ...}
+    # holds those very objects in that order, as values.
+    refs = _ccore.refs(_Model(m={"x": [1]}), _MODELS)
+    assert not _ccore.same_refs(_Model(m={"x": list, 1: Ellipsis}), refs, _MODELS)
+
+
+def test_refs_name_a_type_they_cannot_walk() -> None:
+    class Opaque:
+        pass
+
+    tree = _tree()
+    refs = _ccore.refs(tree, _MODELS)
+    tree.metadata["k"].append(Opaque())
+    assert _ccore.refs(tree, _MODELS) is Opaque
+    assert not _ccore.same_refs(tree, refs, _MODELS)
+    assert isinstance(_ccore.refs(tree, {**_MODELS, Opaque: False}), tuple)  # a leaf
+
+
+def test_refs_give_up_deep_and_circular_data() -> None:
+    deep: list[Any] = []
+    for _ in range(100):
+        deep = [deep]
+    assert _ccore.refs(_Model(deep=deep), _MODELS) is None
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    assert _ccore.refs(_Model(loop=loop), _MODELS) is None
+    assert not _ccore.same_refs(_Model(loop=loop), (b"",), _MODELS)
+
+
+def test_refs_refuse_bad_arguments() -> None:
+    with pytest.raises(TypeError, match="models must be a dict"):
+        _ccore.refs(_tree(), [])
+    for wrong in ([], (), (b"\x01", _Model, Ellipsis)):
+        with pytest.raises(TypeError, match="refs must be a tuple"):
+            _ccore.same_refs(_tree(), wrong, _MODELS)

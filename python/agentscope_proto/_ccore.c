@@ -9,7 +9,8 @@
  * One compilation unit: the parts under _ccore/ are included here, shared
  * first (the wire, JSON, a message's blocks, the walk), then one file per
  * provider shape. Field numbers come from message.proto; `field_numbers()`
- * returns them so a test checks them against the descriptors.
+ * returns them so a test checks them against the descriptors. Beside
+ * format(): _ccore/refs.h, which of a saved session's messages changed.
  */
 #include "_ccore/walk.h"
 #include "_ccore/openai.h"
@@ -19,6 +20,7 @@
 #include "_ccore/ollama.h"
 #include "_ccore/anthropic.h"
 #include "_ccore/dashscope.h"
+#include "_ccore/refs.h"
 
 /* The dumps this file does of tool-call arguments, for the tests: the text,
  * or None where Python decides. */
@@ -336,6 +338,11 @@ static PyMethodDef methods[] = {
     {"shortuuid", shortuuid, METH_O,
      "shortuuid(random16) -> str: a message id in AgentScope's form (shortuuid's UUID4 in "
      "base 57) from 16 random bytes."},
+    {"refs", (PyCFunction)(void (*)(void))refs, METH_FASTCALL,
+     "refs(obj, models) -> tuple | type | None: the objects a pydantic model's dump reads "
+     "(_ccore/refs.h); a type it cannot walk, or None (too deep)."},
+    {"same_refs", (PyCFunction)(void (*)(void))same_refs, METH_FASTCALL,
+     "same_refs(obj, refs, models) -> bool: whether obj's dump reads exactly those objects."},
     {"field_numbers", field_numbers, METH_NOARGS, "The field numbers the core reads."},
     {"role_numbers", role_numbers, METH_NOARGS, "The Role values the core reads."},
     {NULL, NULL, 0, NULL},
@@ -356,6 +363,7 @@ static int (*const NAME_INITS[])(void) = {
     init_ollama_names,
     init_anthropic_names,
     init_dashscope_names,
+    init_refs_names,
 };
 
 PyMODINIT_FUNC PyInit__ccore(void) {

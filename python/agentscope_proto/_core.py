@@ -1,7 +1,8 @@
 """The compiled core of `format()` (`_ccore`, C, built with the package when
 a C compiler is there): a chat walk from the messages' wire bytes straight to
 the provider's message dicts, for the providers that declare one
-(`Provider.compiled`).
+(`Provider.compiled`); beside it, JSON reading and copying, stream deltas,
+and which of a saved agent context's messages changed (`model_refs`).
 
 The Python walk stays the reference and the fallback: the core takes a call
 only when every message is a `Msg` and every block one it knows exactly, and
@@ -46,6 +47,7 @@ __all__ = [
     "json_copier",
     "loads",
     "mode",
+    "model_refs",
     "shortuuid",
 ]
 
@@ -151,6 +153,23 @@ def deltas(before: Any, after: Any, make: Callable[[int, Any], Any]) -> list[Any
         return None
     made: list[Any] | None = core.deltas(before, after, make)
     return made
+
+
+# The core's `refs(obj, models)` and `same_refs(obj, refs, models)`
+# (_ccore/refs.h): what a pydantic model's dump reads, by identity.
+ModelRefs = tuple[
+    Callable[[Any, dict[type, bool]], Any], Callable[[Any, Any, dict[type, bool]], bool]
+]
+
+
+def model_refs() -> ModelRefs | None:
+    """The core's `refs` and `same_refs` (which of a saved context's messages
+    changed, `agents/hosting/context.py`); None: not built or forced to
+    Python (every message is dumped)."""
+    core = _engaged()
+    if core is None:
+        return None
+    return core.refs, core.same_refs
 
 
 def shortuuid(random: bytes) -> str | None:

@@ -55,8 +55,8 @@ class Session(Protocol):
     agent: Any
     # The version of the stored state its agent holds: 0 none, -1 untrusted.
     stored: int
-    # Its context's messages as the last save converted them (`save_state`).
-    saved: dict[str, tuple[Any, bytes]]
+    # What the hosting's last save converted of its context (`save_state`).
+    saved: dict[str, Any]
     # Its context's messages as the store has them (its last save or load).
     context: list[bytes]
     publish: Any

@@ -110,9 +110,9 @@ class Session:
         # The version of the stored state its agent holds (`keeper.py`): 0
         # none, -1 none it can be trusted to hold.
         self.stored = 0
-        # Its context's messages as the last save converted them, and as the
-        # store has them (`keeper.py`).
-        self.saved: dict[str, tuple[Any, bytes]] = {}
+        # What the hosting's last save converted of its context (its own
+        # record, `save_state`), and the context as the store has it (`keeper.py`).
+        self.saved: dict[str, Any] = {}
         self.context: list[bytes] = []
         # The reply running in the session, if one does.
         self.reply: Reply | None = None

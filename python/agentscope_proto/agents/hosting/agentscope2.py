@@ -19,16 +19,15 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-import orjson
-
 from ... import _json, interop
 from ..._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from ..._generated.agentscope.agent.v1 import events_pb2 as pb
 from ..._generated.agentscope.agent.v1 import state_pb2
 from ..._generated.agentscope.message.v1.message_pb2 import FinishedReason, Msg, ToolResultState
-from ...dialects import from_dict, to_dict
+from ...dialects import to_dict
 from ...errors import AgentReplyError, MessageFormatError, SessionStateError
 from . import failures
+from .context import Saver
 from .protocol import (
     Checkpoint,
     Item,
@@ -104,6 +103,7 @@ class AgentScope2:
         self._msg = importlib.import_module("agentscope.message")
         self._event = importlib.import_module("agentscope.event")
         self._types = importlib.import_module("agentscope.types")
+        self._saver = Saver()
 
     def read_msgs(self, msgs: Sequence[Msg], field: str) -> list[Any]:
         return read_each(msgs, field, self._read_msg)
@@ -349,24 +349,19 @@ class AgentScope2:
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
 
-    def save_state(self, agent: Any, known: dict[str, tuple[Any, bytes]]) -> SavedState | None:
+    def save_state(self, agent: Any, known: dict[str, Any]) -> SavedState | None:
         """The agent's `AgentState` as stored: its context as `Msg`s (the
         2.x dialect, exact), the rest as 2.x dumps it; None for an agent
-        without one (it keeps nothing between calls). `known` holds the
-        messages the last save converted, by id, with their dumps' JSON: one
-        that dumps the same is not converted again (a context grows at its
-        end), and it is left holding this save's."""
-        dump_state = getattr(getattr(agent, "state", None), "model_dump", None)
-        if not callable(dump_state):
+        without one (it keeps nothing between calls). `known` holds what the
+        session's last save converted: a message unchanged since is not
+        dumped or converted again (`context.Saver`)."""
+        state = getattr(agent, "state", None)
+        if not callable(getattr(state, "model_dump", None)):
             return None
-        dump = dump_state(mode="json")
-        messages = dump.pop("context", [])
-        context = [_converted(msg, known) for msg in messages]
-        kept = {msg.get("id") for msg in messages}
-        for stale in [key for key in known if key not in kept]:
-            del known[stale]
-        rest = state_pb2.SessionState(framework_major=2, rest_json=_json.dumps_stored(dump))
-        return SavedState(rest, context)
+        rest, context = self._saver.save(state, known)
+        return SavedState(
+            state_pb2.SessionState(framework_major=2, rest_json=_json.dumps_stored(rest)), context
+        )
 
     def load_state(self, agent: Any, stored: state_pb2.SessionState) -> None:
         """Give the agent a stored state, in place: the agent keeps the
@@ -416,29 +411,6 @@ def _tool(schema: Mapping[str, Any]) -> service_pb.AgentTool:
         description=function.get("description", ""),
         input_schema_json=_json.dumps(function.get("parameters", {}), "parameters"),
     )
-
-
-def _converted(dumped: dict[str, Any], known: dict[str, tuple[Any, bytes]]) -> bytes:
-    """A context message's `Msg` bytes: the last save's if it dumps the same.
-    The same is the same JSON (orjson's): `==` on the dumps would take an
-    integer made the equal float (or a bool the equal integer) for no change;
-    a dump orjson cannot write (an integer past 64 bits) is converted anew."""
-    key = dumped.get("id")
-    text = _fingerprint(dumped) if isinstance(key, str) else None
-    seen = known.get(key) if isinstance(key, str) else None
-    if seen is not None and text is not None and seen[0] == text:
-        return seen[1]
-    msg = from_dict(dumped, dialect="agentscope2").SerializeToString()
-    if isinstance(key, str) and text is not None:
-        known[key] = (text, msg)
-    return msg
-
-
-def _fingerprint(dumped: dict[str, Any]) -> bytes | None:
-    try:
-        return orjson.dumps(dumped)
-    except (TypeError, orjson.JSONEncodeError):
-        return None
 
 
 def _assign(target: Any, source: Any) -> None:

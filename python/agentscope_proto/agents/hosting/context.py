@@ -1,0 +1,206 @@
+"""A 2.x agent's state as a save stores it: its context's messages as `Msg`
+bytes (the 2.x dialect, exact), each converted again only when it changed
+since the session's last save, and the rest as 2.x dumps it.
+
+Which messages changed is told, where the compiled core is built, without
+dumping them: `_ccore`'s `refs` lists the objects a message's dump reads
+(types, fields, leaves), and `same_refs` checks a message against the list
+kept from the last save, by identity: the same objects, held by the list so
+none was freed and replaced, give the same dump. That holds for models
+whose dump is a function of their fields, which `_walked` admits class by
+class (no serializer or computed field of their own: 2.x's `URLSource` has
+one, so a message with a URL source is dumped each time); a message the
+walk cannot judge is dumped. Only the changed and new messages are dumped
+then (one `model_dump` of the state including those); a dump the same JSON
+as the last one's is not converted again. Without the core every message is
+dumped at every save, as the reference does (`forced("python")`); both ways
+give the same bytes (tests/agentscope2/test_context.py).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import orjson
+
+from ... import _core
+from ...dialects import from_dict
+
+__all__ = ["Saver"]
+
+# Leaves `refs` takes as they are (besides str, int, float, bool, bytes, None).
+_LEAF_VALUES = (str, int, float, bool, type(None))
+
+
+class _Seen(NamedTuple):
+    """A context message as the last save converted it."""
+
+    fingerprint: bytes  # its dump's JSON (orjson's)
+    msg: bytes  # the `Msg` bytes converted from the dump
+    refs: tuple[Any, ...] | None  # what its dump read (`_ccore.refs`); None: not walked
+
+
+class Saver:
+    """Converts 2.x agents' states for saving; one per hosting: it learns
+    which model classes the core may walk through."""
+
+    def __init__(self) -> None:
+        # Types the walk meets: True a model walked through its fields, False
+        # a leaf (an Enum's member); `_opaque`: neither (its message is dumped).
+        self._models: dict[type, bool] = {}
+        self._opaque: set[type] = set()
+
+    def save(self, state: Any, known: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
+        """`state`'s dump without its context, and its context's messages'
+        bytes; `known` holds what the last save of the session converted, by
+        message id, and is left holding this save's."""
+        walk = _core.model_refs()
+        context = getattr(state, "context", None)
+        if walk is None or type(context) is not list or not self._plain_state(type(state)):
+            dump: dict[str, Any] = state.model_dump(mode="json")
+            messages = dump.pop("context", [])
+            converted = [_converted(msg, None, known) for msg in messages]
+            _forget(known, {msg.get("id") for msg in messages})
+            return dump, converted
+        refs, same_refs = walk
+        out: list[Any] = []
+        ids: set[Any] = set()
+        kept: set[int] = set()  # the indexes of the messages unchanged
+        models = self._models
+        for index, msg in enumerate(context):
+            key = getattr(msg, "id", None)
+            ids.add(key)
+            seen = known.get(key) if type(key) is str else None
+            if seen is not None and seen.refs and same_refs(msg, seen.refs, models):
+                kept.add(index)
+                out.append(seen.msg)
+            else:
+                out.append(None)
+        # One dump: the rest, and the messages that changed (or are new).
+        rest: dict[str, Any] = state.model_dump(
+            mode="json", exclude={"context": kept} if len(kept) < len(out) else {"context"}
+        )
+        dumps = iter(rest.pop("context", ()))
+        for index, msg in enumerate(out):
+            if msg is None:
+                out[index] = _converted(next(dumps), self._refs(context[index], refs), known)
+        _forget(known, ids)
+        return rest, out
+
+    def _plain_state(self, kind: type) -> bool:
+        """Whether a dump of `kind` including or excluding its `context` gives
+        what its whole dump does there (a plain model with that field)."""
+        if kind not in self._models and kind not in self._opaque:
+            self._admit(kind)
+        return self._models.get(kind) is True and "context" in getattr(kind, "model_fields", {})
+
+    def _refs(self, msg: Any, refs: Any) -> tuple[Any, ...] | None:
+        """What `msg`'s dump reads (None: the walk cannot tell), admitting
+        each type the walk meets for the first time."""
+        while True:
+            found = refs(msg, self._models)
+            if not isinstance(found, type):
+                return found  # type: ignore[no-any-return]
+            if found in self._opaque or not self._admit(found):
+                return None
+
+    def _admit(self, kind: type) -> bool:
+        """Whether the walk may go through (or take as a leaf) a `kind` it met."""
+        if issubclass(kind, enum.Enum):
+            walked = all(type(member.value) in _LEAF_VALUES for member in kind)
+            return self._decided(kind, False if walked else None)
+        return self._decided(kind, True if self._walked(kind) else None)
+
+    def _decided(self, kind: type, how: bool | None) -> bool:
+        if how is None:
+            self._opaque.add(kind)
+            return False
+        self._models[kind] = how
+        return True
+
+    @staticmethod
+    def _walked(kind: type) -> bool:
+        """Whether a pydantic model's dump is a function of its fields, and
+        takes `include` and `exclude` as asked: no serializer, computed field
+        or root of its own (nested models are judged apart)."""
+        schema = getattr(kind, "__pydantic_core_schema__", None)
+        decorators = getattr(kind, "__pydantic_decorators__", None)
+        if not isinstance(schema, Mapping) or decorators is None:
+            return False
+        if decorators.field_serializers or decorators.model_serializers:
+            return False
+        if decorators.computed_fields or getattr(kind, "__pydantic_root_model__", False):
+            return False
+        return not _serializes_itself(schema, kind)
+
+
+def _serializes_itself(schema: Mapping[str, Any], kind: type) -> bool:
+    """Whether `kind`'s core schema has a serializer function or a computed
+    field outside the models nested in it (each judged when met)."""
+    definitions = {
+        item["ref"]: item
+        for item in schema.get("definitions", ())
+        if isinstance(item, Mapping) and "ref" in item
+    }
+    seen: set[Any] = set()
+    top = schema.get("schema", schema) if schema.get("type") == "definitions" else schema
+    todo: list[Any] = [top]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list | tuple):
+            todo.extend(node)
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        if node.get("type") == "model" and node.get("cls") is not kind:
+            continue  # a nested model: the walk admits it or not when it meets it
+        if node.get("type") == "definition-ref":
+            ref = node.get("schema_ref")
+            if ref in definitions and ref not in seen:
+                seen.add(ref)
+                todo.append(definitions[ref])
+            continue
+        serialization = node.get("serialization")
+        if isinstance(serialization, Mapping) and str(serialization.get("type")).startswith(
+            "function"
+        ):
+            return True
+        if node.get("computed_fields") or node.get("root_model"):
+            return True
+        todo.extend(value for key, value in node.items() if key != "serialization")
+    return False
+
+
+def _converted(
+    dumped: dict[str, Any], refs: tuple[Any, ...] | None, known: dict[str, Any]
+) -> bytes:
+    """A context message's `Msg` bytes: the last save's if it dumps the same.
+    The same is the same JSON (orjson's): `==` on the dumps would take an
+    integer made the equal float (or a bool the equal integer) for no change;
+    a dump orjson cannot write (an integer past 64 bits) is converted anew."""
+    key = dumped.get("id")
+    text = _fingerprint(dumped) if isinstance(key, str) else None
+    seen = known.get(key) if isinstance(key, str) else None
+    if seen is not None and text is not None and seen.fingerprint == text:
+        msg: bytes = seen.msg
+    else:
+        msg = from_dict(dumped, dialect="agentscope2").SerializeToString()
+    if isinstance(key, str) and text is not None:
+        known[key] = _Seen(text, msg, refs)
+    return msg
+
+
+def _fingerprint(dumped: dict[str, Any]) -> bytes | None:
+    try:
+        return orjson.dumps(dumped)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def _forget(known: dict[str, Any], kept: set[Any]) -> None:
+    """Drop what `known` holds of messages no longer in the context."""
+    if len(known) > len(kept) or not kept.issuperset(known):
+        for stale in [key for key in known if key not in kept]:
+            del known[stale]
