@@ -31,7 +31,9 @@ its own, one event loop each:
   lease, loads nothing (one replica), logs its responses and saves the
   agent's state; against `grpc` (sessions in memory). Then the resume
   latency on both: a `Resume` from a finished reply's first cursor to its
-  first response, p50 and p99.
+  first response, p50 and p99. And the two side by side again in 5
+  alternating rounds of 5 s (`state_rounds`): the target's ratio is their
+  median, the ratio of each round's neighbouring points.
 
 Conversations go 20 turns (the agent's memory grows with them), then start
 again in a new session, as the issue's load test runs them.
@@ -410,6 +412,7 @@ def main() -> None:
                         resume[side] = asyncio.run(_resume_latency(ports, samples))
                 rows.append({"server": side, **row})
                 print(f"[agents] {side} c{concurrency}: {row['rps']:,.0f} replies/s", flush=True)
+        state_rounds = _state_rounds(redis_url, *((1, 0.3, 1.0) if args.quick else (5, 1.0, 5.0)))
     write_json(
         args.json,
         {
@@ -427,8 +430,28 @@ def main() -> None:
             "redis": redis_url is not None,
             "rows": rows,
             "resume": resume,
+            "state_rounds": state_rounds,
         },
     )
+
+
+def _state_rounds(
+    redis_url: str | None, rounds: int, warmup: float, seconds: float
+) -> list[dict[str, float]]:
+    """Sessions in memory and in Redis at concurrency 16, in alternating
+    rounds (fresh servers each): the ratio is taken round by round, so that
+    the shared machine's drift between the two sides' points cancels."""
+    measured: list[dict[str, float]] = []
+    for number in range(rounds if redis_url is not None else 0):
+        round_rps = {}
+        for side, state in (("grpc", None), ("grpc_redis", redis_url)):
+            with _server(side, state) as (ports, pid):
+                row = asyncio.run(_load(CLIENTS[side], ports, pid, 16, warmup, seconds))
+            round_rps["memory" if state is None else "redis"] = row["rps"]
+        measured.append(round_rps)
+        ratio = round_rps["redis"] / round_rps["memory"]
+        print(f"[agents] state round {number + 1}: redis / memory {ratio:.2f}", flush=True)
+    return measured
 
 
 def _version(name: str) -> str:

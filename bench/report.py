@@ -268,8 +268,10 @@ def summary(results: dict[str, Any]) -> tuple[list[list[str]], dict[str, Any]]:
             facts["agents_ratio"] = ratio
         memory, redis = by_agents.get(("grpc", 16)), by_agents.get(("grpc_redis", 16))
         if memory and redis:
-            rows.append(_state_row(memory, redis, agents.get("resume", {})))
-            facts["state_ratio"] = redis["rps"] / memory["rps"]
+            row, facts["state_ratio"] = _state_row(
+                memory, redis, agents.get("resume", {}), agents.get("state_rounds", [])
+            )
+            rows.append(row)
         for binding, label in (("jsonrpc", "JSON-RPC"), ("grpc", "gRPC")):
             ours = by_agents.get((f"a2a_{binding}", 16))
             bare = by_agents.get((f"bare_{binding}", 16))
@@ -300,20 +302,38 @@ def _agui_row(
     ]
 
 
-def _state_row(memory: dict[str, Any], redis: dict[str, Any], resume: dict[str, Any]) -> list[str]:
-    """Sessions in Redis (`serve-agent --state redis://`) against in memory."""
-    ratio = redis["rps"] / memory["rps"]
+def _state_row(
+    memory: dict[str, Any],
+    redis: dict[str, Any],
+    resume: dict[str, Any],
+    rounds: list[dict[str, float]],
+) -> tuple[list[str], float]:
+    """Sessions in Redis (`serve-agent --state redis://`) against in memory:
+    the median of the alternating rounds' ratios where measured, else the
+    two sides' points; and that ratio."""
     latency = "; ".join(
         f"resume ({side}) p50 {row['p50_ms']:.2f} ms, p99 {row['p99_ms']:.2f} ms"
         for side, row in resume.items()
     )
-    return [
+    points = f"{redis['rps']:,.0f} vs {memory['rps']:,.0f} replies/s; p50 "
+    points += f"{redis['p50_ms']:.1f} vs {memory['p50_ms']:.1f} ms"
+    if rounds:
+        ratios = sorted(r["redis"] / r["memory"] for r in rounds)
+        ratio = statistics.median(ratios)
+        shown = (
+            f"{_x(ratio)}, median of {len(ratios)} alternating rounds "
+            f"({_x(ratios[0])}–{_x(ratios[-1])}); the points alone: {points}"
+        )
+    else:
+        ratio = redis["rps"] / memory["rps"]
+        shown = f"{_x(ratio)} ({points})"
+    row = [
         "Reply of an echo agent with `--state redis://` / in memory, concurrency 16",
         f"≥ {TARGETS['state']:.1f}× replies/s (at most 20 % fewer)",
-        f"{_x(ratio)} ({redis['rps']:,.0f} vs {memory['rps']:,.0f} replies/s; p50 "
-        f"{redis['p50_ms']:.1f} vs {memory['p50_ms']:.1f} ms); {latency}",
+        f"{shown}; {latency}",
         _status(ratio >= TARGETS["state"]),
     ]
+    return row, ratio
 
 
 # The hub's ways held to the target: a Python publisher with the hub's Redis
