@@ -32,8 +32,8 @@ its own, one event loop each:
   agent's state; against `grpc` (sessions in memory). Then the resume
   latency on both: a `Resume` from a finished reply's first cursor to its
   first response, p50 and p99. And the two side by side again in 5
-  alternating rounds of 5 s (`state_rounds`): the target's ratio is their
-  median, the ratio of each round's neighbouring points.
+  alternating rounds of 5 s, each on a fresh redis-server (`state_rounds`):
+  the target's ratio is their median, each the ratio of neighbouring points.
 
 Conversations go 20 turns (the agent's memory grows with them), then start
 again in a new session, as the issue's load test runs them.
@@ -412,7 +412,7 @@ def main() -> None:
                         resume[side] = asyncio.run(_resume_latency(ports, samples))
                 rows.append({"server": side, **row})
                 print(f"[agents] {side} c{concurrency}: {row['rps']:,.0f} replies/s", flush=True)
-        state_rounds = _state_rounds(redis_url, *((1, 0.3, 1.0) if args.quick else (5, 1.0, 5.0)))
+    state_rounds = _state_rounds(*((1, 0.3, 1.0) if args.quick else (5, 1.0, 5.0)))
     write_json(
         args.json,
         {
@@ -435,19 +435,22 @@ def main() -> None:
     )
 
 
-def _state_rounds(
-    redis_url: str | None, rounds: int, warmup: float, seconds: float
-) -> list[dict[str, float]]:
+def _state_rounds(rounds: int, warmup: float, seconds: float) -> list[dict[str, float]]:
     """Sessions in memory and in Redis at concurrency 16, in alternating
-    rounds (fresh servers each): the ratio is taken round by round, so that
-    the shared machine's drift between the two sides' points cancels."""
+    rounds, each on fresh servers and a fresh redis-server (as the memory
+    side starts with no session; conversations are numbered from 1 in each
+    round): the ratio is taken round by round, so that the shared machine's
+    drift between the two sides' points cancels."""
     measured: list[dict[str, float]] = []
-    for number in range(rounds if redis_url is not None else 0):
+    for number in range(rounds):
         round_rps = {}
-        for side, state in (("grpc", None), ("grpc_redis", redis_url)):
-            with _server(side, state) as (ports, pid):
-                row = asyncio.run(_load(CLIENTS[side], ports, pid, 16, warmup, seconds))
-            round_rps["memory" if state is None else "redis"] = row["rps"]
+        with _redis() as redis_url:
+            if redis_url is None:
+                return measured
+            for side, state in (("grpc", None), ("grpc_redis", redis_url)):
+                with _server(side, state) as (ports, pid):
+                    row = asyncio.run(_load(CLIENTS[side], ports, pid, 16, warmup, seconds))
+                round_rps["memory" if state is None else "redis"] = row["rps"]
         measured.append(round_rps)
         ratio = round_rps["redis"] / round_rps["memory"]
         print(f"[agents] state round {number + 1}: redis / memory {ratio:.2f}", flush=True)
