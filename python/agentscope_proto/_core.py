@@ -155,21 +155,23 @@ def deltas(before: Any, after: Any, make: Callable[[int, Any], Any]) -> list[Any
     return made
 
 
-# The core's `refs(obj, models)` and `same_refs(obj, refs, models)`
-# (_ccore/refs.h): what a pydantic model's dump reads, by identity.
+# The core's `refs(obj, models)` and `unchanged(context, known, models)`
+# (_ccore/refs.h): what a pydantic model's dump reads, and which of a list of
+# models read the same objects still.
 ModelRefs = tuple[
-    Callable[[Any, dict[type, bool]], Any], Callable[[Any, Any, dict[type, bool]], bool]
+    Callable[[Any, dict[type, bool]], Any],
+    Callable[[list[Any], dict[str, Any], dict[type, bool]], tuple[list[Any], set[int], set[str]]],
 ]
 
 
 def model_refs() -> ModelRefs | None:
-    """The core's `refs` and `same_refs` (which of a saved context's messages
+    """The core's `refs` and `unchanged` (which of a saved context's messages
     changed, `agents/hosting/context.py`); None: not built or forced to
     Python (every message is dumped)."""
     core = _engaged()
     if core is None:
         return None
-    return core.refs, core.same_refs
+    return core.refs, core.unchanged
 
 
 def shortuuid(random: bytes) -> str | None:

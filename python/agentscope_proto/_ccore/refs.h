@@ -33,6 +33,7 @@
 #define REFS_END Py_Ellipsis
 
 static PyObject *REFS_EXTRA; /* "__pydantic_extra__", interned at import */
+static PyObject *REFS_ID;    /* "id" */
 
 /* One walk: listing into `out` (and `shape`), or comparing with `want`
  * (and `marks`: its shape) from `at`. */
@@ -181,34 +182,114 @@ static PyObject *refs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* Whether `list` is what `refs` answers (shape first, a byte an object). */
+static int refs_listed(PyObject *list) {
+    return PyTuple_CheckExact(list) && PyTuple_GET_SIZE(list) >= 1 &&
+           PyBytes_CheckExact(PyTuple_GET_ITEM(list, 0)) &&
+           PyBytes_GET_SIZE(PyTuple_GET_ITEM(list, 0)) == PyTuple_GET_SIZE(list) - 1;
+}
+
+/* 1 if `obj`'s walk meets exactly the objects `list` holds, 0 if not, -1
+ * on an error. */
+static int refs_same(PyObject *obj, PyObject *list, PyObject *models) {
+    RefsWalk w = {
+        .models = models,
+        .want = &PyTuple_GET_ITEM(list, 1),
+        .marks = PyBytes_AS_STRING(PyTuple_GET_ITEM(list, 0)),
+        .count = PyTuple_GET_SIZE(list) - 1,
+    };
+    int status = refs_walk(&w, obj, 0);
+    if (status == REFS_ERROR) return -1;
+    return status == REFS_OK && w.at == w.count;
+}
+
 /* same_refs(obj, refs, models) -> bool */
 static PyObject *same_refs(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "same_refs(obj, refs, models) takes 3 arguments");
         return NULL;
     }
-    PyObject *list = args[1];
-    if (!PyTuple_CheckExact(list) || PyTuple_GET_SIZE(list) < 1 ||
-        !PyBytes_CheckExact(PyTuple_GET_ITEM(list, 0)) ||
-        PyBytes_GET_SIZE(PyTuple_GET_ITEM(list, 0)) != PyTuple_GET_SIZE(list) - 1) {
+    if (!refs_listed(args[1])) {
         PyErr_SetString(PyExc_TypeError, "refs must be a tuple from refs()");
         return NULL;
     }
     if (refs_models_arg(args[2]) < 0) return NULL;
-    RefsWalk w = {
-        .models = args[2],
-        .want = &PyTuple_GET_ITEM(list, 1),
-        .marks = PyBytes_AS_STRING(PyTuple_GET_ITEM(list, 0)),
-        .count = PyTuple_GET_SIZE(list) - 1,
-    };
-    int status = refs_walk(&w, args[0], 0);
-    if (status == REFS_ERROR) return NULL;
-    return PyBool_FromLong(status == REFS_OK && w.at == w.count);
+    int same = refs_same(args[0], args[1], args[2]);
+    return same < 0 ? NULL : PyBool_FromLong(same);
+}
+
+/* One message of `unchanged`: the bytes the last save kept of it, if its
+ * dump reads what it read then (else None, or NULL on an error). */
+static PyObject *refs_kept(PyObject *msg, PyObject *key, PyObject *known, PyObject *models) {
+    PyObject *seen = PyDict_GetItemWithError(known, key);
+    if (seen == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    if (!PyTuple_Check(seen) || PyTuple_GET_SIZE(seen) < 3 || !refs_listed(PyTuple_GET_ITEM(seen, 2)))
+        return Py_NewRef(Py_None); /* not walked */
+    Py_INCREF(seen); /* the walk may run Python, which may drop it from `known` */
+    int same = refs_same(msg, PyTuple_GET_ITEM(seen, 2), models);
+    PyObject *kept = same < 0 ? NULL : Py_NewRef(same ? PyTuple_GET_ITEM(seen, 1) : Py_None);
+    Py_DECREF(seen);
+    return kept;
+}
+
+/* unchanged(context, known, models) -> (out, kept, ids): for each message of
+ * the list `context`, the bytes `known` (by its str `id`: a tuple of its
+ * fingerprint, bytes and refs) holds of it if `same_refs` holds, else None;
+ * the indexes of those kept, and the str ids met. The loop of
+ * `context.Saver.save`, in C: a message costs its walk alone. */
+static PyObject *unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "unchanged(context, known, models) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *context = args[0], *known = args[1], *models = args[2];
+    if (!PyList_CheckExact(context) || !PyDict_Check(known)) {
+        PyErr_SetString(PyExc_TypeError, "unchanged takes a list and a dict");
+        return NULL;
+    }
+    if (refs_models_arg(models) < 0) return NULL;
+    PyObject *out = PyList_New(0), *kept = PySet_New(NULL), *ids = PySet_New(NULL);
+    if (out == NULL || kept == NULL || ids == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(context); i++) {
+        PyObject *msg = Py_NewRef(PyList_GET_ITEM(context, i));
+        PyObject *key = PyObject_GetAttr(msg, REFS_ID);
+        PyObject *bytes = NULL;
+        if (key == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            bytes = Py_NewRef(Py_None);
+        } else if (key != NULL && !PyUnicode_CheckExact(key)) {
+            bytes = Py_NewRef(Py_None);
+        } else if (key != NULL && PySet_Add(ids, key) == 0) {
+            bytes = refs_kept(msg, key, known, models);
+        }
+        Py_XDECREF(key);
+        Py_DECREF(msg);
+        if (bytes == NULL) goto fail;
+        int added = PyList_Append(out, bytes);
+        if (added == 0 && bytes != Py_None) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            added = index == NULL ? -1 : PySet_Add(kept, index);
+            Py_XDECREF(index);
+        }
+        Py_DECREF(bytes);
+        if (added < 0) goto fail;
+    }
+    PyObject *result = PyTuple_Pack(3, out, kept, ids);
+    Py_DECREF(out);
+    Py_DECREF(kept);
+    Py_DECREF(ids);
+    return result;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(kept);
+    Py_XDECREF(ids);
+    return NULL;
 }
 
 static int init_refs_names(void) {
     REFS_EXTRA = PyUnicode_InternFromString("__pydantic_extra__");
-    return REFS_EXTRA == NULL ? -1 : 0;
+    REFS_ID = PyUnicode_InternFromString("id");
+    return REFS_EXTRA == NULL || REFS_ID == NULL ? -1 : 0;
 }
 
 #endif

@@ -4,8 +4,8 @@ since the session's last save, and the rest as 2.x dumps it.
 
 Which messages changed is told, where the compiled core is built, without
 dumping them: `_ccore`'s `refs` lists the objects a message's dump reads
-(types, fields, leaves), and `same_refs` checks a message against the list
-kept from the last save, by identity: the same objects, held by the list so
+(types, fields, leaves), and `unchanged` checks each message against the list
+kept from the last save (`same_refs`, by identity): the same objects, held by the list so
 none was freed and replaced, give the same dump. That holds for models
 whose dump is a function of their fields, which `_walked` admits class by
 class (no serializer or computed field of their own: 2.x's `URLSource` has
@@ -35,7 +35,8 @@ _LEAF_VALUES = (str, int, float, bool, type(None))
 
 
 class _Seen(NamedTuple):
-    """A context message as the last save converted it."""
+    """A context message as the last save converted it (the core's
+    `unchanged` reads `msg` and `refs` by their places)."""
 
     fingerprint: bytes  # its dump's JSON (orjson's)
     msg: bytes  # the `Msg` bytes converted from the dump
@@ -64,20 +65,10 @@ class Saver:
             converted = [_converted(msg, None, known) for msg in messages]
             _forget(known, {msg.get("id") for msg in messages})
             return dump, converted
-        refs, same_refs = walk
-        out: list[Any] = []
-        ids: set[Any] = set()
-        kept: set[int] = set()  # the indexes of the messages unchanged
-        models = self._models
-        for index, msg in enumerate(context):
-            key = getattr(msg, "id", None)
-            ids.add(key)
-            seen = known.get(key) if type(key) is str else None
-            if seen is not None and seen.refs and same_refs(msg, seen.refs, models):
-                kept.add(index)
-                out.append(seen.msg)
-            else:
-                out.append(None)
+        refs, unchanged = walk
+        # The last save's bytes of each message its walk finds the same
+        # (else None), their indexes, and the ids met.
+        out, kept, ids = unchanged(context, known, self._models)
         # One dump: the rest, and the messages that changed (or are new).
         rest: dict[str, Any] = state.model_dump(
             mode="json", exclude={"context": kept} if len(kept) < len(out) else {"context"}
