@@ -1,5 +1,6 @@
 """`_redis.ScriptCalls` on a real redis-server: concurrent calls go together
-and each gets its own reply, in order; an error reply fails its call alone;
+and each gets its own reply, in order; a call may linger for others to join
+it; an error reply fails its call alone;
 scripts Redis lost are loaded again; a batch on a dropped connection fails
 its calls (none is sent twice) and the next one reconnects."""
 
@@ -167,6 +168,57 @@ def test_closing_fails_a_call_on_its_way_without_cancelling_its_caller(
         with pytest.raises(RedisConnectionError):
             await call
         assert not call.cancelled()
+
+    _run(redis_server.url, body)
+
+
+def test_calls_linger_for_others_while_calls_come_together(
+    redis_server: RedisServer,
+) -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push = client.register_script(_PUSH)
+        await calls.run(push, ["calls:warm"], ["loaded"])
+        sent = _batch_sizes(calls)
+        loop = asyncio.get_running_loop()
+        # Calls one at a time never wait, lingering or not.
+        started = loop.time()
+        assert await calls.run(push, ["calls:l"], ["alone"], 5.0) == 1
+        assert loop.time() - started < 1.0
+        # Once a batch carried several, lingering calls made a few ms apart
+        # wait 0.2 s for each other and go together, in order.
+        await calls.run_all([(push, ["calls:l"], ["a"]), (push, ["calls:l"], ["b"])])
+        started = loop.time()
+        lingering = []
+        for i in range(3):
+            lingering.append(asyncio.ensure_future(calls.run(push, ["calls:l"], [str(i)], 0.2)))
+            await asyncio.sleep(0.005)
+        assert not any(call.done() for call in lingering)
+        assert await asyncio.gather(*lingering) == [4, 5, 6]
+        assert loop.time() - started >= 0.2
+        assert sent == [1, 2, 3]
+        # A call that does not linger takes those waiting along at once.
+        started = loop.time()
+        waiting = asyncio.ensure_future(calls.run(push, ["calls:l"], ["w"], 5.0))
+        await asyncio.sleep(0.005)
+        assert await calls.run(push, ["calls:l"], ["now"]) == 8
+        assert await waiting == 7
+        assert loop.time() - started < 1.0
+        assert sent == [1, 2, 3, 2]
+
+    _run(redis_server.url, body)
+
+
+def test_closing_fails_the_calls_that_linger(redis_server: RedisServer) -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push = client.register_script(_PUSH)
+        await calls.run_all([(push, ["calls:w"], ["a"]), (push, ["calls:w"], ["b"])])
+        call = asyncio.ensure_future(calls.run(push, ["calls:c"], ["x"], 5.0))
+        await asyncio.sleep(0.01)
+        assert not call.done()
+        await calls.close()
+        with pytest.raises(RedisConnectionError, match="closed"):
+            await call
+        assert await client.llen("calls:c") == 0
 
     _run(redis_server.url, body)
 

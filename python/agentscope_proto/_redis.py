@@ -12,7 +12,8 @@ reachable (SIGSTOP) is waited for.
 
 Script calls go through `ScriptCalls`: those made while a batch is on its way
 go together in the next (group commit), so that under concurrent callers a
-call costs a share of one round trip, not one of its own.
+call costs a share of one round trip, not one of its own; a call may also
+wait a little for others to join it (`linger_s`).
 """
 
 from __future__ import annotations
@@ -116,8 +117,13 @@ class ScriptCalls:
     sends one caller's several calls in one batch. Nothing is sent twice
     but a call Redis refused unrun (its script unknown: Redis restarted),
     once the script is loaded; a batch whose connection fails fails each
-    call not answered (a script may have run). A Redis Cluster's calls go
-    one by one, each to its slot's node, as redis-py sends them."""
+    call not answered (a script may have run). A call made with `linger_s`
+    when nothing is on its way, while calls come together (the last batch
+    carried several), waits that long for others to go with it (sessions'
+    saves under load: one write and one wake-up of Redis for several); a
+    call made meanwhile without it sends them all at once. Calls that come
+    one at a time never wait. A Redis Cluster's calls go one by one, each
+    to its slot's node, as redis-py sends them."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
@@ -126,14 +132,20 @@ class ScriptCalls:
         # Whether a batch is on its way (sent by its caller, or by `_sender`).
         self._busy = False
         self._sender: asyncio.Task[None] | None = None
+        # Set while calls wait (`linger_s`) for others to join them; they
+        # do while calls come together (the last batch carried several).
+        self._lingering: asyncio.TimerHandle | None = None
+        self._together = False
         self._connection: Any = None
 
-    async def run(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+    async def run(
+        self, script: Any, keys: Sequence[Any], args: Sequence[Any], linger_s: float = 0.0
+    ) -> Any:
         """The script's reply; redis-py's `RedisError` if it failed (an error
         reply, or the connection)."""
         if self._clustered:
             return await script(keys=keys, args=args)
-        (reply,) = await self._made([_Call(script, keys, args)])
+        (reply,) = await self._made([_Call(script, keys, args)], linger_s)
         if isinstance(reply, RedisError):
             raise reply
         return reply
@@ -149,9 +161,18 @@ class ScriptCalls:
             return list(replies)
         return await self._made([_Call(*call) for call in calls])
 
-    async def _made(self, made: list[_Call]) -> list[Any]:
+    async def _made(self, made: list[_Call], linger_s: float = 0.0) -> list[Any]:
         self._pending += made
-        if not self._busy:
+        if self._busy:
+            pass  # they go with the next batch
+        elif linger_s > 0 and (self._together or self._lingering is not None):
+            if self._lingering is None:
+                loop = asyncio.get_running_loop()
+                self._lingering = loop.call_later(linger_s, self._linger_over)
+        else:
+            if self._lingering is not None:
+                self._lingering.cancel()
+                self._lingering = None
             await self._send_now()
         replies: list[Any] = []
         for call in made:
@@ -173,6 +194,12 @@ class ScriptCalls:
             if self._busy:
                 self._sender = asyncio.create_task(self._send_all())
 
+    def _linger_over(self) -> None:
+        self._lingering = None
+        if not self._busy and self._pending:
+            self._busy = True
+            self._sender = asyncio.create_task(self._send_all())
+
     async def _send_all(self) -> None:
         batch: list[_Call] = []
         try:
@@ -189,6 +216,7 @@ class ScriptCalls:
             self._sender = None
 
     async def _send(self, batch: list[_Call]) -> None:
+        self._together = len(batch) > 1
         if self._connection is None:
             self._connection = self._client.connection_pool.make_connection()
         connection = self._connection
@@ -234,6 +262,12 @@ class ScriptCalls:
     async def close(self) -> None:
         """Stop sending (calls still waiting fail) and close the batches'
         connection."""
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
+            for call in self._pending:
+                call.settle(RedisConnectionError("not sent: the client closed"))
+            self._pending = []
         if self._sender is not None:
             self._sender.cancel()
         if self._connection is not None:

@@ -291,9 +291,11 @@ class RedisStateStore(StateStore):
     def _interrupt_key(self, session_id: str) -> str:
         return f"{self._base(session_id)}:interrupt"
 
-    async def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+    async def _run(
+        self, script: Any, keys: list[str], args: list[Any], linger_s: float = 0.0
+    ) -> Any:
         try:
-            return await self._calls.run(script, keys, args)
+            return await self._calls.run(script, keys, args, linger_s)
         except RedisError as exc:
             raise unavailable(exc) from None
 
@@ -351,9 +353,8 @@ class RedisStateStore(StateStore):
         return Stored(_bytes(state), int(version or 0), tuple(map(_bytes, context)))
 
     async def save(self, session_id: str, save: Save) -> int:
-        version = int(
-            await self._run(self._save, self._save_keys(session_id), self._save_args(save))
-        )
+        keys, args = self._save_keys(session_id), self._save_args(save)
+        version = int(await self._run(self._save, keys, args, save.gather_ms / 1000))
         if version < 0:
             raise LeaseLost(session_id)
         return version
@@ -385,7 +386,8 @@ class RedisStateStore(StateStore):
         elif holder is not None:
             keys += self._save_keys(session_id)
             args += [holder.owner, holder.base]
-        version, *positions = await self._run(self._append, keys, args)
+        linger_s = save.gather_ms / 1000 if save is not None else 0.0
+        version, *positions = await self._run(self._append, keys, args, linger_s)
         if int(version) < 0:
             raise LeaseLost(session_id)
         return [_text(position) for position in positions], int(version) if save else None

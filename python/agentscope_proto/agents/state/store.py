@@ -95,7 +95,9 @@ class LeaseLost(Exception):
 class Save:
     """A save of a session's state (`StateStore.save`), alone or with a
     reply's last log entries in one step (`StateStore.append`): kept
-    `idle_ms` after it; the lease given up, or kept `hold_ms` (held idle)."""
+    `idle_ms` after it; the lease given up, or kept `hold_ms` (held idle).
+    A store may hold it up to `gather_ms` to write it with other sessions'
+    saves (group commit: the replica runs other calls at once)."""
 
     holder: Holder
     state: bytes
@@ -103,6 +105,7 @@ class Save:
     hold_ms: int
     kept: int
     context: Sequence[bytes]
+    gather_ms: float = 0.0
 
 
 @dataclass(frozen=True)
