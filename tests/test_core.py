@@ -635,6 +635,13 @@ def test_refs_name_a_type_they_cannot_walk() -> None:
     assert isinstance(_ccore.refs(tree, {**_MODELS, Opaque: False}), tuple)  # a leaf
 
 
+def test_refs_give_up_on_a_model_without_fields_to_read() -> None:
+    class Slotted:
+        __slots__ = ("text",)
+
+    assert _ccore.refs(Slotted(), {**_MODELS, Slotted: True}) is None
+
+
 def test_refs_give_up_deep_and_circular_data() -> None:
     deep: list[Any] = []
     for _ in range(100):

@@ -91,7 +91,11 @@ static int refs_items(RefsWalk *w, PyObject *dict, int depth) {
 
 static int refs_model(RefsWalk *w, PyObject *obj, int depth) {
     PyObject *fields = PyObject_GenericGetDict(obj, NULL);
-    if (fields == NULL) return REFS_ERROR;
+    if (fields == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return REFS_ERROR;
+        PyErr_Clear(); /* no __dict__: not a model the walk can read (None) */
+        return REFS_CANNOT;
+    }
     int status = PyDict_CheckExact(fields) ? refs_items(w, fields, depth) : REFS_CANNOT;
     Py_DECREF(fields);
     if (status != REFS_OK) return status;

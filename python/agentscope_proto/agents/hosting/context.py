@@ -4,9 +4,9 @@ since the session's last save, and the rest as 2.x dumps it.
 
 Which messages changed is told, where the compiled core is built, without
 dumping them: `_ccore`'s `refs` lists the objects a message's dump reads
-(types, fields, leaves), and `unchanged` checks each message against the list
-kept from the last save (`same_refs`, by identity): the same objects, held by the list so
-none was freed and replaced, give the same dump. That holds for models
+(types, fields, leaves), and `unchanged` checks each message against the
+list kept from the last save, by identity: the same objects, held by the
+list so none was freed and replaced, give the same dump. That holds for models
 whose dump is a function of their fields, which `_walked` admits class by
 class (no serializer or computed field of their own: 2.x's `URLSource` has
 one, so a message with a URL source is dumped each time); a message the
@@ -94,8 +94,8 @@ class Saver:
             found = refs(msg, self._models)
             if not isinstance(found, type):
                 return found  # type: ignore[no-any-return]
-            if found in self._opaque or not self._admit(found):
-                return None
+            if found in self._opaque or found in self._models or not self._admit(found):
+                return None  # (a type admitted already: the core gave up on it)
 
     def _admit(self, kind: type) -> bool:
         """Whether the walk may go through (or take as a leaf) a `kind` it met."""
