@@ -78,10 +78,9 @@ _FIRST_LISTEN_S, _LAST_LISTEN_S = 0.1, 5.0
 # How long a save may wait for other sessions' saves to go with it (one
 # write to the store and one wake-up of it for several): the store's calls
 # wait so only while they come together anyway (`_redis.ScriptCalls`), so a
-# lone caller's save goes at once. Measured (bench/bench_agents.py, 16
-# callers, 5 alternating rounds each): saves sent at once, 1.6 a write and
-# 0.75x of in memory's replies a second; waiting up to 1 ms, 1.9 and 0.79x;
-# 2 ms, 2.3 and 0.80x (p50 latency 12.5 ms).
+# lone caller's save goes at once. Measured at 16 callers (bench/NOTES.md,
+# "Sessions in Redis, 2026-12-06 (midday)"): saves sent at once, 1.6 a
+# write; waiting up to 1 ms, 1.9; 2 ms, 2.3 (each a p50 up to that much later).
 _GATHER_MS = 1.0
 
 
