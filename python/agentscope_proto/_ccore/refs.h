@@ -73,17 +73,33 @@ static int refs_meet(RefsWalk *w, PyObject *obj, char marker) {
 
 static int refs_walk(RefsWalk *w, PyObject *obj, int depth);
 
+/* Comparing: whether `obj` is the leaf listed next (taken, then), told by
+ * its address alone: neither read nor held (see the top; under load a
+ * message's leaves are cold memory, and holding one writes to it). */
+static int refs_skip(RefsWalk *w, PyObject *obj) {
+    if (w->out != NULL || w->at >= w->count || w->marks[w->at] || w->want[w->at] != obj) return 0;
+    w->at++;
+    return 1;
+}
+
 static int refs_items(RefsWalk *w, PyObject *dict, int depth) {
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(dict, &pos, &key, &value)) {
-        /* Held while walked: a model's attribute lookup may run Python. */
-        Py_INCREF(key);
-        Py_INCREF(value);
-        int status = refs_walk(w, key, depth);
-        if (status == REFS_OK) status = refs_walk(w, value, depth);
-        Py_DECREF(key);
-        Py_DECREF(value);
+        int status;
+        if (refs_skip(w, key)) {
+            if (refs_skip(w, value)) continue;
+            Py_INCREF(value); /* held while walked: a model's attribute lookup may run Python */
+            status = refs_walk(w, value, depth);
+            Py_DECREF(value);
+        } else {
+            Py_INCREF(key);
+            Py_INCREF(value);
+            status = refs_walk(w, key, depth);
+            if (status == REFS_OK) status = refs_walk(w, value, depth);
+            Py_DECREF(key);
+            Py_DECREF(value);
+        }
         if (status != REFS_OK) return status;
     }
     return REFS_OK;
@@ -113,10 +129,7 @@ static int refs_model(RefsWalk *w, PyObject *obj, int depth) {
 static int refs_walk(RefsWalk *w, PyObject *obj, int depth) {
     /* Comparing: the leaf listed here is this object, told without reading
      * it (see the top). */
-    if (w->out == NULL && w->at < w->count && !w->marks[w->at] && w->want[w->at] == obj) {
-        w->at++;
-        return REFS_OK;
-    }
+    if (refs_skip(w, obj)) return REFS_OK;
     PyTypeObject *type = Py_TYPE(obj);
     if (type == &PyUnicode_Type || type == &PyLong_Type || type == &PyFloat_Type ||
         type == &PyBool_Type || type == &PyBytes_Type || obj == Py_None) {
@@ -129,6 +142,7 @@ static int refs_walk(RefsWalk *w, PyObject *obj, int depth) {
         /* Its size read again at each item, each held while walked: a
          * model's attribute lookup may run Python. */
         for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj); i++) {
+            if (refs_skip(w, PySequence_Fast_GET_ITEM(obj, i))) continue;
             PyObject *item = Py_NewRef(PySequence_Fast_GET_ITEM(obj, i));
             status = refs_walk(w, item, depth + 1);
             Py_DECREF(item);
