@@ -176,3 +176,41 @@ def test_the_core_forced_off_dumps_every_message() -> None:
     with _core.forced("python"):
         assert _saved(hosting, agent, known) == _reference(agent)
     assert all(seen.refs is None for seen in known.values())
+
+
+@pytest.mark.parametrize("core", ["auto", "python"])
+def test_a_replys_message_is_converted_once(core: str) -> None:
+    hosting, known = AgentScope2(), {}
+    agent = SimpleNamespace(state=AgentState())
+    agent.state.context += [_new_msg(n) for n in range(4)]
+    _saved(hosting, agent, known)
+    answer = AssistantMsg("Echo", "the answer", id=uuid.uuid4().hex)
+    sent = hosting._saver.reply_msg(answer)  # what the reply's caller got
+    agent.state.context += [_new_msg(4), answer]
+    converted = mock.Mock(wraps=context.from_dict)
+    with _core.forced(core), mock.patch.object(context, "from_dict", converted):
+        saved = _saved(hosting, agent, known)
+    assert saved == _reference(agent)
+    assert saved[1][-1] == sent.SerializeToString()
+    assert converted.call_count == 1  # the new user message alone
+
+
+def test_a_replys_message_changed_before_the_save_is_converted_anew() -> None:
+    hosting, known = AgentScope2(), {}
+    agent = SimpleNamespace(state=AgentState())
+    answer = AssistantMsg("Echo", "the answer", id=uuid.uuid4().hex)
+    sent = hosting._saver.reply_msg(answer)
+    answer.content.append(TextBlock(text="added after the reply"))
+    answer.metadata = {"n": 1.0}
+    agent.state.context.append(answer)
+    saved = _saved(hosting, agent, known)
+    assert saved == _reference(agent)
+    assert saved[1][-1] != sent.SerializeToString()
+
+
+def test_replies_messages_no_save_takes_are_dropped_oldest_first() -> None:
+    hosting = AgentScope2()
+    ids = [uuid.uuid4().hex for _ in range(context._REPLIED + 3)]
+    for key in ids:
+        hosting._saver.reply_msg(AssistantMsg("Echo", "x", id=key))
+    assert list(hosting._saver._replied) == ids[3:]

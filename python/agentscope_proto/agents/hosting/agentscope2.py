@@ -217,7 +217,7 @@ class AgentScope2:
             ):
                 if isinstance(item, self._msg.Msg):
                     ended = True
-                    yield interop.from_agentscope(item)
+                    yield self._saver.reply_msg(item)
                     continue
                 if named and isinstance(item, self._event.ReplyStartEvent):
                     if context is not None:

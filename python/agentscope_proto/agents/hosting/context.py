@@ -14,7 +14,10 @@ walk cannot judge is dumped. Only the changed and new messages are dumped
 then (one `model_dump` of the state including those); a dump the same JSON
 as the last one's is not converted again. Without the core every message is
 dumped at every save, as the reference does (`forced("python")`); both ways
-give the same bytes (tests/agentscope2/test_context.py).
+give the same bytes (tests/agentscope2/test_context.py). A reply's own
+message, new to the save after it, was converted already for the reply's
+caller (`Saver.reply_msg`): the save takes those bytes when it dumps the
+message to the same JSON.
 """
 
 from __future__ import annotations
@@ -26,12 +29,17 @@ from typing import Any, NamedTuple
 import orjson
 
 from ... import _core
+from ..._generated.agentscope.message.v1.message_pb2 import Msg
 from ...dialects import from_dict
 
 __all__ = ["Saver"]
 
 # Leaves `refs` takes as they are (besides str, int, float, bool, bytes, None).
 _LEAF_VALUES = (str, int, float, bool, type(None))
+# How many replies' messages a `Saver` keeps for the saves that follow them
+# (each is taken by its session's save as the reply's turn ends; the oldest
+# go first where no save comes: sessions kept in memory alone).
+_REPLIED = 256
 
 
 class _Seen(NamedTuple):
@@ -52,6 +60,21 @@ class Saver:
         # a leaf (an Enum's member); `_opaque`: neither (its message is dumped).
         self._models: dict[type, bool] = {}
         self._opaque: set[type] = set()
+        # Replies' messages as `reply_msg` converted them: id -> (dump, bytes).
+        self._replied: dict[str, tuple[dict[str, Any], bytes]] = {}
+
+    def reply_msg(self, msg: Any) -> Msg:
+        """A reply's message as a `Msg` (what `interop.from_agentscope`
+        gives), kept for the save that follows: it takes the bytes instead
+        of converting the message again if its dump is still the same."""
+        dump = msg.model_dump(mode="json")
+        converted = from_dict(dump, dialect="agentscope2")
+        key = dump.get("id")
+        if isinstance(key, str):
+            self._replied[key] = (dump, converted.SerializeToString())
+            if len(self._replied) > _REPLIED:
+                del self._replied[next(iter(self._replied))]
+        return converted
 
     def save(self, state: Any, known: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
         """`state`'s dump without its context, and its context's messages'
@@ -62,7 +85,7 @@ class Saver:
         if walk is None or type(context) is not list or not self._plain_state(type(state)):
             dump: dict[str, Any] = state.model_dump(mode="json")
             messages = dump.pop("context", [])
-            converted = [_converted(msg, None, known) for msg in messages]
+            converted = [_converted(msg, None, known, self._replied) for msg in messages]
             _forget(known, {msg.get("id") for msg in messages})
             return dump, converted
         refs, unchanged = walk
@@ -76,7 +99,8 @@ class Saver:
         dumps = iter(rest.pop("context", ()))
         for index, msg in enumerate(out):
             if msg is None:
-                out[index] = _converted(next(dumps), self._refs(context[index], refs), known)
+                walked = self._refs(context[index], refs)
+                out[index] = _converted(next(dumps), walked, known, self._replied)
         _forget(known, ids)
         return rest, out
 
@@ -165,17 +189,24 @@ def _serializes_itself(schema: Mapping[str, Any], kind: type) -> bool:
 
 
 def _converted(
-    dumped: dict[str, Any], refs: tuple[Any, ...] | None, known: dict[str, Any]
+    dumped: dict[str, Any],
+    refs: tuple[Any, ...] | None,
+    known: dict[str, Any],
+    replied: dict[str, tuple[dict[str, Any], bytes]],
 ) -> bytes:
-    """A context message's `Msg` bytes: the last save's if it dumps the same.
-    The same is the same JSON (orjson's): `==` on the dumps would take an
-    integer made the equal float (or a bool the equal integer) for no change;
-    a dump orjson cannot write (an integer past 64 bits) is converted anew."""
+    """A context message's `Msg` bytes: the last save's if it dumps the same,
+    or its reply's (`Saver.reply_msg`). The same is the same JSON (orjson's):
+    `==` on the dumps would take an integer made the equal float (or a bool
+    the equal integer) for no change; a dump orjson cannot write (an integer
+    past 64 bits) is converted anew."""
     key = dumped.get("id")
     text = _fingerprint(dumped) if isinstance(key, str) else None
     seen = known.get(key) if isinstance(key, str) else None
+    made = replied.pop(key, None) if isinstance(key, str) else None
     if seen is not None and text is not None and seen.fingerprint == text:
         msg: bytes = seen.msg
+    elif made is not None and text is not None and _fingerprint(made[0]) == text:
+        msg = made[1]
     else:
         msg = from_dict(dumped, dialect="agentscope2").SerializeToString()
     if isinstance(key, str) and text is not None:
