@@ -140,14 +140,30 @@ _OPERATIONS: list[Callable[[AgentState, int], None]] = [
 ]
 
 
-@given(st.lists(st.tuples(st.integers(0, len(_OPERATIONS) - 1), st.integers(0, 50)), max_size=30))
+def _reply(hosting: AgentScope2, state: AgentState, n: int) -> None:
+    """A reply's message: converted for its caller (`reply_msg`), then kept."""
+    msg = _new_msg(n)
+    hosting._saver.reply_msg(msg)
+    state.context.append(msg)
+
+
+# A step: an operation (or, past the list, a reply), its `n`, and whether a
+# save follows it (the agent may change a reply's message before the save).
+_STEPS = st.tuples(st.integers(0, len(_OPERATIONS)), st.integers(0, 50), st.booleans())
+
+
+@given(st.lists(_STEPS, max_size=30))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_every_save_gives_the_references_bytes(steps: list[tuple[int, int]]) -> None:
+def test_every_save_gives_the_references_bytes(steps: list[tuple[int, int, bool]]) -> None:
     hosting, known = AgentScope2(), {}
     agent = SimpleNamespace(state=AgentState())
-    for operation, n in steps:
-        _OPERATIONS[operation](agent.state, n)
-        assert _saved(hosting, agent, known) == _reference(agent)
+    for operation, n, save in [*steps, (0, 0, True)]:
+        if operation < len(_OPERATIONS):
+            _OPERATIONS[operation](agent.state, n)
+        else:
+            _reply(hosting, agent.state, n)
+        if save:
+            assert _saved(hosting, agent, known) == _reference(agent)
 
 
 def test_an_unchanged_message_is_not_converted_again() -> None:
