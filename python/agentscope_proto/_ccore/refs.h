@@ -86,20 +86,15 @@ static int refs_items(RefsWalk *w, PyObject *dict, int depth) {
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(dict, &pos, &key, &value)) {
-        int status;
-        if (refs_skip(w, key)) {
-            if (refs_skip(w, value)) continue;
-            Py_INCREF(value); /* held while walked: a model's attribute lookup may run Python */
-            status = refs_walk(w, value, depth);
-            Py_DECREF(value);
-        } else {
-            Py_INCREF(key);
-            Py_INCREF(value);
-            status = refs_walk(w, key, depth);
-            if (status == REFS_OK) status = refs_walk(w, value, depth);
-            Py_DECREF(key);
-            Py_DECREF(value);
-        }
+        int key_met = refs_skip(w, key);
+        if (key_met && refs_skip(w, value)) continue;
+        /* Held while walked: a model's attribute lookup may run Python. */
+        Py_INCREF(key);
+        Py_INCREF(value);
+        int status = key_met ? REFS_OK : refs_walk(w, key, depth);
+        if (status == REFS_OK) status = refs_walk(w, value, depth);
+        Py_DECREF(key);
+        Py_DECREF(value);
         if (status != REFS_OK) return status;
     }
     return REFS_OK;
