@@ -164,6 +164,8 @@ def test_every_save_gives_the_references_bytes(steps: list[tuple[int, int, bool]
             _reply(hosting, agent.state, n)
         if save:
             assert _saved(hosting, agent, known) == _reference(agent)
+            # What the save keeps is of the context's messages only.
+            assert set(known) == {msg.id for msg in agent.state.context}
 
 
 def test_an_unchanged_message_is_not_converted_again() -> None:
@@ -230,3 +232,16 @@ def test_replies_messages_no_save_takes_are_dropped_oldest_first() -> None:
     for key in ids:
         hosting._saver.reply_msg(AssistantMsg("Echo", "x", id=key))
     assert list(hosting._saver._replied) == ids[3:]
+
+
+def test_a_save_keeps_nothing_of_messages_gone_from_the_context() -> None:
+    hosting, known = AgentScope2(), {}
+    agent = SimpleNamespace(state=AgentState())
+    agent.state.context.extend([_new_msg(1), _new_msg(2)])
+    _saved(hosting, agent, known)
+    agent.state.context.pop(0)
+    # A message orjson cannot write (an integer past 64 bits) is converted at
+    # every save and not kept: as many ids kept as met, one of them stale.
+    agent.state.context.append(UserMsg("user", [TextBlock(text="big")], metadata={"n": 2**70}))
+    assert _saved(hosting, agent, known) == _reference(agent)
+    assert set(known) == {agent.state.context[0].id}

@@ -60,6 +60,9 @@ class Saver:
         # a leaf (an Enum's member); `_opaque`: neither (its message is dumped).
         self._models: dict[type, bool] = {}
         self._opaque: set[type] = set()
+        # State classes judged by `_plain_state` (pydantic's `model_fields`
+        # is a descriptor call: a dict probe is cheaper at every save).
+        self._plain: dict[type, bool] = {}
         # Replies' messages as `reply_msg` converted them: id -> (dump, bytes).
         self._replied: dict[str, tuple[dict[str, Any], bytes]] = {}
 
@@ -97,19 +100,29 @@ class Saver:
             mode="json", exclude={"context": kept} if len(kept) < len(out) else {"context"}
         )
         dumps = iter(rest.pop("context", ()))
+        new: list[Any] = []  # the ids of the messages converted
         for index, msg in enumerate(out):
             if msg is None:
                 walked = self._refs(context[index], refs)
-                out[index] = _converted(next(dumps), walked, known, self._replied)
-        _forget(known, ids)
+                dumped = next(dumps)
+                new.append(dumped.get("id"))
+                out[index] = _converted(dumped, walked, known, self._replied)
+        # `known` holds each kept message's id; if it holds each converted
+        # one's too and no more ids than were met, it holds nothing stale.
+        if len(known) != len(ids) or not all(key in known for key in new):
+            _forget(known, ids)
         return rest, out
 
     def _plain_state(self, kind: type) -> bool:
         """Whether a dump of `kind` including or excluding its `context` gives
         what its whole dump does there (a plain model with that field)."""
-        if kind not in self._models and kind not in self._opaque:
-            self._admit(kind)
-        return self._models.get(kind) is True and "context" in getattr(kind, "model_fields", {})
+        plain = self._plain.get(kind)
+        if plain is None:
+            if kind not in self._models and kind not in self._opaque:
+                self._admit(kind)
+            fields = getattr(kind, "model_fields", {})
+            plain = self._plain[kind] = self._models.get(kind) is True and "context" in fields
+        return plain
 
     def _refs(self, msg: Any, refs: Any) -> tuple[Any, ...] | None:
         """What `msg`'s dump reads (None: the walk cannot tell), admitting
