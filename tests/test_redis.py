@@ -2,12 +2,16 @@
 and each gets its own reply, in order; a call may linger for others to join
 it; an error reply fails its call alone;
 scripts Redis lost are loaded again; a batch on a dropped connection fails
-its calls (none is sent twice) and the next one reconnects."""
+its calls (none is sent twice) and the next one reconnects. Against a fake
+Redis (what a real one never sends): a batch cut off keeps the replies that
+came, and a reply outside Redis's protocol fails its batch."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import uuid
+import warnings
 from typing import Any
 
 import pytest
@@ -367,3 +371,88 @@ def test_a_call_whose_lease_ran_out_writes_only_while_nobody_took_its_session(
 
     store: Any = None
     asyncio.run(body())
+
+
+class _Scripted(asyncio.Protocol):
+    """A fake Redis: the handshake and INFO answered, each EVALSHA by the
+    next of `answers` (raw bytes; None: the connection closed there)."""
+
+    def __init__(self, answers: list[bytes | None]) -> None:
+        import hiredis
+
+        self._reader = hiredis.Reader()
+        self._answers = answers
+
+    def connection_made(self, transport: Any) -> None:
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._reader.feed(data)
+        while (command := self._reader.gets()) is not False:
+            name = command[0].upper()
+            if name == b"HELLO":  # redis-py asks for RESP3
+                self._transport.write(b"%1\r\n$5\r\nproto\r\n:3\r\n")
+            elif name == b"INFO":
+                self._transport.write(b"$17\r\ncluster_enabled:0\r\n")
+            elif name != b"EVALSHA":
+                self._transport.write(b"+OK\r\n")
+            elif (answer := self._answers.pop(0)) is None:
+                self._transport.close()
+                return
+            else:
+                self._transport.write(answer)
+
+
+def _against(answers: list[bytes | None], body: Any) -> Any:
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: _Scripted(answers), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            client = await connect_redis(f"redis://127.0.0.1:{port}/0")
+            calls = ScriptCalls(client)
+            try:
+                return await body(client, calls)
+            finally:
+                await calls.close()
+                await client.aclose()
+        finally:
+            server.close()
+
+    return asyncio.run(main())
+
+
+def test_a_batch_cut_off_gives_the_replies_that_came_and_fails_the_rest() -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push = client.register_script(_PUSH)
+        outcomes = await calls.run_all([(push, ["k"], [str(i)]) for i in range(3)])
+        assert outcomes[0] == 7
+        assert all(isinstance(outcome, RedisConnectionError) for outcome in outcomes[1:])
+        # The next batch goes on a new connection.
+        assert await calls.run(push, ["k"], ["again"]) == 8
+
+    _against([b":7\r\n", None, b":8\r\n"], body)
+
+
+def test_a_reply_not_in_redis_protocol_fails_its_batch_and_the_next_reconnects() -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push = client.register_script(_PUSH)
+        with pytest.raises(RedisConnectionError, match="InvalidResponse: Protocol error"):
+            await calls.run(push, ["k"], ["a"])
+        assert await calls.run(push, ["k"], ["b"]) == 1
+
+    _against([b"?garbage\r\n", b":1\r\n"], body)
+
+
+def test_the_connection_taken_from_redis_py_is_closed_once(redis_server: RedisServer) -> None:
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push = client.register_script(_PUSH)
+        assert await calls.run(push, ["calls:closed"], ["a"]) == 1
+        await calls.close()
+        await asyncio.sleep(0)  # the transport's close
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _run(redis_server.url, body)
+        gc.collect()
+    assert not [w for w in caught if "unclosed" in str(w.message)], caught
