@@ -448,11 +448,17 @@ def test_the_connection_taken_from_redis_py_is_closed_once(redis_server: RedisSe
     async def body(client: Any, calls: ScriptCalls) -> None:
         push = client.register_script(_PUSH)
         assert await calls.run(push, ["calls:closed"], ["a"]) == 1
+        batches = calls._batches
         await calls.close()
         await asyncio.sleep(0)  # the transport's close
+        assert batches is not None
+        assert batches._transport.is_closing()
+        assert batches.connection._writer is None  # redis-py's part of it is gone
 
+    gc.collect()  # what earlier tests left, before this one's is watched
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _run(redis_server.url, body)
         gc.collect()
-    assert not [w for w in caught if "unclosed" in str(w.message)], caught
+    unclosed = [str(w.message) for w in caught if "unclosed" in str(w.message)]
+    assert not unclosed, unclosed

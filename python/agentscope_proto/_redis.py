@@ -104,7 +104,10 @@ class _Batches(asyncio.Protocol):
 
     @classmethod
     async def open(cls, client: Any) -> _Batches:
-        connection = client.connection_pool.make_connection()
+        # RESP2, whatever the client speaks: a script's replies are RESP2's
+        # anyway, and no push message (RESP3's) can come between them.
+        pool = client.connection_pool
+        connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
         await connection.connect()
         return cls(connection)
 
