@@ -462,3 +462,33 @@ def test_the_connection_taken_from_redis_py_is_closed_once(redis_server: RedisSe
         gc.collect()
     unclosed = [str(w.message) for w in caught if "unclosed" in str(w.message)]
     assert not unclosed, unclosed
+
+
+def test_a_caller_cancelled_while_its_batch_is_on_its_way_leaves_no_other_call_waiting(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A call sent from its caller's task takes along the calls lingering
+    then; cancelling that caller mid-batch (a turn's lease renewal, ended)
+    fails those calls at once instead of leaving them waiting forever."""
+    slow = (
+        "local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end "
+        "local stop = now() + 200000 while now() < stop do end return 1"
+    )
+
+    async def body(client: Any, calls: ScriptCalls) -> None:
+        push, script = client.register_script(_PUSH), client.register_script(slow)
+        await client.script_load(slow)
+        await calls.run_all([(push, ["calls:x"], ["a"]), (push, ["calls:x"], ["b"])])
+        lingering = asyncio.ensure_future(calls.run(push, ["calls:x"], ["c"], 5.0))
+        await asyncio.sleep(0.01)
+        caller = asyncio.ensure_future(calls.run(script, ["calls:slow"], []))
+        await asyncio.sleep(0.05)  # the batch (both calls) on its way
+        caller.cancel()
+        with pytest.raises(RedisConnectionError):
+            await asyncio.wait_for(lingering, 5)
+        # The next call goes on a new connection.
+        assert await calls.run(push, ["calls:x"], ["d"]) == 4
+
+    _run(redis_server.url, body)
+    gc.collect()  # the cancelled caller's call: its failure is nobody's to log
+    assert "never retrieved" not in caplog.text

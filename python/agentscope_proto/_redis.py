@@ -148,6 +148,13 @@ class _Batches(asyncio.Protocol):
         self._transport.close()
 
 
+def _settle(batch: list[_Call], replies: list[Any]) -> None:
+    """Each call its reply (but a call sent again once its script is loaded)."""
+    for call, reply in zip(batch, replies, strict=False):
+        if not (isinstance(reply, NoScriptError) and call.loaded):
+            call.settle(reply)
+
+
 class _Call:
     """A script call waiting for its batch, and where its reply goes."""
 
@@ -238,7 +245,13 @@ class ScriptCalls:
             if self._lingering is not None:
                 self._lingering.cancel()
                 self._lingering = None
-            await self._send_now()
+            try:
+                await self._send_now()
+            except BaseException:
+                for call in made:  # its caller is gone: how they failed is nobody's to log
+                    if call.future.done() and not call.future.cancelled():
+                        call.future.exception()
+                raise
         replies: list[Any] = []
         for call in made:
             try:
@@ -299,13 +312,14 @@ class ScriptCalls:
                 replies = replies or batches.received[: len(batch)]
                 batches.close()
             self._batches = None
-            if not isinstance(exc, (RedisError, OSError)):
-                raise
             for call in batch[len(replies) :]:
                 call.settle(RedisConnectionError(f"{type(exc).__name__}: {exc}"))
-        for call, reply in zip(batch, replies, strict=False):
-            if not (isinstance(reply, NoScriptError) and call.loaded):
-                call.settle(reply)
+            if not isinstance(exc, (RedisError, OSError)):
+                # The sending caller cancelled: the others of its batch hear
+                # it all the same (they would wait forever).
+                _settle(batch, replies)
+                raise
+        _settle(batch, replies)
 
     async def _load(self, batches: _Batches, unknown: list[_Call]) -> None:
         """Load the scripts of the calls Redis did not know (it restarted),
