@@ -27,17 +27,19 @@ _PUSH = "return redis.call('RPUSH', KEYS[1], ARGV[1])"
 _FAIL = "return redis.error_reply('refused ' .. ARGV[1])"
 
 
-def _run(url: str, body: Any) -> Any:
-    async def main() -> Any:
-        client = await connect_redis(url)
-        calls = ScriptCalls(client)
-        try:
-            return await body(client, calls)
-        finally:
-            await calls.close()
-            await client.aclose()
+async def _calls_on(url: str, body: Any) -> Any:
+    """`body(client, calls)` on a client of `url` and its `ScriptCalls`, closed after."""
+    client = await connect_redis(url)
+    calls = ScriptCalls(client)
+    try:
+        return await body(client, calls)
+    finally:
+        await calls.close()
+        await client.aclose()
 
-    return asyncio.run(main())
+
+def _run(url: str, body: Any) -> Any:
+    return asyncio.run(_calls_on(url, body))
 
 
 def _batch_sizes(calls: ScriptCalls) -> list[int]:
@@ -409,13 +411,7 @@ def _against(answers: list[bytes | None], body: Any) -> Any:
         server = await loop.create_server(lambda: _Scripted(answers), "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         try:
-            client = await connect_redis(f"redis://127.0.0.1:{port}/0")
-            calls = ScriptCalls(client)
-            try:
-                return await body(client, calls)
-            finally:
-                await calls.close()
-                await client.aclose()
+            return await _calls_on(f"redis://127.0.0.1:{port}/0", body)
         finally:
             server.close()
 
