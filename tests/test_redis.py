@@ -25,6 +25,11 @@ from hub_fixtures import RedisServer
 # Appends ARGV[1] to the list KEYS[1]; its new length.
 _PUSH = "return redis.call('RPUSH', KEYS[1], ARGV[1])"
 _FAIL = "return redis.error_reply('refused ' .. ARGV[1])"
+# Busy for ARGV[1] microseconds (a script cannot sleep), then answers.
+_BUSY = (
+    "local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end "
+    "local stop = now() + tonumber(ARGV[1]) while now() < stop do end return 1"
+)
 
 
 async def _calls_on(url: str, body: Any) -> Any:
@@ -159,16 +164,11 @@ def test_closing_fails_a_call_on_its_way_without_cancelling_its_caller(
 ) -> None:
     """A call sent from its caller's task: `close()` fails it with a
     connection error (the caller is not cancelled, nothing hangs)."""
-    # Busy for 0.3 s (a script cannot sleep), then answers.
-    slow = (
-        "local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end "
-        "local stop = now() + 300000 while now() < stop do end return 1"
-    )
 
     async def body(client: Any, calls: ScriptCalls) -> None:
-        script = client.register_script(slow)
-        await client.script_load(slow)
-        call = asyncio.ensure_future(calls.run(script, ["calls:slow"], []))
+        script = client.register_script(_BUSY)
+        await client.script_load(_BUSY)
+        call = asyncio.ensure_future(calls.run(script, ["calls:slow"], [300_000]))
         await asyncio.sleep(0.05)  # sent (at once, from the caller's task)
         await calls.close()
         with pytest.raises(RedisConnectionError):
@@ -466,18 +466,14 @@ def test_a_caller_cancelled_while_its_batch_is_on_its_way_leaves_no_other_call_w
     """A call sent from its caller's task takes along the calls lingering
     then; cancelling that caller mid-batch (a turn's lease renewal, ended)
     fails those calls at once instead of leaving them waiting forever."""
-    slow = (
-        "local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end "
-        "local stop = now() + 200000 while now() < stop do end return 1"
-    )
 
     async def body(client: Any, calls: ScriptCalls) -> None:
-        push, script = client.register_script(_PUSH), client.register_script(slow)
-        await client.script_load(slow)
+        push, script = client.register_script(_PUSH), client.register_script(_BUSY)
+        await client.script_load(_BUSY)
         await calls.run_all([(push, ["calls:x"], ["a"]), (push, ["calls:x"], ["b"])])
         lingering = asyncio.ensure_future(calls.run(push, ["calls:x"], ["c"], 5.0))
         await asyncio.sleep(0.01)
-        caller = asyncio.ensure_future(calls.run(script, ["calls:slow"], []))
+        caller = asyncio.ensure_future(calls.run(script, ["calls:slow"], [200_000]))
         await asyncio.sleep(0.05)  # the batch (both calls) on its way
         caller.cancel()
         with pytest.raises(RedisConnectionError):

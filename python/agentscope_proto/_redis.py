@@ -148,13 +148,6 @@ class _Batches(asyncio.Protocol):
         self._transport.close()
 
 
-def _settle(batch: list[_Call], replies: list[Any]) -> None:
-    """Each call its reply (but a call sent again once its script is loaded)."""
-    for call, reply in zip(batch, replies, strict=False):
-        if not (isinstance(reply, NoScriptError) and call.loaded):
-            call.settle(reply)
-
-
 class _Call:
     """A script call waiting for its batch, and where its reply goes."""
 
@@ -315,11 +308,12 @@ class ScriptCalls:
             for call in batch[len(replies) :]:
                 call.settle(RedisConnectionError(f"{type(exc).__name__}: {exc}"))
             if not isinstance(exc, (RedisError, OSError)):
-                # The sending caller cancelled: the others of its batch hear
-                # it all the same (they would wait forever).
-                _settle(batch, replies)
-                raise
-        _settle(batch, replies)
+                raise  # the sending caller cancelled: its batch's others hear all the same
+        finally:
+            # Each call its reply (but one sent again once its script is loaded).
+            for call, reply in zip(batch, replies, strict=False):
+                if not (isinstance(reply, NoScriptError) and call.loaded):
+                    call.settle(reply)
 
     async def _load(self, batches: _Batches, unknown: list[_Call]) -> None:
         """Load the scripts of the calls Redis did not know (it restarted),
