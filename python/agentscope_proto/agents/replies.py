@@ -216,24 +216,32 @@ class ReplyLog:
         # A caller that had the end (its connection dropped after it) hears
         # at once that nothing follows, or the reply's error.
         wait_ms = 0 if position else _WAIT_MS
+        # The log's last entry ends the reply: what it holds after `position`
+        # is read at once (entries may have come since the read that found
+        # none), and nothing more is waited for.
+        ended = False
         while True:
-            entries = await self._store.read(session_id, reply_id, position, wait_ms)
+            entries = await self._store.read(
+                session_id, reply_id, position, 0 if ended else wait_ms
+            )
             if entries is None:
                 raise ReplyNotFoundError(
                     "reply_id",
                     f"no reply {reply_id!r} in session {session_id!r} "
                     "(it never ran, or its log expired)",
                 )
+            if not entries and ended:
+                return
             if not entries and not wait_ms:
                 wait_ms = _WAIT_MS
-                if await self._ended(session_id, reply_id):
-                    return
+                ended = await self._ended(session_id, reply_id)
                 continue
             wait_ms = _WAIT_MS
             if not entries:
                 idle = 0 if await running() else idle + 1
                 if idle and await self._ended(session_id, reply_id):
-                    return  # nothing follows (it asked, and waits for an answer)
+                    ended = True  # (it asked, and waits for an answer)
+                    continue
                 if idle >= _GONE_AFTER and await take_over():
                     idle = 0  # its rest comes into the log
                 elif idle >= _GONE_AFTER:
@@ -277,15 +285,14 @@ class ReplyLog:
             wait = min(wait * 2, _LAST_LOOK_S)
 
     async def _ended(self, session_id: str, reply_id: str) -> bool:
-        """Whether the log ends the reply (a `done` response, or its error,
-        raised)."""
+        """Whether the log's last entry ends the reply (a `done` response, or
+        its error)."""
         last = await self._store.last(session_id, reply_id)
         if last is None:
             return False
-        if last.data[:1] == _ERROR:
-            raise _error(last.data[1:])
-        return (
-            last.data[:1] == _RESPONSE and service_pb.ReplyResponse.FromString(last.data[1:]).done
+        kind, data = last.data[:1], last.data[1:]
+        return kind == _ERROR or (
+            kind == _RESPONSE and service_pb.ReplyResponse.FromString(data).done
         )
 
     async def _raise_after(self, session_id: str, reply_id: str, position: str) -> None:
