@@ -14,6 +14,7 @@ import uuid
 import warnings
 from typing import Any
 
+import hiredis
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
@@ -380,8 +381,6 @@ class _Scripted(asyncio.Protocol):
     next of `answers` (raw bytes; None: the connection closed there)."""
 
     def __init__(self, answers: list[bytes | None]) -> None:
-        import hiredis
-
         self._reader = hiredis.Reader()
         self._answers = answers
 
