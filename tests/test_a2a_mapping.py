@@ -844,3 +844,73 @@ def test_a_struct_reads_the_same_whatever_order_it_was_built_in() -> None:
 
     keys = [f"k{i}" * (i + 1) for i in range(12)]
     assert a2a_to_msg(message(keys)) == a2a_to_msg(message(keys[::-1]))
+
+
+class _Text(str):
+    """A str subclass: the writer hands what it does not know to ParseDict."""
+
+
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**70), 2**70)
+        | st.floats()
+        | texts
+        | texts.map(_Text),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.lists(inner, max_size=3).map(tuple)
+            | st.dictionaries(texts, inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+)
+def test_a_value_is_written_as_parse_dict_writes_it(data: Any) -> None:
+    # `fill_value` stands in for json_format.ParseDict on the hot path: same bytes,
+    # empty objects and lists present, NaN, infinities and wide integers alike.
+    from agentscope_proto.a2a.mapping import fill_value
+
+    expected, actual = struct_pb2.Value(), struct_pb2.Value()
+    json_format.ParseDict(data, expected)
+    fill_value(actual, data)
+    assert actual.SerializeToString(deterministic=True) == expected.SerializeToString(
+        deterministic=True
+    )
+
+
+def test_a_value_json_does_not_hold_is_refused_as_parse_dict_refuses_it() -> None:
+    from agentscope_proto.a2a.mapping import fill_value
+
+    with pytest.raises(json_format.ParseError):
+        fill_value(struct_pb2.Value(), {"a": [1, {2, 3}]})
+
+
+_any_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(_any_json, st.sampled_from(["Value", "Struct", "ListValue", "unset"]))
+def test_a_value_is_read_as_message_to_dict_reads_it(data: Any, kind: str) -> None:
+    # `_py` reads Structs directly where `_ints(MessageToDict(...))` walked
+    # them: the same values, and the same error for NaN and infinities.
+    from agentscope_proto.a2a.mapping import _ints, _py
+
+    value = struct_pb2.Value()
+    json_format.ParseDict(data, value)
+    message: Any = {
+        "Value": value,
+        "Struct": struct_pb2.Struct(fields={"k": value, "j": value}),
+        "ListValue": struct_pb2.ListValue(values=[value, value]),
+        "unset": struct_pb2.Value(),
+    }[kind]
+    try:
+        expected: Any = _ints(json_format.MessageToDict(message))
+    except ValueError as error:
+        with pytest.raises(ValueError, match=str(error)):
+            _py(message)
+        return
+    assert json.dumps(_py(message)) == json.dumps(expected)  # key order and int vs float too

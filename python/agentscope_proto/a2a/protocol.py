@@ -25,6 +25,7 @@ from .mapping import (
     REQUEST_KEY,
     RESUME_KEY,
     TIMES_KEY,
+    fill_value,
     keep_times,
     times_of,
 )
@@ -71,11 +72,11 @@ def write_events(metadata: struct_pb2.Struct, events: Iterable[events_pb.AgentEv
     originals: dict[str, str] = {}
     for index, event in enumerate(events):
         data = times_to_utc(json_format.MessageToDict(event), f"events[{index}]", originals)
-        json_format.ParseDict(data, value.values.add().struct_value)
+        fill_value(value.values.add(), data)
     # Always, even empty: a2a-sdk merges each update's metadata into its
     # task's, where an earlier update's times would otherwise stay beside
     # these events (the task keeps its last events: a question, say).
-    json_format.ParseDict(originals, metadata.fields[TIMES_KEY].struct_value)
+    fill_value(metadata.fields[TIMES_KEY], originals)
 
 
 def read_events(metadata: struct_pb2.Struct) -> list[events_pb.AgentEvent]:
@@ -99,9 +100,7 @@ def write_resume(metadata: struct_pb2.Struct, reply_id: str, after: str) -> None
     """Put where the task's reply goes on after this update in `metadata`
     (a status update's) under `RESUME_KEY`."""
     resume = service_pb.ResumeRequest(reply_id=reply_id, after=after)
-    json_format.ParseDict(
-        json_format.MessageToDict(resume), metadata.fields[RESUME_KEY].struct_value
-    )
+    fill_value(metadata.fields[RESUME_KEY], json_format.MessageToDict(resume))
 
 
 def read_resume(metadata: struct_pb2.Struct, session_id: str) -> service_pb.ResumeRequest | None:
