@@ -48,7 +48,13 @@ from agentscope_proto._generated.agentscope.message.v1.message_pb2 import (
 )
 from agentscope_proto.a2a import msgs_to_a2a
 from agentscope_proto.agents import AgentConfig
-from agentscope_proto.agents.media import MediaPolicy
+from agentscope_proto.agents.media import (
+    LOOP_BLOCKS,
+    MediaPolicy,
+    OffLoop,
+    screen_msgs,
+    screen_request,
+)
 
 from hosted import AgentServer, serve, serve_a2a
 from replay_server import ReplayServer
@@ -331,3 +337,57 @@ def test_a_request_past_the_block_cap_is_refused_before_any_conversion(
             assert list(stub.Reply(pb.ReplyRequest(msgs=[_msg()] * 4), timeout=30))[-1].done
     finally:
         server.stop()
+
+
+def _blocks_msg(count: int, source: MediaSource | None = None) -> Msg:
+    items = [ContentBlock(text=TextBlock(text="hi")) for _ in range(count)]
+    if source is not None:
+        items.append(ContentBlock(image=ImageBlock(source=source)))
+    return Msg(name="user", role=Role.ROLE_USER, blocks=ContentBlocks(items=items))
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        _blocks_msg(1, MediaSource(url="http://127.0.0.1:9/x.png")),
+        _blocks_msg(1, MediaSource(url="/etc/hostname")),
+        _blocks_msg(1, MediaSource(url="file:///etc/hostname")),
+        _blocks_msg(LOOP_BLOCKS + 1),
+    ],
+    ids=["download", "path", "file-url", "many-blocks"],
+)
+def test_a_screen_on_the_event_loop_leaves_fetches_and_many_blocks_to_a_thread(msg: Msg) -> None:
+    request = pb.ReplyRequest(msgs=[msg])
+    before = request.SerializeToString()
+    with pytest.raises(OffLoop):
+        screen_request(request, MediaPolicy(), threading.Event(), 100_000, on_loop=True)
+    assert request.SerializeToString() == before  # nothing changed: screened again off the loop
+
+
+def test_a_small_call_is_screened_on_the_event_loop() -> None:
+    data = MediaSource(url="data:image/png;base64,iVBORw0KGgo=")
+    request = pb.ReplyRequest(msgs=[_blocks_msg(LOOP_BLOCKS - 1, data)])
+    screen_request(request, MediaPolicy(), threading.Event(), 100_000, on_loop=True)
+
+
+@pytest.mark.parametrize(
+    ("msgs", "on_loop"),
+    [
+        ([_blocks_msg(2)], True),
+        ([_blocks_msg(2, MediaSource(url="http://127.0.0.1:9/x.png"))], False),
+        ([_msg() for _ in range(9)], False),  # past _LOOP_MSGS
+        ([_msg(words="x" * (256 * 1024))], False),  # past _LOOP_BYTES
+    ],
+    ids=["small", "media-url", "many-msgs", "large"],
+)
+def test_where_a_call_is_read(msgs: list[Msg], on_loop: bool) -> None:
+    """A small call is read at once on the loop's thread; one with media to
+    fetch, many messages or many bytes in a worker thread."""
+    from agentscope_proto.agents.sessions import _read_call
+
+    def work(stop: threading.Event, loop: bool) -> tuple[bool, bool]:
+        if loop:
+            screen_msgs(msgs, "msgs", MediaPolicy(), stop, 100_000, on_loop=True)
+        return loop, threading.current_thread() is threading.main_thread()
+
+    assert asyncio.run(_read_call(work, msgs)) == (on_loop, on_loop)

@@ -21,8 +21,10 @@ its bytes, or the message is refused naming the block:
   refused.
 
 So the agent's formatter never opens a file or a socket for a caller. The
-screen works in a worker thread (`Sessions.read_inputs`) and stops between
-blocks once the call is gone. As it walks every block (those of tool results
+screen of a small call (a few messages and blocks, no URL to read or fetch)
+runs on the event loop; any other works in a worker thread
+(`Sessions.read_inputs`) and stops between blocks once the call is gone. As
+it walks every block (those of tool results
 and hints too) it counts them: a request past `max_blocks` is refused before
 any is converted for the agent.
 """
@@ -44,7 +46,15 @@ from .._generated.agentscope.message.v1.message_pb2 import ContentBlock, MediaSo
 from ..errors import LimitExceededError, MediaAccessError
 from ..providers._media import MediaAccess
 
-__all__ = ["MAX_MEDIA_URLS", "MediaPolicy", "Stopped", "screen_msgs", "screen_request"]
+__all__ = [
+    "LOOP_BLOCKS",
+    "MAX_MEDIA_URLS",
+    "MediaPolicy",
+    "OffLoop",
+    "Stopped",
+    "screen_msgs",
+    "screen_request",
+]
 
 # Media URLs one request may make the server read or fetch: each may take
 # `MediaLimits.timeout` and `max_bytes`, so their number bounds what one
@@ -80,10 +90,25 @@ class Stopped(Exception):
     """The call went away while its messages were screened."""
 
 
+class OffLoop(Exception):
+    """A screen on the event loop met what it may not do there: a media URL
+    to read or download, or more than `LOOP_BLOCKS` content blocks. It
+    changed nothing: the call is screened again in a worker thread."""
+
+
+# Content blocks a call screened and read on the event loop may hold: each
+# costs up to about 35 µs to read, so such a call holds the loop for about a
+# millisecond at most.
+LOOP_BLOCKS = 32
+
+
 class _Screen:
-    def __init__(self, policy: MediaPolicy, stop: threading.Event, max_blocks: int) -> None:
+    def __init__(
+        self, policy: MediaPolicy, stop: threading.Event, max_blocks: int, on_loop: bool
+    ) -> None:
         self._policy = policy
         self._stop = stop
+        self._on_loop = on_loop
         self._fetched = 0
         self._blocks = 0
         self._max_blocks = max_blocks
@@ -95,6 +120,8 @@ class _Screen:
 
     def count(self, blocks: int) -> None:
         self._blocks += blocks
+        if self._on_loop and self._blocks > LOOP_BLOCKS:
+            raise OffLoop
         if self._blocks > self._max_blocks:
             raise LimitExceededError(
                 "max_request_blocks",
@@ -131,13 +158,16 @@ class _Screen:
                 "max_media_urls", f"a request may cite at most {MAX_MEDIA_URLS} media URLs"
             )
         if scheme in ("http", "https"):
-            data = self._download(url, where)
+            reader = self._download
         elif scheme in ("", "file") or len(scheme) == 1:  # a path, `file:`, a drive letter
-            data = self._read(url, where)
+            reader = self._read
         else:
             raise MediaAccessError(
                 where, f"{url!r}: a served agent takes http(s), data: and local media only"
             )
+        if self._on_loop:
+            raise OffLoop
+        data = reader(url, where)
         media_type = source.media_type if source.HasField("media_type") else _guess(url, data)
         source.data = data
         source.media_type = media_type
@@ -180,11 +210,15 @@ def screen_msgs(
     policy: MediaPolicy,
     stop: threading.Event,
     max_blocks: int,
+    *,
+    on_loop: bool = False,
 ) -> None:
     """Replace every media URL of `msgs` by its bytes, in place, or raise
     `MediaAccessError` naming the block (`field[i].content[j].source.url`);
-    `LimitExceededError` past `max_blocks` content blocks."""
-    _Screen(policy, stop, max_blocks).msgs(msgs, field)
+    `LimitExceededError` past `max_blocks` content blocks. `on_loop`: it
+    runs on the event loop, and raises `OffLoop`, before any change, where
+    it may not go on there."""
+    _Screen(policy, stop, max_blocks, on_loop).msgs(msgs, field)
 
 
 def screen_request(
@@ -192,10 +226,12 @@ def screen_request(
     policy: MediaPolicy,
     stop: threading.Event,
     max_blocks: int,
+    *,
+    on_loop: bool = False,
 ) -> None:
     """`screen_msgs` over a Reply's messages and the tool results its answer
     carries."""
-    screen = _Screen(policy, stop, max_blocks)
+    screen = _Screen(policy, stop, max_blocks, on_loop)
     screen.msgs(request.msgs, "msgs")
     if request.WhichOneof("answer") == "external_execution_result":
         field = "external_execution_result.execution_results"
