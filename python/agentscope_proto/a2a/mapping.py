@@ -216,11 +216,12 @@ def _value(data: Any) -> struct_pb2.Value:
 def _set(value: struct_pb2.Value, data: Any) -> None:
     """`data` into `value`; nested too deep for protobuf's decoders (100
     messages, three per JSON level) it is its JSON text."""
-    try:
-        _json.check_depth(data, limit=_MAX_STRUCT_DEPTH)
-    except MessageFormatError:
-        value.string_value = _json.dumps(data)
-        return
+    if isinstance(data, (dict, list)):  # what the depth check walks
+        try:
+            _json.check_depth(data, limit=_MAX_STRUCT_DEPTH)
+        except MessageFormatError:
+            value.string_value = _json.dumps(data)
+            return
     fill_value(value, data)
 
 

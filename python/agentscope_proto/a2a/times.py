@@ -53,15 +53,16 @@ def times_to_utc(data: Any, where: str, originals: dict[str, str]) -> Any:
         return data
     copy: dict[str, Any] = {}
     for key, value in data.items():
-        path = f"{where}.{key}"
         if key in TIME_FIELDS and isinstance(value, str):
             instant = utc(value)
             if instant != value:
-                originals[path] = value
+                originals[f"{where}.{key}"] = value
             if instant is not None:
                 copy[key] = instant
+        elif isinstance(value, (dict, list)):
+            copy[key] = times_to_utc(value, f"{where}.{key}", originals)
         else:
-            copy[key] = times_to_utc(value, path, originals)
+            copy[key] = value
     return copy
 
 
