@@ -1,11 +1,13 @@
 """A session's calls take its turn in the order they arrive, however long
-each takes to read (a large request is read in a worker thread, and a small
-one behind it must not overtake it). A hosting that records what its agent
-does stands in for AgentScope: the order is the sessions' own."""
+each takes to read (a large request is read in a worker thread, a small one
+on the event loop, and the small one behind it must not overtake it). A
+hosting that records what its agent does stands in for AgentScope: the
+order is the sessions' own."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -16,7 +18,7 @@ from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2 as
 from agentscope_proto._generated.agentscope.message.v1.message_pb2 import Msg
 from agentscope_proto.agents.config import AgentConfig
 from agentscope_proto.agents.hosting import ReplyInputs
-from agentscope_proto.agents.sessions import Sessions
+from agentscope_proto.agents.sessions import _LOOP_BYTES, Sessions
 from agentscope_proto.errors import MessageFormatError
 from agentscope_proto.message import get_text_content, new_msg
 
@@ -63,12 +65,21 @@ class _Recorder:
         return service_pb.DescribeResponse(name="agent")
 
 
+def _msg(text: str) -> Msg:
+    """A user's message; `slow`'s is a large call's (past what is read on
+    the event loop), so that it is read in a worker thread."""
+    msg = new_msg("u", text, "user")
+    if text == "slow":
+        msg.metadata_json = json.dumps({"padding": "x" * _LOOP_BYTES})
+    return msg
+
+
 def _reply(text: str) -> service_pb.ReplyRequest:
-    return service_pb.ReplyRequest(session_id=SESSION, msgs=[new_msg("u", text, "user")])
+    return service_pb.ReplyRequest(session_id=SESSION, msgs=[_msg(text)])
 
 
 def _observe(text: str) -> service_pb.ObserveRequest:
-    return service_pb.ObserveRequest(session_id=SESSION, msgs=[new_msg("u", text, "user")])
+    return service_pb.ObserveRequest(session_id=SESSION, msgs=[_msg(text)])
 
 
 async def _replied(sessions: Sessions, request: service_pb.ReplyRequest) -> None:
