@@ -872,7 +872,12 @@ def test_a_value_is_written_as_parse_dict_writes_it(data: Any) -> None:
     from agentscope_proto.a2a.mapping import fill_value
 
     expected, actual = struct_pb2.Value(), struct_pb2.Value()
-    json_format.ParseDict(data, expected)
+    try:
+        json_format.ParseDict(data, expected)
+    except json_format.ParseError:  # protobuf 5.x takes no tuple
+        with pytest.raises(json_format.ParseError):
+            fill_value(actual, data)
+        return
     fill_value(actual, data)
     assert actual.SerializeToString(deterministic=True) == expected.SerializeToString(
         deterministic=True

@@ -238,7 +238,7 @@ def fill_value(value: struct_pb2.Value, data: Any) -> None:
         fields = struct.fields
         for key in data:
             fill_value(fields[key], data[key])
-    elif kind is list or kind is tuple:
+    elif kind is list:
         value.list_value.Clear()  # present even when empty
         values = value.list_value.values
         for item in data:
@@ -249,7 +249,7 @@ def fill_value(value: struct_pb2.Value, data: Any) -> None:
         value.bool_value = data
     elif kind is int or kind is float:
         value.number_value = data
-    else:  # what JSON does not hold (a subclass too): ParseDict's own check and error
+    else:  # what JSON does not hold (a subclass, a tuple): as ParseDict takes it, or its error
         json_format.ParseDict(data, value)
 
 
