@@ -203,6 +203,41 @@ def test_an_ack_through_another_client_gives_the_member_room(
 
 
 @pytest.mark.parametrize("store", STORES)
+def test_a_member_never_takes_its_own_unacknowledged_message_over(
+    request: pytest.FixtureRequest, store: str, topic: str
+) -> None:
+    """A message its member holds past `claim_idle_ms` goes to another
+    member, and to that one alone: the holder does not take it over from
+    itself (which would deliver it to the holder again, restart its idle
+    time, and keep it from the others for as long as the holder kept
+    winning the race)."""
+    from agentscope_proto.hub.factory import open_hub_store
+    from agentscope_proto.hub.store import Group, HubConfig
+
+    async def run() -> None:
+        hub = await open_hub_store(HubConfig(url=store_url(request, store)))
+        a = await hub.join(topic, Group("workers", "a", claim_idle_ms=100))
+        b = None
+        try:
+            offset = await hub.publish(topic, b"job")
+            assert [entry[0] for entry in await a.next()] == [offset.encode()]
+            # Several times the claim time: the holder looks for messages to
+            # take over all along, and finds none of its own.
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(a.next(), 0.6)
+            b = await hub.join(topic, Group("workers", "b", claim_idle_ms=100))
+            taken = await asyncio.wait_for(b.next(), 5)
+            assert [entry[0] for entry in taken] == [offset.encode()]
+        finally:
+            for subscription in (a, b):
+                if subscription is not None:
+                    subscription.close()
+            await hub.close()
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("store", STORES)
 def test_groups_beyond_the_limit_per_topic_are_resource_exhausted(
     request: pytest.FixtureRequest, store: str, topic: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

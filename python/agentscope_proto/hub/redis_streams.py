@@ -32,8 +32,9 @@ A topic's consumer groups are the stream's own (`XGROUP CREATE ...
 MKSTREAM`, by a group's first member). A member reads with one script:
 what it held and had not acknowledged when it joined (`XREADGROUP` from
 0), else messages other members held unacknowledged past the member's
-`claim_idle_ms` (`XAUTOCLAIM`), else new ones (`XREADGROUP >`), no more
-than its room under `max_unacked` (its count in `XPENDING`). With nothing
+`claim_idle_ms` (`XPENDING ... IDLE`, then `XCLAIM`), else new ones
+(`XREADGROUP >`), no more than its room under `max_unacked` (its count in
+`XPENDING`). With nothing
 to read, it waits in a plain blocked `XREAD` after the stream's last entry
 (a while at most, so that claims are looked for again), then reads with the
 script: a blocked `XREADGROUP` would take messages into the member's hands
@@ -179,7 +180,10 @@ return 1
 # now: with ARGV[5] an id, what it holds after that id (entries the
 # retention trimmed are acknowledged: nothing is left to deliver); else,
 # within its room under ARGV[3] unacknowledged, entries other members held
-# more than ARGV[4] ms (XAUTOCLAIM), else new ones. {room, entries}.
+# more than ARGV[4] ms, else new ones. {room, entries}. Not XAUTOCLAIM: it
+# takes the member's own entries too, which would deliver them to it again
+# and restart their idle time, so that another member might never get them.
+# Of the first room + held idle entries, at most `held` are its own.
 _GROUP_READ = """
 local key, group, member = KEYS[1], ARGV[1], ARGV[2]
 if ARGV[5] ~= '' then
@@ -200,8 +204,16 @@ if summary[4] then
 end
 local room = tonumber(ARGV[3]) - held
 if room <= 0 then return {0, {}} end
-local claimed = redis.call('XAUTOCLAIM', key, group, member, ARGV[4], '0-0', 'COUNT', room)
-if #claimed[2] > 0 then return {room, claimed[2]} end
+local others = {}
+local idle = redis.call('XPENDING', key, group, 'IDLE', ARGV[4], '-', '+', room + held)
+for _, pending in ipairs(idle) do
+  if pending[2] ~= member and #others < room then others[#others + 1] = pending[1] end
+end
+if #others > 0 then
+  -- (Entries the retention trimmed leave the group's pending list unclaimed.)
+  local claimed = redis.call('XCLAIM', key, group, member, ARGV[4], unpack(others))
+  if #claimed > 0 then return {room, claimed} end
+end
 local read = redis.call('XREADGROUP', 'GROUP', group, member, 'COUNT', room, 'STREAMS', key, '>')
 if read then return {room, read[1][2]} end
 local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
