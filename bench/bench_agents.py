@@ -34,6 +34,9 @@ its own, one event loop each:
   first response, p50 and p99. And the two side by side again in 5
   alternating rounds of 5 s, each on a fresh redis-server (`state_rounds`):
   the target's ratio is their median, each the ratio of neighbouring points.
+  Each round also counts every process's CPU a reply (client, server,
+  redis-server): the three share two cores, so replies per second follow
+  it, and its ratio moves less with the machine's other work.
 
 Conversations go 20 turns (the agent's memory grows with them), then start
 again in a new session, as the issue's load test runs them.
@@ -100,12 +103,12 @@ TURNS = 20
 
 
 @contextlib.contextmanager
-def _redis() -> Iterator[str | None]:
-    """A redis-server of the benchmark's own on a free port (its URL), or
-    None when Debian's is not installed."""
+def _redis() -> Iterator[tuple[str | None, int]]:
+    """A redis-server of the benchmark's own on a free port: its URL and
+    pid, or (None, 0) when Debian's is not installed."""
     binary = shutil.which("redis-server")
     if binary is None:
-        yield None
+        yield None, 0
         return
     port = free_port()
     options = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
@@ -116,7 +119,7 @@ def _redis() -> Iterator[str | None]:
             break
         time.sleep(0.05)
     try:
-        yield f"redis://127.0.0.1:{port}/0"
+        yield f"redis://127.0.0.1:{port}/0", process.pid
     finally:
         process.terminate()
         process.wait(20)
@@ -327,14 +330,17 @@ async def _load(
     concurrency: int,
     warmup: float,
     seconds: float,
+    redis_pid: int = 0,
 ) -> dict[str, Any]:
     reply, close = await open_side(ports)
     await _ready(reply)
     WIRE_BYTES.clear()
     cpu_before, server_before = time.process_time(), cpu_seconds(pid)
+    redis_before = cpu_seconds(redis_pid) if redis_pid else 0.0
     # Conversations are numbered from 1.
     latencies = await closed_loop(lambda i: reply(i + 1), concurrency, warmup, seconds)
     client_cpu, server_cpu = time.process_time() - cpu_before, cpu_seconds(pid) - server_before
+    redis_cpu = cpu_seconds(redis_pid) - redis_before if redis_pid else 0.0
     await close()
     count = len(latencies)
     total = count / seconds * (warmup + seconds)  # replies over warm-up and window
@@ -347,6 +353,7 @@ async def _load(
         **latency_ms(latencies),
         "server_cpu_us_per_reply": server_cpu / total * 1e6,
         "client_cpu_us_per_reply": client_cpu / total * 1e6,
+        **({"redis_cpu_us_per_reply": redis_cpu / total * 1e6} if redis_pid else {}),
     }
 
 
@@ -398,7 +405,7 @@ def main() -> None:
     rows = []
     resume: dict[str, Any] = {}
     samples = 20 if args.quick else 300
-    with _redis() as redis_url:
+    with _redis() as (redis_url, _):
         for concurrency in (1, 16):
             for side, levels in SIDES:
                 if concurrency not in levels or (side == "grpc_redis" and redis_url is None):
@@ -444,13 +451,22 @@ def _state_rounds(rounds: int, warmup: float, seconds: float) -> list[dict[str, 
     measured: list[dict[str, float]] = []
     for number in range(rounds):
         round_rps = {}
-        with _redis() as redis_url:
+        with _redis() as (redis_url, redis_pid):
             if redis_url is None:
                 return measured
             for side, state in (("grpc", None), ("grpc_redis", redis_url)):
+                # Every process's CPU a reply (client, server, redis-server):
+                # the two sides share the machine's two cores.
                 with _server(side, state) as (ports, pid):
-                    row = asyncio.run(_load(CLIENTS[side], ports, pid, 16, warmup, seconds))
-                round_rps["memory" if state is None else "redis"] = row["rps"]
+                    row = asyncio.run(
+                        _load(CLIENTS[side], ports, pid, 16, warmup, seconds, redis_pid)
+                    )
+                name = "memory" if state is None else "redis"
+                round_rps[name] = row["rps"]
+                parts = ("client", "server", "redis")
+                round_rps[f"{name}_cpu_us"] = sum(
+                    row.get(f"{part}_cpu_us_per_reply", 0.0) for part in parts
+                )
         measured.append(round_rps)
         ratio = round_rps["redis"] / round_rps["memory"]
         print(f"[agents] state round {number + 1}: redis / memory {ratio:.2f}", flush=True)

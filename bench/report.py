@@ -322,8 +322,15 @@ def _state_row(
         ratio = statistics.median(ratios)
         shown = (
             f"{_x(ratio)}, median of {len(ratios)} alternating rounds "
-            f"({_x(ratios[0])}–{_x(ratios[-1])}); the points alone: {points}"
+            f"({_x(ratios[0])}–{_x(ratios[-1])})"
         )
+        by_cpu = [r["memory_cpu_us"] / r["redis_cpu_us"] for r in rounds if r.get("redis_cpu_us")]
+        if len(by_cpu) == len(rounds):
+            shown += (
+                f"; by CPU per reply, every process (client, server, redis-server): "
+                f"{_x(statistics.median(by_cpu))}"
+            )
+        shown += f"; the points alone: {points}"
     else:
         ratio = redis["rps"] / memory["rps"]
         shown = f"{_x(ratio)} ({points})"
