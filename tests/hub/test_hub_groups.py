@@ -6,6 +6,7 @@ taken over from a member that leaves it unacknowledged, at most
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -235,6 +236,32 @@ def test_a_member_never_takes_its_own_unacknowledged_message_over(
             await hub.close()
 
     asyncio.run(run())
+
+
+def test_a_member_holding_an_idle_message_takes_only_others_over(
+    request: pytest.FixtureRequest, topic: str
+) -> None:
+    """The Redis group read of a member that holds an idle message of its
+    own (the case XAUTOCLAIM gets wrong) claims the other members' idle
+    messages and leaves its own as they were."""
+    import redis
+
+    from agentscope_proto.hub.redis_streams import _GROUP_READ
+
+    client = redis.Redis.from_url(store_url(request, "redis"))
+    try:
+        client.xgroup_create(topic, "g", "$", mkstream=True)
+        mine, theirs = client.xadd(topic, {"d": "1"}), client.xadd(topic, {"d": "2"})
+        client.xreadgroup("g", "a", {topic: ">"}, count=1)
+        client.xreadgroup("g", "b", {topic: ">"}, count=1)
+        time.sleep(0.15)  # both idle past the claim time below
+        room, claimed, *_ = client.register_script(_GROUP_READ)([topic], ["g", "a", 5, 100, ""])
+        assert (room, [entry[0] for entry in claimed]) == (4, [theirs])
+        pending = {p["message_id"]: p for p in client.xpending_range(topic, "g", "-", "+", 10)}
+        held = {key: (p["consumer"], p["times_delivered"]) for key, p in pending.items()}
+        assert held == {mine: (b"a", 1), theirs: (b"a", 2)}
+    finally:
+        client.close()
 
 
 @pytest.mark.parametrize("store", STORES)

@@ -29,19 +29,18 @@ one script reads the stream's first entry and whether it was ever trimmed
 (`XINFO STREAM`, Redis 7).
 
 A topic's consumer groups are the stream's own (`XGROUP CREATE ...
-MKSTREAM`, by a group's first member). A member reads with one script:
-what it held and had not acknowledged when it joined (`XREADGROUP` from
-0), else messages other members held unacknowledged past the member's
-`claim_idle_ms` (`XPENDING ... IDLE`, then `XCLAIM`), else new ones
-(`XREADGROUP >`), no more than its room under `max_unacked` (its count in
-`XPENDING`). With nothing
-to read, it waits in a plain blocked `XREAD` after the stream's last entry
-(a while at most, so that claims are looked for again), then reads with the
-script: a blocked `XREADGROUP` would take messages into the member's hands
-even when its subscriber left while it waited, and they would wait for
-`claim_idle_ms` before anyone received them. `Ack` is one script: every offset
-must be pending with the member (`XPENDING`) before any is acknowledged
-(`XACK`).
+MKSTREAM`, by a group's first member). A member reads with one script: what
+it held and had not acknowledged when it joined (`XREADGROUP` from 0), else
+messages other members held unacknowledged past the member's `claim_idle_ms`
+(`XAUTOCLAIM`, or `XCLAIM` while it holds an idle one of its own), else new
+ones (`XREADGROUP >`), no more than its room under `max_unacked` (its count
+in `XPENDING`). With nothing to read, it waits in a plain blocked `XREAD`
+after the stream's last entry (a while at most, so that claims are looked
+for again), then reads with the script: a blocked `XREADGROUP` would take
+messages into the member's hands even when its subscriber left while it
+waited, and they would wait for `claim_idle_ms` before anyone received them.
+`Ack` is one script: every offset must be pending with the member
+(`XPENDING`) before any is acknowledged (`XACK`).
 """
 
 from __future__ import annotations
@@ -180,10 +179,13 @@ return 1
 # now: with ARGV[5] an id, what it holds after that id (entries the
 # retention trimmed are acknowledged: nothing is left to deliver); else,
 # within its room under ARGV[3] unacknowledged, entries other members held
-# more than ARGV[4] ms, else new ones. {room, entries}. Not XAUTOCLAIM: it
-# takes the member's own entries too, which would deliver them to it again
-# and restart their idle time, so that another member might never get them.
-# Of the first room + held idle entries, at most `held` are its own.
+# more than ARGV[4] ms, else new ones. {room, entries}. XAUTOCLAIM (a
+# bounded scan of the group's pending entries) takes the claimer's own idle
+# entries too, which would hand them to it again and restart their idle
+# time, so that another member might never get them: while the member holds
+# an idle entry (checked in its own list, at most max_unacked long), the
+# group's idle entries are listed instead (of the first room + held, at most
+# `held` are its own) and the others' claimed (XCLAIM).
 _GROUP_READ = """
 local key, group, member = KEYS[1], ARGV[1], ARGV[2]
 if ARGV[5] ~= '' then
@@ -204,16 +206,21 @@ if summary[4] then
 end
 local room = tonumber(ARGV[3]) - held
 if room <= 0 then return {0, {}} end
-local others = {}
-local idle = redis.call('XPENDING', key, group, 'IDLE', ARGV[4], '-', '+', room + held)
-for _, pending in ipairs(idle) do
-  if pending[2] ~= member and #others < room then others[#others + 1] = pending[1] end
+local claimed = {}
+if #redis.call('XPENDING', key, group, 'IDLE', ARGV[4], '-', '+', 1, member) == 0 then
+  claimed = redis.call('XAUTOCLAIM', key, group, member, ARGV[4], '0-0', 'COUNT', room)[2]
+else
+  local others = {}
+  local idle = redis.call('XPENDING', key, group, 'IDLE', ARGV[4], '-', '+', room + held)
+  for _, pending in ipairs(idle) do
+    if pending[2] ~= member and #others < room then others[#others + 1] = pending[1] end
+  end
+  if #others > 0 then
+    -- (Entries the retention trimmed leave the pending list, unclaimed.)
+    claimed = redis.call('XCLAIM', key, group, member, ARGV[4], unpack(others))
+  end
 end
-if #others > 0 then
-  -- (Entries the retention trimmed leave the group's pending list unclaimed.)
-  local claimed = redis.call('XCLAIM', key, group, member, ARGV[4], unpack(others))
-  if #claimed > 0 then return {room, claimed} end
-end
+if #claimed > 0 then return {room, claimed} end
 local read = redis.call('XREADGROUP', 'GROUP', group, member, 'COUNT', room, 'STREAMS', key, '>')
 if read then return {room, read[1][2]} end
 local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
