@@ -4,22 +4,28 @@ it; an error reply fails its call alone;
 scripts Redis lost are loaded again; a batch on a dropped connection fails
 its calls (none is sent twice) and the next one reconnects. Against a fake
 Redis (what a real one never sends): a batch cut off keeps the replies that
-came, and a reply outside Redis's protocol fails its batch."""
+came, and a reply outside Redis's protocol fails its batch. Keys: no two
+pairs of names callers choose share a hash tag (`hash_tag`), and sessions
+named to meet another agent's or session's keys stay apart."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import urllib.parse
 import uuid
 import warnings
 from typing import Any
 
 import hiredis
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from redis.crc import key_slot
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from agentscope_proto._redis import ScriptCalls, connect_redis
+from agentscope_proto._redis import ScriptCalls, connect_redis, hash_tag
 
 from hub_fixtures import RedisServer
 
@@ -483,3 +489,76 @@ def test_a_caller_cancelled_while_its_batch_is_on_its_way_leaves_no_other_call_w
     _run(redis_server.url, body)
     gc.collect()  # the cancelled caller's call: its failure is nobody's to log
     assert "never retrieved" not in caplog.text
+
+
+def _read_tag(key: str) -> tuple[str, str, str]:
+    """The scope, name and rest of a key that begins with `hash_tag`'s text,
+    read back by its rules (a name's `}` doubled, its end a lone `}`)."""
+    assert key.startswith("{")
+    slash = key.index("/")
+    scope, at, name = urllib.parse.unquote(key[1:slash]), slash + 1, []
+    while key[at] != "}" or key[at + 1 : at + 2] == "}":
+        name.append(key[at])
+        at += 2 if key[at] == "}" else 1
+    return scope, "".join(name), key[at + 1 :]
+
+
+# Texts made of what a key's parts are written with, and anything else.
+_PARTS = st.text(alphabet=st.sampled_from("ab%/{}:2F7D") | st.characters(), max_size=12)
+
+
+@given(scope=_PARTS, name=_PARTS, rest=_PARTS)
+@example(scope="support", name="eu/alice", rest=":lease")
+@example(scope="support/eu", name="alice", rest=":lease")
+@example(scope="x", name="x}:reply:y", rest=":lease")
+@example(scope="x", name="x", rest=":reply:y}:lease")
+def test_a_hash_tag_reads_back_as_its_names_so_no_two_pairs_share_a_key(
+    scope: str, name: str, rest: str
+) -> None:
+    """Whatever the names hold, a key written from them reads back as them:
+    no other pair (and suffix after the tag's `}:`) writes the same key."""
+    assert _read_tag(hash_tag(scope, name) + ":" + rest) == (scope, name, ":" + rest)
+
+
+def test_plain_names_keep_their_keys_and_one_names_keys_share_a_slot() -> None:
+    """Names without `%`, `/` (the scope) and `}` give the keys they gave
+    before escaping; every key of one name is in one Redis Cluster slot."""
+    assert hash_tag("Friday", "held") == "{Friday/held}"
+    assert hash_tag("Echo", "a/b{c%d") == "{Echo/a/b{c%d}"
+    assert hash_tag("a/b%c}", "x}y") == "{a%2Fb%25c%7D/x}}y}"
+    for name in ("plain", "x}:reply:y", "}", "a}}b"):
+        base = "agentscope:session:" + hash_tag("Friday", name)
+        slots = {
+            key_slot(f"{base}:{suffix}".encode()) for suffix in ("lease", "state:v2", "reply:r")
+        }
+        assert len(slots) == 1, name
+
+
+def test_sessions_named_to_meet_another_agents_or_sessions_keys_stay_apart(
+    redis_server: RedisServer,
+) -> None:
+    """Agent `support`'s session `eu/alice` is not agent `support/eu`'s
+    session `alice` (its state unreadable there), and a reply whose id
+    continues a session's key into another session's (`y}:lease` in `x`) logs
+    beside that session's lease, not on it."""
+    from agentscope_proto.agents.state.redis_store import RedisStateStore
+    from agentscope_proto.agents.state.store import Holder, Save
+
+    async def body() -> None:
+        support = await RedisStateStore.connect(redis_server.url, "support")
+        eu = await RedisStateStore.connect(redis_server.url, "support/eu")
+        try:
+            assert await eu.acquire("alice", "r1", 60_000) == 0
+            await eu.save("alice", Save(Holder("r1", 0), b"state", 60_000, 0, 0, [b"msg"]))
+            assert await support.load("eu/alice") is None
+            assert await support.acquire("eu/alice", "r2", 60_000) == 0
+            await support.append("x", "y}:lease", [b"entry"], 60_000)
+            assert not await support.leased("x}:reply:y")
+            assert await support.acquire("x}:reply:y", "r3", 60_000) == 0
+            assert await support.leased("x}:reply:y")
+            assert [e.data for e in await support.read("x", "y}:lease", "", 0) or []] == [b"entry"]
+        finally:
+            await support.close()
+            await eu.close()
+
+    asyncio.run(body())

@@ -18,6 +18,10 @@ connection redis-py opens (its handshake: TLS, AUTH, SELECT) and then hands
 over (`_Batches`): a batch is one write, its replies parsed by hiredis as
 they arrive, with none of redis-py's per-reply steps (a seventh of a lone
 script call's CPU, bench/NOTES.md).
+
+Keys whose parts callers name (an agent's and its session's, an agent's and
+a task owner's) take their hash tag from `hash_tag`, which no two pairs of
+names share.
 """
 
 from __future__ import annotations
@@ -33,9 +37,24 @@ from redis._parsers import BaseParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import InvalidResponse, NoScriptError, RedisError
 
-__all__ = ["DEAD_S", "ScriptCalls", "connect_redis"]
+__all__ = ["DEAD_S", "ScriptCalls", "connect_redis", "hash_tag"]
 
 DEAD_S = 15
+# A key's scope (`hash_tag`), escaped: `%` first, so that the text reads back.
+_SCOPE_ESCAPES = str.maketrans({"%": "%25", "/": "%2F", "}": "%7D"})
+
+
+def hash_tag(scope: str, name: str) -> str:
+    """`{<scope>/<name>}`, the hash tag of the keys of one `name` (a session, a
+    task owner) in one `scope` (the served agent), written so that no other
+    pair gives the same text, however both were chosen: the scope's `%`, `/`
+    and `}` are percent-escaped (the first `/` ends it), the name's `}` doubled
+    (its end is the `}` a `:` follows). Without those, an agent `a`'s session
+    `b/c` was agent `a/b`'s session `c`, and a session's key with a suffix
+    (`...}:reply:<id>`) could be another session's. Plain names read as they
+    are. The keys of one pair share their text up to the name's end, so a
+    Redis Cluster puts them in one slot (its tag ends at the first `}`)."""
+    return "{" + scope.translate(_SCOPE_ESCAPES) + "/" + name.replace("}", "}}") + "}"
 
 
 def _keepalive() -> dict[int, int]:

@@ -4,7 +4,8 @@ so that `GetTask` and `ListTasks` answer on every replica sharing it.
 An a2a-sdk `TaskStore`: each task is its protobuf bytes under
 `agentscope:a2a:{<agent>/<owner>}:task:<id>`, with the owner's task ids in
 `...:tasks` and its finished ones, by when they finished, in `...:finished`;
-the braces keep an owner's keys in one slot of a Redis Cluster. As in
+the braces keep an owner's keys in one slot of a Redis Cluster (the agent
+and owner escaped by `_redis.hash_tag`: no other pair's keys are the same). As in
 memory, an owner keeps at most `max_tasks` finished tasks, the oldest
 forgotten first (one script does the save and the trim). `ListTasks` reads
 the owner's tasks and filters and pages them as a2a-sdk's in-memory store
@@ -22,6 +23,7 @@ from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskState
 from redis.exceptions import RedisError
 
+from .._redis import hash_tag
 from ..agents.state.redis_store import unavailable
 
 __all__ = ["RedisTaskStore"]
@@ -68,7 +70,7 @@ class RedisTaskStore(TaskStore):
 
     def _prefix(self, context: ServerCallContext) -> str:
         owner = resolve_user_scope(context)
-        return f"agentscope:a2a:{{{self._agent}/{owner}}}"
+        return f"agentscope:a2a:{hash_tag(self._agent, owner)}"
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         prefix = self._prefix(context)

@@ -13,9 +13,10 @@ stream per reply, `...:reply:<reply id>` (an entry's bytes under `d`; the
 entry id is its position), which expires a while after its last entry. A
 session saved by an earlier version (`state:v1`: the whole `SessionState`
 under `s`) is read as it is, and written as v2 by its next save. The braces
-make the agent and session a hash tag, so a session's keys share one slot of
-a Redis Cluster and each script below touches one slot. `<agent>` is the
-served agent's name: agents served on one Redis keep their sessions apart.
+make the agent and session a hash tag (`_redis.hash_tag`: escaped, so that no
+other agent's or session's keys are the same), so a session's keys share one
+slot of a Redis Cluster and each script below touches one slot. `<agent>` is
+the served agent's name: agents served on one Redis keep their sessions apart.
 The encoding's version is in the key: a later encoding is stored beside it.
 
 Every step that must see and change a key at once is one Lua script (Redis
@@ -40,7 +41,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..._redis import ScriptCalls, connect_redis
+from ..._redis import ScriptCalls, connect_redis, hash_tag
 from ...errors import StateUnavailableError
 from ...service.config import redacted_url
 from .store import Entry, Holder, LeaseLost, Notice, Renewed, Save, StateStore, Stored
@@ -277,7 +278,7 @@ class RedisStateStore(StateStore):
         return cls(client, agent)
 
     def _base(self, session_id: str) -> str:
-        return f"agentscope:session:{{{self._agent}/{session_id}}}"
+        return f"agentscope:session:{hash_tag(self._agent, session_id)}"
 
     def _keys(self, session_id: str) -> tuple[str, str]:
         base = self._base(session_id)
