@@ -40,8 +40,8 @@ from redis.exceptions import InvalidResponse, NoScriptError, RedisError
 __all__ = ["DEAD_S", "ScriptCalls", "connect_redis", "hash_tag"]
 
 DEAD_S = 15
-# A key's scope (`hash_tag`), escaped: `%` first, so that the text reads back.
-_SCOPE_ESCAPES = str.maketrans({"%": "%25", "/": "%2F", "}": "%7D"})
+# The characters of a key's scope that `hash_tag` escapes.
+_SCOPE_SPECIALS = frozenset("%/}")
 
 
 def hash_tag(scope: str, name: str) -> str:
@@ -54,7 +54,11 @@ def hash_tag(scope: str, name: str) -> str:
     (`...}:reply:<id>`) could be another session's. Plain names read as they
     are. The keys of one pair share their text up to the name's end, so a
     Redis Cluster puts them in one slot (its tag ends at the first `}`)."""
-    return "{" + scope.translate(_SCOPE_ESCAPES) + "/" + name.replace("}", "}}") + "}"
+    if not _SCOPE_SPECIALS.isdisjoint(scope):  # `%` first, so that the text reads back
+        scope = scope.replace("%", "%25").replace("/", "%2F").replace("}", "%7D")
+    if "}" in name:
+        name = name.replace("}", "}}")
+    return f"{{{scope}/{name}}}"
 
 
 def _keepalive() -> dict[int, int]:
