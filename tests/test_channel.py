@@ -1,11 +1,26 @@
 """The clients' channel target: one target, or several replicas' IP
-`host:port`s in one channel (`_channel.channel_target`)."""
+`host:port`s in one channel (`_channel.channel_target`); over TLS, such a
+channel checks the name given (`tls_server_name`) on a real server's
+certificate."""
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+from pathlib import Path
 
-from agentscope_proto._channel import channel_target
+import grpc
+import pytest
+import trustme
+
+from agentscope_proto._channel import aio_channel, channel_target, sync_channel
+from agentscope_proto._generated.agentscope.formatter.v1 import formatter_service_pb2 as pb
+from agentscope_proto._generated.agentscope.formatter.v1 import (
+    formatter_service_pb2_grpc as pb_grpc,
+)
+from agentscope_proto.agents import AgentClient
+from agentscope_proto.service.config import ServerConfig
+
+from server_harness import RunningServer
 
 
 def test_one_target_is_as_given() -> None:
@@ -30,3 +45,61 @@ def test_bad_target_lists_are_refused_naming_why(targets: list[str], named: str)
     with pytest.raises(ValueError, match="target") as info:
         channel_target(targets)
     assert named in str(info.value)
+
+
+def _parse_status(channel: grpc.Channel) -> grpc.StatusCode:
+    """The status of a Parse the server refuses (INVALID_ARGUMENT: it was reached)."""
+    request = pb.ParseRequest(provider=pb.PROVIDER_OPENAI, response_json="[]")
+    try:
+        pb_grpc.FormatterServiceStub(channel).Parse(request, timeout=10)
+    except grpc.RpcError as error:
+        return error.code()  # type: ignore[no-any-return]
+    finally:
+        channel.close()
+    raise AssertionError("the server took a list for a response")
+
+
+def test_several_targets_over_tls_check_the_name_given_on_each_certificate(
+    tmp_path: Path,
+) -> None:
+    """A replica down and one up, over TLS: with the name the certificate
+    holds the call reaches the live one; with another name the check fails;
+    with none the channel is refused when made (gRPC would check the list
+    itself, which no certificate names)."""
+    ca = trustme.CA()
+    cert = ca.issue_cert("agents.internal")
+    key_path, cert_path = tmp_path / "key.pem", tmp_path / "cert.pem"
+    cert.private_key_pem.write_to_path(str(key_path))
+    cert.cert_chain_pems[0].write_to_path(str(cert_path))
+    running = RunningServer(ServerConfig(port=0, tls_cert=cert_path, tls_key=key_path)).start()
+    try:
+        targets = ["127.0.0.1:1", f"127.0.0.1:{running.port}"]
+        credentials = grpc.ssl_channel_credentials(root_certificates=ca.cert_pem.bytes())
+        reached = sync_channel(targets, credentials, 4, "agents.internal")
+        assert _parse_status(reached) is grpc.StatusCode.INVALID_ARGUMENT
+        checked = sync_channel(targets, credentials, 4, "other.internal")
+        assert _parse_status(checked) is grpc.StatusCode.UNAVAILABLE
+        with pytest.raises(ValueError, match=r"^tls_server_name: several targets over TLS"):
+            sync_channel(targets, credentials, 4)
+        with pytest.raises(ValueError, match=r"^tls_server_name: several targets over TLS"):
+            AgentClient(targets, credentials=credentials)
+        one = sync_channel(targets[1:], credentials, 4, "agents.internal")  # one target: any name
+        assert _parse_status(one) is grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        running.stop()
+
+
+def test_a_name_to_check_needs_credentials_and_text() -> None:
+    credentials = grpc.ssl_channel_credentials()
+    with pytest.raises(ValueError, match=r"^tls_server_name"):
+        sync_channel("127.0.0.1:1", None, 4, "agents.internal")
+    with pytest.raises(ValueError, match=r"^tls_server_name"):
+        sync_channel("127.0.0.1:1", credentials, 4, "")
+
+    async def made() -> None:
+        with pytest.raises(ValueError, match=r"^tls_server_name: several targets over TLS"):
+            aio_channel(["127.0.0.1:1", "127.0.0.1:2"], credentials, 4)
+        channel = aio_channel(["127.0.0.1:1", "127.0.0.1:2"], credentials, 4, "agents.internal")
+        await channel.close()
+
+    asyncio.run(made())

@@ -9,7 +9,9 @@ A target is one gRPC target (`host:port`, `dns:///name:port`: a name with
 several addresses is tried address by address), or several `host:port`s
 with IP addresses: one channel over them, which moves to the next when the
 one it uses stops answering (replicas of a served agent; a reply taken up
-there resumes where it stopped).
+there resumes where it stopped). Over TLS such a channel checks one name on
+every replica's certificate, `tls_server_name` (gRPC's target name
+override), as it would the name of a `dns:///` target.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "ChannelClient",
     "aio_channel",
     "bearer_metadata",
+    "channel_args",
     "channel_target",
     "message_bytes",
     "sync_channel",
@@ -71,31 +74,64 @@ def _ip_version(target: str) -> int:
     return address.version
 
 
-def _options(max_message_mb: int) -> list[tuple[str, int]]:
+def channel_args(
+    target: Target,
+    credentials: grpc.ChannelCredentials | None,
+    max_message_mb: int,
+    tls_server_name: str | None,
+) -> tuple[str, list[tuple[str, int | str]]]:
+    """The gRPC target and options of a channel to `target`: its message
+    limit, and the name its TLS checks on the server's certificate;
+    `ValueError` naming what is wrong (the target, or `tls_server_name`
+    where it is missing or has no use)."""
+    name = channel_target(target)
     limit = message_bytes(max_message_mb)
-    return [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
+    options: list[tuple[str, int | str]] = [
+        ("grpc.max_receive_message_length", limit),
+        ("grpc.max_send_message_length", limit),
+    ]
+    if tls_server_name is not None:
+        if not tls_server_name or credentials is None:
+            raise ValueError(
+                "tls_server_name: the name to check on the server's certificate, with credentials"
+            )
+        options.append(("grpc.ssl_target_name_override", tls_server_name))
+    elif credentials is not None and not isinstance(target, str) and len(target) > 1:
+        # Unchecked, gRPC would check the list itself ("10.0.0.1:1,10.0.0.2:1"),
+        # which no certificate names: every connection would fail.
+        raise ValueError(
+            "tls_server_name: several targets over TLS share one channel, which checks one "
+            "name on every replica's certificate: give that name (or one DNS name with "
+            "several addresses as the target)"
+        )
+    return name, options
 
 
 def sync_channel(
-    target: Target, credentials: grpc.ChannelCredentials | None, max_message_mb: int
+    target: Target,
+    credentials: grpc.ChannelCredentials | None,
+    max_message_mb: int,
+    tls_server_name: str | None = None,
 ) -> grpc.Channel:
-    """A blocking channel to `target`: TLS with `credentials`, else plaintext."""
-    target = channel_target(target)
-    options = _options(max_message_mb)
+    """A blocking channel to `target`: TLS with `credentials` (checking
+    `tls_server_name` instead of the target's host, if given), else plaintext."""
+    name, options = channel_args(target, credentials, max_message_mb, tls_server_name)
     if credentials is not None:
-        return grpc.secure_channel(target, credentials, options)
-    return grpc.insecure_channel(target, options)
+        return grpc.secure_channel(name, credentials, options)
+    return grpc.insecure_channel(name, options)
 
 
 def aio_channel(
-    target: Target, credentials: grpc.ChannelCredentials | None, max_message_mb: int
+    target: Target,
+    credentials: grpc.ChannelCredentials | None,
+    max_message_mb: int,
+    tls_server_name: str | None = None,
 ) -> grpc.aio.Channel:
     """`sync_channel` for asyncio."""
-    target = channel_target(target)
-    options = _options(max_message_mb)
+    name, options = channel_args(target, credentials, max_message_mb, tls_server_name)
     if credentials is not None:
-        return grpc.aio.secure_channel(target, credentials, options)
-    return grpc.aio.insecure_channel(target, options)
+        return grpc.aio.secure_channel(name, credentials, options)
+    return grpc.aio.insecure_channel(name, options)
 
 
 def bearer_metadata(token: str | None) -> Metadata:
@@ -113,8 +149,9 @@ class ChannelClient:
         credentials: grpc.ChannelCredentials | None,
         token: str | None,
         max_message_mb: int,
+        tls_server_name: str | None = None,
     ) -> None:
-        self._channel = sync_channel(target, credentials, max_message_mb)
+        self._channel = sync_channel(target, credentials, max_message_mb, tls_server_name)
         self._metadata = bearer_metadata(token)
 
     def close(self) -> None:
@@ -137,8 +174,9 @@ class AsyncChannelClient:
         credentials: grpc.ChannelCredentials | None,
         token: str | None,
         max_message_mb: int,
+        tls_server_name: str | None = None,
     ) -> None:
-        self._channel = aio_channel(target, credentials, max_message_mb)
+        self._channel = aio_channel(target, credentials, max_message_mb, tls_server_name)
         self._metadata = bearer_metadata(token)
 
     async def close(self) -> None:

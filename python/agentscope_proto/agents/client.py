@@ -245,7 +245,12 @@ def _failed(error: grpc.RpcError, msg: Msg | None) -> Exception:
 
 
 class AgentClient(ChannelClient):
-    """A blocking client: `reply_stream`, `resume`, `reply`, `observe`, `describe`."""
+    """A blocking client: `reply_stream`, `resume`, `reply`, `observe`, `describe`.
+
+    `target`: one gRPC target, or several replicas' IP `host:port`s (one
+    channel, failed over between). Over TLS (`credentials`), several targets
+    need `tls_server_name`, the name every replica's certificate holds (it
+    replaces the target's host in the check for one target too)."""
 
     def __init__(
         self,
@@ -254,8 +259,9 @@ class AgentClient(ChannelClient):
         credentials: grpc.ChannelCredentials | None = None,
         token: str | None = None,
         max_message_mb: int = 64,
+        tls_server_name: str | None = None,
     ) -> None:
-        super().__init__(target, credentials, token, max_message_mb)
+        super().__init__(target, credentials, token, max_message_mb, tls_server_name)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
         # Per session: the reply that asked last, and its last cursor.
         self._asked: dict[str, tuple[str, str]] = {}
@@ -372,8 +378,9 @@ class AsyncAgentClient(AsyncChannelClient):
         credentials: grpc.ChannelCredentials | None = None,
         token: str | None = None,
         max_message_mb: int = 64,
+        tls_server_name: str | None = None,
     ) -> None:
-        super().__init__(target, credentials, token, max_message_mb)
+        super().__init__(target, credentials, token, max_message_mb, tls_server_name)
         self._stub = pb_grpc.AgentServiceStub(self._channel)
         # Per session: the reply that asked last, and its last cursor.
         self._asked: dict[str, tuple[str, str]] = {}

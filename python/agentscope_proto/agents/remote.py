@@ -52,6 +52,7 @@ from agentscope.tool import Toolkit
 from pydantic import BaseModel
 
 from .. import interop
+from .._channel import channel_args
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from .client import AgentClient, AsyncAgentClient
 
@@ -75,8 +76,10 @@ class RemoteAgent(Agent):  # type: ignore[misc]
     read from the agent card, blocking, at construction); `session_id`
     (default: a new one) is the remote session (the A2A context) this agent
     talks in; `credentials` and `token` are the channel's TLS credentials
-    (gRPC) and bearer token, as for every client here; `timeout` bounds each
-    call in seconds. Over gRPC, a reply whose connection drops is taken up
+    (gRPC) and bearer token, as for every client here, and `tls_server_name`
+    the name a gRPC target's certificate holds (`AgentClient`: needed with
+    several targets over TLS); `timeout` bounds each call in seconds. Over
+    gRPC, a reply whose connection drops is taken up
     where it stopped (`AgentService.Resume`, on whichever replica the
     target reaches) up to `resume_attempts` times in a row (0: the drop
     ends the reply).
@@ -93,6 +96,7 @@ class RemoteAgent(Agent):  # type: ignore[misc]
         timeout: float | None = None,
         max_message_mb: int = 64,
         resume_attempts: int = 5,
+        tls_server_name: str | None = None,
     ) -> None:
         # Agent.__init__ is not called: it builds a model, tools and a
         # reasoning loop, which are the remote process's.
@@ -102,12 +106,18 @@ class RemoteAgent(Agent):  # type: ignore[misc]
             "token": token,
             "max_message_mb": max_message_mb,
         }
+        if not _is_a2a(target):
+            # Checked now, as the channel checks them when it is made.
+            channel_args(target, credentials, max_message_mb, tls_server_name)
+            self._channel_args["tls_server_name"] = tls_server_name
+        elif tls_server_name is not None:
+            raise ValueError("tls_server_name: for a gRPC target (an A2A URL's host is checked)")
         # Made on first use, in the loop that uses it (an asyncio channel
         # belongs to one loop; an agent may be built before any runs).
         self._client: AsyncAgentClient | AsyncA2AClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         if name is None:
-            name = _remote_name(target, credentials, token, timeout or 30.0)
+            name = _remote_name(target, self._channel_args, timeout or 30.0)
         self.name: str = name
         self.state = AgentState(session_id=session_id or uuid.uuid4().hex)
         self.toolkit = Toolkit()
@@ -259,16 +269,11 @@ def _is_a2a(target: str | Sequence[str]) -> TypeGuard[str]:
     return isinstance(target, str) and target.startswith(("http://", "https://"))
 
 
-def _remote_name(
-    target: str | Sequence[str],
-    credentials: grpc.ChannelCredentials | None,
-    token: str | None,
-    timeout: float,
-) -> str:
+def _remote_name(target: str | Sequence[str], channel_args: dict[str, Any], timeout: float) -> str:
     """The remote agent's name: its `Describe`, or its A2A card's."""
     if _is_a2a(target):
         from ..a2a.client import fetch_card
 
-        return str(fetch_card(target, token=token, timeout=timeout).name)
-    with AgentClient(target, credentials=credentials, token=token) as client:
+        return str(fetch_card(target, token=channel_args["token"], timeout=timeout).name)
+    with AgentClient(target, **channel_args) as client:
         return client.describe(timeout=timeout).name
