@@ -1,16 +1,19 @@
 """The direct path (`DirectHub`: the hub's streams from Python, no server)
 on a real redis-server beside a hub server on the same Redis: one stream
-format both ways, consumer groups shared, the same checks; and retention
-by age on both stores."""
+format both ways, consumer groups shared, the same checks; closing ends
+what iterates and refuses what follows; and retention by age on both
+stores."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -129,6 +132,56 @@ def test_direct_and_served_members_share_one_group(
             await hub.close()
 
     asyncio.run(run())
+
+
+def test_closing_ends_iterations_waiting_and_the_closed_hub_refuses_what_follows(
+    redis_server: RedisServer, topic: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A subscription closed while another task waits on it ends that
+    iteration (it used to wait for ever) and gives nothing published after;
+    a group member's too; closing the hub closes the subscriptions left open
+    (no store failure logged) and refuses publishes and subscriptions after."""
+
+    async def run() -> None:
+        hub = await DirectHub.connect(redis_server.url)
+        received: list[str] = []
+
+        async def iterate(events: Any) -> None:
+            async for event in events:
+                received.append(event.msg.text)
+
+        try:
+            plain = await hub.subscribe(topic)
+            member = await hub.subscribe(
+                topic, group=ConsumerGroup(name="g", member="m", claim_idle_ms=200)
+            )
+            tasks = [asyncio.ensure_future(iterate(s)) for s in (plain, member)]
+            await hub.publish(topic, msg("before"))
+            while len(received) < 2:
+                await asyncio.sleep(0.01)
+            plain.close()
+            member.close()
+            await asyncio.wait_for(asyncio.gather(*tasks), 5)
+            await hub.publish(topic, msg("after"))
+            for closed in (plain, member):
+                with pytest.raises(StopAsyncIteration):
+                    await closed.__anext__()
+            assert received == ["before", "before"]
+            left_open = await hub.subscribe(topic)
+            waiting = asyncio.ensure_future(left_open.__anext__())
+            await asyncio.sleep(0.1)
+        finally:
+            await hub.close()
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(waiting, 5)
+        with pytest.raises(errors.HubUnavailableError, match="closed"):
+            await hub.publish(topic, msg("late"))
+        with pytest.raises(errors.HubUnavailableError, match="closed"):
+            await hub.subscribe(topic)
+
+    with caplog.at_level(logging.WARNING, logger="agentscope_proto"):
+        asyncio.run(run())
+    assert [r.getMessage() for r in caplog.records] == []
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -21,6 +21,9 @@ publisher's settings.
 Publishes that wait together go together: while one store call is on its
 way, the publishes made meanwhile queue, then go in one call (one script
 call per topic), and each caller gets its own message's offset or error.
+Closing a subscription ends its iteration (also one waiting for messages
+in another task); closing the hub closes its subscriptions first, and
+refuses what is asked of it after (`HubUnavailableError`).
 Callers without Redis credentials, and other languages, use the HubService
 (`AsyncHubClient`).
 """
@@ -28,6 +31,7 @@ Callers without Redis credentials, and other languages, use the HubService
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -74,6 +78,9 @@ class DirectHub:
         self._queue: deque[_Queued] = deque()
         self._out = 0
         self._senders: set[asyncio.Task[None]] = set()
+        # Its subscriptions not closed yet (`close` closes them first).
+        self._subscriptions: weakref.WeakSet[DirectSubscription] = weakref.WeakSet()
+        self._closed = False
 
     @classmethod
     async def connect(
@@ -95,6 +102,7 @@ class DirectHub:
     async def publish(self, topic: str, msg: Msg | Mapping[str, Any]) -> str:
         """Store `msg` (a `Msg`, or a dict in any dialect `from_dict` reads)
         in `topic`; its offset. Errors as `AsyncHubClient.publish`."""
+        self._check_open()
         data = checked_msg(topic, _bytes(msg), self._max_msg)
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._queue.append((topic, data, future))
@@ -138,17 +146,29 @@ class DirectHub:
         """Follow `topic` after the offset `after` (None: from now on), or
         receive as a member of `group`; live once it returns. Errors as
         the HubService's `Subscribe` (`OffsetOutOfRangeError`, `HubError`)."""
+        self._check_open()
         member = checked_subscription(topic, after or "", group)
-        subscription = await self._store.follow(topic, after or "", member)
-        return DirectSubscription(self, topic, subscription, group)
+        followed = await self._store.follow(topic, after or "", member)
+        subscription = DirectSubscription(self, topic, followed, group)
+        self._subscriptions.add(subscription)
+        return subscription
 
     async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
         """Acknowledge messages a member of `group` received: as `HubService.Ack`."""
+        self._check_open()
         return await acknowledge(self._store, topic, group, member, offsets)
 
     async def close(self) -> None:
-        """Release the Redis connections (publishes on their way fail)."""
+        """Close its subscriptions, then release the Redis connections
+        (publishes on their way fail); anything asked after is refused."""
+        self._closed = True
+        for subscription in list(self._subscriptions):
+            subscription.close()
         await self._store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise HubUnavailableError("this DirectHub is closed")
 
 
 class DirectSubscription:
@@ -169,13 +189,23 @@ class DirectSubscription:
         self._group = group
         self.after = subscription.after
         self._events: deque[pb.HubEvent] = deque()
+        self._closed = False
 
     def __aiter__(self) -> DirectSubscription:
         return self
 
     async def __anext__(self) -> pb.HubEvent:
         if not self._events:
-            entries = await self._subscription.next()
+            if self._closed:
+                raise StopAsyncIteration
+            try:
+                entries = await self._subscription.next()
+            except HubUnavailableError:
+                if self._closed:  # closed while it waited
+                    raise StopAsyncIteration from None
+                raise
+            if self._closed:
+                raise StopAsyncIteration
             self._events.extend(
                 pb.HubEvent.FromString(event_bytes(offset, msg)) for offset, msg in entries
             )
@@ -191,8 +221,15 @@ class DirectSubscription:
         return await self._hub.ack(self._topic, self._group.name, self._group.member, offsets)
 
     def close(self) -> None:
-        """Stop following the topic."""
+        """Stop following the topic: the iteration ends, also one waiting
+        for messages (on a group, what it was handed and had not taken
+        stays pending with its member)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._events.clear()
         self._subscription.close()
+        self._hub._subscriptions.discard(self)
 
     async def __aenter__(self) -> DirectSubscription:
         return self

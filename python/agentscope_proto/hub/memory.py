@@ -36,6 +36,7 @@ from .store import (
     Key,
     Published,
     Subscription,
+    closed_subscription,
     format_offset,
     not_pending,
     offset_epoch,
@@ -310,8 +311,11 @@ class _MemorySubscription(Subscription):
         self._topic = topic
         self._cursor = cursor
         self.after = after
+        self._closed = False
 
     async def next(self) -> list[Entry]:
+        if self._closed:
+            raise closed_subscription()
         state = await self._store.wait(self._topic, self._cursor)
         if state.trimmed > self._cursor:
             raise OffsetOutOfRangeError(
@@ -322,6 +326,9 @@ class _MemorySubscription(Subscription):
         batch = [state.messages[i] for i in range(start, end)]
         self._cursor = state.keys[end - 1]
         return batch
+
+    def close(self) -> None:
+        self._closed = True
 
 
 class _MemberSubscription(Subscription):
@@ -343,6 +350,8 @@ class _MemberSubscription(Subscription):
     async def next(self) -> list[Entry]:
         group = self._group
         while True:
+            if not self._joined:
+                raise closed_subscription()
             group.changed.clear()
             batch, wait = self._take(time.monotonic())
             if batch:

@@ -67,6 +67,7 @@ from .store import (
     Key,
     Published,
     Subscription,
+    closed_subscription,
     format_offset,
     lost,
     not_pending,
@@ -667,6 +668,10 @@ class _RedisSubscription(Subscription):
             self._tail.leave(self)
             self._tail = None
         self._release()
+        # A `next()` waiting for the tail ends (one reading for itself, once
+        # its read returns), and none follows the topic again.
+        self._error = closed_subscription()
+        self._ready.set()
 
     def _check_epoch(self, batch: list[Entry]) -> None:
         """Refuse to go on into another epoch: the stream was lost and made
@@ -721,11 +726,14 @@ class _RedisMember(Subscription):
         self.after = ""
         # Where this member is in what it held when it joined ("": done).
         self._own = "0"
+        self._closed = False
 
     async def next(self) -> list[Entry]:
         group = self._group
         args: list[str | int] = [group.name, group.member, group.max_unacked, group.claim_idle_ms]
         while True:
+            if self._closed:  # takes nothing more into its pending list
+                raise closed_subscription()
             try:
                 room, entries, *last = await _left_to_finish(
                     self._store.run(self._store.group_read, [self._key], [*args, self._own]),
@@ -751,3 +759,6 @@ class _RedisMember(Subscription):
                 await self._store.wait_new(self._key, last[0].decode(), group)
             else:
                 await woken(self._store.acked, _ROOM_POLL_S)
+
+    def close(self) -> None:
+        self._closed = True

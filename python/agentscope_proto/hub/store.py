@@ -126,7 +126,9 @@ class Subscription(abc.ABC):
         """
 
     def close(self) -> None:  # noqa: B027 - a subscription may hold nothing to release
-        """Stop following the topic (the subscriber is gone)."""
+        """Stop following the topic (the subscriber is gone): a `next()`
+        after it raises `closed_subscription()` (on Redis, so does one
+        waiting for the topic's messages)."""
 
 
 class HubStore(abc.ABC):
@@ -225,6 +227,11 @@ def not_pending(index: int, group: str, member: str) -> HubError:
         "to it, acknowledged already, or taken over by another member after it stayed "
         "unacknowledged past claim_idle_ms (nothing of this Ack was acknowledged)",
     )
+
+
+def closed_subscription() -> HubUnavailableError:
+    """What `Subscription.next()` raises once the subscription is closed."""
+    return HubUnavailableError("the subscription was closed")
 
 
 def unknown_group(group: str) -> HubError:
