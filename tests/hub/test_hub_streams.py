@@ -393,6 +393,53 @@ def test_closing_the_async_client_settles_every_publish(server: RunningServer, t
             assert outcome.code is grpc.StatusCode.CANCELLED
 
 
+def test_closing_a_client_ends_the_iterations_of_its_subscriptions(
+    server: RunningServer, topic: str
+) -> None:
+    """A client closed while a thread (blocking client) or a task (asyncio)
+    iterates one of its subscriptions ends that iteration, as closing the
+    subscription does: no `CancelledError` out of a read grpc's closed
+    channel cancelled, no `CANCELLED` status."""
+    hub = HubClient(server.target)
+    events = hub.subscribe(topic)
+    outcome: list[Any] = []
+
+    def iterate() -> None:
+        try:
+            outcome.extend(event.msg.text for event in events)
+        except Exception as exc:  # the outcome this test checks
+            outcome.append(exc)
+
+    reader = threading.Thread(target=iterate)
+    reader.start()
+    hub.publish(topic, msg("before"))
+    while not outcome:
+        threading.Event().wait(0.01)
+    hub.close()
+    reader.join(10)
+    assert not reader.is_alive()
+    assert outcome == ["before"]
+
+    async def run() -> list[str]:
+        client = AsyncHubClient(server.target)
+        subscription = await client.subscribe(topic)
+        texts: list[str] = []
+
+        async def read() -> None:
+            async for event in subscription:
+                texts.append(event.msg.text)
+
+        task = asyncio.ensure_future(read())
+        await client.publish(topic, msg("before"))
+        while not texts:
+            await asyncio.sleep(0.01)
+        await client.close()
+        await asyncio.wait_for(task, 10)  # ended, not cancelled
+        return texts
+
+    assert asyncio.run(run()) == ["before"]
+
+
 # -- a server that predates the stream RPCs -------------------------------------------
 
 

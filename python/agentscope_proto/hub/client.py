@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -247,6 +248,14 @@ class HubClient(ChannelClient):
             _PUBLISH_STREAM, response_deserializer=pb.PublishStreamResponse.FromString
         )
         self._max_send = message_bytes(max_message_mb)
+        # Its subscriptions: `close` ends them first (their iterations stop).
+        self._subscriptions: weakref.WeakSet[Subscription] = weakref.WeakSet()
+
+    def close(self) -> None:
+        """Close its subscriptions (their iterations end) and the channel."""
+        for subscription in list(self._subscriptions):
+            subscription.close()
+        super().close()
 
     def publish(
         self, topic: str, msg: Msg | Mapping[str, Any], *, timeout: float | None = None
@@ -344,7 +353,9 @@ class HubClient(ChannelClient):
         once live. `reconnect`: seconds to keep resuming a broken stream (None:
         for ever, 0: never). `group`: receive as that member of a consumer
         group (no `after`: the group keeps its place)."""
-        return Subscription(self, topic, after or "", reconnect, group)
+        subscription = Subscription(self, topic, after or "", reconnect, group)
+        self._subscriptions.add(subscription)
+        return subscription
 
     def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
         """Acknowledge the messages at `offsets` that `member` of `group`
@@ -655,6 +666,9 @@ class AsyncHubClient(AsyncChannelClient):
         )
         self._max_send = message_bytes(max_message_mb)
         self._publisher = _Publisher(self)
+        # Its subscriptions: `close` ends them first (a read of a call the
+        # channel's close cancelled would raise CancelledError in its reader).
+        self._subscriptions: weakref.WeakSet[AsyncSubscription] = weakref.WeakSet()
 
     async def publish(
         self, topic: str, msg: Msg | Mapping[str, Any], *, timeout: float | None = None
@@ -751,6 +765,7 @@ class AsyncHubClient(AsyncChannelClient):
             await subscription._open()
         except grpc.aio.AioRpcError as error:
             raise error_from_rpc(error) from None
+        self._subscriptions.add(subscription)
         return subscription
 
     async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
@@ -766,7 +781,10 @@ class AsyncHubClient(AsyncChannelClient):
         return int(reply.acknowledged)
 
     async def close(self) -> None:
-        """End the PublishStream (publishes not answered fail) and close the channel."""
+        """Close its subscriptions (their iterations end), end the
+        PublishStream (publishes not answered fail) and close the channel."""
+        for subscription in list(self._subscriptions):
+            await subscription.close()
         await self._publisher.close()
         await super().close()
 
