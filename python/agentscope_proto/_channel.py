@@ -16,11 +16,14 @@ override), as it would the name of a `dns:///` target.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from collections.abc import Sequence
 from typing import TypeVar
 
 import grpc
+
+from .errors import RemoteError
 
 __all__ = [
     "AsyncChannelClient",
@@ -29,8 +32,10 @@ __all__ = [
     "bearer_metadata",
     "channel_args",
     "channel_target",
+    "closed_client",
     "message_bytes",
     "sync_channel",
+    "task_cancelling",
 ]
 
 Metadata = tuple[tuple[str, str], ...]
@@ -139,6 +144,21 @@ def bearer_metadata(token: str | None) -> Metadata:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
+def closed_client() -> RemoteError:
+    """What a client's calls end with once it was closed (also those it
+    cut off: closing the channel cancels its calls)."""
+    return RemoteError(grpc.StatusCode.CANCELLED, "the client was closed")
+
+
+def task_cancelling() -> bool:
+    """Whether the running task is being cancelled (Python 3.11+ can tell):
+    else a `CancelledError` out of a call is grpc's, for a call the closed
+    channel cancelled."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if cancelling is not None else False
+
+
 class ChannelClient:
     """A blocking client's channel and call metadata; a context manager that
     closes the channel."""
@@ -153,10 +173,16 @@ class ChannelClient:
     ) -> None:
         self._channel = sync_channel(target, credentials, max_message_mb, tls_server_name)
         self._metadata = bearer_metadata(token)
+        self._closed = False
 
     def close(self) -> None:
-        """Close the channel."""
+        """Close the channel: calls on their way end `closed_client()`."""
+        self._closed = True
         self._channel.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise closed_client()
 
     def __enter__(self: _Client) -> _Client:
         return self
@@ -178,10 +204,21 @@ class AsyncChannelClient:
     ) -> None:
         self._channel = aio_channel(target, credentials, max_message_mb, tls_server_name)
         self._metadata = bearer_metadata(token)
+        self._closed = False
 
     async def close(self) -> None:
-        """Close the channel."""
+        """Close the channel: calls on their way end `closed_client()`."""
+        self._closed = True
         await self._channel.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise closed_client()
+
+    def _closed_under(self) -> bool:
+        """Whether a `CancelledError` out of a call is `close()`'s, not the
+        running task's cancellation."""
+        return self._closed and not task_cancelling()
 
     async def __aenter__(self: _AsyncClient) -> _AsyncClient:
         return self

@@ -1,13 +1,16 @@
 """Cancelling a reply (the caller goes away, or its deadline passes) interrupts
 it as AgentScope's own interrupt does, leaves the session as a local
 interrupt leaves a local agent, and leaks nothing: no task, no open model
-stream, no running reply.
+stream, no running reply. A client closed under its reader ends the read
+with one clear error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +20,7 @@ from agentscope.message import UserMsg
 
 from agentscope_proto import from_dict, get_text_content
 from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
-from agentscope_proto.agents import AgentClient, reply_request
+from agentscope_proto.agents import AgentClient, AsyncAgentClient, reply_request
 from agentscope_proto.errors import RemoteError
 
 from hosted import SUNNY, AgentServer, serve, user
@@ -137,3 +140,77 @@ def test_a_hundred_cancelled_replies_leak_nothing(
             assert get_text_content(client.reply(user("hi"), session_id="leak")) == SUNNY
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("resume_attempts", [0, 3])
+def test_a_client_closed_under_its_reader_ends_the_read_saying_so(
+    served: AgentServer, replay: ReplayServer, resume_attempts: int
+) -> None:
+    """Closed while a thread (blocking client) or a task (asyncio) reads a
+    reply, a client ends that read with `RemoteError(CANCELLED, "the client
+    was closed")`, also where it would take the reply up: not grpc's refusal
+    of a call on a closed channel (`ValueError`, `UsageError`), nor a
+    `CancelledError` in a task nobody cancelled. Its calls after are refused
+    the same way."""
+    session = f"closed-{resume_attempts}"
+    outcome: list[BaseException] = []
+    client = AgentClient(served.target)
+
+    def read() -> None:
+        try:
+            for _ in client.reply_stream(
+                user("wait"), session_id=session, resume_attempts=resume_attempts
+            ):
+                pass
+        except Exception as exc:  # the outcome this test checks
+            outcome.append(exc)
+
+    streams = replay.open_streams
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert wait_until(lambda: replay.open_streams > streams)
+    client.close()
+    reader.join(10)
+
+    async def run() -> list[BaseException]:
+        closing = AsyncAgentClient(served.target)
+        ended: list[BaseException] = []
+
+        async def read() -> None:
+            try:
+                async for _ in closing.reply_stream(
+                    user("wait"), session_id=session + "-async", resume_attempts=resume_attempts
+                ):
+                    pass
+            except RemoteError as exc:
+                ended.append(exc)
+
+        streams = replay.open_streams
+        task = asyncio.ensure_future(read())
+        while replay.open_streams == streams:
+            await asyncio.sleep(0.01)
+        await closing.close()
+        await asyncio.wait_for(task, 10)  # not cancelled
+        try:
+            await closing.describe()
+        except RemoteError as exc:
+            ended.append(exc)
+        return ended
+
+    outcome += asyncio.run(run())
+    with pytest.raises(RemoteError) as after:
+        client.describe()
+    outcome.append(after.value)
+    assert [(type(e), e.code, e.message) for e in outcome if isinstance(e, RemoteError)] == [
+        (RemoteError, grpc.StatusCode.CANCELLED, "the client was closed")
+    ] * 4
+    assert len(outcome) == 4
+    # The replies kept running (to be taken up) end by their session's interrupt.
+    with grpc.insecure_channel(served.target) as channel:
+        stub = pb_grpc.AgentServiceStub(channel)
+        for name in (session, session + "-async"):
+            request = reply_request(session_id=name)
+            request.user_interrupt.SetInParent()
+            with contextlib.suppress(grpc.RpcError):
+                list(stub.Reply(request, timeout=5))
+    assert wait_until(lambda: _settled(served, replay))

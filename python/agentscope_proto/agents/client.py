@@ -22,7 +22,7 @@ from typing import Any
 import grpc
 
 from .. import _json
-from .._channel import AsyncChannelClient, ChannelClient
+from .._channel import AsyncChannelClient, ChannelClient, closed_client
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
@@ -286,6 +286,7 @@ class AgentClient(ChannelClient):
         )
         _name_reply(request, resume_attempts)
         taking = _Taking(request, resume_attempts, self._asked)
+        self._check_open()
         call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
@@ -300,15 +301,23 @@ class AgentClient(ChannelClient):
                     taking.check_ended()
                     return
                 except grpc.RpcError as error:
+                    self._check_open()  # closed: the cut is close()'s
                     wait = taking.wait(error)
                     if wait is None:
                         raise taking.failed(error, msg) from None
                 time.sleep(wait)
-                call = taking.again(self._stub, request, timeout=timeout, metadata=self._metadata)
+                try:
+                    call = taking.again(
+                        self._stub, request, timeout=timeout, metadata=self._metadata
+                    )
+                except ValueError:  # grpc's refusal of a call on a channel closed meanwhile
+                    self._check_open()
+                    raise
         finally:
             taking.ended()
             call.cancel()  # a no-op once the call ended
-            interrupt = taking.interrupt_request() if request.keep_running else None
+            keep = request.keep_running and not self._closed
+            interrupt = taking.interrupt_request() if keep else None
             if interrupt is not None:
                 with contextlib.suppress(grpc.RpcError):
                     list(self._stub.Reply(interrupt, timeout=5, metadata=self._metadata))
@@ -320,10 +329,12 @@ class AgentClient(ChannelClient):
         then its live rest (`Resume`), each with its cursor; the reply's
         error is raised after its last."""
         request = pb.ResumeRequest(session_id=session_id, reply_id=reply_id, after=after)
+        self._check_open()
         call = self._stub.Resume(request, timeout=timeout, metadata=self._metadata)
         try:
             yield from call
         except grpc.RpcError as error:
+            self._check_open()
             raise error_from_rpc(error) from None
         finally:
             call.cancel()
@@ -350,21 +361,25 @@ class AgentClient(ChannelClient):
         timeout: float | None = None,
     ) -> str:
         """Give the agent messages to remember; the session's id."""
+        self._check_open()
         try:
             response = self._stub.Observe(
                 _observe_request(msgs, session_id), timeout=timeout, metadata=self._metadata
             )
         except grpc.RpcError as error:
+            self._check_open()
             raise error_from_rpc(error) from None
         return response.session_id
 
     def describe(self, *, timeout: float | None = None) -> pb.DescribeResponse:
         """Who the agent is and what it takes and gives."""
+        self._check_open()
         try:
             return self._stub.Describe(
                 pb.DescribeRequest(), timeout=timeout, metadata=self._metadata
             )
         except grpc.RpcError as error:
+            self._check_open()
             raise error_from_rpc(error) from None
 
 
@@ -403,6 +418,7 @@ class AsyncAgentClient(AsyncChannelClient):
         )
         _name_reply(request, resume_attempts)
         taking = _Taking(request, resume_attempts, self._asked)
+        self._check_open()
         call: Any = self._stub.Reply(request, timeout=timeout, metadata=self._metadata)
         msg: Msg | None = None
         try:
@@ -417,15 +433,22 @@ class AsyncAgentClient(AsyncChannelClient):
                     taking.check_ended()
                     return
                 except grpc.aio.AioRpcError as error:
+                    self._check_open()  # closed: the cut is close()'s
                     wait = taking.wait(error)
                     if wait is None:
                         raise taking.failed(error, msg) from None
+                except asyncio.CancelledError:
+                    if self._closed_under():  # grpc's, for the call close() cancelled
+                        raise closed_client() from None
+                    raise
                 await asyncio.sleep(wait)
+                self._check_open()
                 call = taking.again(self._stub, request, timeout=timeout, metadata=self._metadata)
         finally:
             taking.ended()
             call.cancel()
-            interrupt = taking.interrupt_request() if request.keep_running else None
+            keep = request.keep_running and not self._closed
+            interrupt = taking.interrupt_request() if keep else None
             if interrupt is not None:
                 await _interrupt_kept(self._stub, interrupt, self._metadata)
 
@@ -434,12 +457,18 @@ class AsyncAgentClient(AsyncChannelClient):
     ) -> AsyncIterator[pb.ReplyResponse]:
         """`AgentClient.resume` for asyncio."""
         request = pb.ResumeRequest(session_id=session_id, reply_id=reply_id, after=after)
+        self._check_open()
         call = self._stub.Resume(request, timeout=timeout, metadata=self._metadata)
         try:
             async for response in call:
                 yield response
         except grpc.aio.AioRpcError as error:
+            self._check_open()
             raise error_from_rpc(error) from None
+        except asyncio.CancelledError:
+            if self._closed_under():
+                raise closed_client() from None
+            raise
         finally:
             call.cancel()
 
@@ -459,22 +488,34 @@ class AsyncAgentClient(AsyncChannelClient):
         timeout: float | None = None,
     ) -> str:
         """Give the agent messages to remember; the session's id."""
+        self._check_open()
         try:
             response = await self._stub.Observe(
                 _observe_request(msgs, session_id), timeout=timeout, metadata=self._metadata
             )
         except grpc.aio.AioRpcError as error:
+            self._check_open()
             raise error_from_rpc(error) from None
+        except asyncio.CancelledError:
+            if self._closed_under():
+                raise closed_client() from None
+            raise
         return response.session_id
 
     async def describe(self, *, timeout: float | None = None) -> pb.DescribeResponse:
         """Who the agent is and what it takes and gives."""
+        self._check_open()
         try:
             return await self._stub.Describe(
                 pb.DescribeRequest(), timeout=timeout, metadata=self._metadata
             )
         except grpc.aio.AioRpcError as error:
+            self._check_open()
             raise error_from_rpc(error) from None
+        except asyncio.CancelledError:
+            if self._closed_under():
+                raise closed_client() from None
+            raise
 
 
 async def _interrupt_kept(stub: Any, request: pb.ReplyRequest, metadata: Any) -> None:

@@ -42,7 +42,14 @@ from typing import Any
 import grpc
 from google.rpc import status_pb2
 
-from .._channel import AsyncChannelClient, ChannelClient, Metadata, message_bytes
+from .._channel import (
+    AsyncChannelClient,
+    ChannelClient,
+    Metadata,
+    closed_client,
+    message_bytes,
+    task_cancelling,
+)
 from .._generated.agentscope.agent.v1 import hub_service_pb2 as pb
 from .._generated.agentscope.agent.v1 import hub_service_pb2_grpc as pb_grpc
 from .._generated.agentscope.message.v1.message_pb2 import Msg
@@ -81,13 +88,6 @@ def _after(metadata: Any) -> str | None:
         if key == AFTER_HEADER:
             return str(value)
     return None
-
-
-def _cancelling() -> bool:
-    """Whether the running task is being cancelled (Python 3.11+ can tell)."""
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)
-    return bool(cancelling()) if cancelling is not None else False
 
 
 def _unimplemented(error: grpc.RpcError) -> bool:
@@ -634,7 +634,7 @@ class _Publisher:
         if error is not None:
             return error_from_rpc(error)
         if self._closing:
-            return RemoteError(grpc.StatusCode.CANCELLED, "the client was closed")
+            return closed_client()
         return RemoteError(grpc.StatusCode.UNAVAILABLE, "the publish stream ended")
 
     async def close(self) -> None:
@@ -839,7 +839,7 @@ class AsyncSubscription(_Following):
             except asyncio.CancelledError:
                 # grpc's answer to a read of a call `close()` cancelled (from
                 # another task); a cancellation of this task goes on.
-                if self._closed and not _cancelling():
+                if self._closed and not task_cancelling():
                     break
                 raise
             if received is grpc.aio.EOF:  # a server that ended the stream: resume
