@@ -1,12 +1,13 @@
 """The clients' channel target: one target, or several replicas' IP
 `host:port`s in one channel (`_channel.channel_target`); over TLS, such a
 channel checks the name given (`tls_server_name`) on a real server's
-certificate."""
+certificate; a closed client refuses its calls, saying so."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -17,7 +18,10 @@ from agentscope_proto._generated.agentscope.formatter.v1 import formatter_servic
 from agentscope_proto._generated.agentscope.formatter.v1 import (
     formatter_service_pb2_grpc as pb_grpc,
 )
-from agentscope_proto.agents import AgentClient
+from agentscope_proto.agents import AgentClient, AsyncAgentClient
+from agentscope_proto.client import AsyncFormatterClient, FormatterClient
+from agentscope_proto.errors import RemoteError
+from agentscope_proto.hub import AsyncHubClient, HubClient
 from agentscope_proto.service.config import ServerConfig
 
 from server_harness import RunningServer
@@ -103,3 +107,69 @@ def test_a_name_to_check_needs_credentials_and_text() -> None:
         await channel.close()
 
     asyncio.run(made())
+
+
+_MSG = {"role": "user", "name": "u", "content": "hi"}
+
+
+def test_every_client_refuses_its_calls_once_closed_saying_so() -> None:
+    """Not grpc's `ValueError` or `UsageError` for a call on a closed channel:
+    the package's `RemoteError(CANCELLED)`, as a call the close cut off ends."""
+    calls: list[Any] = []
+    formatter, hub, agent = (
+        FormatterClient("127.0.0.1:1"),
+        HubClient("127.0.0.1:1"),
+        AgentClient("127.0.0.1:1"),
+    )
+    for client in (formatter, hub, agent):
+        client.close()
+    calls += [
+        lambda: formatter.format("openai", [_MSG]),
+        lambda: formatter.parse("openai", b"{}"),
+        lambda: list(formatter.parse_stream("openai", [b"{}"])),
+        lambda: hub.publish("t", _MSG),
+        lambda: hub.publish_many("t", [_MSG]),
+        lambda: hub.subscribe("t"),
+        lambda: hub.ack("t", "g", "m", ["1-0"]),
+        lambda: agent.describe(),
+        lambda: agent.observe(_MSG),
+        lambda: list(agent.reply_stream(_MSG)),
+        lambda: list(agent.resume("s", "r")),
+    ]
+
+    async def closed() -> list[Any]:
+        aformatter, ahub, aagent = (
+            AsyncFormatterClient("127.0.0.1:1"),
+            AsyncHubClient("127.0.0.1:1"),
+            AsyncAgentClient("127.0.0.1:1"),
+        )
+        for client in (aformatter, ahub, aagent):
+            await client.close()
+        outcomes = []
+        for call in (
+            lambda: aformatter.format("openai", [_MSG]),
+            lambda: aformatter.parse("openai", b"{}"),
+            lambda: ahub.publish("t", _MSG),
+            lambda: ahub.publish_many("t", [_MSG]),
+            lambda: ahub.subscribe("t"),
+            lambda: ahub.ack("t", "g", "m", ["1-0"]),
+            lambda: aagent.describe(),
+            lambda: aagent.observe(_MSG),
+            lambda: aagent.reply(_MSG),
+        ):
+            try:
+                await call()
+            except RemoteError as exc:
+                outcomes.append(exc)
+        return outcomes
+
+    outcomes: list[Any] = []
+    for call in calls:
+        try:
+            call()
+        except RemoteError as exc:
+            outcomes.append(exc)
+    outcomes += asyncio.run(closed())
+    assert [(e.code, e.message) for e in outcomes] == [
+        (grpc.StatusCode.CANCELLED, "the client was closed")
+    ] * (len(calls) + 9)

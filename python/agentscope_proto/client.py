@@ -65,6 +65,7 @@ class FormatterClient(ChannelClient):
         The old order `format(msgs, provider)` still works, with a
         `DeprecationWarning`.
         """
+        self._check_open()
         provider, msgs = provider_first(provider, msgs, "FormatterClient.format")
         request = format_request(provider, msgs, **kwargs)
         try:
@@ -83,6 +84,7 @@ class FormatterClient(ChannelClient):
         **options: Any,
     ) -> ParsedResponse:
         """`parse()` on the server (same keyword options, or `settings=`)."""
+        self._check_open()
         request = parse_request(
             provider, response, parse_settings_to_proto(parse_settings(settings, options))
         )
@@ -112,6 +114,7 @@ class FormatterClient(ChannelClient):
         changed (`deltas`, and `usage`/`response_id`/finish reasons when they
         changed; `content` empty), so a long stream costs linear bytes.
         """
+        self._check_open()
         head = stream_head(
             provider, parse_settings_to_proto(parse_settings(settings, options)), mode
         )
@@ -147,6 +150,7 @@ class AsyncFormatterClient(AsyncChannelClient):
     ) -> FormattedBody:
         """`format()` on the server (the old order `format(msgs, provider)` is
         deprecated, as on `FormatterClient`)."""
+        self._check_open()
         provider, msgs = provider_first(provider, msgs, "AsyncFormatterClient.format")
         request = format_request(provider, msgs, **kwargs)
         try:
@@ -165,6 +169,7 @@ class AsyncFormatterClient(AsyncChannelClient):
         **options: Any,
     ) -> ParsedResponse:
         """`parse()` on the server (same keyword options, or `settings=`)."""
+        self._check_open()
         request = parse_request(
             provider, response, parse_settings_to_proto(parse_settings(settings, options))
         )
@@ -187,6 +192,7 @@ class AsyncFormatterClient(AsyncChannelClient):
     ) -> AsyncIterator[ParsedResponse]:
         """Stream events to the server and yield its results (see
         `FormatterClient.parse_stream`, also for `mode`)."""
+        self._check_open()
         head = stream_head(
             provider, parse_settings_to_proto(parse_settings(settings, options)), mode
         )

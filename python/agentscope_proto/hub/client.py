@@ -263,6 +263,7 @@ class HubClient(ChannelClient):
         """Store `msg` (a `Msg`, or a dict in any dialect `from_dict` reads)
         in `topic`; its offset. Not retried: a retry after a lost answer
         would store the message twice."""
+        self._check_open()
         request = pb.PublishRequest(topic=topic, msg=_msg(msg))
         try:
             reply = self._stub.Publish(request, timeout=timeout, metadata=self._metadata)
@@ -281,6 +282,7 @@ class HubClient(ChannelClient):
         offsets. Not atomic: every message is sent, and if one is not stored
         its error is raised once all were answered (the others may be stored).
         Not retried, as `publish`."""
+        self._check_open()
         return _offsets(list(self._publish_each(topic, msgs, timeout=timeout)))
 
     def _publish_each(
@@ -353,6 +355,7 @@ class HubClient(ChannelClient):
         once live. `reconnect`: seconds to keep resuming a broken stream (None:
         for ever, 0: never). `group`: receive as that member of a consumer
         group (no `after`: the group keeps its place)."""
+        self._check_open()
         subscription = Subscription(self, topic, after or "", reconnect, group)
         self._subscriptions.add(subscription)
         return subscription
@@ -361,6 +364,7 @@ class HubClient(ChannelClient):
         """Acknowledge the messages at `offsets` that `member` of `group`
         received: all of them, or none and `HubError` naming the first that
         is not its to acknowledge (see `HubService.Ack`). How many."""
+        self._check_open()
         request = pb.AckRequest(topic=topic, group=group, member=member, offsets=offsets)
         try:
             return int(self._stub.Ack(request, metadata=self._metadata).acknowledged)
@@ -676,6 +680,7 @@ class AsyncHubClient(AsyncChannelClient):
         """`HubClient.publish`, awaited, over the client's PublishStream: one
         message's offset, or its error. A `timeout` that passes raises
         `RemoteError(DEADLINE_EXCEEDED)`; the message may still be stored."""
+        self._check_open()
         future = self._submit(_publish_bytes(topic, _msg(msg)), timeout)
         if timeout is None:
             return await future
@@ -692,6 +697,7 @@ class AsyncHubClient(AsyncChannelClient):
         timeout: float | None = None,
     ) -> list[str]:
         """`HubClient.publish_many`, awaited (over the client's PublishStream)."""
+        self._check_open()
         entries = [_publish_bytes(topic, _msg(msg)) for msg in msgs]
         gathered = asyncio.gather(*self._submit_all(entries, timeout), return_exceptions=True)
         try:
@@ -760,6 +766,7 @@ class AsyncHubClient(AsyncChannelClient):
         group: pb.ConsumerGroup | None = None,
     ) -> AsyncSubscription:
         """`HubClient.subscribe`: returns once live; iterate with `async for`."""
+        self._check_open()
         subscription = AsyncSubscription(self, topic, after or "", reconnect, group)
         try:
             await subscription._open()
@@ -770,6 +777,7 @@ class AsyncHubClient(AsyncChannelClient):
 
     async def ack(self, topic: str, group: str, member: str, offsets: Sequence[str]) -> int:
         """`HubClient.ack`, awaited."""
+        self._check_open()
         request = pb.AckRequest(topic=topic, group=group, member=member, offsets=offsets)
         return await self._ack(request)
 
