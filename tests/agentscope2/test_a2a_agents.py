@@ -213,6 +213,62 @@ def test_cancelling_the_caller_interrupts_the_remote_a2a_reply(
     assert again.get_text_content() == SUNNY
 
 
+@pytest.mark.parametrize("binding", ["JSONRPC", "GRPC"])
+def test_a_closed_a2a_client_ends_the_reply_it_reads_saying_so(
+    served: A2AServed, replay: ReplayServer, binding: str
+) -> None:
+    """An `AsyncA2AClient` closed while a task reads a reply ends that read
+    with `RemoteError(CANCELLED, "the client was closed")` (not a network
+    error, nor a `CancelledError` in a task nobody cancelled), and refuses
+    its calls after."""
+    from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_grpc as pb_grpc
+    from agentscope_proto.a2a.client import AsyncA2AClient
+    from agentscope_proto.agents import reply_request
+    from agentscope_proto.errors import RemoteError
+
+    session = f"closed-{binding}"
+
+    async def main() -> list[RemoteError]:
+        client = AsyncA2AClient(served.a2a.url, bindings=[binding])
+        ended: list[RemoteError] = []
+
+        async def read() -> None:
+            try:
+                async for _ in client.reply_stream(
+                    {"role": "user", "name": "u", "content": "wait"}, session_id=session
+                ):
+                    pass
+            except RemoteError as exc:
+                ended.append(exc)
+
+        streams = replay.open_streams
+        task = asyncio.ensure_future(read())
+        while replay.open_streams == streams:
+            await asyncio.sleep(0.01)
+        await client.close()
+        await asyncio.wait_for(task, 10)  # ended, not cancelled
+        for call in (
+            client.describe,
+            lambda: client.reply({"role": "user", "name": "u", "content": "hi"}),
+        ):
+            try:
+                await call()
+            except RemoteError as exc:
+                ended.append(exc)
+        return ended
+
+    ended = _run(main())
+    assert [(e.code, e.message) for e in ended] == [
+        (grpc.StatusCode.CANCELLED, "the client was closed")
+    ] * 3
+    # Its task goes on on the server (the closed client could not cancel it): interrupted here.
+    with grpc.insecure_channel(served.target) as channel:
+        request = reply_request(session_id=session)
+        request.user_interrupt.SetInParent()
+        list(pb_grpc.AgentServiceStub(channel).Reply(request, timeout=10))
+    assert wait_until(lambda: not served.servicer.sessions.running and replay.open_streams == 0)
+
+
 def test_observed_messages_reach_the_remote_a2a_session(served: A2AServed) -> None:
     async def main() -> str:
         remote = RemoteAgent(served.a2a.url)

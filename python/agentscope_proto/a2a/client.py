@@ -49,7 +49,7 @@ from a2a.utils.errors import A2A_ERROR_MAPPING, A2AError
 from google.protobuf import json_format
 
 from .. import _json
-from .._channel import aio_channel
+from .._channel import aio_channel, closed_client, task_cancelling
 from .._generated.agentscope.agent.v1 import agent_service_pb2 as service_pb
 from .._generated.agentscope.agent.v1 import events_pb2 as events_pb
 from .._generated.agentscope.message.v1.message_pb2 import (
@@ -194,9 +194,15 @@ class AsyncA2AClient:
         # Per context: the task waiting for input, and messages to send ahead.
         self._waiting: dict[str, str] = {}
         self._observed: dict[str, list[Msg]] = {}
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise closed_client()
 
     async def card(self) -> AgentCard:
         """The agent's card (fetched once)."""
+        self._check_open()
         if self._card is None:
             resolver = A2ACardResolver(self._http, self.url)
             try:
@@ -255,6 +261,7 @@ class AsyncA2AClient:
     ) -> str:
         """Keep messages to send ahead of the next reply's in the session
         (a new one when empty); the session's id."""
+        self._check_open()
         session_id = session_id or uuid.uuid4().hex
         self._observed.setdefault(session_id, []).extend(reply_request(msgs).msgs)
         return session_id
@@ -271,7 +278,8 @@ class AsyncA2AClient:
         """The reply's events as they come, then its `Msg`, as
         `AsyncAgentClient.reply_stream` gives them. A failed task raises
         `AgentReplyError` after its message; other failures `RemoteError`
-        with the A2A error's gRPC code."""
+        with the A2A error's gRPC code (once the client is closed, also
+        under a reply it read: `RemoteError(CANCELLED)`, the client's)."""
         card, client = await self._connected()
         speaks = card_speaks_extension(card)
         request = reply_request(
@@ -293,10 +301,15 @@ class AsyncA2AClient:
             for item in reader.finish():
                 yield item
         except A2AError as error:
+            self._check_open()  # closed: the cut is close()'s
             raise _remote_error(error) from None
+        except asyncio.CancelledError:
+            if self._closed and not task_cancelling():  # grpc's, for a call close() cut
+                raise closed_client() from None
+            raise
         finally:
             await stream.aclose()  # type: ignore[attr-defined]
-            if reader.task_id and reader.state not in _ENDS:
+            if reader.task_id and reader.state not in _ENDS and not self._closed:
                 # The caller left (or the stream broke): the task would run on.
                 await _cancel(client, reader.task_id, context)
             self._bookkeep(session_id, reader)
@@ -354,7 +367,9 @@ class AsyncA2AClient:
         return await final_msg(self.reply_stream(msgs, **kwargs))
 
     async def close(self) -> None:
-        """Close the transport and the HTTP client."""
+        """Close the transport and the HTTP client: calls on their way, and
+        after, end `RemoteError(CANCELLED)`."""
+        self._closed = True
         if self._client is not None:
             await self._client.close()
             self._client = None
