@@ -1,7 +1,8 @@
 """The clients' channel target: one target, or several replicas' IP
 `host:port`s in one channel (`_channel.channel_target`); over TLS, such a
 channel checks the name given (`tls_server_name`) on a real server's
-certificate; a closed client refuses its calls, saying so."""
+certificate; a closed client refuses its calls, saying so; an asyncio
+client's channel is made in the loop of its first call."""
 
 from __future__ import annotations
 
@@ -173,3 +174,26 @@ def test_every_client_refuses_its_calls_once_closed_saying_so() -> None:
     assert [(e.code, e.message) for e in outcomes] == [
         (grpc.StatusCode.CANCELLED, "the client was closed")
     ] * (len(calls) + 9)
+
+
+def test_an_asyncio_client_made_outside_its_loop_works_in_it_and_refuses_another() -> None:
+    """An asyncio client made before `asyncio.run` (at import time, say)
+    makes its channel in the loop of its first call and works there (grpc
+    would have bound the channel to the loop of the moment, and the call
+    failed as "attached to a different loop"); a call from another loop is a
+    `RuntimeError` saying so, and closing it from there does not fail."""
+    running = RunningServer(ServerConfig(port=0)).start()
+    try:
+        client = AsyncFormatterClient(running.target)
+
+        async def format_once() -> Any:
+            return await client.format("openai", [_MSG])
+
+        assert asyncio.run(format_once()).body["messages"][0]["content"][0]["text"] == "hi"
+        with pytest.raises(RuntimeError, match="first used in another event loop"):
+            asyncio.run(format_once())
+        asyncio.run(client.close())
+        with pytest.raises(RemoteError, match="the client was closed"):
+            asyncio.run(format_once())
+    finally:
+        running.stop()

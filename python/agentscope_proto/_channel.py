@@ -192,7 +192,13 @@ class ChannelClient:
 
 
 class AsyncChannelClient:
-    """`ChannelClient` for asyncio: `async with` closes the channel."""
+    """`ChannelClient` for asyncio: `async with` closes the channel.
+
+    An asyncio gRPC channel belongs to the event loop it is made in, so the
+    channel is made at the client's first call, in that call's loop (a
+    client made at import time, before `asyncio.run`, works in it), and a
+    call from another loop is a `RuntimeError` saying so. Subclasses make
+    their stubs in `_made`."""
 
     def __init__(
         self,
@@ -202,18 +208,44 @@ class AsyncChannelClient:
         max_message_mb: int,
         tls_server_name: str | None = None,
     ) -> None:
-        self._channel = aio_channel(target, credentials, max_message_mb, tls_server_name)
+        # Checked now; made at the first call.
+        channel_args(target, credentials, max_message_mb, tls_server_name)
+        self._args = (target, credentials, max_message_mb, tls_server_name)
+        self._aio: grpc.aio.Channel | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._metadata = bearer_metadata(token)
         self._closed = False
+
+    def _made(self, channel: grpc.aio.Channel) -> None:
+        """Make what calls over `channel` (stubs), once it is made."""
+
+    @property
+    def _channel(self) -> grpc.aio.Channel:
+        """The channel, made in the running loop the first time."""
+        loop = asyncio.get_running_loop()
+        if self._aio is None:
+            self._aio, self._loop = aio_channel(*self._args), loop
+            self._made(self._aio)
+        elif loop is not self._loop:
+            raise RuntimeError(
+                f"{type(self).__name__} was first used in another event loop, to which its "
+                "channel belongs: make a client for each loop (each asyncio.run)"
+            )
+        return self._aio
 
     async def close(self) -> None:
         """Close the channel: calls on their way end `closed_client()`."""
         self._closed = True
-        await self._channel.close()
+        channel, self._aio = self._aio, None
+        if channel is not None and asyncio.get_running_loop() is self._loop:
+            await channel.close()  # (another loop's channel cannot be; it goes with its loop)
 
     def _check_open(self) -> None:
+        """`closed_client()` once closed; else the channel, made in this
+        loop if it is not yet (a `RuntimeError` from another loop)."""
         if self._closed:
             raise closed_client()
+        self._channel  # noqa: B018 - made, and its loop checked
 
     def _closed_under(self) -> bool:
         """Whether a `CancelledError` out of a call is `close()`'s, not the

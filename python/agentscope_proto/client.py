@@ -138,7 +138,10 @@ class AsyncFormatterClient(AsyncChannelClient):
         max_message_mb: int = 64,
     ) -> None:
         super().__init__(target, credentials, token, max_message_mb)
-        self._stub = pb_grpc.FormatterServiceStub(self._channel)
+        self._stub: pb_grpc.FormatterServiceAsyncStub
+
+    def _made(self, channel: grpc.aio.Channel) -> None:
+        self._stub = pb_grpc.FormatterServiceStub(channel)
 
     async def format(
         self,

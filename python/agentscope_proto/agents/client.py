@@ -396,9 +396,12 @@ class AsyncAgentClient(AsyncChannelClient):
         tls_server_name: str | None = None,
     ) -> None:
         super().__init__(target, credentials, token, max_message_mb, tls_server_name)
-        self._stub = pb_grpc.AgentServiceStub(self._channel)
+        self._stub: pb_grpc.AgentServiceAsyncStub
         # Per session: the reply that asked last, and its last cursor.
         self._asked: dict[str, tuple[str, str]] = {}
+
+    def _made(self, channel: grpc.aio.Channel) -> None:
+        self._stub = pb_grpc.AgentServiceStub(channel)
 
     async def reply_stream(
         self,

@@ -664,15 +664,19 @@ class AsyncHubClient(AsyncChannelClient):
         max_message_mb: int = 64,
     ) -> None:
         super().__init__(target, credentials, token, max_message_mb)
-        self._stub = pb_grpc.HubServiceStub(self._channel)
-        self._publish_stream: Any = self._channel.stream_stream(
-            _PUBLISH_STREAM, response_deserializer=pb.PublishStreamResponse.FromString
-        )
+        self._stub: pb_grpc.HubServiceAsyncStub
+        self._publish_stream: Any = None
         self._max_send = message_bytes(max_message_mb)
         self._publisher = _Publisher(self)
         # Its subscriptions: `close` ends them first (a read of a call the
         # channel's close cancelled would raise CancelledError in its reader).
         self._subscriptions: weakref.WeakSet[AsyncSubscription] = weakref.WeakSet()
+
+    def _made(self, channel: grpc.aio.Channel) -> None:
+        self._stub = pb_grpc.HubServiceStub(channel)
+        self._publish_stream = channel.stream_stream(
+            _PUBLISH_STREAM, response_deserializer=pb.PublishStreamResponse.FromString
+        )
 
     async def publish(
         self, topic: str, msg: Msg | Mapping[str, Any], *, timeout: float | None = None
