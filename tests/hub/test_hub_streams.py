@@ -440,6 +440,53 @@ def test_closing_a_client_ends_the_iterations_of_its_subscriptions(
     assert asyncio.run(run()) == ["before"]
 
 
+def test_closing_a_client_ends_a_subscription_waiting_to_reconnect() -> None:
+    """Its server gone, a subscription waits to reconnect; closing its client
+    then ends its iteration (it used to try the closed channel: `ValueError`,
+    `UsageError`)."""
+    running = hub_server("memory")
+    hub = HubClient(running.target)
+    events = hub.subscribe("t", reconnect=None)
+    outcome: list[Any] = []
+
+    def iterate() -> None:
+        try:
+            outcome.extend(event.msg.text for event in events)
+            outcome.append("ended")
+        except Exception as exc:  # the outcome this test checks
+            outcome.append(exc)
+
+    reader = threading.Thread(target=iterate)
+    reader.start()
+    running.stop()
+    threading.Event().wait(0.5)  # reconnecting now
+    hub.close()
+    reader.join(10)
+    assert outcome == ["ended"]
+
+    async def run() -> list[Any]:
+        running = hub_server("memory")
+        client = AsyncHubClient(running.target)
+        subscription = await client.subscribe("t", reconnect=None)
+        ended: list[Any] = []
+
+        async def read() -> None:
+            try:
+                ended.extend([event async for event in subscription])
+                ended.append("ended")
+            except Exception as exc:  # the outcome this test checks
+                ended.append(exc)
+
+        task = asyncio.ensure_future(read())
+        running.stop()
+        await asyncio.sleep(0.5)
+        await client.close()
+        await asyncio.wait_for(task, 10)
+        return ended
+
+    assert asyncio.run(run()) == ["ended"]
+
+
 # -- a server that predates the stream RPCs -------------------------------------------
 
 

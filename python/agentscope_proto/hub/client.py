@@ -495,6 +495,8 @@ class Subscription(_Following):
     def _resume(self, error: grpc.RpcError | None) -> None:
         while (wait := self._retry.next_wait(error)) is not None:
             time.sleep(wait)
+            if self._closed:  # meanwhile: its iteration stops
+                return
             try:
                 self._open()
                 return
@@ -863,6 +865,8 @@ class AsyncSubscription(_Following):
     async def _resume(self, error: grpc.aio.AioRpcError | None) -> None:
         while (wait := self._retry.next_wait(error)) is not None:
             await asyncio.sleep(wait)
+            if self._closed:  # meanwhile: its iteration stops
+                return
             try:
                 await self._open()
                 return
