@@ -10,8 +10,9 @@ in a topic of the hub it hosts beside.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +25,7 @@ from agentscope_proto.hub import HubConfig, HubServicer, hub_service, open_hub_s
 from agentscope_proto.service import ServerConfig
 from agentscope_proto.service.app import HostedService, add_service
 
+from replay_server import ReplayServer
 from server_harness import RunningServer
 
 # What the user says -> the recorded OpenAI streams the model calls replay
@@ -154,3 +156,27 @@ def serve_topic(
 
     server = TopicServer(ServerConfig(port=0), services)
     return server.start()  # type: ignore[return-value]
+
+
+async def closed_under_reader(
+    reply: AsyncIterator[Any], close: Callable[[], Awaitable[None]], replay: ReplayServer
+) -> list[Exception]:
+    """Read `reply` (a "wait": its model call hangs) in a task, `close()` its
+    client once its model call is open, and give what the read ended with (its
+    task must end, not be cancelled)."""
+    ended: list[Exception] = []
+
+    async def read() -> None:
+        try:
+            async for _ in reply:
+                pass
+        except Exception as exc:  # what the caller checks
+            ended.append(exc)
+
+    streams = replay.open_streams
+    task = asyncio.ensure_future(read())
+    while replay.open_streams == streams:
+        await asyncio.sleep(0.01)
+    await close()
+    await asyncio.wait_for(task, 10)
+    return ended

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from agentscope_proto.agents import RemoteAgent
 from agentscope_proto.errors import AgentReplyError
 
-from hosted import SUNNY, A2AServed, serve_a2a
+from hosted import SUNNY, A2AServed, closed_under_reader, serve_a2a
 from replay_server import ReplayServer, wait_until
 
 
@@ -228,25 +228,12 @@ def test_a_closed_a2a_client_ends_the_reply_it_reads_saying_so(
 
     session = f"closed-{binding}"
 
-    async def main() -> list[RemoteError]:
+    async def main() -> list[Exception]:
         client = AsyncA2AClient(served.a2a.url, bindings=[binding])
-        ended: list[RemoteError] = []
-
-        async def read() -> None:
-            try:
-                async for _ in client.reply_stream(
-                    {"role": "user", "name": "u", "content": "wait"}, session_id=session
-                ):
-                    pass
-            except RemoteError as exc:
-                ended.append(exc)
-
-        streams = replay.open_streams
-        task = asyncio.ensure_future(read())
-        while replay.open_streams == streams:
-            await asyncio.sleep(0.01)
-        await client.close()
-        await asyncio.wait_for(task, 10)  # ended, not cancelled
+        reply = client.reply_stream(
+            {"role": "user", "name": "u", "content": "wait"}, session_id=session
+        )
+        ended = await closed_under_reader(reply, client.close, replay)
         for call in (
             client.describe,
             lambda: client.reply({"role": "user", "name": "u", "content": "hi"}),

@@ -23,7 +23,7 @@ from agentscope_proto._generated.agentscope.agent.v1 import agent_service_pb2_gr
 from agentscope_proto.agents import AgentClient, AsyncAgentClient, reply_request
 from agentscope_proto.errors import RemoteError
 
-from hosted import SUNNY, AgentServer, serve, user
+from hosted import SUNNY, AgentServer, closed_under_reader, serve, user
 from replay_agent import make_agent
 from replay_server import ReplayServer, wait_until
 
@@ -174,23 +174,10 @@ def test_a_client_closed_under_its_reader_ends_the_read_saying_so(
 
     async def run() -> list[BaseException]:
         closing = AsyncAgentClient(served.target)
-        ended: list[BaseException] = []
-
-        async def read() -> None:
-            try:
-                async for _ in closing.reply_stream(
-                    user("wait"), session_id=session + "-async", resume_attempts=resume_attempts
-                ):
-                    pass
-            except RemoteError as exc:
-                ended.append(exc)
-
-        streams = replay.open_streams
-        task = asyncio.ensure_future(read())
-        while replay.open_streams == streams:
-            await asyncio.sleep(0.01)
-        await closing.close()
-        await asyncio.wait_for(task, 10)  # not cancelled
+        reply = closing.reply_stream(
+            user("wait"), session_id=session + "-async", resume_attempts=resume_attempts
+        )
+        ended: list[BaseException] = [*await closed_under_reader(reply, closing.close, replay)]
         try:
             await closing.describe()
         except RemoteError as exc:
