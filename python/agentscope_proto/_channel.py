@@ -176,7 +176,7 @@ class ChannelClient:
         self._closed = False
 
     def close(self) -> None:
-        """Close the channel: calls on their way end `closed_client()`."""
+        """Close the channel: calls after it raise `closed_client()`."""
         self._closed = True
         self._channel.close()
 
@@ -234,7 +234,7 @@ class AsyncChannelClient:
         return self._aio
 
     async def close(self) -> None:
-        """Close the channel: calls on their way end `closed_client()`."""
+        """Close the channel: calls after it raise `closed_client()`."""
         self._closed = True
         channel, self._aio = self._aio, None
         if channel is not None and asyncio.get_running_loop() is self._loop:

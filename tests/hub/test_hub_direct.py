@@ -174,9 +174,9 @@ def test_closing_ends_iterations_waiting_and_the_closed_hub_refuses_what_follows
             await hub.close()
         with pytest.raises(StopAsyncIteration):
             await asyncio.wait_for(waiting, 5)
-        with pytest.raises(errors.HubUnavailableError, match="closed"):
-            await hub.publish(topic, msg("late"))
-        with pytest.raises(errors.HubUnavailableError, match="closed"):
+        with pytest.raises(errors.RemoteError, match="the client was closed"):
+            await hub.publish(topic, msg("late"))  # as a closed AsyncHubClient says
+        with pytest.raises(errors.RemoteError, match="the client was closed"):
             await hub.subscribe(topic)
 
     with caplog.at_level(logging.WARNING, logger="agentscope_proto"):

@@ -5,9 +5,9 @@ An a2a-sdk `TaskStore`: each task is its protobuf bytes under
 `agentscope:a2a:{<agent>/<owner>}:task:<id>`, with the owner's task ids in
 `...:tasks` and its finished ones, by when they finished, in `...:finished`;
 the braces keep an owner's keys in one slot of a Redis Cluster (the agent
-and owner escaped by `_redis.hash_tag`: no other pair's keys are the same). As in
-memory, an owner keeps at most `max_tasks` finished tasks, the oldest
-forgotten first (one script does the save and the trim). `ListTasks` reads
+and owner escaped by `_redis.hash_tag`: no other pair's keys are the
+same). As in memory, an owner keeps at most `max_tasks` finished tasks, the
+oldest forgotten first (one script does the save and the trim). `ListTasks` reads
 the owner's tasks and filters and pages them as a2a-sdk's in-memory store
 does, so both answer alike.
 """

@@ -23,7 +23,8 @@ way, the publishes made meanwhile queue, then go in one call (one script
 call per topic), and each caller gets its own message's offset or error.
 Closing a subscription ends its iteration (also one waiting for messages
 in another task); closing the hub closes its subscriptions first, and
-refuses what is asked of it after (`HubUnavailableError`).
+refuses what is asked of it after, as a closed `AsyncHubClient` does
+(`RemoteError(CANCELLED)`).
 Callers without Redis credentials, and other languages, use the HubService
 (`AsyncHubClient`).
 """
@@ -36,6 +37,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .._channel import closed_client
 from .._generated.agentscope.agent.v1 import hub_service_pb2 as pb
 from .._generated.agentscope.message.v1.message_pb2 import Msg
 from ..dialects import from_dict
@@ -168,7 +170,7 @@ class DirectHub:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise HubUnavailableError("this DirectHub is closed")
+            raise closed_client()  # as AsyncHubClient's, which it stands in for
 
 
 class DirectSubscription:
