@@ -43,13 +43,13 @@ def test_it_is_an_agent_named_after_the_remote_one(served: AgentServer) -> None:
     TeamMember(agent=remote, description="knows the weather")  # pydantic checks the type
 
 
-def test_the_name_a_certificate_holds_is_for_grpc_targets_and_several_need_it() -> None:
-    """Over TLS, several replicas' targets need `tls_server_name` (checked on
-    each replica's certificate); an A2A URL takes none (its host is checked)."""
+def test_the_name_a_certificate_holds_is_for_grpc_targets_and_several_ips_need_it() -> None:
+    """Over TLS, several replicas' IP targets need `tls_server_name` (checked
+    on each replica's certificate); an A2A URL takes none (its host is checked)."""
     import grpc
 
     credentials = grpc.ssl_channel_credentials()
-    with pytest.raises(ValueError, match=r"^tls_server_name: several targets over TLS"):
+    with pytest.raises(ValueError, match=r"^tls_server_name: several IP targets over TLS"):
         RemoteAgent(["127.0.0.1:1", "127.0.0.1:2"], name="r", credentials=credentials)
     with pytest.raises(ValueError, match=r"^tls_server_name: for a gRPC target"):
         RemoteAgent("https://agents.internal/", name="r", tls_server_name="agents.internal")

@@ -225,38 +225,76 @@ def test_a_client_gives_up_after_its_attempts_with_a_clear_error() -> None:
             server.stop()
 
 
+@pytest.mark.parametrize(
+    ("host", "aio"), [("127.0.0.1", False), ("localhost", False), ("localhost", True)]
+)
 def test_a_client_of_two_replicas_resumes_on_the_other_when_one_is_cut_off(
-    redis_server: RedisServer,
+    redis_server: RedisServer, host: str, aio: bool
 ) -> None:
-    """Replicas A and B on one Redis; the client is given both and reaches
-    A (through a proxy). A becomes unreachable mid-reply (it runs on): the
-    client's channel moves to B, which takes the reply up from the log A
-    goes on writing, each event once."""
-    from agentscope_proto.agents import AgentClient
+    """Replicas A and B on one Redis; the client (blocking, or asyncio's) is
+    given both (by IP address: one channel; by host name: a channel each)
+    and reaches A (through a proxy). A becomes unreachable mid-reply (it runs
+    on): the client moves to B, which takes the reply up from the log A goes
+    on writing, each event once."""
     from tcp_proxy import Proxy
 
     from replay_agent import make_agent
 
     config = AgentConfig(state=redis_server.url, lease_seconds=1)
+    session = f"{host}-{aio}"
     with ReplayServer({"slow": ["hold:stream_text_by3"]}) as replay:
         a = serve(lambda: make_agent(replay.base_url), config)
         b = serve(lambda: make_agent(replay.base_url), config)
         to_a = Proxy(a.port)
+
+        def cut_off() -> None:  # A runs on, out of the client's reach
+            to_a.close()
+            replay.release.set()
+
         try:
-            with AgentClient([to_a.target, b.target]) as client:
-                stream = client.reply_stream(user("slow"), session_id="f1", resume_attempts=5)
-                seen = [next(stream)]
-                while seen[-1].WhichOneof("event") != "model_call_start":
-                    seen.append(next(stream))
-                to_a.close()  # A runs on, out of the client's reach
-                replay.release.set()
-                seen += list(stream)
-            logged = _resume(b.target, "f1", seen[0].reply_start.reply_id, "")
+            targets = [f"{host}:{to_a.port}", f"{host}:{b.port}"]
+            read = _read_async if aio else _read_sync
+            seen = read(targets, session, cut_off)
+            logged = _resume(b.target, session, seen[0].reply_start.reply_id, "")
             assert seen == [r.event for r in logged] + [logged[-1].msg]
         finally:
             to_a.close()
             a.stop()
             b.stop()
+
+
+def _read_sync(targets: list[str], session: str, cut_off: Callable[[], None]) -> list[Any]:
+    """A reply read through an `AgentClient` of `targets`, cut off once its
+    model call started."""
+    from agentscope_proto.agents import AgentClient
+
+    with AgentClient(targets) as client:
+        stream = client.reply_stream(user("slow"), session_id=session, resume_attempts=5)
+        seen = [next(stream)]
+        while seen[-1].WhichOneof("event") != "model_call_start":
+            seen.append(next(stream))
+        cut_off()
+        return seen + list(stream)
+
+
+def _read_async(targets: list[str], session: str, cut_off: Callable[[], None]) -> list[Any]:
+    """`_read_sync` through an `AsyncAgentClient`."""
+    import asyncio
+
+    from agentscope_proto._generated.agentscope.agent.v1.events_pb2 import AgentEvent
+    from agentscope_proto.agents import AsyncAgentClient
+
+    async def read() -> list[Any]:
+        async with AsyncAgentClient(targets) as client:
+            seen = []
+            stream = client.reply_stream(user("slow"), session_id=session, resume_attempts=5)
+            async for item in stream:
+                seen.append(item)
+                if isinstance(item, AgentEvent) and item.WhichOneof("event") == "model_call_start":
+                    cut_off()
+            return seen
+
+    return asyncio.run(read())
 
 
 def test_the_cli_attaches_to_a_reply(started: Callable[..., AgentServer]) -> None:

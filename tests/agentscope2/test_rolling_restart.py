@@ -1,7 +1,8 @@
 """A rolling restart under load: three `serve-agent` replicas on one real
 redis-server, each in turn stopped as an operator does (SIGTERM, SIGKILL
 after its grace) and started again on its port, while 16 sessions of 20
-turns each run through clients given all three replicas. No turn is lost
+turns each run through clients given all three replicas (half of them by
+IP address, one channel; half by host name, a channel each). No turn is lost
 or run twice, and each session's agent remembers every earlier turn: the
 model's last request of each session holds the session's 20 user turns
 once each, in order."""
@@ -33,6 +34,8 @@ SESSIONS, TURNS = 16, 20
 # handed over.
 _PACE_S = 0.1
 _GRACE_S = 0.3
+# How the clients name the replicas: by address, or by host name.
+_HOSTS = ("127.0.0.1", "localhost")
 
 
 def _words(session: int, turn: int) -> str:
@@ -118,11 +121,12 @@ def test_a_rolling_restart_loses_and_repeats_no_turn(
         "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
     }
     replicas = [_Replica(redis_server, env) for _ in range(3)]
-    targets = [f"127.0.0.1:{replica.port}" for replica in replicas]
+    targets = {host: [f"{host}:{replica.port}" for replica in replicas] for host in _HOSTS}
     results: dict[int, Any] = {}
     try:
         threads = [
-            threading.Thread(target=_session, args=(targets, s, results)) for s in range(SESSIONS)
+            threading.Thread(target=_session, args=(targets[_HOSTS[s % 2]], s, results))
+            for s in range(SESSIONS)
         ]
         for thread in threads:
             thread.start()

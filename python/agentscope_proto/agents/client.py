@@ -247,10 +247,12 @@ def _failed(error: grpc.RpcError, msg: Msg | None) -> Exception:
 class AgentClient(ChannelClient):
     """A blocking client: `reply_stream`, `resume`, `reply`, `observe`, `describe`.
 
-    `target`: one gRPC target, or several replicas' IP `host:port`s (one
-    channel, failed over between). Over TLS (`credentials`), several targets
-    need `tls_server_name`, the name every replica's certificate holds (it
-    replaces the target's host in the check for one target too)."""
+    `target`: one gRPC target, or several replicas' `host:port`s, failed
+    over between (IP addresses: one channel; host names: a channel each,
+    calls going on to the next when one fails). Over TLS (`credentials`),
+    several IP targets need `tls_server_name`, the name every replica's
+    certificate holds (it replaces the target's host in the check for one
+    target too; named replicas are each checked on their own name)."""
 
     def __init__(
         self,

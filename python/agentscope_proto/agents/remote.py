@@ -78,7 +78,7 @@ class RemoteAgent(Agent):  # type: ignore[misc]
     talks in; `credentials` and `token` are the channel's TLS credentials
     (gRPC) and bearer token, as for every client here, and `tls_server_name`
     the name a gRPC target's certificate holds (`AgentClient`: needed with
-    several targets over TLS); `timeout` bounds each call in seconds. Over
+    several IP targets over TLS); `timeout` bounds each call in seconds. Over
     gRPC, a reply whose connection drops is taken up
     where it stopped (`AgentService.Resume`, on whichever replica the
     target reaches) up to `resume_attempts` times in a row (0: the drop
