@@ -69,6 +69,18 @@ def _parse_status(channel: grpc.Channel) -> grpc.StatusCode:
     raise AssertionError("the server took a list for a response")
 
 
+def _tls_server(tmp_path: Path, name: str) -> tuple[RunningServer, grpc.ChannelCredentials]:
+    """A server over TLS, its certificate `name`'s, and a client's credentials
+    that trust it."""
+    ca = trustme.CA()
+    cert = ca.issue_cert(name)
+    key_path, cert_path = tmp_path / "key.pem", tmp_path / "cert.pem"
+    cert.private_key_pem.write_to_path(str(key_path))
+    cert.cert_chain_pems[0].write_to_path(str(cert_path))
+    running = RunningServer(ServerConfig(port=0, tls_cert=cert_path, tls_key=key_path)).start()
+    return running, grpc.ssl_channel_credentials(root_certificates=ca.cert_pem.bytes())
+
+
 def test_several_targets_over_tls_check_the_name_given_on_each_certificate(
     tmp_path: Path,
 ) -> None:
@@ -76,15 +88,9 @@ def test_several_targets_over_tls_check_the_name_given_on_each_certificate(
     holds the call reaches the live one; with another name the check fails;
     with none the channel is refused when made (gRPC would check the list
     itself, which no certificate names)."""
-    ca = trustme.CA()
-    cert = ca.issue_cert("agents.internal")
-    key_path, cert_path = tmp_path / "key.pem", tmp_path / "cert.pem"
-    cert.private_key_pem.write_to_path(str(key_path))
-    cert.cert_chain_pems[0].write_to_path(str(cert_path))
-    running = RunningServer(ServerConfig(port=0, tls_cert=cert_path, tls_key=key_path)).start()
+    running, credentials = _tls_server(tmp_path, "agents.internal")
     try:
         targets = ["127.0.0.1:1", f"127.0.0.1:{running.port}"]
-        credentials = grpc.ssl_channel_credentials(root_certificates=ca.cert_pem.bytes())
         reached = sync_channel(targets, credentials, 4, "agents.internal")
         assert _parse_status(reached) is grpc.StatusCode.INVALID_ARGUMENT
         checked = sync_channel(targets, credentials, 4, "other.internal")
@@ -270,14 +276,8 @@ def test_a_stream_cut_off_moves_the_next_call_to_the_next_replica() -> None:
 
 
 def test_named_replicas_over_tls_each_check_their_own_name(tmp_path: Path) -> None:
-    ca = trustme.CA()
-    cert = ca.issue_cert("localhost")
-    key_path, cert_path = tmp_path / "key.pem", tmp_path / "cert.pem"
-    cert.private_key_pem.write_to_path(str(key_path))
-    cert.cert_chain_pems[0].write_to_path(str(cert_path))
-    running = RunningServer(ServerConfig(port=0, tls_cert=cert_path, tls_key=key_path)).start()
+    running, credentials = _tls_server(tmp_path, "localhost")
     try:
-        credentials = grpc.ssl_channel_credentials(root_certificates=ca.cert_pem.bytes())
         named = sync_channel(["localhost:1", f"localhost:{running.port}"], credentials, 4)
         assert _parse_status(named) is grpc.StatusCode.INVALID_ARGUMENT
     finally:

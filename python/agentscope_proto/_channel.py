@@ -166,7 +166,7 @@ class _Replicas:
     or cut off), then the next. Calls made on one before it failed do not
     move the others on again."""
 
-    def __init__(self, channels: Sequence[object]) -> None:
+    def __init__(self, channels: list[Any]) -> None:
         self.channels = channels
         self.at = 0
         # Tasks reading the status of asyncio streams that ended.
@@ -273,34 +273,43 @@ class _AioMethod(_Method):
             self.replicas.failed(at, read.result())
 
 
-class _Failover(grpc.Channel):
-    """A channel over several replicas' channels (see `_Replicas`)."""
+class _Replicated:
+    """The methods of a channel over several replicas' channels (see
+    `_Replicas`), whose calls are `method`'s."""
 
-    def __init__(self, channels: list[grpc.Channel]) -> None:
+    method: type[_Method] = _Method
+
+    def __init__(self, channels: list[Any]) -> None:
         self._replicas = _Replicas(channels)
-        self._channels = channels
-
-    def subscribe(self, callback: Any, try_to_connect: bool = False) -> None:
-        self._channels[self._replicas.at].subscribe(callback, try_to_connect)
-
-    def unsubscribe(self, callback: Any) -> None:
-        for channel in self._channels:
-            channel.unsubscribe(callback)
 
     def unary_unary(self, *args: Any, **kwargs: Any) -> Any:
-        return _Method(self._replicas, "unary_unary", args, kwargs)
+        return self.method(self._replicas, "unary_unary", args, kwargs)
 
     def unary_stream(self, *args: Any, **kwargs: Any) -> Any:
-        return _Method(self._replicas, "unary_stream", args, kwargs)
+        return self.method(self._replicas, "unary_stream", args, kwargs)
 
     def stream_unary(self, *args: Any, **kwargs: Any) -> Any:
-        return _Method(self._replicas, "stream_unary", args, kwargs)
+        return self.method(self._replicas, "stream_unary", args, kwargs)
 
     def stream_stream(self, *args: Any, **kwargs: Any) -> Any:
-        return _Method(self._replicas, "stream_stream", args, kwargs)
+        return self.method(self._replicas, "stream_stream", args, kwargs)
+
+    def _in_use(self) -> Any:
+        return self._replicas.channels[self._replicas.at]
+
+
+class _Failover(_Replicated, grpc.Channel):
+    """A blocking channel over several replicas' channels."""
+
+    def subscribe(self, callback: Any, try_to_connect: bool = False) -> None:
+        self._in_use().subscribe(callback, try_to_connect)
+
+    def unsubscribe(self, callback: Any) -> None:
+        for channel in self._replicas.channels:
+            channel.unsubscribe(callback)
 
     def close(self) -> None:
-        for channel in self._channels:
+        for channel in self._replicas.channels:
             channel.close()
 
     def __enter__(self) -> _Failover:
@@ -310,12 +319,10 @@ class _Failover(grpc.Channel):
         self.close()
 
 
-class _AioFailover(grpc.aio.Channel):
+class _AioFailover(_Replicated, grpc.aio.Channel):
     """`_Failover` for asyncio."""
 
-    def __init__(self, channels: list[grpc.aio.Channel]) -> None:
-        self._replicas = _Replicas(channels)
-        self._channels = channels
+    method = _AioMethod
 
     async def __aenter__(self) -> _AioFailover:
         return self
@@ -324,28 +331,16 @@ class _AioFailover(grpc.aio.Channel):
         await self.close()
 
     async def close(self, grace: float | None = None) -> None:
-        await asyncio.gather(*(channel.close(grace) for channel in self._channels))
+        await asyncio.gather(*(channel.close(grace) for channel in self._replicas.channels))
 
     def get_state(self, try_to_connect: bool = False) -> grpc.ChannelConnectivity:
-        return self._channels[self._replicas.at].get_state(try_to_connect)
+        return self._in_use().get_state(try_to_connect)  # type: ignore[no-any-return]
 
     async def wait_for_state_change(self, last_observed_state: grpc.ChannelConnectivity) -> None:
-        await self._channels[self._replicas.at].wait_for_state_change(last_observed_state)
+        await self._in_use().wait_for_state_change(last_observed_state)
 
     async def channel_ready(self) -> None:
-        await self._channels[self._replicas.at].channel_ready()
-
-    def unary_unary(self, *args: Any, **kwargs: Any) -> Any:
-        return _AioMethod(self._replicas, "unary_unary", args, kwargs)
-
-    def unary_stream(self, *args: Any, **kwargs: Any) -> Any:
-        return _AioMethod(self._replicas, "unary_stream", args, kwargs)
-
-    def stream_unary(self, *args: Any, **kwargs: Any) -> Any:
-        return _AioMethod(self._replicas, "stream_unary", args, kwargs)
-
-    def stream_stream(self, *args: Any, **kwargs: Any) -> Any:
-        return _AioMethod(self._replicas, "stream_stream", args, kwargs)
+        await self._in_use().channel_ready()
 
 
 def bearer_metadata(token: str | None) -> Metadata:
