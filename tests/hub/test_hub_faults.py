@@ -143,6 +143,46 @@ def test_a_hub_server_killed_and_restarted_loses_nothing_acknowledged(
         assert first_seen == sorted(first_seen)
 
 
+def test_a_client_of_two_named_servers_goes_on_through_the_other_when_one_is_killed(
+    redis_server: RedisServer, topic: str
+) -> None:
+    """Two servers on one Redis, given to one client by host name (a channel
+    each): the one it uses is killed and never comes back; publishes go on
+    through the other (any cut off fails and is sent again), and the live
+    subscription resumes there: every acknowledged message once, in order."""
+    servers = [ServeProcess(redis_server.url) for _ in range(2)]
+    acknowledged: list[str] = []
+    failures: list[Exception] = []
+    received: list[Any] = []
+    try:
+        with HubClient([f"localhost:{server.port}" for server in servers]) as hub:
+            live = hub.subscribe(topic, reconnect=60)
+            follower = threading.Thread(target=lambda: received.extend(live))
+            follower.start()
+            for seq in range(200):
+                if seq == 100:
+                    servers[0].kill()
+                while True:
+                    try:
+                        acknowledged.append(hub.publish(topic, msg(str(seq), "p"), timeout=5))
+                        break
+                    except errors.AgentScopeProtoError as exc:
+                        failures.append(exc)  # not acknowledged: publish it again
+                    if len(failures) >= 50:
+                        raise AssertionError(f"no server took the publish: {failures[-1]}")
+                    time.sleep(0.02)
+            _wait(lambda: len(received) >= len(acknowledged))
+            live.close()
+            follower.join()
+    finally:
+        for server in servers:
+            server.stop()
+    # (The client uses the first target until it fails: the second half went
+    # through the other server, the first being dead.)
+    assert [e.offset for e in received] == acknowledged
+    assert [int(e.msg.text) for e in received] == list(range(200))
+
+
 def test_stream_publishers_through_a_killed_and_restarted_server_lose_nothing_acknowledged(
     redis_server: RedisServer, topic: str
 ) -> None:
