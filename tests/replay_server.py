@@ -133,7 +133,10 @@ class ReplayServer:
         # The golden cases, and `recordings` of the same form by name.
         self.cases = {**golden_cases(), **(recordings or {})}
         self.requests: list[dict[str, Any]] = []
+        # Hanging streams open now, and opened so far (a count that only
+        # grows: one closing as another opens leaves `open_streams` as it was).
         self.open_streams = 0
+        self.hung_streams = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         # What a `hold:<case>` stream waits for after its first chunk.
@@ -239,6 +242,7 @@ class ReplayServer:
                 self._start_stream()
                 with replay._lock:
                     replay.open_streams += 1
+                    replay.hung_streams += 1
                 try:
                     self.wfile.write(b"data: " + json.dumps(first).encode() + b"\n\n")
                     self.wfile.flush()

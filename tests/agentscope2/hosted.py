@@ -173,10 +173,15 @@ async def closed_under_reader(
         except Exception as exc:  # what the caller checks
             ended.append(exc)
 
-    streams = replay.open_streams
+    streams = replay.hung_streams
     task = asyncio.ensure_future(read())
-    while replay.open_streams == streams:
+    for _ in range(3000):  # 30 s
+        if replay.hung_streams > streams:
+            break
+        assert not task.done(), f"the reply ended before its model call: {ended}"
         await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the reply's model call never opened")
     await close()
     await asyncio.wait_for(task, 10)
     return ended

@@ -60,14 +60,15 @@ def _settled(server: AgentServer, replay: ReplayServer) -> bool:
 async def _interrupt_locally(base_url: str, replay: ReplayServer) -> list[Any]:
     """A local agent, interrupted while its model answers: its context after."""
     agent = make_agent(base_url)
-    streams = replay.open_streams
+    streams = replay.hung_streams
 
     async def consume() -> None:
         async for _ in agent.reply_stream(UserMsg("user", "wait")):
             pass
 
     task = asyncio.create_task(consume())
-    while replay.open_streams == streams:
+    while replay.hung_streams == streams:
+        assert not task.done(), "the reply ended before its model call"
         await asyncio.sleep(0.01)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
@@ -165,10 +166,10 @@ def test_a_client_closed_under_its_reader_ends_the_read_saying_so(
         except Exception as exc:  # the outcome this test checks
             outcome.append(exc)
 
-    streams = replay.open_streams
+    streams = replay.hung_streams
     reader = threading.Thread(target=read)
     reader.start()
-    assert wait_until(lambda: replay.open_streams > streams)
+    assert wait_until(lambda: replay.hung_streams > streams)
     client.close()
     reader.join(10)
 
