@@ -111,6 +111,9 @@ def test_a_reply_cancelled_while_waiting_for_its_session_never_runs(
         second = stub.Reply(reply_request(user("hi"), session_id="queue"))
         assert wait_until(lambda: len(served.servicer.sessions.running) == 2)
         second.cancel()  # while it waits for the session
+        # The two calls are on two connections: the server may hear of the
+        # first's end before the second's cancellation unless it has this.
+        assert wait_until(lambda: len(served.servicer.sessions.running) == 1)
         first.close()
         assert wait_until(lambda: _settled(served, replay))
         said = [get_text_content(_msg(m)) for m in _context(served, "queue")]
