@@ -69,7 +69,7 @@ core-sanitized: $(INSTALLED) ## The compiled core built with AddressSanitizer, i
 	$(Q)rm -f $(SANITIZED)/agentscope_proto/_ccore.*.so
 	$(Q)CFLAGS="-fsanitize=address -fno-omit-frame-pointer" $(BIN)/python scripts/build_core.py --out-dir $(SANITIZED)/agentscope_proto $(VERBOSE_FLAG)
 	$(Q)PYTHONPATH=$(SANITIZED) LD_PRELOAD=$$($${CC:-cc} -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-		$(BIN)/python -m pytest -q -p no:cacheprovider --basetemp=$(PYTEST_TMP)/sanitized \
+		$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) --basetemp=$(PYTEST_TMP)/sanitized \
 		tests/test_core.py tests/providers/test_format_golden.py -k "not variable_is_read"
 	@echo "core-sanitized: OK (the core's tests under AddressSanitizer)"
 
