@@ -116,8 +116,14 @@ def _large_format(target: str, outcome: list[str], request: pb.FormatRequest) ->
 # -- SIGTERM under load ------------------------------------------------------------
 
 
+def _large_started(line: str) -> bool:
+    # The servicer's DEBUG line for a call whose work began (`_unary`).
+    _, found, rest = line.partition("Format started: ")
+    return bool(found) and int(rest.split()[0]) > 1_000_000
+
+
 def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
-    served = Serve("--grace", "6")
+    served = Serve("--grace", "6", "--log-level", "debug")
     outcomes: list[tuple[str, str]] = []
     lock = threading.Lock()
     stop = threading.Event()
@@ -156,11 +162,24 @@ def test_sigterm_under_load_every_call_completes_or_gets_a_status() -> None:
     for thread in threads:
         thread.start()
     time.sleep(1.0)
-    # One large Format (about a second of work) is surely in flight at the signal.
+    # One large Format (about a second of work) in flight at the signal: the
+    # signal waits for the server's word that its work began, since on a busy
+    # machine its connection alone can take longer than any fixed sleep.
     slow: list[str] = []
+    seen = len(served.log)
     slow_call = threading.Thread(target=_large_format, args=(served.target, slow, large))
     slow_call.start()
-    time.sleep(0.8)
+    deadline = time.monotonic() + 5  # the long streams (8 s) must still be running
+    while True:
+        lines = served.log[seen:]
+        seen += len(lines)
+        if any(_large_started(line) for line in lines):
+            break
+        if time.monotonic() > deadline:
+            stop.set()
+            served.wait(signal.SIGKILL)
+            pytest.fail("the large Format never started:\n" + "".join(served.log[-20:]))
+        time.sleep(0.02)
     code = served.wait(signal.SIGTERM)
     stop.set()
     for thread in [*threads, slow_call]:

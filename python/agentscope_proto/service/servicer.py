@@ -42,6 +42,7 @@ from ._rpc import (
     checked,
     decoded,
     encoded_format_response,
+    logger,
     rpc_errors,
 )
 from .config import MB, ServerConfig
@@ -175,6 +176,9 @@ class FormatterServicer(pb_grpc.FormatterServiceServicer):
             # the block limit both use it.
             if size is None:
                 size = message.ByteSize()
+            # With the end-of-call line (`rpc_errors`): a call started and not
+            # ended is one still running, e.g. at a drain.
+            logger.debug("%s started: %d bytes", method, size)
             if self._inline(size, network=True):
                 return self._work(lambda: call(message, budget, size))
             budget.threaded = True
