@@ -653,22 +653,25 @@ def test_refs_give_up_deep_and_circular_data() -> None:
     assert not _ccore.same_refs(_Model(loop=loop), (b"",), _MODELS)
 
 
-def test_unchanged_gives_what_the_last_save_kept_of_each_same_message() -> None:
-    same, changed, unwalked, unknown = (_Model(id=f"m{n}", text=f"t{n}") for n in range(4))
-    nameless, numbered = _Model(text="x"), _Model(id=7)
-    known = {
-        msg.id: ("fingerprint", f"bytes of {msg.id}".encode(), _ccore.refs(msg, _MODELS))
-        for msg in (same, changed)
-    }
-    known["m2"] = ("fingerprint", b"bytes of m2", None)  # converted, never walked
+def test_unchanged_gives_what_the_last_save_kept_at_each_same_messages_place() -> None:
+    same, changed, unwalked, moved = (_Model(id=f"m{n}", text=f"t{n}") for n in range(4))
+    last = [
+        ("fingerprint", f"bytes of {msg.id}".encode(), _ccore.refs(msg, _MODELS))
+        for msg in (same, changed, unwalked, moved)
+    ]
+    last[2] = ("fingerprint", b"bytes of m2", None)  # converted, never walked
     changed.text = "changed"
-    context = [same, changed, unwalked, unknown, nameless, numbered, same]
-    out, kept, ids = _ccore.unchanged(context, known, _MODELS)
-    assert out == [b"bytes of m0", None, None, None, None, None, b"bytes of m0"]
-    assert kept == {0, 6}
-    assert ids == {"m0", "m1", "m2", "m3"}
-    with pytest.raises(TypeError, match="a list and a dict"):
-        _ccore.unchanged(tuple(context), known, _MODELS)
+    # `moved` at another place (its id is Python's to look up), and two new.
+    context = [same, changed, unwalked, _Model(text="x"), moved, same]
+    out, kept = _ccore.unchanged(context, last, _MODELS)
+    assert out == [b"bytes of m0", None, None, None, None, None]
+    assert kept == {0}
+    # A record of another shape, or a short list, keeps nothing.
+    assert _ccore.unchanged([same, same], [("fingerprint", b"x")], _MODELS) == ([None, None], set())
+    with pytest.raises(TypeError, match="two lists"):
+        _ccore.unchanged(tuple(context), last, _MODELS)
+    with pytest.raises(TypeError, match="two lists"):
+        _ccore.unchanged(context, {}, _MODELS)
 
 
 def test_refs_refuse_bad_arguments() -> None:

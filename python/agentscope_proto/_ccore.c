@@ -344,8 +344,9 @@ static PyMethodDef methods[] = {
     {"same_refs", (PyCFunction)(void (*)(void))same_refs, METH_FASTCALL,
      "same_refs(obj, refs, models) -> bool: whether obj's dump reads exactly those objects."},
     {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,
-     "unchanged(context, known, models) -> (out, kept, ids): the bytes known holds of each "
-     "message whose dump reads what it read (else None), their indexes, the ids met."},
+     "unchanged(context, last, models) -> (out, kept): the bytes the last save's record at "
+     "each message's place holds if its dump reads what that one's read (else None), and "
+     "their indexes."},
     {"field_numbers", field_numbers, METH_NOARGS, "The field numbers the core reads."},
     {"role_numbers", role_numbers, METH_NOARGS, "The Role values the core reads."},
     {NULL, NULL, 0, NULL},

@@ -155,12 +155,12 @@ def deltas(before: Any, after: Any, make: Callable[[int, Any], Any]) -> list[Any
     return made
 
 
-# The core's `refs(obj, models)` and `unchanged(context, known, models)`
+# The core's `refs(obj, models)` and `unchanged(context, last, models)`
 # (_ccore/refs.h): what a pydantic model's dump reads, and which of a list of
-# models read the same objects still.
+# models read the same objects still as the records at their places.
 ModelRefs = tuple[
     Callable[[Any, dict[type, bool]], Any],
-    Callable[[list[Any], dict[str, Any], dict[type, bool]], tuple[list[Any], set[int], set[str]]],
+    Callable[[list[Any], list[Any], dict[type, bool]], tuple[list[Any], set[int]]],
 ]
 
 

@@ -152,7 +152,7 @@ async def kept(replay: ReplayServer) -> None:
     first = make_agent(replay.base_url)
     first.set_console_output_enabled(False)
     await first(NativeMsg("user", "hi", "user"))
-    saved = hosting.save_state(first, {})
+    saved = hosting.save_state(first, [])
     assert saved is not None
     stored = saved.encoded()
     second = make_agent(replay.base_url)

@@ -46,12 +46,12 @@ def _built() -> None:
 
 def _reference(agent: Any) -> tuple[bytes, list[bytes]]:
     with _core.forced("python"):
-        saved = AgentScope2().save_state(agent, {})
+        saved = AgentScope2().save_state(agent, [])
     assert saved is not None
     return saved.rest.SerializeToString(), saved.context
 
 
-def _saved(hosting: AgentScope2, agent: Any, known: dict[str, Any]) -> tuple[bytes, list[bytes]]:
+def _saved(hosting: AgentScope2, agent: Any, known: list[Any]) -> tuple[bytes, list[bytes]]:
     saved = hosting.save_state(agent, known)
     assert saved is not None
     return saved.rest.SerializeToString(), saved.context
@@ -155,7 +155,7 @@ _STEPS = st.tuples(st.integers(0, len(_OPERATIONS)), st.integers(0, 50), st.bool
 @given(st.lists(_STEPS, max_size=30))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_every_save_gives_the_references_bytes(steps: list[tuple[int, int, bool]]) -> None:
-    hosting, known = AgentScope2(), {}
+    hosting, known = AgentScope2(), []
     agent = SimpleNamespace(state=AgentState())
     for operation, n, save in [*steps, (0, 0, True)]:
         if operation < len(_OPERATIONS):
@@ -164,12 +164,12 @@ def test_every_save_gives_the_references_bytes(steps: list[tuple[int, int, bool]
             _reply(hosting, agent.state, n)
         if save:
             assert _saved(hosting, agent, known) == _reference(agent)
-            # What the save keeps is of the context's messages only.
-            assert set(known) == {msg.id for msg in agent.state.context}
+            # What the save keeps is a record of each context message, in order.
+            assert [seen.id for seen in known] == [msg.id for msg in agent.state.context]
 
 
 def test_an_unchanged_message_is_not_converted_again() -> None:
-    hosting, known = AgentScope2(), {}
+    hosting, known = AgentScope2(), []
     agent = SimpleNamespace(state=AgentState())
     agent.state.context += [_new_msg(n) for n in range(12)]
     _saved(hosting, agent, known)
@@ -181,24 +181,40 @@ def test_an_unchanged_message_is_not_converted_again() -> None:
     # The new two; a message holding a URL source (2.x serializes its URL by a
     # function of its own) is dumped each time, converted only if it changed.
     assert converted.call_count == 2
-    assert sum(seen.refs is None for seen in known.values()) == sum(
+    assert sum(seen.refs is None for seen in known) == sum(
         any(isinstance(getattr(b, "source", None), URLSource) for b in m.content)
         for m in agent.state.context
     )
 
 
+@pytest.mark.parametrize("core", ["auto", "python"])
+def test_a_message_that_moved_is_found_by_its_id(core: str) -> None:
+    hosting, known = AgentScope2(), []
+    agent = SimpleNamespace(state=AgentState())
+    agent.state.context += [_new_msg(n) for n in range(8) if n % 3]  # no URL source
+    _saved(hosting, agent, known)
+    del agent.state.context[:2]  # the oldest dropped: every other one moved
+    agent.state.context.append(_new_msg(9))
+    converted = mock.Mock(wraps=context.from_dict)
+    with _core.forced(core), mock.patch.object(context, "from_dict", converted):
+        saved = _saved(hosting, agent, known)
+    assert saved == _reference(agent)
+    assert converted.call_count == 1  # the new one alone
+    assert [seen.id for seen in known] == [msg.id for msg in agent.state.context]
+
+
 def test_the_core_forced_off_dumps_every_message() -> None:
-    hosting, known = AgentScope2(), {}
+    hosting, known = AgentScope2(), []
     agent = SimpleNamespace(state=AgentState())
     agent.state.context += [_new_msg(n) for n in range(4)]
     with _core.forced("python"):
         assert _saved(hosting, agent, known) == _reference(agent)
-    assert all(seen.refs is None for seen in known.values())
+    assert all(seen.refs is None for seen in known)
 
 
 @pytest.mark.parametrize("core", ["auto", "python"])
 def test_a_replys_message_is_converted_once(core: str) -> None:
-    hosting, known = AgentScope2(), {}
+    hosting, known = AgentScope2(), []
     agent = SimpleNamespace(state=AgentState())
     agent.state.context += [_new_msg(n) for n in range(4)]
     _saved(hosting, agent, known)
@@ -214,7 +230,7 @@ def test_a_replys_message_is_converted_once(core: str) -> None:
 
 
 def test_a_replys_message_changed_before_the_save_is_converted_anew() -> None:
-    hosting, known = AgentScope2(), {}
+    hosting, known = AgentScope2(), []
     agent = SimpleNamespace(state=AgentState())
     answer = AssistantMsg("Echo", "the answer", id=uuid.uuid4().hex)
     sent = hosting._saver.reply_msg(answer)
@@ -235,13 +251,15 @@ def test_replies_messages_no_save_takes_are_dropped_oldest_first() -> None:
 
 
 def test_a_save_keeps_nothing_of_messages_gone_from_the_context() -> None:
-    hosting, known = AgentScope2(), {}
+    hosting, known = AgentScope2(), []
     agent = SimpleNamespace(state=AgentState())
     agent.state.context.extend([_new_msg(1), _new_msg(2)])
     _saved(hosting, agent, known)
     agent.state.context.pop(0)
     # A message orjson cannot write (an integer past 64 bits) is converted at
-    # every save and not kept: as many ids kept as met, one of them stale.
+    # every save: its record is never reused.
     agent.state.context.append(UserMsg("user", [TextBlock(text="big")], metadata={"n": 2**70}))
     assert _saved(hosting, agent, known) == _reference(agent)
-    assert set(known) == {agent.state.context[0].id}
+    assert [seen.id for seen in known] == [msg.id for msg in agent.state.context]
+    assert known[1].fingerprint is None
+    assert known[1].refs is None

@@ -362,7 +362,7 @@ def test_the_saves_conversion_cache_never_changes_what_is_stored(
     from agentscope_proto import _json
     from agentscope_proto.agents.hosting import AgentScope2
 
-    hosting, agent, known = AgentScope2(), factory(), {}
+    hosting, agent, known = AgentScope2(), factory(), []
     agent.state.context += [UserMsg("user", "hi"), AssistantMsg("Friday", "hello")]
     agent.state.context[0].metadata["n"] = 1
     steps = [
@@ -378,14 +378,14 @@ def test_the_saves_conversion_cache_never_changes_what_is_stored(
         hosting.save_state(agent, known)  # fills the cache as the last save did
         step()
         cached = hosting.save_state(agent, known)
-        fresh = hosting.save_state(agent, {})
+        fresh = hosting.save_state(agent, [])
         assert cached is not None
         assert fresh is not None
         assert cached.encoded() == fresh.encoded()
         rest, context = _stored_as_dumped(agent)
         assert cached.context == context
         assert _json.loads(cached.rest.rest_json) == rest
-    assert set(known) == {message.id for message in agent.state.context}
+    assert [seen.id for seen in known] == [message.id for message in agent.state.context]
 
 
 def test_a_context_message_of_a_subclass_is_stored_as_the_states_dump_has_it(
@@ -402,7 +402,7 @@ def test_a_context_message_of_a_subclass_is_stored_as_the_states_dump_has_it(
 
     agent = factory()
     agent.state.context += [UserMsg("user", "hi"), Tagged(name="n", role="user", content=[])]
-    saved = AgentScope2().save_state(agent, {})
+    saved = AgentScope2().save_state(agent, [])
     assert saved is not None
     assert saved.context == _stored_as_dumped(agent)[1]
 

@@ -33,7 +33,6 @@
 #define REFS_END Py_Ellipsis
 
 static PyObject *REFS_EXTRA; /* "__pydantic_extra__", interned at import */
-static PyObject *REFS_ID;    /* "id" */
 
 /* One walk: listing into `out` (and `shape`), or comparing with `want`
  * (and `marks`: its shape) from `at`. */
@@ -231,53 +230,55 @@ static PyObject *same_refs(PyObject *module, PyObject *const *args, Py_ssize_t n
     return same < 0 ? NULL : PyBool_FromLong(same);
 }
 
-/* One message of `unchanged`: the bytes the last save kept of it, if its
- * dump reads what it read then (else None, or NULL on an error). */
-static PyObject *refs_kept(PyObject *msg, PyObject *key, PyObject *known, PyObject *models) {
-    PyObject *seen = PyDict_GetItemWithError(known, key);
-    if (seen == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    if (!PyTuple_Check(seen) || PyTuple_GET_SIZE(seen) < 3 || !refs_listed(PyTuple_GET_ITEM(seen, 2)))
+/* Where `unchanged` finds a record's bytes and refs (`context._Seen`). */
+#define SEEN_MSG 1
+#define SEEN_REFS 2
+
+/* One message of `unchanged`: the bytes the last save kept at its place,
+ * if the message's dump reads what that one's read (else None, or NULL on
+ * an error). */
+static PyObject *refs_kept(PyObject *msg, PyObject *seen, PyObject *models) {
+    if (!PyTuple_Check(seen) || PyTuple_GET_SIZE(seen) <= SEEN_REFS ||
+        !refs_listed(PyTuple_GET_ITEM(seen, SEEN_REFS)))
         return Py_NewRef(Py_None); /* not walked */
-    Py_INCREF(seen); /* the walk may run Python, which may drop it from `known` */
-    int same = refs_same(msg, PyTuple_GET_ITEM(seen, 2), models);
-    PyObject *kept = same < 0 ? NULL : Py_NewRef(same ? PyTuple_GET_ITEM(seen, 1) : Py_None);
-    Py_DECREF(seen);
-    return kept;
+    int same = refs_same(msg, PyTuple_GET_ITEM(seen, SEEN_REFS), models);
+    return same < 0 ? NULL : Py_NewRef(same ? PyTuple_GET_ITEM(seen, SEEN_MSG) : Py_None);
 }
 
-/* unchanged(context, known, models) -> (out, kept, ids): for each message of
- * the list `context`, the bytes `known` (by its str `id`: a tuple of its
- * fingerprint, bytes and refs) holds of it if `same_refs` holds, else None;
- * the indexes of those kept, and the str ids met. The loop of
- * `context.Saver.save`, in C: a message costs its walk alone. */
+/* unchanged(context, last, models) -> (out, kept): for each message of the
+ * list `context`, the bytes the record at its place in the list `last` (a
+ * tuple of its fingerprint, bytes and refs) holds if `same_refs` holds,
+ * else None; and the indexes of those kept. By place alone: a message is
+ * never looked up by its id (its id, the id's hash and a table of them are
+ * cold memory under load: the check's cost was most of it that), which
+ * suits a context that grows at its end; Python looks up by id what moved. */
 static PyObject *unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "unchanged(context, known, models) takes 3 arguments");
+        PyErr_SetString(PyExc_TypeError, "unchanged(context, last, models) takes 3 arguments");
         return NULL;
     }
-    PyObject *context = args[0], *known = args[1], *models = args[2];
-    if (!PyList_CheckExact(context) || !PyDict_Check(known)) {
-        PyErr_SetString(PyExc_TypeError, "unchanged takes a list and a dict");
+    PyObject *context = args[0], *last = args[1], *models = args[2];
+    if (!PyList_CheckExact(context) || !PyList_CheckExact(last)) {
+        PyErr_SetString(PyExc_TypeError, "unchanged takes two lists");
         return NULL;
     }
     if (refs_models_arg(models) < 0) return NULL;
-    PyObject *out = PyList_New(0), *kept = PySet_New(NULL), *ids = PySet_New(NULL);
-    if (out == NULL || kept == NULL || ids == NULL) goto fail;
+    PyObject *out = PyList_New(0), *kept = PySet_New(NULL);
+    if (out == NULL || kept == NULL) goto fail;
+    /* Both lists' sizes read again at each message, each item held while
+     * walked: a model's attribute lookup may run Python. */
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(context); i++) {
-        PyObject *msg = Py_NewRef(PyList_GET_ITEM(context, i));
-        PyObject *key = PyObject_GetAttr(msg, REFS_ID);
-        PyObject *bytes = NULL;
-        if (key == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
+        PyObject *bytes;
+        if (i < PyList_GET_SIZE(last)) {
+            PyObject *msg = Py_NewRef(PyList_GET_ITEM(context, i));
+            PyObject *seen = Py_NewRef(PyList_GET_ITEM(last, i));
+            bytes = refs_kept(msg, seen, models);
+            Py_DECREF(msg);
+            Py_DECREF(seen);
+            if (bytes == NULL) goto fail;
+        } else {
             bytes = Py_NewRef(Py_None);
-        } else if (key != NULL && !PyUnicode_CheckExact(key)) {
-            bytes = Py_NewRef(Py_None);
-        } else if (key != NULL && PySet_Add(ids, key) == 0) {
-            bytes = refs_kept(msg, key, known, models);
         }
-        Py_XDECREF(key);
-        Py_DECREF(msg);
-        if (bytes == NULL) goto fail;
         int added = PyList_Append(out, bytes);
         if (added == 0 && bytes != Py_None) {
             PyObject *index = PyLong_FromSsize_t(i);
@@ -287,22 +288,19 @@ static PyObject *unchanged(PyObject *module, PyObject *const *args, Py_ssize_t n
         Py_DECREF(bytes);
         if (added < 0) goto fail;
     }
-    PyObject *result = PyTuple_Pack(3, out, kept, ids);
+    PyObject *result = PyTuple_Pack(2, out, kept);
     Py_DECREF(out);
     Py_DECREF(kept);
-    Py_DECREF(ids);
     return result;
 fail:
     Py_XDECREF(out);
     Py_XDECREF(kept);
-    Py_XDECREF(ids);
     return NULL;
 }
 
 static int init_refs_names(void) {
     REFS_EXTRA = PyUnicode_InternFromString("__pydantic_extra__");
-    REFS_ID = PyUnicode_InternFromString("id");
-    return REFS_EXTRA == NULL || REFS_ID == NULL ? -1 : 0;
+    return REFS_EXTRA == NULL ? -1 : 0;
 }
 
 #endif

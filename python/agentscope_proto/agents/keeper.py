@@ -56,7 +56,7 @@ class Session(Protocol):
     # The version of the stored state its agent holds: 0 none, -1 untrusted.
     stored: int
     # What the hosting's last save converted of its context (`save_state`).
-    saved: dict[str, Any]
+    saved: list[Any]
     # Its context's messages as the store has them (its last save or load).
     context: list[bytes]
     publish: Any
@@ -370,10 +370,10 @@ class _Renewing:
 def _same_start(stored: list[bytes], context: list[bytes]) -> int:
     """How many of `context`'s first messages the store has as they are (a
     context grows at its end; the messages a save reuses are the same
-    objects, compared at once)."""
+    objects, told by `is` without reading them: under load they are cold)."""
     kept = 0
     for old, new in zip(stored, context, strict=False):
-        if old != new:
+        if old is not new and old != new:
             break
         kept += 1
     return kept

@@ -117,7 +117,7 @@ class Session:
         self.stored = 0
         # What the hosting's last save converted of its context (its own
         # record, `save_state`), and the context as the store has it (`keeper.py`).
-        self.saved: dict[str, Any] = {}
+        self.saved: list[Any] = []
         self.context: list[bytes] = []
         # The reply running in the session, if one does.
         self.reply: Reply | None = None

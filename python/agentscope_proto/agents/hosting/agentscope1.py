@@ -107,7 +107,7 @@ class AgentScope1:
             "internal", "a reply of an AgentScope 1.x agent cannot be taken over by another server"
         )
 
-    def save_state(self, agent: Any, known: dict[str, Any]) -> SavedState | None:
+    def save_state(self, agent: Any, known: list[Any]) -> SavedState | None:
         """The agent's `state_dict()` (its memory and what it registered),
         as JSON: 1.x keeps its messages as dicts there (`known` is unused:
         nothing is converted)."""

@@ -349,7 +349,7 @@ class AgentScope2:
     async def observe(self, agent: Any, msgs: list[Any]) -> None:
         await agent.observe(msgs)
 
-    def save_state(self, agent: Any, known: dict[str, Any]) -> SavedState | None:
+    def save_state(self, agent: Any, known: list[Any]) -> SavedState | None:
         """The agent's `AgentState` as stored: its context as `Msg`s (the
         2.x dialect, exact), the rest as 2.x dumps it; None for an agent
         without one (it keeps nothing between calls). `known` holds what the

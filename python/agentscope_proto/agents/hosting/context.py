@@ -5,8 +5,11 @@ since the session's last save, and the rest as 2.x dumps it.
 Which messages changed is told, where the compiled core is built, without
 dumping them: `_ccore`'s `refs` lists the objects a message's dump reads
 (types, fields, leaves), and `unchanged` checks each message against the
-list kept from the last save, by identity: the same objects, held by the
-list so none was freed and replaced, give the same dump. That holds for models
+list the last save kept of the message at its place, by identity: the same
+objects, held by the list so none was freed and replaced, give the same
+dump. By place, not by id: a context grows at its end, and a lookup by id
+reads memory (the id, its hash, a table) that is cold under load; a message
+that moved is found by its id once one did. That holds for models
 whose dump is a function of their fields, which `_walked` admits class by
 class (no serializer or computed field of their own: 2.x's `URLSource` has
 one, so a message with a URL source is dumped each time); a message the
@@ -46,9 +49,32 @@ class _Seen(NamedTuple):
     """A context message as the last save converted it (the core's
     `unchanged` reads `msg` and `refs` by their places)."""
 
-    fingerprint: bytes  # its dump's JSON (orjson's)
+    fingerprint: bytes | None  # its dump's JSON (orjson's); None: never reused
     msg: bytes  # the `Msg` bytes converted from the dump
     refs: tuple[Any, ...] | None  # what its dump read (`_ccore.refs`); None: not walked
+    id: str | None  # its id, to find it where it moved
+
+
+class _Last:
+    """The last save's records, a message each in the context's order: the
+    one at a message's place if it has the message's id, else (once a
+    message moved) the one with its id."""
+
+    __slots__ = ("_by_id", "_moved", "records")
+
+    def __init__(self, records: list[_Seen], moved: bool) -> None:
+        self.records = records
+        self._moved = moved
+        self._by_id: dict[str, _Seen] | None = None
+
+    def of(self, index: int, key: Any) -> _Seen | None:
+        if index < len(self.records) and self.records[index].id == key:
+            return self.records[index]
+        if not self._moved or not isinstance(key, str):
+            return None
+        if self._by_id is None:
+            self._by_id = {seen.id: seen for seen in self.records if seen.id is not None}
+        return self._by_id.get(key)
 
 
 class Saver:
@@ -79,39 +105,66 @@ class Saver:
                 del self._replied[next(iter(self._replied))]
         return converted
 
-    def save(self, state: Any, known: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
+    def save(self, state: Any, known: list[Any]) -> tuple[dict[str, Any], list[bytes]]:
         """`state`'s dump without its context, and its context's messages'
-        bytes; `known` holds what the last save of the session converted, by
-        message id, and is left holding this save's."""
+        bytes; `known` holds what the last save of the session converted, a
+        record a message in the context's order, and is left holding this
+        save's."""
         walk = _core.model_refs()
         context = getattr(state, "context", None)
         if walk is None or type(context) is not list or not self._plain_state(type(state)):
             dump: dict[str, Any] = state.model_dump(mode="json")
-            messages = dump.pop("context", [])
-            converted = [_converted(msg, None, known, self._replied) for msg in messages]
-            _forget(known, {msg.get("id") for msg in messages})
-            return dump, converted
+            last = _Last(known, moved=True)
+            known[:] = [
+                self._converted(msg, None, last.of(index, msg.get("id")))
+                for index, msg in enumerate(dump.pop("context", []))
+            ]
+            return dump, [seen.msg for seen in known]
         refs, unchanged = walk
-        # The last save's bytes of each message its walk finds the same
-        # (else None), their indexes, and the ids met.
-        out, kept, ids = unchanged(context, known, self._models)
+        # The last save's bytes of each message its walk finds the same as
+        # the one at its place then (else None), and their indexes.
+        out, kept = unchanged(context, known, self._models)
         # One dump: the rest, and the messages that changed (or are new).
         rest: dict[str, Any] = state.model_dump(
             mode="json", exclude={"context": kept} if len(kept) < len(out) else {"context"}
         )
         dumps = iter(rest.pop("context", ()))
-        new: list[Any] = []  # the ids of the messages converted
+        records: list[_Seen] = known[: len(out)]
+        last = _Last(known, moved=len(kept) < len(records))
         for index, msg in enumerate(out):
             if msg is None:
-                walked = self._refs(context[index], refs)
                 dumped = next(dumps)
-                new.append(dumped.get("id"))
-                out[index] = _converted(dumped, walked, known, self._replied)
-        # `known` holds each kept message's id; if it holds each converted
-        # one's too and no more ids than were met, it holds nothing stale.
-        if len(known) != len(ids) or not all(key in known for key in new):
-            _forget(known, ids)
+                seen = self._converted(
+                    dumped, self._refs(context[index], refs), last.of(index, dumped.get("id"))
+                )
+                if index < len(records):
+                    records[index] = seen
+                else:
+                    records.append(seen)
+                out[index] = seen.msg
+        known[:] = records
         return rest, out
+
+    def _converted(
+        self, dumped: dict[str, Any], refs: tuple[Any, ...] | None, last: _Seen | None
+    ) -> _Seen:
+        """A context message's record: the last save's bytes if it dumps the
+        same, or its reply's (`reply_msg`), else converted. The same is the
+        same JSON (orjson's): `==` on the dumps would take an integer made
+        the equal float (or a bool the equal integer) for no change; a dump
+        orjson cannot write (an integer past 64 bits) is converted at every
+        save."""
+        key = dumped.get("id")
+        key = key if isinstance(key, str) else None
+        text = _fingerprint(dumped)
+        made = self._replied.pop(key, None) if key is not None else None
+        if last is not None and text is not None and last.fingerprint == text:
+            msg: bytes = last.msg
+        elif made is not None and text is not None and _fingerprint(made[0]) == text:
+            msg = made[1]
+        else:
+            msg = from_dict(dumped, dialect="agentscope2").SerializeToString()
+        return _Seen(text, msg, refs if text is not None else None, key)
 
     def _plain_state(self, kind: type) -> bool:
         """Whether a dump of `kind` including or excluding its `context` gives
@@ -201,41 +254,8 @@ def _serializes_itself(schema: Mapping[str, Any], kind: type) -> bool:
     return False
 
 
-def _converted(
-    dumped: dict[str, Any],
-    refs: tuple[Any, ...] | None,
-    known: dict[str, Any],
-    replied: dict[str, tuple[dict[str, Any], bytes]],
-) -> bytes:
-    """A context message's `Msg` bytes: the last save's if it dumps the same,
-    or its reply's (`Saver.reply_msg`). The same is the same JSON (orjson's):
-    `==` on the dumps would take an integer made the equal float (or a bool
-    the equal integer) for no change; a dump orjson cannot write (an integer
-    past 64 bits) is converted anew."""
-    key = dumped.get("id")
-    text = _fingerprint(dumped) if isinstance(key, str) else None
-    seen = known.get(key) if isinstance(key, str) else None
-    made = replied.pop(key, None) if isinstance(key, str) else None
-    if seen is not None and text is not None and seen.fingerprint == text:
-        msg: bytes = seen.msg
-    elif made is not None and text is not None and _fingerprint(made[0]) == text:
-        msg = made[1]
-    else:
-        msg = from_dict(dumped, dialect="agentscope2").SerializeToString()
-    if isinstance(key, str) and text is not None:
-        known[key] = _Seen(text, msg, refs)
-    return msg
-
-
 def _fingerprint(dumped: dict[str, Any]) -> bytes | None:
     try:
         return orjson.dumps(dumped)
     except (TypeError, orjson.JSONEncodeError):
         return None
-
-
-def _forget(known: dict[str, Any], kept: set[Any]) -> None:
-    """Drop what `known` holds of messages no longer in the context."""
-    if len(known) > len(kept) or not kept.issuperset(known):
-        for stale in [key for key in known if key not in kept]:
-            del known[stale]
