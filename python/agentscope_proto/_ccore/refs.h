@@ -247,11 +247,11 @@ static PyObject *refs_kept(PyObject *msg, PyObject *seen, PyObject *models) {
 
 /* unchanged(context, last, models) -> (out, kept): for each message of the
  * list `context`, the bytes the record at its place in the list `last` (a
- * tuple of its fingerprint, bytes and refs) holds if `same_refs` holds,
+ * tuple: its fingerprint, bytes, refs, ...) holds if `same_refs` holds,
  * else None; and the indexes of those kept. By place alone: a message is
- * never looked up by its id (its id, the id's hash and a table of them are
- * cold memory under load: the check's cost was most of it that), which
- * suits a context that grows at its end; Python looks up by id what moved. */
+ * never looked up by its id (the id, its hash and a table of them are cold
+ * memory under load, about a tenth of the check), which suits a context
+ * that grows at its end; Python looks up by id what moved. */
 static PyObject *unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "unchanged(context, last, models) takes 3 arguments");
